@@ -1,0 +1,263 @@
+"""Audio loading, long-clip segmentation and item-id sanitising for the judges.
+
+Every judge consumes the same input: mono float32 audio at 16 kHz (SPEC section 3). This module is
+the single place where files on disk become that array, so format quirks (bit depth, channel
+count, sample rate, codec) and bad files are handled once, with errors that name the file.
+
+Public API
+----------
+- ``AUDIO_EXTENSIONS``: file suffixes the project discovers as audio.
+- ``AudioLoadError``: raised for any file that cannot become valid audio.
+- ``load_audio(path, target_sr=16000) -> np.ndarray``: shape ``(n_samples,)``, float32.
+- ``LONG_CLIP_POLICIES``, ``LongClipWarning``, ``prepare_segments(...)``: fit clips to the
+  30 s window that audio-LLM encoders see.
+- ``sanitize_item_id(raw) -> str``: item id -> safe file-name stem.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+import unicodedata
+import warnings
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+from scipy.signal import resample_poly
+
+__all__ = [
+    "AUDIO_EXTENSIONS",
+    "AudioLoadError",
+    "LONG_CLIP_POLICIES",
+    "LongClipWarning",
+    "MP3_SUPPORTED",
+    "load_audio",
+    "prepare_segments",
+    "sanitize_item_id",
+]
+
+AUDIO_EXTENSIONS: tuple[str, ...] = (".wav", ".flac", ".mp3", ".ogg")
+LONG_CLIP_POLICIES: tuple[str, ...] = ("truncate", "windows")
+
+# libsndfile decodes MP3 from version 1.1.0 on; older builds would fail with an opaque
+# "format not recognised" error, so we check up front and say why instead.
+MP3_SUPPORTED: bool = "MP3" in sf.available_formats()
+
+
+class AudioLoadError(ValueError):
+    """A file could not be turned into valid audio. The message names the file and the problem."""
+
+    def __init__(self, path: str | os.PathLike, problem: str):
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"cannot load audio file {self.path!r}: {problem}")
+
+
+class LongClipWarning(UserWarning):
+    """A clip longer than the encoder window was truncated (policy ``"truncate"``)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Loading
+# --------------------------------------------------------------------------------------------
+
+
+def load_audio(path: str | os.PathLike, target_sr: int = 16000) -> np.ndarray:
+    """Read an audio file as mono float32 at ``target_sr`` Hz.
+
+    Accepts WAV, FLAC, OGG/Vorbis and MP3 (MP3 needs libsndfile >= 1.1, see ``MP3_SUPPORTED``);
+    other containers libsndfile reads (AIFF, W64, ...) work too. Any source sample rate, any bit
+    depth (int16/int24/int32/float) and any number of channels: channels are averaged, then the
+    signal is resampled with a polyphase filter (``scipy.signal.resample_poly``, ratio reduced by
+    the gcd of the two rates).
+
+    Args:
+        path: file to read.
+        target_sr: output sample rate in Hz (positive int).
+
+    Returns:
+        ``np.ndarray`` of shape ``(n_samples,)``, dtype float32, nominal range [-1, 1] (integer
+        PCM is scaled by libsndfile; float files are passed through unchanged).
+        An all-zero signal is returned as is: digital silence is valid audio, and judging
+        whether it sounds human is the judge's job, not the loader's.
+
+    Raises:
+        AudioLoadError: missing file, a directory, empty file (0 bytes), not audio or truncated
+            header, unsupported codec (e.g. MP3 without libsndfile support), zero samples, NaN or
+            Inf samples. The message contains the path.
+
+    Note: a file whose header is intact but whose sample data is cut short loads the samples
+    that are present (libsndfile trims the frame count to the file size); only a damaged header
+    is an error.
+    """
+    if int(target_sr) != target_sr or target_sr <= 0:
+        raise ValueError(f"target_sr must be a positive integer, got {target_sr!r}")
+    target_sr = int(target_sr)
+    p = Path(path)
+    if not p.exists():
+        raise AudioLoadError(p, "file does not exist")
+    if not p.is_file():
+        raise AudioLoadError(p, "not a regular file")
+    if p.stat().st_size == 0:
+        raise AudioLoadError(p, "file is empty (0 bytes)")
+    if p.suffix.lower() == ".mp3" and not MP3_SUPPORTED:
+        raise AudioLoadError(
+            p,
+            f"MP3 decoding needs libsndfile >= 1.1, installed is {sf.__libsndfile_version__}; "
+            "convert the file to WAV/FLAC or upgrade libsndfile",
+        )
+
+    try:
+        # always_2d gives (frames, channels) for every file, so mono and multichannel share a path.
+        data, sr = sf.read(str(p), dtype="float32", always_2d=True)
+    except (sf.LibsndfileError, sf.SoundFileError, RuntimeError, TypeError) as exc:
+        raise AudioLoadError(p, f"not a readable audio file or header is truncated ({exc})") from exc
+
+    if data.shape[0] == 0:
+        raise AudioLoadError(p, "audio contains zero samples")
+    if sr <= 0:
+        raise AudioLoadError(p, f"invalid sample rate {sr} in header")
+    if not np.all(np.isfinite(data)):
+        bad = int(np.count_nonzero(~np.isfinite(data)))
+        raise AudioLoadError(p, f"{bad} sample(s) are NaN or Inf")
+
+    # Average in float64: summing many int-scaled channels in float32 loses low bits.
+    mono = data.mean(axis=1, dtype=np.float64) if data.shape[1] > 1 else data[:, 0].astype(np.float64)
+
+    if sr != target_sr:
+        g = math.gcd(int(sr), target_sr)
+        mono = resample_poly(mono, target_sr // g, int(sr) // g)
+    return np.ascontiguousarray(mono, dtype=np.float32)
+
+
+# --------------------------------------------------------------------------------------------
+# Long clips
+# --------------------------------------------------------------------------------------------
+
+
+def prepare_segments(
+    wave: np.ndarray,
+    policy: str = "truncate",
+    max_seconds: float = 30.0,
+    sr: int = 16000,
+) -> list[tuple[np.ndarray, float]]:
+    """Fit a clip to the encoder window (audio-LLM encoders see at most 30 s).
+
+    Args:
+        wave: mono audio, shape ``(n_samples,)``, sampled at ``sr`` Hz.
+        policy: ``"truncate"`` or ``"windows"`` (see ``LONG_CLIP_POLICIES``).
+        max_seconds: window length in seconds (> 0).
+        sr: sample rate of ``wave`` in Hz.
+
+    Returns:
+        List of ``(segment, weight_seconds)``; each segment is a view of ``wave`` with at most
+        ``round(max_seconds * sr)`` samples. A caller scores each segment and averages the scores
+        weighted by ``weight_seconds`` (``sum(w * s) / sum(w)``).
+
+        - Clip not longer than ``max_seconds``: one segment, weight = its duration.
+        - ``"truncate"``: the first ``max_seconds`` only, weight = ``max_seconds``; a
+          ``LongClipWarning`` states the clip length and that the rest was dropped.
+        - ``"windows"``: consecutive, non-overlapping windows of ``max_seconds``; the last, shorter
+          window is always kept as its own segment, even when it is under 1 s (merging it into the
+          previous window would exceed the encoder limit, dropping it would lose audio). Its
+          weight equals its duration, so a short tail barely moves the average. Weights sum to
+          the clip duration.
+
+    Raises:
+        ValueError: unknown policy, non-positive ``max_seconds``/``sr``, empty or non-1-D ``wave``.
+    """
+    if policy not in LONG_CLIP_POLICIES:
+        raise ValueError(f"unknown long-clip policy {policy!r}; choose one of {LONG_CLIP_POLICIES}")
+    if not max_seconds > 0:
+        raise ValueError(f"max_seconds must be > 0, got {max_seconds!r}")
+    if sr <= 0:
+        raise ValueError(f"sr must be > 0, got {sr!r}")
+    wave = np.asarray(wave)
+    if wave.ndim != 1:
+        raise ValueError(f"wave must be 1-D (mono), got shape {wave.shape}")
+    n = wave.shape[0]
+    if n == 0:
+        raise ValueError("wave is empty")
+
+    max_samples = max(1, int(round(max_seconds * sr)))
+    if n <= max_samples:
+        return [(wave, n / sr)]
+
+    if policy == "truncate":
+        warnings.warn(
+            f"clip is {n / sr:.2f} s long; truncated to the first {max_samples / sr:.2f} s "
+            f"(long-clip policy 'truncate'; use 'windows' to score all of it)",
+            LongClipWarning,
+            stacklevel=2,
+        )
+        return [(wave[:max_samples], max_samples / sr)]
+
+    segments = []
+    for start in range(0, n, max_samples):
+        seg = wave[start : start + max_samples]
+        segments.append((seg, seg.shape[0] / sr))
+    return segments
+
+
+# --------------------------------------------------------------------------------------------
+# Item ids
+# --------------------------------------------------------------------------------------------
+
+MAX_ID_LENGTH = 128
+_HASH_LEN = 10
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_DOT_RUN = re.compile(r"\.{2,}")
+_UNDERSCORE_RUN = re.compile(r"_{2,}")
+# Windows device names cannot be file names there, whatever the extension.
+_RESERVED = {"CON", "PRN", "AUX", "NUL"} | {f"{p}{i}" for p in ("COM", "LPT") for i in range(1, 10)}
+
+
+def sanitize_item_id(raw: str) -> str:
+    """Turn an item id into a string that is safe as a file-name stem on any OS.
+
+    Item ids are stored **verbatim** in manifests and output rows; this function is only for
+    file-system use (cached features, per-item files), never to rewrite the id itself.
+
+    Rules: Unicode is NFC-normalised; anything outside ``[A-Za-z0-9._-]`` (path separators,
+    control characters, spaces, non-ASCII) becomes ``_``; runs of dots (``..``) become ``_``;
+    leading/trailing dots, underscores and dashes are stripped; Windows device names are avoided.
+    An id that passes unchanged is returned as is. Otherwise - or if it exceeds 128 characters -
+    a ``-`` plus the first 10 hex digits of SHA-256 of the raw id is appended (after truncating
+    so the total is <= 128), which keeps distinct ids distinct (e.g. ``a/b`` vs ``a_b``, or two
+    Chinese ids that both reduce to ``_``).
+
+    Note: file systems that ignore case (macOS, Windows) still see ``A`` and ``a`` as one name.
+
+    Args:
+        raw: the id as it appears in the manifest.
+
+    Returns:
+        A non-empty string of at most 128 characters from ``[A-Za-z0-9._-]``, not starting with
+        ``.`` and containing no ``..``.
+
+    Raises:
+        TypeError: ``raw`` is not a string.
+        ValueError: ``raw`` is empty or whitespace only.
+    """
+    if not isinstance(raw, str):
+        raise TypeError(f"item id must be a str, got {type(raw).__name__}")
+    if not raw.strip():
+        raise ValueError("item id is empty")
+
+    s = unicodedata.normalize("NFC", raw)
+    s = _UNSAFE.sub("_", s)
+    s = _DOT_RUN.sub("_", s)
+    s = _UNDERSCORE_RUN.sub("_", s)
+    s = s.strip("._-")
+    if s.split(".")[0].upper() in _RESERVED:
+        s = "id_" + s
+
+    if s == raw and len(s) <= MAX_ID_LENGTH:
+        return s
+
+    digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_LEN]
+    head = s[: MAX_ID_LENGTH - _HASH_LEN - 1].rstrip("._-")
+    return f"{head}-{digest}" if head else f"id-{digest}"

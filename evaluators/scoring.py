@@ -1,0 +1,150 @@
+"""Score a folder or manifest of audio with a judge: JSONL in, JSONL out, one row per input.
+
+Resumable: rows already in the output are not recomputed, and each batch's rows are flushed as
+soon as they exist, so a run killed at any point loses at most the batch in flight. A file that
+cannot be read (empty, truncated, not audio, NaN) becomes a row with an ``error`` field and the
+run goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evaluators.audio_io import AUDIO_EXTENSIONS, AudioLoadError, load_audio, sanitize_item_id
+from evaluators.verbalizer_judge import VerbalizerJudge, is_finite_output
+
+
+@dataclass
+class ScoreItem:
+    """One input: ``id`` (verbatim), absolute audio ``path``, optional ``system`` and prompt fields."""
+
+    id: str
+    path: Path
+    system: str | None = None
+    fields: dict = field(default_factory=dict)
+
+
+def items_from_folder(folder: str | Path) -> list[ScoreItem]:
+    """Every audio file under ``folder`` (recursive, sorted). id = relative path without extension;
+    system = first sub-folder name when files sit in sub-folders."""
+    folder = Path(folder)
+    items = []
+    for p in sorted(folder.rglob("*")):
+        if p.is_file() and p.suffix.lower() in AUDIO_EXTENSIONS:
+            rel = p.relative_to(folder)
+            system = rel.parts[0] if len(rel.parts) > 1 else None
+            items.append(ScoreItem(id=str(rel.with_suffix("")), path=p, system=system))
+    return items
+
+
+def items_from_manifest(manifest: str | Path) -> list[ScoreItem]:
+    """JSONL rows ``{"id", "audio", ["system"], ...}``; ``audio`` is relative to the manifest.
+    Other keys become prompt fields (e.g. ``instruction``). Bad lines raise naming file:line."""
+    manifest = Path(manifest)
+    items, seen = [], set()
+    with manifest.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{manifest}:{n}: not valid JSON ({e.msg})") from None
+            if not isinstance(row, dict) or "audio" not in row:
+                raise ValueError(f"{manifest}:{n}: expected an object with an 'audio' field")
+            item_id = str(row.get("id") or Path(row["audio"]).with_suffix(""))
+            if item_id in seen:
+                raise ValueError(f"{manifest}:{n}: duplicate id {item_id!r}")
+            seen.add(item_id)
+            fields = {k: v for k, v in row.items() if k not in ("id", "audio", "system")}
+            items.append(ScoreItem(id=item_id, path=(manifest.parent / row["audio"]), system=row.get("system"),
+                                   fields=fields))
+    return items
+
+
+def collect_items(source: str | Path) -> list[ScoreItem]:
+    """A folder (walked) or a ``.jsonl`` manifest."""
+    source = Path(source)
+    if source.is_dir():
+        return items_from_folder(source)
+    if source.is_file():
+        return items_from_manifest(source)
+    raise FileNotFoundError(f"{source}: no such folder or manifest")
+
+
+def read_done_rows(out_path: Path) -> list[dict]:
+    """Rows already written; a torn last line (killed mid-write) is cut off the file."""
+    if not out_path.is_file():
+        return []
+    rows, good_bytes = [], 0
+    with out_path.open("rb") as f:
+        for raw in f:
+            try:
+                row = json.loads(raw)
+            except json.JSONDecodeError:
+                break
+            if not raw.endswith(b"\n"):
+                break
+            rows.append(row)
+            good_bytes += len(raw)
+    if good_bytes != out_path.stat().st_size:
+        with out_path.open("r+b") as f:
+            f.truncate(good_bytes)
+    return rows
+
+
+def score_items(judge: VerbalizerJudge, items: list[ScoreItem], out_path: str | Path, batch_size: int = 8,
+                chunk_size: int = 256, progress=None) -> list[dict]:
+    """Score ``items`` into ``out_path`` (JSONL), skipping ids already there. Returns all rows.
+
+    Audio is read ``chunk_size`` items at a time (bounded memory); within a chunk the judge batches
+    by length. Each row: ``id``, ``system``, ``score``, ``label``, ``probs`` {label: p},
+    ``duration_s``, provenance (``judge``, ``checkpoint_sha256``, ``prompt_version``, ``seed``),
+    or ``error`` instead of the score fields.
+    """
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    done = read_done_rows(out_path)
+    done_ids = {r["id"] for r in done}
+    todo = [it for it in items if it.id not in done_ids]
+    prov = judge.provenance()
+    rows = list(done)
+    with out_path.open("a", encoding="utf-8") as out:
+        for start in range(0, len(todo), chunk_size):
+            chunk = todo[start:start + chunk_size]
+            new_rows = _score_chunk(judge, chunk, batch_size, prov)
+            for row in new_rows:
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+            rows.extend(new_rows)
+            if progress:
+                progress(len(rows), len(items))
+    return rows
+
+
+def _score_chunk(judge: VerbalizerJudge, chunk: list[ScoreItem], batch_size: int, prov: dict) -> list[dict]:
+    waves, ok, results = [], [], {}
+    for it in chunk:
+        base = {"id": it.id, "system": it.system, "file": it.path.name}
+        try:
+            sanitize_item_id(it.id)
+            wave = load_audio(it.path)
+            judge.user_text(it.fields)
+        except (AudioLoadError, ValueError, TypeError) as e:
+            results[it.id] = {**base, "error": str(e), **prov}
+            continue
+        waves.append(wave)
+        ok.append((it, base))
+    if waves:
+        outs = judge.score_waves(waves, batch_size=batch_size, fields=[it.fields for it, _ in ok])
+        for (it, base), wave, o in zip(ok, waves, outs):
+            if not is_finite_output(o):
+                results[it.id] = {**base, "error": "judge produced a non-finite score", **prov}
+                continue
+            results[it.id] = {**base, "score": o.score, "label": o.label, "probs": o.probs,
+                              "duration_s": round(len(wave) / 16000, 3), **prov}
+    return [results[it.id] for it in chunk]

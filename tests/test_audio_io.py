@@ -1,0 +1,295 @@
+"""Tests for evaluators.audio_io: loading, resampling, bad files, long clips, id sanitising."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from evaluators.audio_io import (
+    AUDIO_EXTENSIONS,
+    LONG_CLIP_POLICIES,
+    MP3_SUPPORTED,
+    AudioLoadError,
+    LongClipWarning,
+    load_audio,
+    prepare_segments,
+    sanitize_item_id,
+)
+
+
+def _sine(sr: int, seconds: float, freq: float = 1000.0, channels: int = 1, amp: float = 0.5) -> np.ndarray:
+    """(frames, channels) float64 sine; every channel carries the same tone."""
+    t = np.arange(int(round(sr * seconds))) / sr
+    x = amp * np.sin(2 * np.pi * freq * t)
+    return np.repeat(x[:, None], channels, axis=1)
+
+
+def _peak_hz(wave: np.ndarray, sr: int) -> float:
+    spec = np.abs(np.fft.rfft(wave * np.hanning(len(wave))))
+    return float(np.fft.rfftfreq(len(wave), 1 / sr)[np.argmax(spec)])
+
+
+def test_constants():
+    assert AUDIO_EXTENSIONS == (".wav", ".flac", ".mp3", ".ogg")
+    assert LONG_CLIP_POLICIES == ("truncate", "windows")
+
+
+@pytest.mark.parametrize("sr", [8000, 16000, 22050, 44100, 48000])
+@pytest.mark.parametrize("subtype", ["PCM_16", "PCM_24", "PCM_32", "FLOAT"])
+@pytest.mark.parametrize("channels", [1, 2, 6])
+def test_wav_rates_depths_channels(tmp_path, sr, subtype, channels):
+    path = tmp_path / "x.wav"
+    sf.write(path, _sine(sr, 1.0, channels=channels), sr, subtype=subtype)
+    wave = load_audio(path)
+    assert wave.dtype == np.float32
+    assert wave.ndim == 1
+    assert wave.shape[0] == 16000  # exactly 1 s at 16 kHz: resample_poly length = ceil(n*up/down)
+    assert abs(_peak_hz(wave, 16000) - 1000.0) <= 2.0
+    # Averaging identical channels must not change the level.
+    assert 0.45 < np.max(np.abs(wave[100:-100])) < 0.56
+
+
+@pytest.mark.parametrize("fmt,ext,subtype", [("FLAC", ".flac", "PCM_16"), ("FLAC", ".flac", "PCM_24"),
+                                             ("OGG", ".ogg", "VORBIS")])
+@pytest.mark.parametrize("sr", [22050, 48000])
+def test_flac_ogg(tmp_path, fmt, ext, subtype, sr):
+    path = tmp_path / f"x{ext}"
+    sf.write(path, _sine(sr, 1.0, channels=2), sr, format=fmt, subtype=subtype)
+    wave = load_audio(path)
+    assert wave.dtype == np.float32 and wave.ndim == 1
+    assert abs(wave.shape[0] - 16000) <= 1
+    assert abs(_peak_hz(wave, 16000) - 1000.0) <= 2.0
+
+
+@pytest.mark.skipif(not MP3_SUPPORTED, reason="libsndfile built without MP3")
+def test_mp3(tmp_path):
+    path = tmp_path / "x.mp3"
+    sf.write(path, _sine(44100, 1.0, channels=2), 44100, format="MP3", subtype="MPEG_LAYER_III")
+    wave = load_audio(path)
+    assert wave.dtype == np.float32 and wave.ndim == 1
+    # MP3 adds encoder delay/padding: allow a frame or two of slack.
+    assert 15000 < wave.shape[0] < 17500
+    assert abs(_peak_hz(wave, 16000) - 1000.0) <= 3.0
+
+
+def test_mono_mix_averages_channels(tmp_path):
+    path = tmp_path / "lr.wav"
+    data = np.stack([np.full(1600, 0.5), np.full(1600, -0.1)], axis=1)
+    sf.write(path, data, 16000, subtype="FLOAT")
+    wave = load_audio(path)
+    np.testing.assert_allclose(wave, 0.2, atol=1e-6)
+
+
+def test_target_sr_other_than_16k(tmp_path):
+    path = tmp_path / "x.wav"
+    sf.write(path, _sine(48000, 0.5), 48000)
+    wave = load_audio(path, target_sr=24000)
+    assert wave.shape == (12000,)
+    assert abs(_peak_hz(wave, 24000) - 1000.0) <= 3.0
+
+
+def test_silence_is_valid(tmp_path):
+    path = tmp_path / "silence.wav"
+    sf.write(path, np.zeros(8000), 8000)
+    wave = load_audio(path)
+    assert wave.shape == (16000,) and not wave.any()
+
+
+# ---- bad inputs -------------------------------------------------------------------------------
+
+
+def _assert_error_names(path, exc_info, word: str | None = None):
+    msg = str(exc_info.value)
+    assert str(path) in msg
+    if word:
+        assert word in msg.lower()
+    assert isinstance(exc_info.value, ValueError)
+
+
+def test_missing_file(tmp_path):
+    path = tmp_path / "nope.wav"
+    with pytest.raises(AudioLoadError) as ei:
+        load_audio(path)
+    _assert_error_names(path, ei, "does not exist")
+
+
+def test_directory(tmp_path):
+    with pytest.raises(AudioLoadError) as ei:
+        load_audio(tmp_path)
+    _assert_error_names(tmp_path, ei)
+
+
+def test_empty_file(tmp_path):
+    path = tmp_path / "empty.wav"
+    path.write_bytes(b"")
+    with pytest.raises(AudioLoadError) as ei:
+        load_audio(path)
+    _assert_error_names(path, ei, "empty")
+
+
+def test_text_file_named_wav(tmp_path):
+    path = tmp_path / "notes.wav"
+    path.write_text("this is not audio\n" * 20)
+    with pytest.raises(AudioLoadError) as ei:
+        load_audio(path)
+    _assert_error_names(path, ei)
+
+
+def test_truncated_header(tmp_path):
+    good = tmp_path / "good.wav"
+    sf.write(good, _sine(16000, 0.5), 16000)
+    bad = tmp_path / "cut.wav"
+    bad.write_bytes(good.read_bytes()[:20])  # RIFF header is 44 bytes; cut inside the fmt chunk
+    with pytest.raises(AudioLoadError) as ei:
+        load_audio(bad)
+    _assert_error_names(bad, ei)
+
+
+def test_header_only_zero_samples(tmp_path):
+    path = tmp_path / "zero.wav"
+    sf.write(path, np.zeros((0, 1)), 16000)
+    with pytest.raises(AudioLoadError) as ei:
+        load_audio(path)
+    _assert_error_names(path, ei)
+
+
+@pytest.mark.parametrize("bad_value", [np.nan, np.inf, -np.inf])
+def test_non_finite_samples(tmp_path, bad_value):
+    path = tmp_path / "nan.wav"
+    data = _sine(16000, 0.1)
+    data[10, 0] = bad_value
+    sf.write(path, data, 16000, subtype="FLOAT")
+    with pytest.raises(AudioLoadError) as ei:
+        load_audio(path)
+    _assert_error_names(path, ei, "nan or inf")
+
+
+# ---- long clips -------------------------------------------------------------------------------
+
+
+def test_short_clip_one_segment():
+    wave = np.zeros(16000 * 5, dtype=np.float32)
+    for policy in LONG_CLIP_POLICIES:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            segs = prepare_segments(wave, policy=policy)
+        assert len(segs) == 1
+        assert segs[0][0].shape == (80000,) and segs[0][1] == pytest.approx(5.0)
+
+
+def test_exactly_max_is_not_long():
+    wave = np.zeros(16000 * 30, dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(prepare_segments(wave, "truncate")) == 1
+
+
+def test_truncate_warns():
+    wave = np.arange(16000 * 45, dtype=np.float32)
+    with pytest.warns(LongClipWarning, match=r"45\.00 s.*truncated"):
+        segs = prepare_segments(wave, policy="truncate")
+    assert len(segs) == 1
+    seg, w = segs[0]
+    assert seg.shape == (16000 * 30,) and w == pytest.approx(30.0)
+    np.testing.assert_array_equal(seg, wave[: 16000 * 30])
+
+
+@pytest.mark.parametrize("seconds", [30.5, 60.0, 75.25, 90.01])
+def test_windows_weights_sum_to_duration(seconds):
+    n = int(round(16000 * seconds))
+    wave = np.arange(n, dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        segs = prepare_segments(wave, policy="windows")
+    assert sum(w for _, w in segs) == pytest.approx(n / 16000)
+    assert all(s.shape[0] <= 16000 * 30 for s, _ in segs)
+    assert all(s.shape[0] / 16000 == pytest.approx(w) for s, w in segs)
+    # Windows are consecutive and cover the clip exactly (short tails kept, see docstring).
+    np.testing.assert_array_equal(np.concatenate([s for s, _ in segs]), wave)
+
+
+def test_windows_custom_length():
+    segs = prepare_segments(np.zeros(1000), policy="windows", max_seconds=0.25, sr=1000)
+    assert [s.shape[0] for s, _ in segs] == [250, 250, 250, 250]
+
+
+def test_prepare_segments_bad_args():
+    with pytest.raises(ValueError):
+        prepare_segments(np.zeros(10), policy="middle")
+    with pytest.raises(ValueError):
+        prepare_segments(np.zeros(0))
+    with pytest.raises(ValueError):
+        prepare_segments(np.zeros((2, 10)))
+    with pytest.raises(ValueError):
+        prepare_segments(np.zeros(10), max_seconds=0)
+
+
+# ---- item ids ---------------------------------------------------------------------------------
+
+_SAFE = re.compile(r"^[A-Za-z0-9._-]+$")
+
+
+def _assert_safe(s: str):
+    assert _SAFE.match(s), s
+    assert ".." not in s and not s.startswith(".")
+    assert "/" not in s and "\\" not in s
+    assert 0 < len(s) <= 128
+
+
+def test_sanitize_keeps_safe_ids():
+    for raw in ["clip_0001", "spk-3.utt-12", "A.B_c-9"]:
+        assert sanitize_item_id(raw) == raw
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["../../etc/passwd", "a/b", "a\\b", "..", ".hidden", "x\x00y", "line\nbreak", "tab\there",
+     "普通话-001", "café", "emoji🙂", "CON", "nul.txt", "-", "...", "  spaced id  ", "x" * 500],
+)
+def test_sanitize_unsafe_ids(raw):
+    out = sanitize_item_id(raw)
+    _assert_safe(out)
+    assert out != raw
+
+
+def test_sanitize_examples():
+    assert sanitize_item_id("../../etc/passwd").startswith("etc_passwd-")
+    assert sanitize_item_id("a/b").startswith("a_b-")
+
+
+def test_sanitize_distinct():
+    raws = ["a/b", "a_b", "a\\b", "a:b", "普通话", "粤语", "日本語", "../a", "a", ".a", "CON", "con",
+            "x" * 200, "x" * 201, "x" * 200 + "y"]
+    outs = [sanitize_item_id(r) for r in raws]
+    assert len(set(outs)) == len(raws)
+    for o in outs:
+        _assert_safe(o)
+
+
+def test_sanitize_deterministic_and_idempotent_for_safe():
+    raw = "語音/../x"
+    assert sanitize_item_id(raw) == sanitize_item_id(raw)
+    once = sanitize_item_id(raw)
+    assert sanitize_item_id(once) == once
+
+
+def test_sanitize_long_safe_id_truncated():
+    out = sanitize_item_id("a" * 128)
+    assert out == "a" * 128
+    out = sanitize_item_id("a" * 129)
+    assert len(out) == 128 and out != "a" * 129
+
+
+@pytest.mark.parametrize("raw", ["", "   ", "\n"])
+def test_sanitize_empty(raw):
+    with pytest.raises(ValueError):
+        sanitize_item_id(raw)
+
+
+def test_sanitize_type():
+    with pytest.raises(TypeError):
+        sanitize_item_id(123)  # type: ignore[arg-type]

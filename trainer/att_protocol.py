@@ -1,0 +1,182 @@
+"""The Audio Turing Test listener protocol: raw judgements -> validated training targets.
+
+SPEC section 5: a listener batch (7 evaluation clips + 1 flawed trap + 2 human traps) is valid only
+if the flawed trap is labelled Machine and at least one human trap is labelled Human; invalid
+batches are excluded. A clip's target is the mean ``s = 1[Human] + 0.5 1[Unclear]`` over its valid
+annotators. Splits: three in-distribution capability dimensions train, two are held out; within
+each TTS family one voice is held out for test.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from evaluators.metrics.correlation import HLS_LABEL_VALUES
+
+ID_DIMENSIONS = ("special_characters_numerals", "code_switching", "paralinguistic_emotion")
+OOD_DIMENSIONS = ("classical_poetry_prose", "polyphonic_characters")
+CLIP_KINDS = ("eval", "human_trap", "flawed_trap")
+
+
+class ProtocolError(ValueError):
+    """A judgement or clip row is malformed (message names the file and line)."""
+
+
+def read_jsonl(path: str | Path, required: tuple[str, ...] = ()) -> list[dict]:
+    """Read a JSONL file; a bad line raises ``ProtocolError`` naming ``path:line`` and the problem."""
+    rows = []
+    path = Path(path)
+    with path.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ProtocolError(f"{path}:{n}: not valid JSON ({e.msg})") from None
+            if not isinstance(row, dict):
+                raise ProtocolError(f"{path}:{n}: expected a JSON object")
+            missing = [k for k in required if k not in row]
+            if missing:
+                raise ProtocolError(f"{path}:{n}: missing field(s) {missing}")
+            row["_line"] = n
+            rows.append(row)
+    return rows
+
+
+def clip_score(label: str) -> float:
+    """``s_i`` of one judgement: Human 1, Unclear 0.5, Machine 0."""
+    return HLS_LABEL_VALUES[label]
+
+
+def batch_validity(judgements: list[dict], clips: dict[str, dict]) -> dict[str, bool]:
+    """Validity of every listener batch under the ATT trap rule.
+
+    A batch without exactly one flawed trap and at least one human trap cannot be checked and is
+    invalid (it was not built by the protocol).
+    """
+    by_batch: dict[str, list[dict]] = defaultdict(list)
+    for j in judgements:
+        by_batch[j["batch"]].append(j)
+    validity = {}
+    for batch, rows in by_batch.items():
+        kinds = [clips[r["clip_id"]]["kind"] for r in rows]
+        flawed = [r["label"] for r, k in zip(rows, kinds) if k == "flawed_trap"]
+        human = [r["label"] for r, k in zip(rows, kinds) if k == "human_trap"]
+        validity[batch] = (len(flawed) == 1 and flawed[0] == "Machine"
+                           and len(human) >= 1 and "Human" in human)
+    return validity
+
+
+@dataclass
+class ProtocolResult:
+    """Targets and statistics from one corpus of judgements."""
+
+    targets: dict[str, dict]  # clip id -> {"target", "n_annotators"} (evaluation clips only)
+    n_batches: int
+    n_valid_batches: int
+    listener_stats: dict
+    unlabelled_clips: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict:
+        return {"n_batches": self.n_batches, "n_valid_batches": self.n_valid_batches,
+                "valid_fraction": self.n_valid_batches / max(self.n_batches, 1),
+                "n_target_clips": len(self.targets), "n_unlabelled_clips": len(self.unlabelled_clips),
+                "listeners": self.listener_stats}
+
+
+def unclear_rate_stats(judgements: list[dict]) -> dict:
+    """Per-listener Unclear rate statistics (paper: 65.93% never chose Unclear, mean 4.62%)."""
+    per: dict[str, list[int]] = defaultdict(list)
+    for j in judgements:
+        per[j["listener"]].append(j["label"] == "Unclear")
+    rates = np.array([np.mean(v) for v in per.values()]) if per else np.zeros(0)
+    if rates.size == 0:
+        return {"n_listeners": 0}
+    return {"n_listeners": int(rates.size),
+            "never_unclear_fraction": float(np.mean(rates == 0)),
+            "unclear_rate_mean": float(rates.mean()), "unclear_rate_std": float(rates.std()),
+            "unclear_rate_median": float(np.median(rates)),
+            "at_most_5pct_fraction": float(np.mean(rates <= 0.05)),
+            "over_30pct_fraction": float(np.mean(rates > 0.30))}
+
+
+def apply_protocol(clips: list[dict], judgements: list[dict]) -> ProtocolResult:
+    """Validate batches, drop invalid ones and aggregate valid judgements into clip targets."""
+    by_id = {c["id"]: c for c in clips}
+    for j in judgements:
+        where = f"judgement line {j.get('_line', '?')}"
+        if j["clip_id"] not in by_id:
+            raise ProtocolError(f"{where}: unknown clip_id {j['clip_id']!r}")
+        if j["label"] not in HLS_LABEL_VALUES:
+            raise ProtocolError(f"{where}: label {j['label']!r} not in {sorted(HLS_LABEL_VALUES)}")
+    validity = batch_validity(judgements, by_id)
+    scores: dict[str, list[float]] = defaultdict(list)
+    for j in judgements:
+        if validity[j["batch"]] and by_id[j["clip_id"]]["kind"] == "eval":
+            scores[j["clip_id"]].append(clip_score(j["label"]))
+    targets = {cid: {"target": float(np.mean(s)), "n_annotators": len(s)} for cid, s in scores.items()}
+    unlabelled = sorted(c["id"] for c in clips if c["kind"] == "eval" and c["id"] not in targets)
+    return ProtocolResult(targets=targets, n_batches=len(validity), n_valid_batches=sum(validity.values()),
+                          listener_stats=unclear_rate_stats(judgements), unlabelled_clips=unlabelled)
+
+
+def split_of(clip: dict, held_out_voice: int) -> str:
+    """"train", "test" or "trap" for one clip.
+
+    Train: evaluation clips of in-distribution dimensions from the non-held-out voices.
+    Test: every evaluation clip of each family's held-out voice (ID and OOD dimensions).
+    Trap: the trap pool, never trained on (as in the paper's trap-item comparison).
+    Clips of training voices on OOD dimensions are in neither split.
+    """
+    if clip["kind"] != "eval":
+        return "trap"
+    if voice_index(clip["voice"]) == held_out_voice:
+        return "test"
+    return "train" if clip["dimension"] in ID_DIMENSIONS else "unused"
+
+
+def voice_index(voice: str) -> int:
+    """Index of a voice within its family from names like ``famA_v2``."""
+    try:
+        return int(str(voice).rsplit("_v", 1)[1])
+    except (IndexError, ValueError):
+        raise ProtocolError(f"voice name {voice!r} does not end in _v<index>") from None
+
+
+def load_corpus(corpus_dir: str | Path) -> tuple[list[dict], list[dict]]:
+    """Read ``clips.jsonl`` and ``judgements.jsonl`` of an ATT-format corpus folder."""
+    corpus_dir = Path(corpus_dir)
+    clips = read_jsonl(corpus_dir / "clips.jsonl", required=("id", "audio", "kind"))
+    for c in clips:
+        if c["kind"] not in CLIP_KINDS:
+            raise ProtocolError(f"{corpus_dir / 'clips.jsonl'}:{c['_line']}: kind {c['kind']!r} not in {CLIP_KINDS}")
+        if c["kind"] == "eval" and not all(c.get(k) for k in ("voice", "dimension")):
+            raise ProtocolError(f"{corpus_dir / 'clips.jsonl'}:{c['_line']}: evaluation clip needs voice and dimension")
+    judgements = read_jsonl(corpus_dir / "judgements.jsonl", required=("listener", "batch", "clip_id", "label"))
+    return clips, judgements
+
+
+def labelled_rows(corpus_dir: str | Path, held_out_voice: int = 3) -> tuple[list[dict], ProtocolResult]:
+    """Clip rows with ``target`` (listener HLS, traps: 1 human / 0 flawed), ``split`` and an absolute ``path``."""
+    corpus_dir = Path(corpus_dir)
+    clips, judgements = load_corpus(corpus_dir)
+    result = apply_protocol(clips, judgements)
+    rows = []
+    for c in clips:
+        split = split_of(c, held_out_voice)
+        if c["kind"] == "eval":
+            if c["id"] not in result.targets:
+                continue
+            target = result.targets[c["id"]]["target"]
+        else:
+            target = 1.0 if c["kind"] == "human_trap" else 0.0
+        rows.append({"id": c["id"], "path": str((corpus_dir / c["audio"]).resolve()), "kind": c["kind"],
+                     "dimension": c.get("dimension") or "trap", "voice": c.get("voice") or "trap",
+                     "family": c.get("family") or "trap", "target": float(target), "split": split})
+    return rows, result

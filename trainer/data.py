@@ -1,0 +1,129 @@
+"""Data for judge training: HF ``datasets`` splits, one-dimension mini-batches, collation.
+
+Every training mini-batch is drawn from a single capability dimension (paper: "each mini-batch is
+drawn from a single capability subset"), so the Bradley-Terry term only ranks clips that answer the
+same kind of text.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+
+import lightning as L
+import numpy as np
+import torch
+from datasets import Dataset
+from torch.utils.data import DataLoader, Sampler
+
+from evaluators.audio_io import load_audio
+from evaluators.verbalizer_judge import VerbalizerJudge
+
+
+class DimensionBatchSampler(Sampler[list[int]]):
+    """Batches of indices that all share one ``dimension``; reshuffled every epoch (seeded).
+
+    Under DDP each rank takes every ``world_size``-th batch, so ranks see disjoint batches.
+    """
+
+    def __init__(self, dimensions: list[str], batch_size: int, seed: int = 0, shuffle: bool = True,
+                 rank: int = 0, world_size: int = 1):
+        self.dimensions = list(dimensions)
+        self.batch_size = batch_size
+        self.seed = seed
+        self.shuffle = shuffle
+        self.rank = rank
+        self.world_size = world_size
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def _batches(self) -> list[list[int]]:
+        rng = random.Random(self.seed * 1_000_003 + self.epoch)
+        groups: dict[str, list[int]] = defaultdict(list)
+        for i, d in enumerate(self.dimensions):
+            groups[d].append(i)
+        batches = []
+        for d in sorted(groups):
+            idx = groups[d][:]
+            if self.shuffle:
+                rng.shuffle(idx)
+            batches += [idx[k:k + self.batch_size] for k in range(0, len(idx), self.batch_size)]
+        if self.shuffle:
+            rng.shuffle(batches)
+        usable = len(batches) - len(batches) % self.world_size if self.world_size > 1 else len(batches)
+        return batches[self.rank:usable:self.world_size]
+
+    def __iter__(self):
+        batches = self._batches()
+        self.epoch += 1
+        return iter(batches)
+
+    def __len__(self) -> int:
+        return len(self._batches())
+
+
+class ClipCollator:
+    """Turns dataset rows into model batches: audio -> features + prompt ids, plus targets.
+
+    Features depend only on the clip, so they are computed once and cached for later epochs.
+    """
+
+    def __init__(self, judge: VerbalizerJudge):
+        self.judge = judge
+        self._cache: dict[str, dict] = {}
+
+    def example(self, row: dict) -> dict:
+        if row["id"] not in self._cache:
+            wave = load_audio(row["path"])
+            wave = wave[: int(self.judge.max_seconds * 16000)]
+            self._cache[row["id"]] = self.judge.prepare(wave)
+        return self._cache[row["id"]]
+
+    def __call__(self, rows: list[dict]) -> dict:
+        batch = self.judge.backbone.collate([self.example(r) for r in rows])
+        batch["target"] = torch.tensor([r["target"] for r in rows], dtype=torch.float32)
+        batch["row_index"] = torch.tensor([r["row_index"] for r in rows], dtype=torch.long)
+        return batch
+
+
+def rows_to_dataset(rows: list[dict]) -> Dataset:
+    """An HF ``datasets.Dataset`` of clip rows (id, path, dimension, voice, target, ...)."""
+    keep = ("id", "path", "kind", "dimension", "voice", "family", "target", "split")
+    return Dataset.from_list([{k: r[k] for k in keep} | {"row_index": i} for i, r in enumerate(rows)])
+
+
+class AttDataModule(L.LightningDataModule):
+    """Train split in one-dimension batches; validation = held-out voices (all dimensions)."""
+
+    def __init__(self, rows: list[dict], judge: VerbalizerJudge, batch_size: int = 8, seed: int = 0,
+                 num_workers: int = 0):
+        super().__init__()
+        self.train_ds = rows_to_dataset([r for r in rows if r["split"] == "train"])
+        self.val_ds = rows_to_dataset([r for r in rows if r["split"] == "test"])
+        if len(self.train_ds) == 0:
+            raise ValueError("no training clips: check the corpus and data.held_out_voice")
+        self.collator = ClipCollator(judge)
+        self.batch_size = batch_size
+        self.seed = seed
+        self.num_workers = num_workers
+
+    def train_dataloader(self) -> DataLoader:
+        world = self.trainer.world_size if self.trainer else 1
+        rank = self.trainer.global_rank if self.trainer else 0
+        sampler = DimensionBatchSampler(self.train_ds["dimension"], self.batch_size, seed=self.seed,
+                                        rank=rank, world_size=world)
+        return DataLoader(self.train_ds, batch_sampler=sampler, collate_fn=self.collator,
+                          num_workers=self.num_workers)
+
+    def val_dataloader(self) -> DataLoader:
+        sampler = DimensionBatchSampler(self.val_ds["dimension"], self.batch_size * 2, shuffle=False)
+        return DataLoader(self.val_ds, batch_sampler=sampler, collate_fn=self.collator,
+                          num_workers=self.num_workers)
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)

@@ -1,0 +1,119 @@
+"""Judge folders and releases: adapter safetensors + judge_config.json + model card, Hub push.
+
+A judge folder is what ``VerbalizerJudge.from_pretrained`` loads. Training writes one
+(``<run>/final``); ``release`` copies it with the validation numbers and a model card, ready to
+upload. Weights are safetensors only; nothing here ever needs ``trust_remote_code``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from evaluators.verbalizer_judge import ADAPTER_WEIGHTS, BASE_SUBDIR, JUDGE_CONFIG, VerbalizerJudge
+from trainer.config import TrainConfig
+
+JUDGE_FORMAT_VERSION = 1
+
+
+def export_judge_folder(judge: VerbalizerJudge, cfg: TrainConfig, out: Path, extra: dict | None = None) -> Path:
+    """Write a loadable judge folder from a trained (peft-wrapped) judge."""
+    out.mkdir(parents=True, exist_ok=True)
+    model = judge.backbone.model
+    model.save_pretrained(str(out), safe_serialization=True)
+    if not (out / ADAPTER_WEIGHTS).is_file():
+        raise RuntimeError(f"peft did not write {out / ADAPTER_WEIGHTS}")
+    if cfg.backbone.source == "tiny":
+        # A tiny base is random: ship it so the folder reloads to identical scores anywhere.
+        _save_clean_base(cfg, out / BASE_SUBDIR)
+        base_model = BASE_SUBDIR
+    else:
+        base_model = cfg.backbone.source
+    preset = judge.preset
+    config = {
+        "format": "omnijudge-judge", "format_version": JUDGE_FORMAT_VERSION, "kind": "verbalizer",
+        "judge_name": cfg.judge_name, "backbone": cfg.backbone.name, "base_model": base_model,
+        "preset": preset.to_dict(), "prompt": preset.prompt, "prompt_version": preset.prompt_version,
+        "label_words": list(preset.labels), "label_values": list(preset.values),
+        "read_at": preset.read_at, "long_clip_policy": cfg.long_clip_policy, "max_seconds": cfg.max_seconds,
+        "seed": cfg.seed, "lora": {"r": cfg.lora.r, "alpha": cfg.lora.alpha, "dropout": cfg.lora.dropout,
+                                   "extra_trainable": cfg.lora.extra_trainable},
+        "training": extra or {},
+    }
+    (out / JUDGE_CONFIG).write_text(json.dumps(config, indent=2, ensure_ascii=False))
+    return out
+
+
+def _save_clean_base(cfg: TrainConfig, out: Path) -> None:
+    """Save the untouched tiny base: peft wraps modules in place, so rebuild it from its seed."""
+    from evaluators.backbones import AudioLLM
+
+    AudioLLM.tiny(cfg.backbone.name, seed=cfg.backbone.tiny_seed).save_pretrained(out)
+
+
+def model_card(config: dict, validation: dict | None) -> str:
+    """Markdown model card with the validation table (voice-level SRCC/PLCC, trap F1)."""
+    lines = ["---", "library_name: peft", "tags: [omnijudge, audio-turing-test, speech-evaluation, lora]",
+             f"base_model: {config['base_model']}", "---", "",
+             f"# {config['judge_name']}", "",
+             f"A learned speech judge (preset `{config['preset']['name']}`) trained with omnijudge: LoRA "
+             f"(r={config['lora']['r']}, alpha={config['lora']['alpha']}) on the LLM of `{config['backbone']}`.",
+             "", "## Scoring", "",
+             f"Score = sum over labels of softmax(label-token logits) x value, read at the {config['read_at']}.",
+             "", "| label | value |", "|---|---|"]
+    lines += [f"| {w} | {v:g} |" for w, v in zip(config["label_words"], config["label_values"])]
+    lines += ["", f"Prompt (version {config['prompt_version']}):", "", f"> {config['prompt']}", "",
+              "```bash", "omnijudge score --judge <this folder> --audio <folder or manifest.jsonl> --out scores.jsonl",
+              "```", ""]
+    if validation:
+        lines += ["## Validation (held-out voices)", "",
+                  "Voice-level correlation within each capability dimension: mean predicted HLS per voice "
+                  "vs mean listener HLS per voice.", "",
+                  "| dimension | split | SRCC | PLCC | voices | clips |", "|---|---|---|---|---|---|"]
+        for dim, m in validation["dimensions"].items():
+            lines.append(f"| {dim} | {m['split']} | {m['srcc']:.3f} | {m['plcc']:.3f} | {m['n_voices']} | {m['n_clips']} |")
+        trap = validation.get("trap", {})
+        lines += ["", f"Trap-item F1 at threshold 0.5 (human recordings positive): **{validation['trap_f1']:.3f}** "
+                  f"({trap.get('n', '?')} trap clips).", ""]
+        if validation.get("data_note"):
+            lines += [validation["data_note"], ""]
+    lines += ["## Provenance", "", f"- training: `{json.dumps(config.get('training', {}).get('train_clips'))}` clips, "
+              f"seed {config['seed']}", "- weights: safetensors only; loads without `trust_remote_code`.", ""]
+    return "\n".join(lines)
+
+
+def release(checkpoint: str | Path, out: str | Path, validation: dict | None = None, push: bool = False,
+            repo_id: str | None = None, private: bool = True) -> Path:
+    """Copy a trained judge into a release folder with a model card; optionally push to the Hub.
+
+    ``checkpoint`` is a run folder (its ``final/`` is used) or a judge folder. Validation numbers
+    come from ``validation`` or the run's ``validation.json`` when present.
+    """
+    src = Path(checkpoint)
+    if not (src / JUDGE_CONFIG).is_file() and (src / "final" / JUDGE_CONFIG).is_file():
+        run_dir, src = src, src / "final"
+    else:
+        run_dir = src.parent
+    if not (src / JUDGE_CONFIG).is_file():
+        raise FileNotFoundError(f"{checkpoint}: no {JUDGE_CONFIG} (train a judge first)")
+    out = Path(out)
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(src, out)
+    if validation is None and (run_dir / "validation.json").is_file():
+        validation = json.loads((run_dir / "validation.json").read_text())
+    config = json.loads((out / JUDGE_CONFIG).read_text())
+    if validation:
+        config["validation"] = {k: validation[k] for k in ("dimensions", "trap_f1", "trap") if k in validation}
+        (out / JUDGE_CONFIG).write_text(json.dumps(config, indent=2, ensure_ascii=False))
+    (out / "README.md").write_text(model_card(config, validation))
+    if push:
+        if not repo_id:
+            raise ValueError("--push needs --repo-id")
+        from huggingface_hub import HfApi
+
+        api = HfApi()
+        api.create_repo(repo_id, private=private, exist_ok=True)
+        api.upload_folder(folder_path=str(out), repo_id=repo_id, commit_message=f"omnijudge release of {config['judge_name']}")
+    return out

@@ -1,0 +1,105 @@
+"""One training path for every verbalizer judge: config -> corpus -> Lightning fit -> judge folder."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+
+import lightning as L
+from lightning.pytorch.callbacks import ModelCheckpoint
+from lightning.pytorch.loggers import CSVLogger
+
+from trainer.att_protocol import labelled_rows
+from trainer.config import TrainConfig
+from trainer.data import AttDataModule, seed_everything
+from trainer.module import JudgeModule, build_trainable_judge, trainable_parameter_count
+from trainer.release import export_judge_folder
+
+log = logging.getLogger(__name__)
+FINAL_SUBDIR = "final"
+
+
+def ensure_corpus(cfg: TrainConfig) -> Path:
+    """The corpus folder of ``cfg.data``; builds the synthetic ATT corpus there if asked and missing."""
+    corpus = Path(cfg.data.corpus_dir)
+    if (corpus / "clips.jsonl").is_file() and (corpus / "judgements.jsonl").is_file():
+        return corpus
+    if not cfg.data.synthesize_if_missing:
+        raise FileNotFoundError(f"{corpus}: no clips.jsonl/judgements.jsonl and data.synthesize_if_missing is false")
+    from trainer.synth.att_corpus import AttCorpusConfig, build_att_corpus
+
+    log.info("building synthetic ATT corpus in %s", corpus)
+    build_att_corpus(AttCorpusConfig(seed=cfg.data.synth_seed,
+                                     clips_per_voice_dimension=cfg.data.clips_per_voice_dimension), corpus)
+    return corpus
+
+
+def _loggers(cfg: TrainConfig, run_dir: Path) -> list:
+    loggers = [CSVLogger(str(run_dir), name="logs", version="")]
+    if cfg.logging.logger == "wandb":
+        from lightning.pytorch.loggers import WandbLogger
+
+        loggers.append(WandbLogger(project=cfg.logging.wandb_project, save_dir=str(run_dir),
+                                   offline=cfg.logging.wandb_offline, name=cfg.judge_name))
+    return loggers
+
+
+def _strategy(cfg: TrainConfig):
+    hw = cfg.hardware
+    if hw.strategy.startswith("deepspeed"):
+        from lightning.pytorch.strategies import DeepSpeedStrategy
+
+        if hw.deepspeed_config:
+            return DeepSpeedStrategy(config=hw.deepspeed_config)
+        return DeepSpeedStrategy(stage=2)
+    if hw.strategy == "ddp":
+        from lightning.pytorch.strategies import DDPStrategy
+
+        # frozen base weights never get gradients; LoRA params always do
+        return DDPStrategy(find_unused_parameters=False)
+    return "auto"
+
+
+def train(cfg: TrainConfig, resume: bool = True) -> Path:
+    """Train a judge; returns the run folder. Re-running with the same ``out_dir`` resumes.
+
+    Writes ``out_dir/train_config.yaml``, Lightning checkpoints (trainable weights only) under
+    ``out_dir/checkpoints``, CSV logs under ``out_dir/logs`` and the trained judge folder
+    ``out_dir/final`` (adapter safetensors + judge_config.json [+ base/ for tiny backbones]).
+    """
+    t0 = time.time()
+    run_dir = Path(cfg.out_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    cfg.save(run_dir / "train_config.yaml")
+    seed_everything(cfg.seed)
+    corpus = ensure_corpus(cfg)
+    rows, protocol = labelled_rows(corpus, held_out_voice=cfg.data.held_out_voice)
+    (run_dir / "protocol.json").write_text(json.dumps(protocol.summary(), indent=2))
+
+    judge = build_trainable_judge(cfg)
+    n_train, n_total = trainable_parameter_count(judge.backbone.model)
+    log.info("trainable parameters: %d of %d", n_train, n_total)
+    dm = AttDataModule(rows, judge, batch_size=cfg.data.batch_size, seed=cfg.seed,
+                       num_workers=cfg.data.num_workers)
+    val_rows = [r for r in rows if r["split"] == "test"]
+    module = JudgeModule(judge, cfg, val_rows=val_rows)
+    ckpt = ModelCheckpoint(dirpath=str(run_dir / "checkpoints"), save_last=True, save_top_k=0,
+                           every_n_epochs=1, save_weights_only=False)
+    trainer = L.Trainer(
+        max_epochs=cfg.optim.max_epochs, accelerator=cfg.hardware.accelerator, devices=cfg.hardware.devices,
+        num_nodes=cfg.hardware.num_nodes, strategy=_strategy(cfg), precision=cfg.hardware.precision,
+        gradient_clip_val=cfg.optim.grad_clip or None, accumulate_grad_batches=cfg.optim.accumulate_grad_batches,
+        logger=_loggers(cfg, run_dir), callbacks=[ckpt], log_every_n_steps=cfg.logging.log_every_n_steps,
+        use_distributed_sampler=False, num_sanity_val_steps=0, enable_progress_bar=False,
+        enable_model_summary=False, check_val_every_n_epoch=max(cfg.optim.max_epochs, 1),
+    )
+    last = run_dir / "checkpoints" / "last.ckpt"
+    trainer.fit(module, datamodule=dm, ckpt_path=str(last) if resume and last.is_file() else None)
+    if trainer.is_global_zero:
+        export_judge_folder(judge, cfg, run_dir / FINAL_SUBDIR,
+                            extra={"trainable_parameters": n_train, "total_parameters": n_total,
+                                   "train_clips": len(dm.train_ds), "train_seconds": round(time.time() - t0, 1),
+                                   "protocol": protocol.summary()})
+    return run_dir

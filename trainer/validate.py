@@ -1,0 +1,66 @@
+"""Validate a judge against listeners: voice-level SRCC/PLCC per dimension and trap-item F1."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from evaluators.audio_io import load_audio
+from evaluators.metrics.correlation import binary_f1, voice_level_correlation
+from evaluators.verbalizer_judge import VerbalizerJudge
+from trainer.att_protocol import ID_DIMENSIONS, labelled_rows
+
+
+def _normalised_scores(judge: VerbalizerJudge, rows: list[dict], batch_size: int) -> list[float]:
+    """Judge scores mapped to [0, 1] by the preset's value range (so any HLS preset compares)."""
+    lo, hi = judge.preset.value_range
+    outs = judge.score_waves([load_audio(r["path"]) for r in rows], batch_size=batch_size)
+    return [(o.score - lo) / (hi - lo) for o in outs]
+
+
+def validate_judge(judge: VerbalizerJudge, rows: list[dict], batch_size: int = 16,
+                   predictions_path: str | Path | None = None) -> dict:
+    """Score the test split (held-out voices) and the trap pool; return the validation report.
+
+    rows: labelled clip rows (``trainer.att_protocol.labelled_rows``). Report keys:
+    ``dimensions`` {dim: {split "id"|"ood", srcc, plcc, n_voices, n_clips}}, ``trap_f1``,
+    ``trap`` (precision/recall/counts), ``n_test_clips``.
+    """
+    test = [r for r in rows if r["split"] == "test"]
+    traps = [r for r in rows if r["split"] == "trap"]
+    if not test:
+        raise ValueError("no held-out test clips to validate on")
+    test_scores = _normalised_scores(judge, test, batch_size)
+    table = voice_level_correlation(test_scores, [r["target"] for r in test], [r["voice"] for r in test],
+                                    [r["dimension"] for r in test])
+    dims = {d: {"split": "id" if d in ID_DIMENSIONS else "ood", **m} for d, m in table.items()}
+    report = {"dimensions": dims, "n_test_clips": len(test),
+              "test_voices": sorted({r["voice"] for r in test})}
+    trap_scores = []
+    if traps:
+        trap_scores = _normalised_scores(judge, traps, batch_size)
+        f1 = binary_f1(trap_scores, [r["kind"] == "human_trap" for r in traps], threshold=0.5)
+        report["trap_f1"] = f1["f1"]
+        report["trap"] = {**f1, "n": len(traps), "kinds": dict(Counter(r["kind"] for r in traps))}
+    else:
+        report["trap_f1"] = float("nan")
+    if predictions_path:
+        with open(predictions_path, "w", encoding="utf-8") as f:
+            for r, s in zip(test + traps, test_scores + trap_scores):
+                f.write(json.dumps({"id": r["id"], "split": r["split"], "dimension": r["dimension"],
+                                    "voice": r["voice"], "target": r["target"], "pred": s}) + "\n")
+    return report
+
+
+def validate_folder(judge_dir: str | Path, corpus_dir: str | Path, held_out_voice: int = 3,
+                    batch_size: int = 16, out: str | Path | None = None) -> dict:
+    """Load a judge folder, validate it on an ATT-format corpus, optionally write the report JSON."""
+    judge = VerbalizerJudge.from_pretrained(judge_dir)
+    rows, _ = labelled_rows(corpus_dir, held_out_voice=held_out_voice)
+    out_path = Path(out) if out else None
+    preds = out_path.with_name(out_path.stem + "_predictions.jsonl") if out_path else None
+    report = validate_judge(judge, rows, batch_size=batch_size, predictions_path=preds)
+    if out_path:
+        out_path.write_text(json.dumps(report, indent=2))
+    return report
