@@ -16,9 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
+from evaluators.metrics.att import IN_DISTRIBUTION
 from evaluators.metrics.correlation import HLS_LABEL_VALUES
 
-ID_DIMENSIONS = ("special_characters_numerals", "code_switching", "paralinguistic_emotion")
+# The in-distribution set is defined once, on the inference side (metrics need it too).
+ID_DIMENSIONS = IN_DISTRIBUTION
 OOD_DIMENSIONS = ("classical_poetry_prose", "polyphonic_characters")
 CLIP_KINDS = ("eval", "human_trap", "flawed_trap")
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 from pathlib import Path
 
 from evaluators.audio_io import load_audio
-from evaluators.metrics.correlation import binary_f1, voice_level_correlation
+from evaluators.metrics.att import att_metrics
 from evaluators.verbalizer_judge import VerbalizerJudge
-from trainer.att_protocol import ID_DIMENSIONS, labelled_rows
+from trainer.att_protocol import labelled_rows
 
 
 def _normalised_scores(judge: VerbalizerJudge, rows: list[dict], batch_size: int) -> list[float]:
@@ -31,23 +30,14 @@ def validate_judge(judge: VerbalizerJudge, rows: list[dict], batch_size: int = 1
     traps = [r for r in rows if r["split"] == "trap"]
     if not test:
         raise ValueError("no held-out test clips to validate on")
-    test_scores = _normalised_scores(judge, test, batch_size)
-    table = voice_level_correlation(test_scores, [r["target"] for r in test], [r["voice"] for r in test],
-                                    [r["dimension"] for r in test])
-    dims = {d: {"split": "id" if d in ID_DIMENSIONS else "ood", **m} for d, m in table.items()}
-    report = {"dimensions": dims, "n_test_clips": len(test),
-              "test_voices": sorted({r["voice"] for r in test})}
-    trap_scores = []
-    if traps:
-        trap_scores = _normalised_scores(judge, traps, batch_size)
-        f1 = binary_f1(trap_scores, [r["kind"] == "human_trap" for r in traps], threshold=0.5)
-        report["trap_f1"] = f1["f1"]
-        report["trap"] = {**f1, "n": len(traps), "kinds": dict(Counter(r["kind"] for r in traps))}
-    else:
-        report["trap_f1"] = float("nan")
+    scored = test + traps
+    scores = _normalised_scores(judge, scored, batch_size)
+    report = att_metrics({r["id"]: s for r, s in zip(scored, scores)}, rows)
+    report["n_test_clips"], report["n_trap_clips"] = len(test), len(traps)
+    report["test_voices"] = sorted({r["voice"] for r in test})
     if predictions_path:
         with open(predictions_path, "w", encoding="utf-8") as f:
-            for r, s in zip(test + traps, test_scores + trap_scores):
+            for r, s in zip(scored, scores):
                 f.write(json.dumps({"id": r["id"], "split": r["split"], "dimension": r["dimension"],
                                     "voice": r["voice"], "target": r["target"], "pred": s}) + "\n")
     return report

@@ -157,8 +157,8 @@ class AttCorpusConfig:
     n_flawed_traps: int = 12
     annotators_per_clip: int = 3
     careless_listener_fraction: float = 0.06
-    unclear_user_fraction: float = 0.40     # listeners who ever use Unclear (a few never do by chance)
-    unclear_width_median: float = 0.045     # their Unclear half-width on the 0-1 scale (log-normal)
+    unclear_user_fraction: float = 0.55     # listeners who ever use Unclear (a few never do by chance)
+    unclear_width_median: float = 0.022     # their Unclear half-width on the 0-1 scale (log-normal)
     unclear_width_sigma: float = 1.0
     listener_bias_sd: float = 0.234
     judgement_noise_sd: float = 0.08

@@ -31,8 +31,8 @@ class ListenerParams:
     family_slope_sd: float = 0.108    # per-listener x per-family preference SD (paper GLMM)
     noise_sd: float = 0.08            # per-judgement perceptual noise
     careless_fraction: float = 0.06   # answer uniformly at random
-    unclear_user_fraction: float = 0.40  # listeners with a positive Unclear half-width
-    unclear_width_median: float = 0.045  # median half-width among those (log-normal)
+    unclear_user_fraction: float = 0.55  # listeners with a positive Unclear half-width
+    unclear_width_median: float = 0.022  # median half-width among those (log-normal)
     unclear_width_sigma: float = 1.0     # log-normal sigma (heavy right tail)
     continue_prob: float = 0.6        # chance a listener takes one more batch (geometric)
     eval_per_batch: int = 7

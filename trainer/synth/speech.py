@@ -309,13 +309,16 @@ def render_utterance(text: str, lang: str, voice: VoiceTimbre, cues: CueLevels,
     for (v, scale), env in envs.items():
         voiced += signal.sosfilt(_formant_sos(_VOWELS[v], scale, sr), (src + asp) * env)
     voiced *= 0.15
-    if c.buzz > 0.0:  # metallic ringing: feedback comb at a fixed 200 Hz spacing, power-normalised
+    active = np.sum([e for e in envs.values()], axis=0)
+    rms = float(np.sqrt(np.mean(voiced[active > 0.5] ** 2))) if (active > 0.5).any() else 1e-3
+    if c.buzz > 0.0:  # vocoder-like buzzy top end: flat pulse harmonics above 3 kHz up to Nyquist
+        hf = signal.sosfilt(signal.butter(2, 3000, btype="high", fs=sr, output="sos"), pulses) * active
+        hf_rms = float(np.sqrt(np.mean(hf[active > 0.5] ** 2))) if (active > 0.5).any() else 1.0
+        voiced = voiced + hf * (0.4 * c.buzz * rms / max(hf_rms, 1e-9))  # metallic ringing: feedback comb at a fixed 200 Hz spacing, power-normalised
         g, dly = 0.82 * c.buzz, sr // 200
         a_comb = np.zeros(dly + 1)
         a_comb[0], a_comb[dly] = 1.0, -g
         voiced = signal.lfilter([np.sqrt(1.0 - g * g)], a_comb, voiced)
-    active = np.sum([e for e in envs.values()], axis=0) > 0.5
-    rms = float(np.sqrt(np.mean(voiced[active] ** 2))) if active.any() else 1e-3
     out = voiced
     for ci in range(1, len(_CONS)):
         if cons_env[ci].any():
@@ -337,7 +340,7 @@ def render_utterance(text: str, lang: str, voice: VoiceTimbre, cues: CueLevels,
     for s, st, d in plan:
         if s.kind == "laugh":
             a, b = int(st * sr), int((st + d) * sr)
-            out[a:b] += _band_noise(rng, b - a, 600, 4000, sr) * np.hanning(b - a) * 1.2 * c.breaths * rms
+            out[a:b] += _band_noise(rng, b - a, 600, 4000, sr) * np.hanning(b - a) * 0.6 * c.breaths * rms
     # --- clicks: spikes at every syllable join (stronger before digits) scale with `clicks`
     if c.clicks > 0.0:
         for (s, _, _), p in zip(plan, starts):

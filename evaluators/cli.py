@@ -1,0 +1,109 @@
+"""The ``omnijudge`` command line.
+
+Using a judge (``score``, ``metrics``) lives here. Training commands (``synth``, ``train``,
+``validate``, ``release``, ``demo``) live in ``trainer`` and are plugged in through the
+``omnijudge.commands`` entry-point group, so this package never imports ``trainer``: an
+inference-only install still has a working ``omnijudge score``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+
+def _load_judge(args):
+    from evaluators.verbalizer_judge import JUDGE_CONFIG, VerbalizerJudge
+
+    if (Path(args.judge) / JUDGE_CONFIG).is_file():
+        return VerbalizerJudge.from_pretrained(args.judge, device=args.device)
+    from evaluators.presets import PRESETS
+
+    if args.judge in PRESETS:
+        return VerbalizerJudge.from_preset(args.judge, backbone=args.backbone, base=args.base)
+    raise SystemExit(f"--judge {args.judge!r} is neither a judge folder (with {JUDGE_CONFIG}) "
+                     f"nor a preset ({', '.join(sorted(PRESETS))})")
+
+
+def cmd_score(args) -> int:
+    from evaluators.scoring import collect_items, score_items
+    from evaluators.system_table import format_system_table, system_score_table
+
+    judge = _load_judge(args)
+    items = collect_items(args.audio)
+    if not items:
+        raise SystemExit(f"{args.audio}: no audio files ({', '.join(('.wav', '.flac', '.mp3', '.ogg'))})")
+    rows = score_items(judge, items, args.out, batch_size=args.batch_size,
+                       progress=lambda done, total: print(f"\rscored {done}/{total}", end="", file=sys.stderr))
+    print(file=sys.stderr)
+    n_err = sum("error" in r for r in rows)
+    table = system_score_table(rows)
+    text = format_system_table(table, score_name=judge.preset.name)
+    print(text)
+    if args.table:
+        Path(args.table).write_text(json.dumps(table, indent=2))
+    print(f"{len(rows)} rows in {args.out} ({n_err} errors)", file=sys.stderr)
+    return 0
+
+
+def cmd_metrics_att(args) -> int:
+    from evaluators.metrics.att import att_metrics_from_files
+
+    report = att_metrics_from_files(args.predictions, args.labels, score_key=args.score_key,
+                                    value_range=tuple(args.value_range))
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="omnijudge", description="Train, validate, release and run learned speech judges.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("score", help="score a folder or manifest of audio with a judge -> JSONL")
+    p.add_argument("--judge", required=True, help="judge folder (judge_config.json) or preset name")
+    p.add_argument("--audio", required=True, help="folder of audio (recursive) or JSONL manifest {id, audio, [system]}")
+    p.add_argument("--out", required=True, help="output JSONL (resumed when it exists)")
+    p.add_argument("--batch-size", type=int, default=8, help="clips per forward pass (scores do not depend on it)")
+    p.add_argument("--table", help="also write the per-system table (JSON) here")
+    p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
+    p.add_argument("--backbone", default="qwen2_5_omni", help="backbone for a preset judge")
+    p.add_argument("--base", default=None, help="base model id/folder for a preset judge ('tiny' = offline random)")
+    p.set_defaults(func=cmd_score)
+
+    m = sub.add_parser("metrics", help="a benchmark's numbers from a predictions file alone")
+    msub = m.add_subparsers(dest="benchmark", required=True)
+    a = msub.add_parser("att", help="Audio Turing Test: voice-level SRCC/PLCC per dimension + trap F1")
+    a.add_argument("--predictions", required=True, help="JSONL with id and a score (e.g. omnijudge score output)")
+    a.add_argument("--labels", required=True, help="labels JSONL {id, target, voice, dimension, kind, split} (a run's labels.jsonl)")
+    a.add_argument("--score-key", default="score", help="field of the prediction rows holding the score")
+    a.add_argument("--value-range", type=float, nargs=2, default=(0.0, 1.0), help="score range mapped to [0, 1]")
+    a.add_argument("--out", help="write the JSON report here")
+    a.set_defaults(func=cmd_metrics_att)
+
+    for ep in entry_points(group="omnijudge.commands"):
+        try:
+            ep.load()(sub)
+        except ImportError as e:  # training extras not installed: say so instead of failing `score`
+            sub.add_parser(ep.name, help=f"(unavailable: {e}; pip install 'omnijudge[train]')")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if not hasattr(args, "func"):
+        parser.error(f"{args.command} is unavailable in this install")
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
