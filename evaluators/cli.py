@@ -100,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("lightning").propagate = False  # Lightning prints its own lines already
+    logging.getLogger("lightning.pytorch").propagate = False
     if not hasattr(args, "func"):
         parser.error(f"{args.command} is unavailable in this install")
     return int(args.func(args) or 0)

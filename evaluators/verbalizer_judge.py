@@ -141,7 +141,7 @@ class VerbalizerJudge:
             for start in range(0, len(order), batch_size):
                 chunk = order[start:start + batch_size]
                 batch = self.backbone.collate([segments[k][2] for k in chunk])
-                probs = torch.softmax(self.label_logits(batch), dim=-1).double().cpu().numpy()
+                probs = torch.softmax(self.label_logits(batch).double(), dim=-1).cpu().numpy()
                 for k, p in zip(chunk, probs):
                     seg_probs[k] = p
         finally:

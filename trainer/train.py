@@ -85,6 +85,7 @@ def train(cfg: TrainConfig, resume: bool = True) -> Path:
                        num_workers=cfg.data.num_workers)
     val_rows = [r for r in rows if r["split"] == "test"]
     module = JudgeModule(judge, cfg, val_rows=val_rows)
+    judge.backbone.model.train()  # backbones load in eval mode; Lightning keeps each module's mode
     ckpt = ModelCheckpoint(dirpath=str(run_dir / "checkpoints"), save_last=True, save_top_k=0,
                            every_n_epochs=1, save_weights_only=False)
     trainer = L.Trainer(

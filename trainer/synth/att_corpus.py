@@ -19,6 +19,7 @@ Output folder:
 """
 from __future__ import annotations
 
+import io
 import json
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, fields
@@ -130,8 +131,8 @@ TEXTS: dict[str, list[tuple[str, str]]] = {
 FAMILIES = ("famA", "famB", "famC", "famD", "famE")
 FAMILY_LEVELS = (0.10, 0.29, 0.48, 0.67, 0.86)
 VOICES_PER_FAMILY = 4
-_VOICE_OFFSETS = (-0.06, -0.02, 0.02, 0.06)  # evenly spread: voices never overlap across families
-_INTERACTION_MAX = 0.035                      # |family x dimension| effect
+_VOICE_OFFSETS = (-0.045, -0.015, 0.015, 0.045)  # evenly spread: voices never overlap across families
+_INTERACTION_MAX = 0.02                       # |family x dimension| effect
 # Which cues each dimension stresses: slope of cue naturalness vs latent (1.0 = default).
 _CUE_SLOPES = {
     "special_characters_numerals": {"timing": 1.35, "clicks": 1.35},
@@ -277,6 +278,13 @@ def _write_jsonl(path: Path, rows: list[dict]) -> None:
             fh.write(json.dumps(r, ensure_ascii=False) + "\n")
 
 
+def _write_wav(path: Path, y: np.ndarray, sr: int) -> None:
+    """16-bit PCM WAV; encoded in memory first (soundfile's per-file flush/sync is slow on some disks)."""
+    buf = io.BytesIO()
+    sf.write(buf, y, sr, subtype="PCM_16", format="WAV")
+    path.write_bytes(buf.getvalue())
+
+
 def _render(spec: dict, rng: np.random.Generator, config: AttCorpusConfig) -> np.ndarray:
     return render_utterance(spec["text"], spec["lang"], spec["timbre"], spec["cues"], rng,
                             sr=config.sample_rate, max_s=config.max_clip_s)
@@ -292,7 +300,7 @@ def build_att_corpus(config: AttCorpusConfig, out_dir: str | Path) -> AttCorpus:
     for i, s in enumerate(specs):
         y = _render(s, np.random.default_rng([config.seed, 4, i]), config)
         rel = f"audio/{s['id']}.wav"
-        sf.write(out / rel, y, config.sample_rate, subtype="PCM_16", format="WAV")
+        _write_wav(out / rel, y, config.sample_rate)
         rows.append({"id": s["id"], "audio": rel, "kind": s["kind"], "family": s["family"], "voice": s["voice"],
                      "dimension": s["dimension"], "lang": s["lang"], "text": s["text"],
                      "latent_hls": round(s["latent_hls"], 4), "duration_s": round(len(y) / config.sample_rate, 4)})
@@ -329,7 +337,8 @@ def render_system_outputs(out_dir: str | Path, seed: int, n_systems: int = 3, cl
     Systems `sys1`..`sysN` have latent human-likeness evenly spaced from 0.85 (sys1, best) down to
     0.15 (sysN, worst); all systems read the same texts (in-distribution dimensions, ZH and EN).
     Writes `out_dir/<system>/<system>-<k>.wav` and `out_dir/manifest.jsonl` with rows
-    {id, audio (relative to the manifest), system, dimension, lang, text, latent_hls}. Returns the manifest path.
+    {id, audio (relative to the manifest), system, dimension, lang, text, latent_hls}.
+    Returns the folder `out_dir` (the manifest is `out_dir / "manifest.jsonl"`).
     """
     if n_systems < 1 or clips_per_system < 1:
         raise ValueError("n_systems and clips_per_system must be >= 1")
@@ -350,8 +359,8 @@ def render_system_outputs(out_dir: str | Path, seed: int, n_systems: int = 3, cl
             lat = float(np.clip(level + rng.normal(0.0, 0.03), 0.02, 0.98))
             y = render_utterance(text, lang, timbre, cues_for_latent(lat, d, rng), rng, sr=sample_rate)
             cid = f"{system}-{k:03d}"
-            sf.write(out / system / f"{cid}.wav", y, sample_rate, subtype="PCM_16", format="WAV")
+            _write_wav(out / system / f"{cid}.wav", y, sample_rate)
             rows.append({"id": cid, "audio": f"{system}/{cid}.wav", "system": system, "dimension": d,
                          "lang": lang, "text": text, "latent_hls": round(lat, 4)})
     _write_jsonl(out / "manifest.jsonl", rows)
-    return out / "manifest.jsonl"
+    return out

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy import signal
@@ -198,9 +199,19 @@ def _lerp(a: float, b: float, t: float) -> float:
     return a + (b - a) * t
 
 
+@lru_cache(maxsize=64)
+def _butter(lo: float, hi: float, sr: int) -> np.ndarray:
+    """Cached 2nd-order Butterworth SOS (band-pass, or high-pass when hi is None); designing
+    filters per clip costs more than running them."""
+    if hi is None:
+        return signal.butter(2, lo, btype="high", fs=sr, output="sos")
+    return signal.butter(2, [lo, min(hi, 0.45 * sr)], btype="band", fs=sr, output="sos")
+
+
 def _band_noise(rng, n: int, lo: float, hi: float, sr: int) -> np.ndarray:
-    sos = signal.butter(2, [lo, min(hi, 0.45 * sr)], btype="band", fs=sr, output="sos")
-    return signal.sosfilt(sos, rng.standard_normal(n)).astype(np.float64)
+    """Band-limited Gaussian noise, shape (n,); 10 ms of filter warm-up is discarded."""
+    pad = sr // 100
+    return signal.sosfilt(_butter(lo, hi, sr), rng.standard_normal(n + pad))[pad:]
 
 
 def _formant_sos(f: np.ndarray, scale: float, sr: int) -> np.ndarray:
@@ -257,7 +268,7 @@ def render_utterance(text: str, lang: str, voice: VoiceTimbre, cues: CueLevels,
         # declination (-3 st per 2 s, resets at phrases), random phrase accents, syllable scatter
         decl = -1.5 * into * (st - phrase_start)
         accent_gain = 3.0 * into * rng.uniform(0.5, 1.4) if rng.random() < 0.3 else 0.5 * accent_gain
-        off = decl + accent_gain + rng.normal(0.0, 1.0 * into)
+        off = decl + accent_gain + rng.normal(0.0, 1.3 * into)
         if s.foreign:  # code-switch discontinuity: Latin words jump in pitch when machine-like
             off += 4.0 * (1.0 - into)
         if s.kind == "laugh":
@@ -274,7 +285,7 @@ def render_utterance(text: str, lang: str, voice: VoiceTimbre, cues: CueLevels,
     semis = np.interp(tt, ct, cs)
     # micro-prosody: smooth jitter (~1% at into=1) and a slow wander; both vanish when monotone
     k = n // 64 + 2
-    semis += np.interp(tt, np.arange(k) * 64 / sr, rng.normal(0.0, 0.2 * into, k))
+    semis += np.interp(tt, np.arange(k) * 64 / sr, rng.normal(0.0, 0.3 * into, k))
     f0 = voice.f0_hz * 2.0 ** (semis / 12.0)
     phase = np.cumsum(f0 / sr)
     pulses = np.zeros(n)
@@ -288,7 +299,7 @@ def render_utterance(text: str, lang: str, voice: VoiceTimbre, cues: CueLevels,
     att = int(sr * _lerp(0.022, 0.0005, c.clicks))
     rel = int(sr * _lerp(0.035, 0.0005, c.clicks))
     envs: dict[tuple[int, float], np.ndarray] = {}
-    cons_env = np.zeros((len(_CONS), n))
+    cons_segs = []  # (consonant index, start sample, length)
     starts = []
     for s, st, d in plan:
         cdur = _CONS[s.consonant][1] if s.consonant else 0.0
@@ -303,7 +314,7 @@ def render_utterance(text: str, lang: str, voice: VoiceTimbre, cues: CueLevels,
         env[a:b] = np.maximum(env[a:b], seg * (0.8 if s.tone == 5 else 1.0))
         if s.consonant:
             ca, cb = int(st * sr), int((st + cdur) * sr)
-            cons_env[s.consonant, ca:cb] = np.hanning(cb - ca)
+            cons_segs.append((s.consonant, ca, cb - ca))
         starts.append(int(st * sr))
     voiced = np.zeros(n)
     for (v, scale), env in envs.items():
@@ -312,30 +323,29 @@ def render_utterance(text: str, lang: str, voice: VoiceTimbre, cues: CueLevels,
     active = np.sum([e for e in envs.values()], axis=0)
     rms = float(np.sqrt(np.mean(voiced[active > 0.5] ** 2))) if (active > 0.5).any() else 1e-3
     if c.buzz > 0.0:  # vocoder-like buzzy top end: flat pulse harmonics above 3 kHz up to Nyquist
-        hf = signal.sosfilt(signal.butter(2, 3000, btype="high", fs=sr, output="sos"), pulses) * active
+        hf = signal.sosfilt(_butter(3000.0, None, sr), pulses) * active
         hf_rms = float(np.sqrt(np.mean(hf[active > 0.5] ** 2))) if (active > 0.5).any() else 1.0
-        voiced = voiced + hf * (0.4 * c.buzz * rms / max(hf_rms, 1e-9))  # metallic ringing: feedback comb at a fixed 200 Hz spacing, power-normalised
+        voiced = voiced + hf * (0.4 * c.buzz * rms / max(hf_rms, 1e-9))
+        # metallic ringing: feedback comb at a fixed 200 Hz spacing (inharmonic with F0), power-normalised
         g, dly = 0.82 * c.buzz, sr // 200
         a_comb = np.zeros(dly + 1)
         a_comb[0], a_comb[dly] = 1.0, -g
         voiced = signal.lfilter([np.sqrt(1.0 - g * g)], a_comb, voiced)
     out = voiced
-    for ci in range(1, len(_CONS)):
-        if cons_env[ci].any():
-            (lo, hi), _, gain = _CONS[ci]
-            out = out + _band_noise(rng, n, lo, hi, sr) * cons_env[ci] * gain * rms * 3.0
+    for ci, a, m in cons_segs:  # consonant noise bursts at syllable onsets
+        (lo, hi), _, gain = _CONS[ci]
+        out[a:a + m] += _band_noise(rng, m, lo, hi, sr) * np.hanning(m) * gain * rms * 3.0
     # --- breaths before the first phrase and in every pause >= 0.15 s
     gaps = [(0.02, plan[0][1])] + [(plan[j][1] + plan[j][2], plan[j + 1][1])
                                    for j in range(len(plan) - 1) if plan[j][0].phrase_final]
     if c.breaths > 0.0:
-        bnoise = _band_noise(rng, n, 350, 2600, sr)
         for g0, g1 in gaps:
             if g1 - g0 >= 0.15:
                 bl = min(g1 - g0 - 0.03, rng.uniform(0.25, 0.4))
                 a = int((g1 - 0.02 - bl) * sr)
                 m = int(bl * sr)
                 shape = np.sin(np.pi * np.linspace(0.0, 1.0, m) ** 0.7)  # slow rise, faster fall
-                out[a:a + m] += bnoise[a:a + m] * shape * 0.4 * c.breaths * rms
+                out[a:a + m] += _band_noise(rng, m, 350, 2600, sr) * shape * 0.4 * c.breaths * rms
     # laughter bursts: breathy aspirated pulses on laugh syllables when human-like
     for s, st, d in plan:
         if s.kind == "laugh":

@@ -1,0 +1,35 @@
+import numpy as np
+import pytest
+import soundfile as sf
+import torch
+
+torch.set_num_threads(2)
+
+
+@pytest.fixture(scope="session")
+def tiny_omni():
+    from evaluators.backbones import AudioLLM
+
+    return AudioLLM.tiny("qwen2_5_omni", seed=0)
+
+
+def speechlike(seconds: float, seed: int = 0, sr: int = 16000) -> np.ndarray:
+    """A deterministic voiced-ish test waveform (harmonics + noise), float32 in [-1, 1]."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(int(seconds * sr)) / sr
+    f0 = 110 + 30 * rng.random()
+    x = sum(np.sin(2 * np.pi * f0 * k * t) / k for k in range(1, 6)) * (0.5 + 0.5 * np.sin(2 * np.pi * 3 * t))
+    x = x + 0.05 * rng.standard_normal(len(t))
+    return (0.3 * x / np.abs(x).max()).astype(np.float32)
+
+
+@pytest.fixture
+def audio_folder(tmp_path):
+    """Five good clips in two systems, with varied formats and rates."""
+    root = tmp_path / "outputs"
+    for i, (system, sr, ext) in enumerate([("sysA", 16000, "wav"), ("sysA", 44100, "flac"), ("sysB", 22050, "ogg"),
+                                           ("sysB", 8000, "wav"), ("sysB", 48000, "wav")]):
+        (root / system).mkdir(parents=True, exist_ok=True)
+        wave = speechlike(0.8 + 0.4 * i, seed=i, sr=sr)
+        sf.write(root / system / f"clip{i}.{ext}", np.stack([wave, wave], 1) if i == 4 else wave, sr)
+    return root
