@@ -1,0 +1,99 @@
+"""Every YAML under configs/ loads into a TrainConfig; every registry entry is usable; layout rules."""
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from evaluators.backbones import BACKBONES
+from evaluators.presets import PRESETS, JudgePreset
+from trainer.config import ConfigError, TrainConfig, config_from_dict, describe_config, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+YAMLS = sorted((ROOT / "configs").rglob("*.yaml"))
+
+
+def test_there_are_configs():
+    assert {"tiny.yaml", "qwen2_5_omni_7b.yaml"} <= {p.name for p in YAMLS}
+
+
+@pytest.mark.parametrize("path", YAMLS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_yaml_loads_and_round_trips(path, tmp_path):
+    cfg = load_config(path)
+    assert isinstance(cfg, TrainConfig)
+    cfg.save(tmp_path / "again.yaml")
+    assert load_config(tmp_path / "again.yaml") == cfg
+
+
+def test_paper_recipe_config():
+    cfg = load_config(ROOT / "configs/auto_att/qwen2_5_omni_7b.yaml")
+    assert (cfg.lora.r, cfg.lora.alpha, cfg.lora.dropout) == (32, 32, 0.05)
+    assert (cfg.loss.bt_weight, cfg.loss.mse_weight) == (0.4, 0.6)
+    assert cfg.hardware.strategy == "deepspeed_stage_2" and cfg.hardware.devices == 4
+    assert cfg.hardware.precision.startswith("bf16") and cfg.lora.extra_trainable == []
+    assert json.loads((ROOT / cfg.hardware.deepspeed_config).read_text())["zero_optimization"]["stage"] == 2
+
+
+def test_deepspeed_json_files_parse():
+    for p in (ROOT / "configs").rglob("*.json"):
+        json.loads(p.read_text())
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"optim": {"lr": -1}}, "optim.lr"),
+    ({"optim": {"lrr": 1}}, "unknown key"),
+    ({"preset": "gemini"}, "preset"),
+    ({"hardware": {"strategy": "deepspeed_stage_3"}}, "ZeRO-3"),
+    ({"data": {"batch_size": "eight"}}, "data.batch_size"),
+    ({"backbone": {"name": "whisper"}}, "backbone.name"),
+])
+def test_bad_config_values_are_named(bad, match):
+    with pytest.raises(ConfigError, match=match):
+        config_from_dict(bad, where="x.yaml")
+
+
+def test_bad_yaml_names_the_file(tmp_path):
+    p = tmp_path / "broken.yaml"
+    p.write_text("optim: [unclosed\n")
+    with pytest.raises(ConfigError, match="broken.yaml"):
+        load_config(p)
+
+
+def test_help_config_lists_every_field():
+    text = describe_config()
+    for key in ("lora.r", "loss.bt_weight", "data.batch_size", "hardware.strategy", "long_clip_policy"):
+        assert key in text
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_every_preset_round_trips(name):
+    preset = PRESETS[name]
+    assert JudgePreset.from_dict(json.loads(json.dumps(preset.to_dict()))) == preset
+
+
+def test_backbone_registry_entries():
+    for name, spec in BACKBONES.items():
+        assert spec.name == name and "/" in spec.hub_id
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_evaluators_never_imports_trainer():
+    offenders = [p for p in (ROOT / "evaluators").rglob("*.py") if "trainer" in _imports(p)]
+    assert not offenders, offenders
+
+
+def test_evaluators_never_imports_lightning_or_datasets():
+    # inference installs stay light
+    offenders = [p for p in (ROOT / "evaluators").rglob("*.py") if _imports(p) & {"lightning", "datasets"}]
+    assert not offenders, offenders

@@ -1,0 +1,89 @@
+"""omnijudge score: one row per input, bad files become error rows, resume, sanitised ids."""
+
+import json
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from evaluators.presets import get_preset
+from evaluators.scoring import collect_items, read_done_rows, score_items
+from evaluators.system_table import system_score_table
+from evaluators.verbalizer_judge import VerbalizerJudge
+
+
+@pytest.fixture
+def judge(tiny_omni):
+    return VerbalizerJudge(tiny_omni, get_preset("auto-att"), name="tiny-test", seed=7)
+
+
+def _add_bad_files(root):
+    bad = root / "sysB"
+    (bad / "empty.wav").write_bytes(b"")
+    (bad / "text.wav").write_text("this is not audio")
+    good = sf.SoundFile(root / "sysA" / "clip0.wav").read()
+    sf.write(bad / "nan.wav", np.where(np.arange(len(good)) % 7 == 0, np.nan, good).astype(np.float32), 16000,
+             subtype="FLOAT")
+    raw = (root / "sysA" / "clip0.wav").read_bytes()
+    (bad / "truncated.wav").write_bytes(raw[:30])
+
+
+def test_folder_scoring_rows_provenance_and_errors(judge, audio_folder, tmp_path):
+    _add_bad_files(audio_folder)
+    out = tmp_path / "scores.jsonl"
+    rows = score_items(judge, collect_items(audio_folder), out, batch_size=3)
+    lines = [json.loads(l) for l in out.read_text().splitlines()]
+    assert len(lines) == len(rows) == 9
+    by_id = {r["id"]: r for r in lines}
+    for bad in ("empty", "text", "nan", "truncated"):
+        row = by_id[f"sysB/{bad}"]
+        assert "error" in row and "score" not in row and bad in row["file"], row
+    good = [r for r in lines if "error" not in r]
+    assert len(good) == 5
+    for r in good:
+        assert 0.0 <= r["score"] <= 1.0 and set(r["probs"]) == {"Human", "Unclear", "Machine"}
+        assert r["judge"] == "tiny-test" and r["seed"] == 7 and r["prompt_version"] == "v1"
+        assert "checkpoint_sha256" in r
+    table = system_score_table(lines, n_resamples=200)
+    assert {t["system"]: (t["n"], t["n_errors"]) for t in table} == {"sysA": (2, 0), "sysB": (3, 4)}
+
+
+def test_resume_skips_done_rows_and_repairs_torn_line(judge, audio_folder, tmp_path):
+    out = tmp_path / "scores.jsonl"
+    items = collect_items(audio_folder)
+    full = score_items(judge, items, out, batch_size=2)
+    text = out.read_text().splitlines(keepends=True)
+    # simulate a kill mid-write: two complete rows and half of the third
+    out.write_text("".join(text[:2]) + text[2][: len(text[2]) // 2])
+    assert len(read_done_rows(out)) == 2
+    calls = []
+    original = judge.score_waves
+    judge.score_waves = lambda waves, **kw: calls.append(len(waves)) or original(waves, **kw)
+    resumed = score_items(judge, items, out, batch_size=2)
+    assert calls == [3]  # only the three missing clips were recomputed
+    assert [r["id"] for r in resumed] == [r["id"] for r in full]
+    final = [json.loads(l) for l in out.read_text().splitlines()]
+    assert sorted(r["id"] for r in final) == sorted(r["id"] for r in full)
+    by_id = {r["id"]: r["score"] for r in full}
+    assert all(abs(r["score"] - by_id[r["id"]]) <= 1e-6 for r in final)
+
+
+def test_manifest_paths_relative_and_bad_lines(audio_folder, tmp_path):
+    manifest = audio_folder / "manifest.jsonl"
+    manifest.write_text(json.dumps({"id": "../../etc/passwd", "audio": "sysA/clip0.wav", "system": "x"}) + "\n")
+    items = collect_items(manifest)
+    assert items[0].path == audio_folder / "sysA" / "clip0.wav" and items[0].id == "../../etc/passwd"
+    manifest.write_text('{"id": "a", "audio": "sysA/clip0.wav"}\n{"id": "b"}\n')
+    with pytest.raises(ValueError, match=r"manifest.jsonl:2"):
+        collect_items(manifest)
+    manifest.write_text('{"id": "a", "audio": "sysA/clip0.wav"}\n{"id": "a", "audio": "sysA/clip1.flac"}\n')
+    with pytest.raises(ValueError, match="duplicate id"):
+        collect_items(manifest)
+
+
+def test_missing_manifest_file_is_an_error_row(judge, audio_folder, tmp_path):
+    manifest = tmp_path / "m.jsonl"
+    manifest.write_text(json.dumps({"id": "gone", "audio": "nope.wav"}) + "\n"
+                        + json.dumps({"id": "ok", "audio": str(audio_folder / "sysA" / "clip0.wav")}) + "\n")
+    rows = score_items(judge, collect_items(manifest), tmp_path / "s.jsonl")
+    assert "error" in rows[0] and "nope.wav" in rows[0]["error"] and "score" in rows[1]
