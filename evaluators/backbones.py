@@ -30,6 +30,8 @@ from evaluators.tiny_tokenizer import build_tiny_tokenizer
 
 SAMPLE_RATE = 16_000
 MEL_BINS = 128
+#: Init std of a tiny backbone's (frozen) lm_head; see ``AudioLLM.tiny``.
+TINY_LM_HEAD_STD = 0.08
 #: Written next to a saved backbone so a folder says which registry entry it belongs to.
 BACKBONE_FILE = "omnijudge_backbone.json"
 
@@ -64,7 +66,7 @@ def _tiny_omni_config(tokenizer) -> Qwen2_5OmniThinkerConfig:
                            out_hidden_size=64, fullatt_block_indexes=[0]),
         text_config=dict(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128,
                          num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                         max_position_embeddings=4096,
+                         max_position_embeddings=4096, tie_word_embeddings=False,
                          # mrope_section sums to head_dim / 2 = 8
                          rope_parameters={"rope_type": "default", "rope_theta": 1e6, "mrope_section": [2, 3, 3]},
                          pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id),
@@ -83,7 +85,7 @@ def _tiny_qwen2_audio_config(tokenizer) -> Qwen2AudioConfig:
                           encoder_ffn_dim=256, d_model=64, max_source_positions=1500),
         text_config=dict(model_type="qwen2", vocab_size=len(tokenizer), hidden_size=64,
                          intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-                         num_key_value_heads=2, max_position_embeddings=4096,
+                         num_key_value_heads=2, max_position_embeddings=4096, tie_word_embeddings=False,
                          pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id),
         audio_token_index=tokenizer.convert_tokens_to_ids("<|AUDIO|>"),
     )
@@ -161,6 +163,11 @@ class AudioLLM(nn.Module):
         tokenizer = build_tiny_tokenizer()
         torch.manual_seed(seed)
         model = spec.model_class(spec.tiny_config(tokenizer)).eval()
+        # The lm_head stays frozen under LoRA. At the default init (std 0.02, hidden 64) label
+        # logits cannot differ by more than about 2, so probabilities could never leave
+        # [0.2, 0.8]; a real checkpoint's head has no such cap, so give the tiny one a usable range.
+        with torch.no_grad():
+            model.lm_head.weight.normal_(0.0, TINY_LM_HEAD_STD)
         fe = WhisperFeatureExtractor(feature_size=MEL_BINS, sampling_rate=SAMPLE_RATE, hop_length=160,
                                      chunk_length=30, n_fft=400)
         return cls(model, tokenizer, fe, spec, source=f"tiny-random:{backbone}:seed{seed}")
