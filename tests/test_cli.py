@@ -1,0 +1,43 @@
+"""CLI wiring: every subcommand is registered; synth, help-config and error paths."""
+
+import json
+
+import pytest
+
+from evaluators.cli import build_parser, main
+
+
+def test_all_subcommands_registered():
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    assert {"demo", "synth", "train", "validate", "score", "metrics", "release"} <= set(sub.choices)
+
+
+def test_synth_att_cli(tmp_path):
+    assert main(["synth", "att", "--out", str(tmp_path / "c"), "--clips-per-voice-dimension", "1",
+                 "--system-outputs", str(tmp_path / "sys")]) == 0
+    clips = [json.loads(l) for l in (tmp_path / "c" / "clips.jsonl").read_text().splitlines()]
+    assert {c["kind"] for c in clips} == {"eval", "human_trap", "flawed_trap"}
+    assert len([c for c in clips if c["kind"] == "eval"]) == 5 * 4 * 5
+    assert list((tmp_path / "sys").rglob("*.wav"))
+
+
+def test_help_config(capsys):
+    assert main(["train", "--help-config"]) == 0
+    assert "lora.r = 32" in capsys.readouterr().out
+
+
+def test_score_rejects_unknown_judge(tmp_path):
+    with pytest.raises(SystemExit, match="neither a judge folder"):
+        main(["score", "--judge", "not-a-judge", "--audio", str(tmp_path), "--out", str(tmp_path / "o.jsonl")])
+
+
+def test_release_push_needs_repo_id(tmp_path):
+    from trainer.release import release
+
+    (tmp_path / "j").mkdir()
+    (tmp_path / "j" / "judge_config.json").write_text(json.dumps({
+        "judge_name": "x", "base_model": "b", "backbone": "qwen2_5_omni", "preset": {"name": "auto-att"},
+        "lora": {"r": 32, "alpha": 32}, "read_at": "final", "label_words": ["Human"], "label_values": [1.0],
+        "prompt": "p", "prompt_version": "v1", "seed": 0}))
+    with pytest.raises(ValueError, match="repo-id"):
+        release(tmp_path / "j", tmp_path / "out", push=True)
