@@ -13,7 +13,13 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaluators.audio_io import AUDIO_EXTENSIONS, AudioLoadError, load_audio, sanitize_item_id
+from evaluators.audio_io import (
+    AUDIO_EXTENSIONS,
+    AudioLoadError,
+    load_audio,
+    sanitize_item_id,
+)
+from evaluators.jsonl import JsonlError, read_jsonl
 from evaluators.verbalizer_judge import VerbalizerJudge, is_finite_output
 
 
@@ -45,23 +51,15 @@ def items_from_manifest(manifest: str | Path) -> list[ScoreItem]:
     Other keys become prompt fields (e.g. ``instruction``). Bad lines raise naming file:line."""
     manifest = Path(manifest)
     items, seen = [], set()
-    with manifest.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{manifest}:{n}: not valid JSON ({e.msg})") from None
-            if not isinstance(row, dict) or "audio" not in row:
-                raise ValueError(f"{manifest}:{n}: expected an object with an 'audio' field")
-            item_id = str(row.get("id") or Path(row["audio"]).with_suffix(""))
-            if item_id in seen:
-                raise ValueError(f"{manifest}:{n}: duplicate id {item_id!r}")
-            seen.add(item_id)
-            fields = {k: v for k, v in row.items() if k not in ("id", "audio", "system")}
-            items.append(ScoreItem(id=item_id, path=(manifest.parent / row["audio"]), system=row.get("system"),
-                                   fields=fields))
+    for row in read_jsonl(manifest, required=("audio",)):
+        n = row.pop("_line")
+        item_id = str(row.get("id") or Path(row["audio"]).with_suffix(""))
+        if item_id in seen:
+            raise JsonlError(f"{manifest}:{n}: duplicate id {item_id!r}")
+        seen.add(item_id)
+        fields = {k: v for k, v in row.items() if k not in ("id", "audio", "system")}
+        items.append(ScoreItem(id=item_id, path=manifest.parent / row["audio"], system=row.get("system"),
+                               fields=fields))
     return items
 
 

@@ -8,7 +8,13 @@ import pytest
 
 from evaluators.backbones import BACKBONES
 from evaluators.presets import PRESETS, JudgePreset
-from trainer.config import ConfigError, TrainConfig, config_from_dict, describe_config, load_config
+from trainer.config import (
+    ConfigError,
+    TrainConfig,
+    config_from_dict,
+    describe_config,
+    load_config,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 YAMLS = sorted((ROOT / "configs").rglob("*.yaml"))

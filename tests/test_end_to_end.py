@@ -49,12 +49,13 @@ def test_release_folder_contents(demo):
 
 def test_reloaded_release_gives_identical_scores(demo):
     out, _ = demo
+    from peft import set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    from evaluators.audio_io import load_audio
     from trainer.att_protocol import labelled_rows
     from trainer.config import load_config
     from trainer.module import build_trainable_judge
-    from evaluators.audio_io import load_audio
-    from peft import set_peft_model_state_dict
-    from safetensors.torch import load_file
 
     rows, _ = labelled_rows(out / "corpus")
     waves = [load_audio(r["path"]) for r in rows[:6]]

@@ -4,13 +4,16 @@ import re
 
 import pytest
 import torch
+from conftest import speechlike
 
 from evaluators.backbones import LLM_LINEAR_REGEX
 from trainer.config import TrainConfig
 from trainer.losses import hls_loss
-from trainer.module import build_trainable_judge, lora_wrapped_modules, trainable_parameter_count
-
-from conftest import speechlike
+from trainer.module import (
+    build_trainable_judge,
+    lora_wrapped_modules,
+    trainable_parameter_count,
+)
 
 
 def _cfg(extra=()):

@@ -4,8 +4,14 @@ import json
 
 import pytest
 
-from trainer.att_protocol import (ProtocolError, apply_protocol, batch_validity, labelled_rows, split_of,
-                                  unclear_rate_stats)
+from trainer.att_protocol import (
+    ProtocolError,
+    apply_protocol,
+    batch_validity,
+    labelled_rows,
+    split_of,
+    unclear_rate_stats,
+)
 
 CLIPS = [
     {"id": "e1", "kind": "eval", "voice": "famA_v0", "dimension": "code_switching"},

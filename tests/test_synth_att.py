@@ -11,10 +11,28 @@ import pytest
 import soundfile as sf
 from scipy.stats import spearmanr
 
-from trainer.synth.att_corpus import (DIMENSIONS, FAMILIES, TEXTS, AttCorpusConfig, build_att_corpus,
-                                      cues_for_latent, render_system_outputs, voice_names)
-from trainer.synth.listeners import ListenerParams, SimClip, simulate_listeners, unclear_rate_stats
-from trainer.synth.speech import CueLevels, VoiceTimbre, render_utterance, text_to_syllables
+from trainer.synth.att_corpus import (
+    DIMENSIONS,
+    FAMILIES,
+    TEXTS,
+    AttCorpusConfig,
+    build_att_corpus,
+    cues_for_latent,
+    render_system_outputs,
+    voice_names,
+)
+from trainer.synth.listeners import (
+    ListenerParams,
+    SimClip,
+    simulate_listeners,
+    unclear_rate_stats,
+)
+from trainer.synth.speech import (
+    CueLevels,
+    VoiceTimbre,
+    render_utterance,
+    text_to_syllables,
+)
 
 SMALL = dict(clips_per_voice_dimension=1, n_human_traps=8, n_flawed_traps=4)
 

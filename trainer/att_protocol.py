@@ -9,13 +9,14 @@ each TTS family one voice is held out for test.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from evaluators.jsonl import JsonlError
+from evaluators.jsonl import read_jsonl as _read_jsonl
 from evaluators.metrics.att import IN_DISTRIBUTION
 from evaluators.metrics.correlation import HLS_LABEL_VALUES
 
@@ -25,30 +26,13 @@ OOD_DIMENSIONS = ("classical_poetry_prose", "polyphonic_characters")
 CLIP_KINDS = ("eval", "human_trap", "flawed_trap")
 
 
-class ProtocolError(ValueError):
+class ProtocolError(JsonlError):
     """A judgement or clip row is malformed (message names the file and line)."""
 
 
 def read_jsonl(path: str | Path, required: tuple[str, ...] = ()) -> list[dict]:
-    """Read a JSONL file; a bad line raises ``ProtocolError`` naming ``path:line`` and the problem."""
-    rows = []
-    path = Path(path)
-    with path.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ProtocolError(f"{path}:{n}: not valid JSON ({e.msg})") from None
-            if not isinstance(row, dict):
-                raise ProtocolError(f"{path}:{n}: expected a JSON object")
-            missing = [k for k in required if k not in row]
-            if missing:
-                raise ProtocolError(f"{path}:{n}: missing field(s) {missing}")
-            row["_line"] = n
-            rows.append(row)
-    return rows
+    """JSONL rows; a bad line raises ``ProtocolError`` naming ``path:line`` and the problem."""
+    return _read_jsonl(path, required, error=ProtocolError)
 
 
 def clip_score(label: str) -> float:

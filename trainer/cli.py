@@ -30,7 +30,11 @@ def add_synth_command(sub) -> None:
     att.add_argument("--system-outputs", help="also render a folder of system outputs here (for scoring demos)")
 
     def run(args) -> int:
-        from trainer.synth.att_corpus import AttCorpusConfig, build_att_corpus, render_system_outputs
+        from trainer.synth.att_corpus import (
+            AttCorpusConfig,
+            build_att_corpus,
+            render_system_outputs,
+        )
 
         corpus = build_att_corpus(AttCorpusConfig(seed=args.seed, clips_per_voice_dimension=args.clips_per_voice_dimension),
                                   Path(args.out))

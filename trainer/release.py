@@ -11,7 +11,12 @@ import json
 import shutil
 from pathlib import Path
 
-from evaluators.verbalizer_judge import ADAPTER_WEIGHTS, BASE_SUBDIR, JUDGE_CONFIG, VerbalizerJudge
+from evaluators.verbalizer_judge import (
+    ADAPTER_WEIGHTS,
+    BASE_SUBDIR,
+    JUDGE_CONFIG,
+    VerbalizerJudge,
+)
 from trainer.config import TrainConfig
 
 JUDGE_FORMAT_VERSION = 1

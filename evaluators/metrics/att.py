@@ -8,25 +8,13 @@ evaluation clips, trap-item F1 at 0.5 over trap clips (human recordings = positi
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
+from evaluators.jsonl import read_jsonl
 from evaluators.metrics.correlation import binary_f1, voice_level_correlation
 
 IN_DISTRIBUTION = ("special_characters_numerals", "code_switching", "paralinguistic_emotion")
-
-
-def _read(path: Path) -> list[dict]:
-    rows = []
-    with path.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{path}:{n}: not valid JSON ({e.msg})") from None
-    return rows
 
 
 def att_metrics(predictions: dict[str, float], labels: list[dict], splits: tuple[str, ...] = ("test",)) -> dict:
@@ -53,8 +41,8 @@ def att_metrics_from_files(predictions_path: str | Path, labels_path: str | Path
     """File front-end of :func:`att_metrics`; scores are mapped from ``value_range`` to [0, 1]."""
     lo, hi = value_range
     preds = {}
-    for r in _read(Path(predictions_path)):
+    for r in read_jsonl(predictions_path):
         value = r.get(score_key)
         if "error" not in r and isinstance(value, (int, float)) and math.isfinite(value):
             preds[str(r["id"])] = (float(value) - lo) / (hi - lo)
-    return att_metrics(preds, _read(Path(labels_path)))
+    return att_metrics(preds, read_jsonl(labels_path))
