@@ -17,13 +17,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from trainer.att_protocol import batch_is_valid, unclear_rate_stats  # noqa: E402
 from trainer.synth.att_corpus import (  # noqa: E402
     DIMENSIONS,
     FAMILIES,
     AttCorpusConfig,
     build_att_corpus,
 )
-from trainer.synth.listeners import batch_is_valid, unclear_rate_stats  # noqa: E402
 
 SCORE = {"Human": 1.0, "Unclear": 0.5, "Machine": 0.0}
 

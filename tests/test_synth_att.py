@@ -11,6 +11,7 @@ import pytest
 import soundfile as sf
 from scipy.stats import spearmanr
 
+from trainer.att_protocol import unclear_rate_stats
 from trainer.synth.att_corpus import (
     DIMENSIONS,
     FAMILIES,
@@ -25,7 +26,6 @@ from trainer.synth.listeners import (
     ListenerParams,
     SimClip,
     simulate_listeners,
-    unclear_rate_stats,
 )
 from trainer.synth.speech import (
     CueLevels,
@@ -154,7 +154,7 @@ def test_judgements_protocol(corpus):
 def test_listener_population_stats(corpus):
     _, cp = corpus
     st = unclear_rate_stats(_read(cp.judgements_path))  # small corpus: loose bounds
-    assert 0.4 <= st["never"] <= 0.95 and 0.0 < st["mean"] < 0.15
+    assert 0.4 <= st["never_unclear_fraction"] <= 0.95 and 0.0 < st["unclear_rate_mean"] < 0.15
     # a larger population without audio for tighter statistics (paper: 66% never, mean 4.6%)
     rng = np.random.default_rng(0)
     ml = CueLevels().machine_likeness()
@@ -164,8 +164,8 @@ def test_listener_population_stats(corpus):
     fl = [SimClip(f"f{i}", 0.02, CueLevels.machine().machine_likeness()) for i in range(12)]
     rows, listeners = simulate_listeners(ev, hum, fl, 3, ListenerParams(), np.random.default_rng(1), list(FAMILIES))
     st = unclear_rate_stats(rows)
-    assert 0.55 <= st["never"] <= 0.8, st
-    assert 0.025 <= st["mean"] <= 0.08 and st["over_30pct"] > 0.0, st
+    assert 0.55 <= st["never_unclear_fraction"] <= 0.8, st
+    assert 0.025 <= st["unclear_rate_mean"] <= 0.08 and st["over_30pct_fraction"] > 0.0, st
     careless = [x for x in listeners if x["careless"]]
     careful = [x for x in listeners if not x["careless"]]
     assert 0.02 <= len(careless) / len(listeners) <= 0.12

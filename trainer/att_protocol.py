@@ -40,23 +40,25 @@ def clip_score(label: str) -> float:
     return HLS_LABEL_VALUES[label]
 
 
+def batch_is_valid(labels: list[str], kinds: list[str | None]) -> bool:
+    """The ATT trap rule for one batch: the flawed trap is labelled Machine AND at least one human
+    trap is labelled Human. ``kinds`` per judgement: "flawed"/"flawed_trap", "human"/"human_trap",
+    or anything else for evaluation clips. A batch with no flawed or no human trap is invalid."""
+    flawed = [l for l, k in zip(labels, kinds) if str(k).startswith("flawed")]
+    human = [l for l, k in zip(labels, kinds) if str(k).startswith("human")]
+    return len(flawed) >= 1 and all(l == "Machine" for l in flawed) and "Human" in human
+
+
 def batch_validity(judgements: list[dict], clips: dict[str, dict]) -> dict[str, bool]:
     """Validity of every listener batch under the ATT trap rule.
 
-    A batch without exactly one flawed trap and at least one human trap cannot be checked and is
-    invalid (it was not built by the protocol).
+    Batches are groups of judgements sharing ``batch``; see :func:`batch_is_valid`.
     """
     by_batch: dict[str, list[dict]] = defaultdict(list)
     for j in judgements:
         by_batch[j["batch"]].append(j)
-    validity = {}
-    for batch, rows in by_batch.items():
-        kinds = [clips[r["clip_id"]]["kind"] for r in rows]
-        flawed = [r["label"] for r, k in zip(rows, kinds) if k == "flawed_trap"]
-        human = [r["label"] for r, k in zip(rows, kinds) if k == "human_trap"]
-        validity[batch] = (len(flawed) == 1 and flawed[0] == "Machine"
-                           and len(human) >= 1 and "Human" in human)
-    return validity
+    return {batch: batch_is_valid([r["label"] for r in rows], [clips[r["clip_id"]]["kind"] for r in rows])
+            for batch, rows in by_batch.items()}
 
 
 @dataclass

@@ -18,7 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ListenerParams", "SimClip", "simulate_listeners", "batch_is_valid", "unclear_rate_stats", "LABELS"]
+# The trap rule is the protocol's; the simulation applies the same one to decide re-assignment.
+from trainer.att_protocol import batch_is_valid
+
+__all__ = ["ListenerParams", "SimClip", "simulate_listeners", "LABELS"]
 
 LABELS = ("Human", "Unclear", "Machine")
 
@@ -51,13 +54,6 @@ class SimClip:
     family: str | None = None
     dimension: str | None = None
     lang: str = "zh"
-
-
-def batch_is_valid(labels: list[str], trap_kinds: list[str | None]) -> bool:
-    """Trap rule: flawed trap(s) labelled Machine AND at least one human trap labelled Human."""
-    flawed_ok = all(l == "Machine" for l, k in zip(labels, trap_kinds) if k == "flawed")
-    human_ok = any(l == "Human" for l, k in zip(labels, trap_kinds) if k == "human")
-    return flawed_ok and human_ok
 
 
 # ------------------------------------------------------------------------------------ reasons
@@ -184,16 +180,3 @@ def simulate_listeners(eval_clips: list[SimClip], human_traps: list[SimClip], fl
             if need.max() <= 0 or rng.random() > P.continue_prob:
                 break
     return rows, listeners
-
-
-def unclear_rate_stats(judgements: list[dict]) -> dict[str, float]:
-    """Per-listener Unclear rate over all clips they labelled: fraction never, mean, sd, > 30 %."""
-    per: dict[str, list[int]] = {}
-    for r in judgements:
-        c = per.setdefault(r["listener"], [0, 0])
-        c[0] += r["label"] == "Unclear"
-        c[1] += 1
-    rates = np.array([u / t for u, t in per.values()])
-    return {"n_listeners": int(rates.size), "never": float(np.mean(rates == 0)),
-            "mean": float(rates.mean()), "sd": float(rates.std()), "over_30pct": float(np.mean(rates > 0.3)),
-            "le_5pct": float(np.mean(rates <= 0.05)), "le_10pct": float(np.mean(rates <= 0.10))}
