@@ -57,8 +57,9 @@ def _strategy(cfg: TrainConfig):
     if hw.strategy == "ddp":
         from lightning.pytorch.strategies import DDPStrategy
 
-        # frozen base weights never get gradients; LoRA params always do
-        return DDPStrategy(find_unused_parameters=False)
+        # LoRA params always get gradients; a fully trained tower may hold parameters its forward
+        # never uses (e.g. the Omni audio tower's bos/eos embedding), which DDP must be told about.
+        return DDPStrategy(find_unused_parameters=bool(cfg.lora.extra_trainable))
     return "auto"
 
 
