@@ -16,7 +16,7 @@ import torch
 from datasets import Dataset
 from torch.utils.data import DataLoader, Sampler
 
-from evaluators.audio_io import load_audio
+from evaluators.audio_io import load_audio, prepare_segments
 from evaluators.verbalizer_judge import VerbalizerJudge
 
 
@@ -76,8 +76,8 @@ class ClipCollator:
 
     def example(self, row: dict) -> dict:
         if row["id"] not in self._cache:
-            wave = load_audio(row["path"])
-            wave = wave[: int(self.judge.max_seconds * 16000)]
+            # training sees one window per clip: the first max_seconds, with a LongClipWarning if cut
+            wave, _ = prepare_segments(load_audio(row["path"]), policy="truncate", max_seconds=self.judge.max_seconds)[0]
             self._cache[row["id"]] = self.judge.prepare(wave)
         return self._cache[row["id"]]
 
