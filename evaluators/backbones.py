@@ -236,19 +236,40 @@ class AudioLLM(nn.Module):
         feats = out["input_features"][0]
         return feats if self.spec.pad_features_to_30s else feats[:, :n_valid]
 
+    def encode_segments(self, n_frames: int, user_segments: list[str],
+                        system_prompt: str | None = None) -> tuple[list[int], list[int]]:
+        """Token ids of the whole prompt and the index of each user segment's last token.
+
+        The user text is tokenised segment by segment (e.g. prompt, then each transcript word), so
+        a word's last token is known exactly; ``<|AUDIO|>`` is repeated once per encoder frame.
+        """
+        before, after = self.chat_prompt("", system_prompt)
+        head, tail = "<|audio_eos|>", after[len("<|audio_eos|>"):]
+        enc = lambda text: self.tokenizer(text, add_special_tokens=False)["input_ids"]  # noqa: E731
+        ids = enc(before + self.audio_token * audio_token_count(n_frames) + head)
+        ends = []
+        for seg in user_segments:
+            ids += enc(seg)
+            ends.append(len(ids) - 1)
+        ids += enc(tail)
+        return ids, ends
+
     def encode_text(self, features: np.ndarray, user_text: str, system_prompt: str | None = None,
                     n_valid_frames: int | None = None) -> list[int]:
         """Token ids of the whole prompt, with one ``<|AUDIO|>`` per audio-encoder output frame."""
         n_frames = features.shape[1] if n_valid_frames is None else n_valid_frames
         before, after = self.chat_prompt(user_text, system_prompt)
-        n_audio = audio_token_count(n_frames)
-        text = before + self.audio_token * n_audio + after
+        text = before + self.audio_token * audio_token_count(n_frames) + after
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def valid_frames(self, wave: np.ndarray, feats: np.ndarray) -> int:
+        """Mel frames that carry audio (features of Qwen2-Audio are padded to 30 s)."""
+        return min(len(wave) // 160, feats.shape[1]) if self.spec.pad_features_to_30s else feats.shape[1]
 
     def prepare(self, wave: np.ndarray, user_text: str, system_prompt: str | None = None) -> dict:
         """One example as numpy arrays: ``input_ids`` (T,), ``input_features`` (128, F), ``n_frames``."""
         feats = self.features(wave)
-        n_valid = min(len(wave) // 160, feats.shape[1]) if self.spec.pad_features_to_30s else feats.shape[1]
+        n_valid = self.valid_frames(wave, feats)
         ids = self.encode_text(feats, user_text, system_prompt, n_valid_frames=n_valid)
         return {"input_ids": np.asarray(ids, dtype=np.int64), "input_features": feats.astype(np.float32),
                 "n_frames": n_valid}
@@ -275,6 +296,13 @@ class AudioLLM(nn.Module):
             feats[i, :, :f] = torch.as_tensor(e["input_features"])
             fmask[i, : e["n_frames"]] = 1
         return {"input_ids": ids, "attention_mask": attn, "input_features": feats, "feature_attention_mask": fmask}
+
+    def last_hidden_state(self, **batch) -> torch.Tensor:
+        """Final-layer hidden states (B, T, H) without the LM head (no (B, T, vocab) logits)."""
+        core = self.model.get_base_model() if hasattr(self.model, "get_base_model") else self.model
+        batch = {k: v.to(self.device) for k, v in batch.items()}
+        batch["input_features"] = batch["input_features"].to(self.model.dtype)
+        return core.model(**batch, use_cache=False).last_hidden_state
 
     def forward(self, **batch):
         batch = {k: v.to(self.device) for k, v in batch.items()}

@@ -9,11 +9,8 @@ from conftest import speechlike
 from evaluators.backbones import LLM_LINEAR_REGEX
 from trainer.config import TrainConfig
 from trainer.losses import hls_loss
-from trainer.module import (
-    build_trainable_judge,
-    lora_wrapped_modules,
-    trainable_parameter_count,
-)
+from trainer.lora import lora_wrapped_modules, trainable_parameter_count
+from trainer.module import build_trainable_judge
 
 
 def _cfg(extra=()):

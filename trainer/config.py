@@ -19,6 +19,11 @@ from evaluators.backbones import BACKBONES, LLM_LINEAR_REGEX
 from evaluators.presets import PRESETS
 
 
+#: Registered judge kinds (``trainer.tasks.TASKS``); listed here so configs validate without
+#: importing the tasks (and through them Lightning and the corpora).
+TASK_NAMES = ("att_hls", "word_stress")
+
+
 class ConfigError(ValueError):
     """A configuration value is missing, unknown or out of range."""
 
@@ -138,6 +143,7 @@ class TrainConfig:
     """One judge training run (``omnijudge train --config FILE``)."""
 
     judge_name: str = "auto-att-tiny"  # name written into the release and every score row
+    task: str = "att_hls"  # judge kind: att_hls (verbalizer HLS) | word_stress (word tagger)
     preset: str = "auto-att"  # verbalizer preset (labels, values, prompt)
     system_prompt: str | None = None  # overrides the preset / backbone system prompt
     seed: int = 0  # global seed (data order, init of adapters)
@@ -155,6 +161,7 @@ class TrainConfig:
 
     def __post_init__(self):
         _check(self.preset in PRESETS, f"preset {self.preset!r} not in {sorted(PRESETS)}")
+        _check(self.task in TASK_NAMES, f"task {self.task!r} not in {TASK_NAMES}")
         _check(self.long_clip_policy in LONG_CLIP_POLICIES,
                f"long_clip_policy {self.long_clip_policy!r} not in {LONG_CLIP_POLICIES}")
 

@@ -1,8 +1,8 @@
-"""Data for judge training: HF ``datasets`` splits, one-dimension mini-batches, collation.
+"""Data for judge training: HF ``datasets`` splits, one-group mini-batches, collation.
 
-Every training mini-batch is drawn from a single capability dimension (paper: "each mini-batch is
-drawn from a single capability subset"), so the Bradley-Terry term only ranks clips that answer the
-same kind of text.
+For Auto-ATT every training mini-batch is drawn from a single capability dimension (paper: "each
+mini-batch is drawn from a single capability subset"), so the Bradley-Terry term only ranks clips
+that answer the same kind of text.
 """
 
 from __future__ import annotations
@@ -16,19 +16,18 @@ import torch
 from datasets import Dataset
 from torch.utils.data import DataLoader, Sampler
 
-from evaluators.audio_io import load_audio, prepare_segments
-from evaluators.verbalizer_judge import VerbalizerJudge
 
 
-class DimensionBatchSampler(Sampler[list[int]]):
-    """Batches of indices that all share one ``dimension``; reshuffled every epoch (seeded).
+class GroupedBatchSampler(Sampler[list[int]]):
+    """Batches of indices that all share one group (e.g. ATT capability dimension); reshuffled every
+    epoch (seeded).
 
     Under DDP each rank takes every ``world_size``-th batch, so ranks see disjoint batches.
     """
 
-    def __init__(self, dimensions: list[str], batch_size: int, seed: int = 0, shuffle: bool = True,
+    def __init__(self, groups: list[str], batch_size: int, seed: int = 0, shuffle: bool = True,
                  rank: int = 0, world_size: int = 1):
-        self.dimensions = list(dimensions)
+        self.groups = list(groups)
         self.batch_size = batch_size
         self.seed = seed
         self.shuffle = shuffle
@@ -42,7 +41,7 @@ class DimensionBatchSampler(Sampler[list[int]]):
     def _batches(self) -> list[list[int]]:
         rng = random.Random(self.seed * 1_000_003 + self.epoch)
         groups: dict[str, list[int]] = defaultdict(list)
-        for i, d in enumerate(self.dimensions):
+        for i, d in enumerate(self.groups):
             groups[d].append(i)
         batches = []
         for d in sorted(groups):
@@ -64,47 +63,40 @@ class DimensionBatchSampler(Sampler[list[int]]):
         return len(self._batches())
 
 
-class ClipCollator:
-    """Turns dataset rows into model batches: audio -> features + prompt ids, plus targets.
+class RowCollator:
+    """Turns dataset rows into model batches through the task; per-row inputs (features, prompt
+    ids) depend only on the row, so they are computed once and cached for later epochs."""
 
-    Features depend only on the clip, so they are computed once and cached for later epochs.
-    """
-
-    def __init__(self, judge: VerbalizerJudge):
+    def __init__(self, task, judge):
+        self.task = task
         self.judge = judge
         self._cache: dict[str, dict] = {}
 
-    def example(self, row: dict) -> dict:
-        if row["id"] not in self._cache:
-            # training sees one window per clip: the first max_seconds, with a LongClipWarning if cut
-            wave, _ = prepare_segments(load_audio(row["path"]), policy="truncate", max_seconds=self.judge.max_seconds)[0]
-            self._cache[row["id"]] = self.judge.prepare(wave)
-        return self._cache[row["id"]]
-
     def __call__(self, rows: list[dict]) -> dict:
-        batch = self.judge.backbone.collate([self.example(r) for r in rows])
-        batch["target"] = torch.tensor([r["target"] for r in rows], dtype=torch.float32)
+        for r in rows:
+            if r["id"] not in self._cache:
+                self._cache[r["id"]] = self.task.example(self.judge, r)
+        batch = self.task.collate(self.judge, [self._cache[r["id"]] for r in rows], rows)
         batch["row_index"] = torch.tensor([r["row_index"] for r in rows], dtype=torch.long)
         return batch
 
 
 def rows_to_dataset(rows: list[dict]) -> Dataset:
-    """An HF ``datasets.Dataset`` of clip rows (id, path, dimension, voice, target, ...)."""
-    keep = ("id", "path", "kind", "dimension", "voice", "family", "target", "split")
-    return Dataset.from_list([{k: r[k] for k in keep} | {"row_index": i} for i, r in enumerate(rows)])
+    """An HF ``datasets.Dataset`` of rows (JSON-able fields), each with its ``row_index``."""
+    return Dataset.from_list([dict(r, row_index=i) for i, r in enumerate(rows)])
 
 
-class AttDataModule(L.LightningDataModule):
-    """Train split in one-dimension batches; validation = held-out voices (all dimensions)."""
+class JudgeDataModule(L.LightningDataModule):
+    """Train split in one-group batches (the task's ``group_key``); validation = the test split."""
 
-    def __init__(self, rows: list[dict], judge: VerbalizerJudge, batch_size: int = 8, seed: int = 0,
-                 num_workers: int = 0):
+    def __init__(self, rows: list[dict], task, judge, batch_size: int = 8, seed: int = 0, num_workers: int = 0):
         super().__init__()
+        self.group_key = task.group_key
         self.train_ds = rows_to_dataset([r for r in rows if r["split"] == "train"])
         self.val_ds = rows_to_dataset([r for r in rows if r["split"] == "test"])
         if len(self.train_ds) == 0:
-            raise ValueError("no training clips: check the corpus and data.held_out_voice")
-        self.collator = ClipCollator(judge)
+            raise ValueError("no training rows: check the corpus and the split settings")
+        self.collator = RowCollator(task, judge)
         self.batch_size = batch_size
         self.seed = seed
         self.num_workers = num_workers
@@ -112,13 +104,13 @@ class AttDataModule(L.LightningDataModule):
     def train_dataloader(self) -> DataLoader:
         world = self.trainer.world_size if self.trainer else 1
         rank = self.trainer.global_rank if self.trainer else 0
-        sampler = DimensionBatchSampler(self.train_ds["dimension"], self.batch_size, seed=self.seed,
-                                        rank=rank, world_size=world)
+        sampler = GroupedBatchSampler(self.train_ds[self.group_key], self.batch_size, seed=self.seed,
+                                      rank=rank, world_size=world)
         return DataLoader(self.train_ds, batch_sampler=sampler, collate_fn=self.collator,
                           num_workers=self.num_workers)
 
     def val_dataloader(self) -> DataLoader:
-        sampler = DimensionBatchSampler(self.val_ds["dimension"], self.batch_size * 2, shuffle=False)
+        sampler = GroupedBatchSampler(self.val_ds[self.group_key], self.batch_size * 2, shuffle=False)
         return DataLoader(self.val_ds, batch_sampler=sampler, collate_fn=self.collator,
                           num_workers=self.num_workers)
 

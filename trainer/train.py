@@ -11,29 +11,19 @@ import lightning as L
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.loggers import CSVLogger
 
-from trainer.att_protocol import labelled_rows
 from trainer.config import TrainConfig
-from trainer.data import AttDataModule, seed_everything
-from trainer.module import JudgeModule, build_trainable_judge, trainable_parameter_count
-from trainer.release import export_judge_folder
+from trainer.data import JudgeDataModule, seed_everything
+from trainer.lora import trainable_parameter_count
+from trainer.module import JudgeModule
+from trainer.tasks import TASKS
 
 log = logging.getLogger(__name__)
 FINAL_SUBDIR = "final"
 
 
 def ensure_corpus(cfg: TrainConfig) -> Path:
-    """The corpus folder of ``cfg.data``; builds the synthetic ATT corpus there if asked and missing."""
-    corpus = Path(cfg.data.corpus_dir)
-    if (corpus / "clips.jsonl").is_file() and (corpus / "judgements.jsonl").is_file():
-        return corpus
-    if not cfg.data.synthesize_if_missing:
-        raise FileNotFoundError(f"{corpus}: no clips.jsonl/judgements.jsonl and data.synthesize_if_missing is false")
-    from trainer.synth.att_corpus import AttCorpusConfig, build_att_corpus
-
-    log.info("building synthetic ATT corpus in %s", corpus)
-    build_att_corpus(AttCorpusConfig(seed=cfg.data.synth_seed,
-                                     clips_per_voice_dimension=cfg.data.clips_per_voice_dimension), corpus)
-    return corpus
+    """The corpus folder of ``cfg.data``; the task builds its synthetic corpus there if missing."""
+    return TASKS[cfg.task].ensure_corpus(cfg)
 
 
 def _loggers(cfg: TrainConfig, run_dir: Path) -> list:
@@ -75,18 +65,17 @@ def train(cfg: TrainConfig, resume: bool = True) -> Path:
     run_dir.mkdir(parents=True, exist_ok=True)
     cfg.save(run_dir / "train_config.yaml")
     seed_everything(cfg.seed)
-    corpus = ensure_corpus(cfg)
-    rows, protocol = labelled_rows(corpus, held_out_voice=cfg.data.held_out_voice)
-    (run_dir / "protocol.json").write_text(json.dumps(protocol.summary(), indent=2))
+    task = TASKS[cfg.task]
+    rows, label_summary = task.load_rows(cfg)
+    (run_dir / "labels_summary.json").write_text(json.dumps(label_summary, indent=2))
 
-    judge = build_trainable_judge(cfg)
-    n_train, n_total = trainable_parameter_count(judge.backbone.model)
+    judge = task.build_judge(cfg)
+    module = JudgeModule(task, judge, cfg, val_rows=[r for r in rows if r["split"] == "test"])
+    n_train, n_total = trainable_parameter_count(module)
     log.info("trainable parameters: %d of %d", n_train, n_total)
-    dm = AttDataModule(rows, judge, batch_size=cfg.data.batch_size, seed=cfg.seed,
-                       num_workers=cfg.data.num_workers)
-    val_rows = [r for r in rows if r["split"] == "test"]
-    module = JudgeModule(judge, cfg, val_rows=val_rows)
-    judge.backbone.model.train()  # backbones load in eval mode; Lightning keeps each module's mode
+    dm = JudgeDataModule(rows, task, judge, batch_size=cfg.data.batch_size, seed=cfg.seed,
+                         num_workers=cfg.data.num_workers)
+    module.trained.train()  # backbones load in eval mode; Lightning keeps each module's mode
     ckpt = ModelCheckpoint(dirpath=str(run_dir / "checkpoints"), save_last=True, save_top_k=0,
                            every_n_epochs=1, save_weights_only=False)
     trainer = L.Trainer(
@@ -100,8 +89,8 @@ def train(cfg: TrainConfig, resume: bool = True) -> Path:
     last = run_dir / "checkpoints" / "last.ckpt"
     trainer.fit(module, datamodule=dm, ckpt_path=str(last) if resume and last.is_file() else None)
     if trainer.is_global_zero:
-        export_judge_folder(judge, cfg, run_dir / FINAL_SUBDIR,
-                            extra={"trainable_parameters": n_train, "total_parameters": n_total,
-                                   "train_clips": len(dm.train_ds), "train_seconds": round(time.time() - t0, 1),
-                                   "protocol": protocol.summary()})
+        task.export(judge, cfg, run_dir / FINAL_SUBDIR,
+                    extra={"trainable_parameters": n_train, "total_parameters": n_total,
+                           "train_clips": len(dm.train_ds), "train_seconds": round(time.time() - t0, 1),
+                           "labels": label_summary})
     return run_dir

@@ -1,0 +1,57 @@
+"""Backbone loading and peft LoRA for training: adapters on the LLM linears only."""
+
+from __future__ import annotations
+
+import torch
+from peft import LoraConfig, get_peft_model
+
+from evaluators.backbones import FROZEN_TOWERS, AudioLLM
+from trainer.config import TrainConfig
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def lora_wrapped_modules(model: torch.nn.Module) -> list[str]:
+    """Names of modules that carry a LoRA adapter (have a non-empty ``lora_A``)."""
+    return [n for n, m in model.named_modules() if hasattr(m, "lora_A") and len(getattr(m, "lora_A", {})) > 0]
+
+
+def assert_lora_on_llm_only(model: torch.nn.Module) -> None:
+    """Raise if any audio-tower / vision / projector module received a LoRA adapter, or none did."""
+    bad = [n for n in lora_wrapped_modules(model) if any(t in n for t in FROZEN_TOWERS)]
+    if bad:
+        raise RuntimeError(f"LoRA reached frozen towers: {bad[:5]}")
+    if not lora_wrapped_modules(model):
+        raise RuntimeError("LoRA target regex matched no module")
+
+
+def trainable_parameter_count(model: torch.nn.Module) -> tuple[int, int]:
+    """(trainable, total) parameter counts."""
+    return (sum(p.numel() for p in model.parameters() if p.requires_grad),
+            sum(p.numel() for p in model.parameters()))
+
+
+def load_backbone(cfg: TrainConfig) -> AudioLLM:
+    """The configured backbone: tiny (offline random) or a real checkpoint, frozen."""
+    bb = cfg.backbone
+    if bb.source == "tiny":
+        audio_llm = AudioLLM.tiny(bb.name, seed=bb.tiny_seed)
+    else:
+        audio_llm = AudioLLM.from_pretrained(bb.source, backbone=bb.name, dtype=DTYPES[bb.dtype],
+                                             attn_implementation=bb.attn_implementation)
+    audio_llm.model.requires_grad_(False)
+    if bb.gradient_checkpointing:
+        audio_llm.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        audio_llm.model.enable_input_require_grads()
+    return audio_llm
+
+
+def apply_lora(audio_llm: AudioLLM, cfg: TrainConfig) -> AudioLLM:
+    """Wrap the backbone's model with LoRA (+ fully trained ``extra_trainable`` modules), in place."""
+    lora = LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
+                      target_modules=cfg.lora.target_regex,
+                      modules_to_save=list(cfg.lora.extra_trainable) or None)
+    torch.manual_seed(cfg.seed)
+    audio_llm.model = get_peft_model(audio_llm.model, lora)
+    assert_lora_on_llm_only(audio_llm.model)
+    return audio_llm

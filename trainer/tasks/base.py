@@ -1,0 +1,64 @@
+"""What a judge kind must provide to the one training loop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from trainer.config import TrainConfig
+
+
+class JudgeTask:
+    """A judge kind, as data + a few functions; the LightningModule and DataModule are shared.
+
+    Rows are dicts with at least ``id``, ``split`` ("train" / "test" / ...) and the ``group_key``
+    field: every training mini-batch is drawn from one group.
+    """
+
+    name: str = ""
+    group_key: str = "group"
+
+    def ensure_corpus(self, cfg: TrainConfig) -> Path:
+        """The corpus folder; build the synthetic one there when asked and missing."""
+        raise NotImplementedError
+
+    def load_rows(self, cfg: TrainConfig) -> tuple[list[dict], dict]:
+        """All labelled rows (with ``split``) and a JSON-able summary of how labels were made."""
+        raise NotImplementedError
+
+    def build_judge(self, cfg: TrainConfig):
+        """A trainable judge (LoRA-wrapped backbone + any head)."""
+        raise NotImplementedError
+
+    def trainable_modules(self, judge) -> list[torch.nn.Module]:
+        """Modules whose trainable parameters the optimizer updates (registered on the module)."""
+        return [judge.backbone.model]
+
+    def example(self, judge, row: dict) -> dict:
+        """Model inputs of one row (computed once, cached across epochs)."""
+        raise NotImplementedError
+
+    def collate(self, judge, examples: list[dict], rows: list[dict]) -> dict:
+        """A batch with model inputs and targets."""
+        raise NotImplementedError
+
+    def loss(self, judge, batch: dict, cfg: TrainConfig) -> torch.Tensor:
+        raise NotImplementedError
+
+    def predict(self, judge, batch: dict) -> list[Any]:
+        """One prediction per row of the batch (validation)."""
+        raise NotImplementedError
+
+    def val_metrics(self, rows: list[dict], preds: list[Any]) -> dict[str, float]:
+        """Scalars to log at the end of a validation epoch."""
+        return {}
+
+    def export(self, judge, cfg: TrainConfig, out: Path, extra: dict) -> Path:
+        """Write a loadable judge folder."""
+        raise NotImplementedError
+
+    def validate(self, judge_dir: Path, cfg: TrainConfig, out: Path | None = None) -> dict:
+        """Load the judge folder and compute the task's validation report."""
+        raise NotImplementedError
