@@ -70,6 +70,7 @@ class LossSettings:
 
     bt_weight: float = 0.4  # Bradley-Terry pairwise term weight
     mse_weight: float = 0.6  # half-sum squared error term weight
+    word_pos_weight: float = 1.0  # word taggers: BCE weight of the positive (e.g. stressed) class
 
     def __post_init__(self):
         _check(self.bt_weight >= 0 and self.mse_weight >= 0 and self.bt_weight + self.mse_weight > 0,

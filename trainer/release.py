@@ -22,10 +22,10 @@ from trainer.config import TrainConfig
 JUDGE_FORMAT_VERSION = 1
 
 
-def export_judge_folder(judge: VerbalizerJudge, cfg: TrainConfig, out: Path, extra: dict | None = None) -> Path:
-    """Write a loadable judge folder from a trained (peft-wrapped) judge."""
+def write_judge_folder(model, cfg: TrainConfig, out: Path, kind: str, fields: dict, extra: dict | None = None) -> Path:
+    """Adapter safetensors (+ tiny ``base/``) + ``judge_config.json`` with the common fields and
+    the judge kind's own ``fields``."""
     out.mkdir(parents=True, exist_ok=True)
-    model = judge.backbone.model
     model.save_pretrained(str(out), safe_serialization=True)
     if not (out / ADAPTER_WEIGHTS).is_file():
         raise RuntimeError(f"peft did not write {out / ADAPTER_WEIGHTS}")
@@ -35,19 +35,25 @@ def export_judge_folder(judge: VerbalizerJudge, cfg: TrainConfig, out: Path, ext
         base_model = BASE_SUBDIR
     else:
         base_model = cfg.backbone.source
-    preset = judge.preset
     config = {
-        "format": "omnijudge-judge", "format_version": JUDGE_FORMAT_VERSION, "kind": "verbalizer",
-        "judge_name": cfg.judge_name, "backbone": cfg.backbone.name, "base_model": base_model,
-        "preset": preset.to_dict(), "prompt": preset.prompt, "prompt_version": preset.prompt_version,
-        "label_words": list(preset.labels), "label_values": list(preset.values),
-        "read_at": preset.read_at, "long_clip_policy": cfg.long_clip_policy, "max_seconds": cfg.max_seconds,
-        "seed": cfg.seed, "lora": {"r": cfg.lora.r, "alpha": cfg.lora.alpha, "dropout": cfg.lora.dropout,
-                                   "extra_trainable": cfg.lora.extra_trainable},
+        "format": "omnijudge-judge", "format_version": JUDGE_FORMAT_VERSION, "kind": kind,
+        "judge_name": cfg.judge_name, "backbone": cfg.backbone.name, "base_model": base_model, **fields,
+        "max_seconds": cfg.max_seconds, "seed": cfg.seed,
+        "lora": {"r": cfg.lora.r, "alpha": cfg.lora.alpha, "dropout": cfg.lora.dropout,
+                 "extra_trainable": cfg.lora.extra_trainable},
         "training": extra or {},
     }
     (out / JUDGE_CONFIG).write_text(json.dumps(config, indent=2, ensure_ascii=False))
     return out
+
+
+def export_judge_folder(judge: VerbalizerJudge, cfg: TrainConfig, out: Path, extra: dict | None = None) -> Path:
+    """Write a loadable verbalizer judge folder from a trained (peft-wrapped) judge."""
+    preset = judge.preset
+    fields = {"preset": preset.to_dict(), "prompt": preset.prompt, "prompt_version": preset.prompt_version,
+              "label_words": list(preset.labels), "label_values": list(preset.values),
+              "read_at": preset.read_at, "long_clip_policy": cfg.long_clip_policy}
+    return write_judge_folder(judge.backbone.model, cfg, out, "verbalizer", fields, extra)
 
 
 def _save_clean_base(cfg: TrainConfig, out: Path) -> None:
@@ -57,32 +63,63 @@ def _save_clean_base(cfg: TrainConfig, out: Path) -> None:
     AudioLLM.tiny(cfg.backbone.name, seed=cfg.backbone.tiny_seed).save_pretrained(out)
 
 
-def model_card(config: dict, validation: dict | None) -> str:
-    """Markdown model card with the validation table (voice-level SRCC/PLCC, trap F1)."""
-    lines = ["---", "library_name: peft", "tags: [omnijudge, audio-turing-test, speech-evaluation, lora]",
-             f"base_model: {config['base_model']}", "---", "",
-             f"# {config['judge_name']}", "",
-             f"A learned speech judge (preset `{config['preset']['name']}`) trained with omnijudge: LoRA "
-             f"(r={config['lora']['r']}, alpha={config['lora']['alpha']}) on the LLM of `{config['backbone']}`.",
-             "", "## Scoring", "",
-             f"Score = sum over labels of softmax(label-token logits) x value, read at the {config['read_at']}.",
+def _verbalizer_section(config: dict) -> list[str]:
+    lines = [f"Score = sum over labels of softmax(label-token logits) x value, read at the {config['read_at']}.",
              "", "| label | value |", "|---|---|"]
     lines += [f"| {w} | {v:g} |" for w, v in zip(config["label_words"], config["label_values"])]
-    lines += ["", f"Prompt (version {config['prompt_version']}):", "", f"> {config['prompt']}", "",
-              "```bash", "omnijudge score --judge <this folder> --audio <folder or manifest.jsonl> --out scores.jsonl",
-              "```", ""]
-    if validation:
-        lines += ["## Validation (held-out voices)", "",
-                  "Voice-level correlation within each capability dimension: mean predicted HLS per voice "
-                  "vs mean listener HLS per voice.", "",
-                  "| dimension | split | SRCC | PLCC | voices | clips |", "|---|---|---|---|---|---|"]
-        for dim, m in validation["dimensions"].items():
-            lines.append(f"| {dim} | {m['split']} | {m['srcc']:.3f} | {m['plcc']:.3f} | {m['n_voices']} | {m['n_clips']} |")
-        trap = validation.get("trap", {})
-        lines += ["", f"Trap-item F1 at threshold 0.5 (human recordings positive): **{validation['trap_f1']:.3f}** "
-                  f"({trap.get('n', '?')} trap clips).", ""]
-        if validation.get("data_note"):
-            lines += [validation["data_note"], ""]
+    return lines
+
+
+def _word_tagger_section(config: dict) -> list[str]:
+    return [f"Per-word outputs {config['output_names']} from a linear head on the "
+            f"{config['read_at']}; a word is positive when its probability >= {config['threshold']}."]
+
+
+def _att_validation(validation: dict) -> list[str]:
+    lines = ["## Validation (held-out voices)", "",
+             "Voice-level correlation within each capability dimension: mean predicted HLS per voice "
+             "vs mean listener HLS per voice.", "",
+             "| dimension | split | SRCC | PLCC | voices | clips |", "|---|---|---|---|---|---|"]
+    for dim, m in validation["dimensions"].items():
+        lines.append(f"| {dim} | {m['split']} | {m['srcc']:.3f} | {m['plcc']:.3f} | {m['n_voices']} | {m['n_clips']} |")
+    trap = validation.get("trap", {})
+    lines += ["", f"Trap-item F1 at threshold 0.5 (human recordings positive): **{validation['trap_f1']:.3f}** "
+              f"({trap.get('n', '?')} trap clips).", ""]
+    return lines
+
+
+def _stress_validation(validation: dict) -> list[str]:
+    lines = ["## Validation (held-out sentences and speakers)", "",
+             "| language | items | word P | word R | word F1 | Hit % | Pair-Contrast % | Pair-Correct % |",
+             "|---|---|---|---|---|---|---|---|"]
+    for lang, m in validation["languages"].items():
+        w, c = m["word"], m.get("cast", {})
+        cell = lambda k: (f"{c[k]['value']:.1f} [{c[k]['low']:.1f}, {c[k]['high']:.1f}]"  # noqa: E731
+                          if c.get(k) and c[k].get("value") is not None else "-")
+        lines.append(f"| {lang} | {m['n_items']} | {w['precision']:.3f} | {w['recall']:.3f} | {w['f1']:.3f} | "
+                     f"{cell('hit')} | {cell('contrast')} | {cell('correct')} |")
+    return lines + [""]
+
+
+def model_card(config: dict, validation: dict | None) -> str:
+    """Markdown model card: what the judge outputs, how to run it, and its validation table."""
+    kind = config.get("kind", "verbalizer")
+    what = (f"preset `{config['preset']['name']}`" if kind == "verbalizer" else f"word tagger {config['output_names']}")
+    lines = ["---", "library_name: peft", "tags: [omnijudge, speech-evaluation, lora]",
+             f"base_model: {config['base_model']}", "---", "",
+             f"# {config['judge_name']}", "",
+             f"A learned speech judge ({what}) trained with omnijudge: LoRA "
+             f"(r={config['lora']['r']}, alpha={config['lora']['alpha']}) on the LLM of `{config['backbone']}`.",
+             "", "## Outputs", ""]
+    lines += _verbalizer_section(config) if kind == "verbalizer" else _word_tagger_section(config)
+    lines += ["", f"Prompt (version {config['prompt_version']}):", "", f"> {config['prompt']}", ""]
+    if kind == "verbalizer":
+        lines += ["```bash", "omnijudge score --judge <this folder> --audio <folder or manifest.jsonl> --out scores.jsonl",
+                  "```", ""]
+    if validation and "dimensions" in validation:
+        lines += _att_validation(validation)
+    elif validation and "languages" in validation:
+        lines += _stress_validation(validation)
     lines += ["## Provenance", "", f"- training: `{json.dumps(config.get('training', {}).get('train_clips'))}` clips, "
               f"seed {config['seed']}", "- weights: safetensors only; loads without `trust_remote_code`.", ""]
     return "\n".join(lines)
@@ -110,7 +147,7 @@ def release(checkpoint: str | Path, out: str | Path, validation: dict | None = N
         validation = json.loads((run_dir / "validation.json").read_text())
     config = json.loads((out / JUDGE_CONFIG).read_text())
     if validation:
-        config["validation"] = {k: validation[k] for k in ("dimensions", "trap_f1", "trap") if k in validation}
+        config["validation"] = validation
         (out / JUDGE_CONFIG).write_text(json.dumps(config, indent=2, ensure_ascii=False))
     (out / "README.md").write_text(model_card(config, validation))
     if push:

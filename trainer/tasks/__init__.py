@@ -2,7 +2,9 @@
 
 from trainer.tasks.att import AttHlsTask
 from trainer.tasks.base import JudgeTask
+from trainer.tasks.stress import WordStressTask
 
 TASKS: dict[str, JudgeTask] = {
     "att_hls": AttHlsTask(),
+    "word_stress": WordStressTask(),
 }

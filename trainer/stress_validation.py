@@ -1,0 +1,52 @@
+"""Validate a stress detector: word-level P/R/F1 and CAST pair metrics on held-out items, per language."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evaluators.audio_io import load_audio
+from evaluators.benchmarks.cast.metrics import cast_metrics
+from evaluators.word_tagger import WordTaggerJudge
+from trainer.tasks.stress import word_f1
+
+
+def predict_rows(judge: WordTaggerJudge, rows: list[dict], batch_size: int = 16) -> list[np.ndarray]:
+    """P(stressed) per word for each row: list of (W_i,) arrays."""
+    probs = judge.predict([load_audio(r["path"]) for r in rows], [r["words"] for r in rows],
+                          [r["lang"] for r in rows], batch_size=batch_size)
+    return [p[:, 0] for p in probs]
+
+
+def cast_rows(rows: list[dict], probs: list[np.ndarray]) -> tuple[list[dict], list[dict]]:
+    """CAST ITEMS and PRED rows for the contrastive-pair items among ``rows`` (controls skipped)."""
+    items, preds = [], []
+    for r, p in zip(rows, probs):
+        if r.get("pair_id") is None or r.get("side") not in ("A", "B") or not r.get("stressed_word"):
+            continue
+        items.append({"id": r["id"], "pair_id": r["pair_id"], "side": r["side"], "context": "",
+                      "sentence": r["sentence"], "stressed_word": r["stressed_word"], "mode": "none"})
+        preds.append({"id": r["id"], "words": r["words"], "probs": [float(x) for x in p]})
+    return items, preds
+
+
+def validate_stress_judge(judge: WordTaggerJudge, rows: list[dict], split: str = "test",
+                          n_resamples: int = 10_000, seed: int = 0) -> dict:
+    """Report per language (and overall): word P/R/F1 at the judge's threshold, and CAST
+    Hit / Pair-Contrast / Pair-Correct (%, 95% bootstrap CIs) over the held-out contrastive pairs."""
+    rows = [r for r in rows if r["split"] == split]
+    if not rows:
+        raise ValueError(f"no {split!r} rows to validate on")
+    probs = predict_rows(judge, rows)
+    report = {"split": split, "n_items": len(rows), "threshold": judge.threshold, "languages": {}}
+    for lang in sorted({r["lang"] for r in rows}) + ["all"]:
+        sel = [i for i, r in enumerate(rows) if lang in ("all", r["lang"])]
+        sub_rows, sub_probs = [rows[i] for i in sel], [probs[i] for i in sel]
+        entry = {"n_items": len(sel), "n_words": int(sum(len(r["words"]) for r in sub_rows)),
+                 "word": word_f1(sub_probs, [r["labels"] for r in sub_rows], judge.threshold)}
+        items, preds = cast_rows(sub_rows, sub_probs)
+        if items:
+            m = cast_metrics(items, preds, threshold=judge.threshold, n_resamples=n_resamples, seed=seed)
+            entry["cast"] = {k: m["overall"][k] for k in ("hit", "contrast", "correct", "n_items", "n_pairs")}
+            entry["cast"]["incomplete_pairs"] = len(m["incomplete_pairs"])
+        report["languages"][lang] = entry
+    return report
