@@ -87,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--value-range", type=float, nargs=2, default=(0.0, 1.0), help="score range mapped to [0, 1]")
     a.add_argument("--out", help="write the JSON report here")
     a.set_defaults(func=cmd_metrics_att)
+    from evaluators.benchmarks.cast.cli import add_metrics_parser as add_cast_metrics
+
+    add_cast_metrics(msub)
 
     for ep in entry_points(group="omnijudge.commands"):
         try:

@@ -1,0 +1,61 @@
+"""``omnijudge metrics cast``: CAST numbers from a stress detector's predictions file alone.
+
+The lead wires it into ``evaluators.cli`` with ``add_metrics_parser(msub)``, where ``msub`` is the
+subparsers object of the ``metrics`` command. ``format_cast_table`` renders Table 3 rows as text.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def format_cast_table(rows: Sequence[dict], digits: int = 1) -> str:
+    """Plain-text Table 3: one line per (system, mode), ``value +- half-width`` per metric ("-" = none)."""
+    def cell(m: dict) -> str:
+        return "n/a" if m["value"] is None else f"{m['value']:.{digits}f} ± {m['pm']:.{digits}f}"
+
+    lines = [("Model", "Stress", "Hit", "Contrast", "Correct")]
+    for r in rows:
+        lines.append((r["system"] or "-", "-" if r["mode"] == "none" else r["mode"].capitalize(),
+                      cell(r["hit"]), cell(r["contrast"]), cell(r["correct"])))
+    widths = [max(len(line[c]) for line in lines) for c in range(5)]
+    return "\n".join("  ".join(v.ljust(w) for v, w in zip(line, widths)).rstrip() for line in lines)
+
+
+def cmd_metrics_cast(args) -> int:
+    """Compute the report, print it as JSON (and the Table 3 text on stderr), optionally save it."""
+    from evaluators.benchmarks.cast.metrics import cast_metrics_from_files
+
+    try:
+        report = cast_metrics_from_files(args.items, args.predictions, threshold=args.threshold,
+                                         n_resamples=args.n_resamples, seed=args.seed, per_item=args.per_item)
+    except (OSError, ValueError) as e:  # JsonlError is a ValueError; its message names file:line
+        raise SystemExit(f"omnijudge metrics cast: {e}") from None
+    text = json.dumps(report, indent=2, ensure_ascii=False)
+    print(text)
+    if args.table:
+        print(format_cast_table(report["groups"]), file=sys.stderr)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+def add_metrics_parser(msub):
+    """Add the ``cast`` sub-subcommand to ``msub`` (an argparse subparsers object); returns the parser."""
+    c = msub.add_parser("cast", help="CAST stress: Hit / Pair-Contrast / Pair-Correct (%%) with bootstrap CIs")
+    c.add_argument("--items", required=True,
+                   help="items JSONL {id, pair_id, side A|B, context, sentence, stressed_word, [mode]}")
+    c.add_argument("--predictions", required=True, nargs="+",
+                   help="detector JSONL {id, stressed_words} or {id, words, probs}, optional system/mode; "
+                        "several files = several systems (named by the file stem unless rows carry 'system')")
+    c.add_argument("--threshold", type=float, default=0.5, help="a word is stressed when its prob >= this")
+    c.add_argument("--n-resamples", type=int, default=10000, help="bootstrap resamples for the 95%% CIs")
+    c.add_argument("--seed", type=int, default=0, help="bootstrap seed (same seed -> same CIs)")
+    c.add_argument("--per-item", action="store_true", help="include per-item hit/contrast/correct records")
+    c.add_argument("--table", action="store_true", help="also print the paper's Table 3 layout on stderr")
+    c.add_argument("--out", help="write the JSON report here")
+    c.set_defaults(func=cmd_metrics_cast)
+    return c
