@@ -90,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     from evaluators.benchmarks.cast.cli import add_metrics_parser as add_cast_metrics
 
     add_cast_metrics(msub)
+    from evaluators.benchmarks.nvv.cli import add_metrics_parser as add_nvv_metrics
+
+    add_nvv_metrics(msub)
 
     for ep in entry_points(group="omnijudge.commands"):
         try:
