@@ -45,6 +45,32 @@ def add_synth_command(sub) -> None:
 
     att.set_defaults(func=run)
 
+    stress = s.add_parser("stress", help="word-stress corpus: contrastive pairs, controls, simulated listener labels")
+    stress.add_argument("--out", required=True, help="output folder (items.jsonl, listeners.jsonl, audio/)")
+    stress.add_argument("--seed", type=int, default=0)
+
+    def run_stress(args) -> int:
+        from trainer.synth.stress_corpus import StressCorpusConfig, build_stress_corpus
+
+        print(f"wrote {build_stress_corpus(StressCorpusConfig(seed=args.seed), Path(args.out))}")
+        return 0
+
+    stress.set_defaults(func=run_stress)
+
+    nvv = s.add_parser("nvv", help="NVV corpus: all 45 event types inserted at known word/character boundaries")
+    nvv.add_argument("--out", required=True, help="output folder (items.jsonl, audio/)")
+    nvv.add_argument("--seed", type=int, default=0)
+    nvv.add_argument("--items-per-type", type=int, default=16, help="items per NVV type and language")
+
+    def run_nvv(args) -> int:
+        from trainer.synth.nvv_corpus import NvvCorpusConfig, build_nvv_corpus
+
+        corpus = build_nvv_corpus(NvvCorpusConfig(seed=args.seed, items_per_type=args.items_per_type), Path(args.out))
+        print(f"wrote {corpus}")
+        return 0
+
+    nvv.set_defaults(func=run_nvv)
+
 
 def add_train_command(sub) -> None:
     p = sub.add_parser("train", help="train a judge from a YAML config (resumes an existing run folder)",

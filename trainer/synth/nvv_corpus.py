@@ -1,0 +1,378 @@
+"""Synthetic NVV-SuperBench-style corpus: procedural speech with NVV events at known boundaries.
+
+For every language and every one of the 45 taxonomy types, ``items_per_type`` items are made from a
+sentence bank (``nvv_texts.py``; optionally plus clean texts of real item files). Each item has a
+*requested* ground truth -- the target type at a word (EN) / character (ZH) boundary, written as
+``text_with_mark`` with the type's canonical label as tag -- and a *rendering* that follows its case:
+
+    correct    target rendered at the GT boundary
+    absent     target requested but not rendered (speech only)
+    misplaced  target rendered at another boundary, > 2 words (EN) / > 5 chars (ZH) away when possible
+    spurious   target at the GT boundary + one extra non-target event at another boundary
+    low_snr    a quiet oral/respiratory target (``LOW_SNR_TYPES``) rendered at the GT boundary,
+               ``low_snr_gain_db`` below its nominal level
+
+Speech comes from ``speech.render_utterance`` (unchanged) rendered in short chunks (<= 4 syllables,
+split at punctuation and at event boundaries) that are trimmed and concatenated, so every chunk's
+time span and unit range is known (``alignment``); events go in the gaps between chunks. Breath cues
+of the speech renderer are off, so no unannotated breath events appear.
+
+Output folder::
+
+    audio/<id>.wav       16-bit PCM mono at ``sample_rate`` (16 kHz)
+    items.jsonl          one row per item (see ``build_nvv_corpus``); loadable by
+                         ``evaluators.benchmarks.nvv.items.load_items`` (ids start with the language)
+    corpus_config.json   the NvvCorpusConfig (``NvvCorpusConfig.from_dict`` reads it back)
+
+Splits are by sentence: val/test sentences never occur in train. Same config -> byte-identical files.
+"""
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, count_units
+from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
+
+from .nvv_dsp import active_rms
+from .nvv_sounds import EXCLAMATION_VARIANTS, LOW_SNR_TYPES, SPEECH_RMS, render_event
+from .nvv_texts import (
+    SENTENCES,
+    boundaries,
+    is_punct,
+    mark_text,
+    pick_gt_position,
+    real_texts,
+    sentence_id,
+    tokens,
+)
+from .speech import CueLevels, VoiceTimbre, render_utterance, text_to_syllables
+
+__all__ = ["CASES", "SPLITS", "DEFAULT_CASE_PROPORTIONS", "NvvCorpusConfig", "NvvCorpus", "build_nvv_corpus",
+           "sentence_bank", "read_items"]
+
+CASES = ("correct", "absent", "misplaced", "spurious", "low_snr")
+SPLITS = ("train", "val", "test")
+DEFAULT_CASE_PROPORTIONS = {"correct": 0.5, "absent": 0.12, "misplaced": 0.14, "spurious": 0.14, "low_snr": 0.1}
+_MAX_SYL = 4  # syllables per render_utterance call: far below its ~2 s syllable budget, so nothing is cut
+
+
+@dataclass
+class NvvCorpusConfig:
+    """Corpus size, case mix, split and audio settings (validated on construction).
+
+    items_per_type: items per (language, type); 45 types. case_proportions: case -> share (sums to
+    1); low_snr items come only from ``LOW_SNR_TYPES`` (10 of 45 types), so its share is at most
+    10/45. val/test_fraction: shares of *sentences* held out. low_snr_gain_db: (lo, hi) dB re the
+    event's nominal level for low_snr items. noise_floor_db: white noise re speech RMS over the whole
+    file. real_items_dir: optional folder with ``nvbench_data_{en,zh}.json`` whose clean texts are
+    added to the built-in bank (the corpus builds without it).
+    """
+
+    seed: int = 0
+    items_per_type: int = 16
+    languages: tuple = ("en", "zh")
+    case_proportions: dict = field(default_factory=lambda: dict(DEFAULT_CASE_PROPORTIONS))
+    val_fraction: float = 0.15
+    test_fraction: float = 0.15
+    sample_rate: int = 16000
+    low_snr_gain_db: tuple = (-24.0, -14.0)
+    noise_floor_db: float = -50.0
+    real_items_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        self.languages = tuple(self.languages)
+        self.low_snr_gain_db = tuple(float(x) for x in self.low_snr_gain_db)
+        self.case_proportions = {k: float(v) for k, v in dict(self.case_proportions).items()}
+
+        def need(ok: bool, msg: str) -> None:
+            if not ok:
+                raise ValueError(f"NvvCorpusConfig: {msg}")
+        need(isinstance(self.seed, (int, np.integer)) and self.seed >= 0,
+             f"seed must be an int >= 0, got {self.seed!r}")
+        need(isinstance(self.items_per_type, (int, np.integer)) and self.items_per_type >= 1,
+             f"items_per_type must be an int >= 1, got {self.items_per_type!r}")
+        need(len(self.languages) > 0 and len(set(self.languages)) == len(self.languages)
+             and set(self.languages) <= {"en", "zh"},
+             f"languages must be a non-empty subset of ('en', 'zh') without repeats, got {self.languages}")
+        cp = self.case_proportions
+        need(set(cp) <= set(CASES), f"case_proportions: unknown cases {sorted(set(cp) - set(CASES))}; known {CASES}")
+        need(all(v >= 0.0 for v in cp.values()), "case_proportions must be >= 0")
+        need(abs(sum(cp.values()) - 1.0) < 1e-6, f"case_proportions must sum to 1, got {sum(cp.values()):.6g}")
+        low_max = len(LOW_SNR_TYPES) / len(load_taxonomy())
+        need(cp.get("low_snr", 0.0) <= low_max + 1e-9,
+             f"case_proportions['low_snr'] must be <= {low_max:.3f} (only {len(LOW_SNR_TYPES)} types can be low_snr)")
+        for name in ("val_fraction", "test_fraction"):
+            need(0.0 <= getattr(self, name) <= 0.4, f"{name} must be in [0, 0.4]")
+        need(self.sample_rate >= 8000, f"sample_rate must be >= 8000 Hz, got {self.sample_rate}")
+        lo, hi = self.low_snr_gain_db if len(self.low_snr_gain_db) == 2 else (1.0, 0.0)
+        need(-40.0 <= lo <= hi <= 0.0,
+             f"low_snr_gain_db must be (lo, hi) with -40 <= lo <= hi <= 0 dB, got {self.low_snr_gain_db}")
+        need(-80.0 <= self.noise_floor_db <= -20.0, "noise_floor_db must be in [-80, -20] dB")
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "NvvCorpusConfig":
+        """Build from a dict (e.g. ``corpus_config.json``); unknown keys raise ValueError."""
+        unknown = set(d) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ValueError(f"NvvCorpusConfig: unknown keys {sorted(unknown)}")
+        return cls(**d)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["languages"], d["low_snr_gain_db"] = list(self.languages), list(self.low_snr_gain_db)
+        return d
+
+
+@dataclass
+class NvvCorpus:
+    """A built corpus: paths and counts (``by_case`` / ``by_split``: case or split -> items)."""
+
+    root: Path
+    items_path: Path
+    config_path: Path
+    n_items: int
+    by_case: dict
+    by_split: dict
+    n_sentences: dict  # lang -> split -> sentences in the bank
+
+
+def read_items(path: str | Path) -> list[dict]:
+    """Rows of a corpus's ``items.jsonl`` (``path`` = the file or the corpus folder)."""
+    p = Path(path)
+    p = p / "items.jsonl" if p.is_dir() else p
+    return [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+# ----------------------------------------------------------------------------- sentence bank
+
+def sentence_bank(config: NvvCorpusConfig) -> dict[str, dict[str, list[str]]]:
+    """lang -> split -> sentences: the bank (built-in + optional real texts) shuffled by seed and cut
+    by sentence so held-out sentences never appear in train."""
+    out = {}
+    for li, lang in enumerate(config.languages):
+        bank = list(dict.fromkeys(SENTENCES[lang] + tuple(
+            real_texts(config.real_items_dir, lang) if config.real_items_dir else ())))
+        order = np.random.default_rng([config.seed, 1, li]).permutation(len(bank))
+        n_test = int(round(len(bank) * config.test_fraction))
+        n_val = int(round(len(bank) * config.val_fraction))
+        texts = [bank[i] for i in order]
+        out[lang] = {"test": texts[:n_test], "val": texts[n_test:n_test + n_val], "train": texts[n_test + n_val:]}
+    return out
+
+
+# ----------------------------------------------------------------------------- planning
+
+def _allocate(n: int, props: dict, rng) -> list[str]:
+    """n labels with counts by largest remainder of ``props``, in random order."""
+    keys = [k for k in props if props[k] > 0]
+    total = sum(props[k] for k in keys)
+    raw = {k: n * props[k] / total for k in keys}
+    cnt = {k: int(raw[k]) for k in keys}
+    for k in sorted(keys, key=lambda k: (cnt[k] - raw[k], keys.index(k)))[: n - sum(cnt.values())]:
+        cnt[k] += 1
+    labels = [k for k in keys for _ in range(cnt[k])]
+    return [labels[i] for i in rng.permutation(len(labels))]
+
+
+def _plan(config: NvvCorpusConfig, bank: dict) -> list[dict]:
+    """Every item's metadata (no audio): type, case, split, sentence, positions, levels."""
+    tax = load_taxonomy()
+    types = [t.id for t in tax.types]
+    specs = []
+    for li, lang in enumerate(config.languages):
+        prng = np.random.default_rng([config.seed, 2, li])
+        pairs = [(t, k) for t in types for k in range(config.items_per_type)]
+        splits = _allocate(len(pairs), {"train": 1 - config.val_fraction - config.test_fraction,
+                                        "val": config.val_fraction, "test": config.test_fraction}, prng)
+        for s in ("val", "test"):  # an empty held-out split has no items
+            if not bank[lang][s]:
+                splits = ["train" if x == s else x for x in splits]
+        cp = config.case_proportions
+        cases = [None] * len(pairs)
+        eligible = [i for i, (t, _) in enumerate(pairs) if t in LOW_SNR_TYPES]
+        n_low = int(round(cp.get("low_snr", 0.0) * len(pairs)))
+        for i in prng.permutation(eligible)[:n_low]:
+            cases[int(i)] = "low_snr"
+        rest = [i for i in range(len(pairs)) if cases[i] is None]
+        others = {k: v for k, v in cp.items() if k != "low_snr" and v > 0} or {"correct": 1.0}
+        for i, c in zip(rest, _allocate(len(rest), others, prng)):
+            cases[i] = c
+        used = {s: 0 for s in SPLITS}
+        for i, ((t, k), split, case) in enumerate(zip(pairs, splits, cases)):
+            sents = bank[lang][split]
+            text = sents[used[split] % len(sents)]  # cycle through the split's sentences
+            used[split] += 1
+            specs.append(dict(lang=lang, type=t, k=k, split=split, case=case, text=text,
+                              sentence_id=sentence_id(text, lang)))
+    return specs
+
+# ----------------------------------------------------------------------------- rendering
+
+def _trim(y: np.ndarray, sr: int) -> np.ndarray:
+    """Drop render_utterance's leading/trailing silence: keep from 5 ms before the first to 20 ms
+    after the last 5 ms frame within 35 dB of the loudest."""
+    hop = sr // 200
+    m = y.size // hop
+    e = np.mean(y[: m * hop].reshape(m, hop) ** 2, axis=1)
+    on = np.nonzero(e >= e.max() * 10 ** -3.5)[0]
+    a, b = max(0, on[0] * hop - hop), min(y.size, (on[-1] + 1) * hop + 4 * hop)
+    return y[a:b]
+
+
+def _chunks(toks: list[str], lang: str) -> list[list[int]]:
+    """Token index groups of <= _MAX_SYL syllables, closed after punctuation. Tokens without
+    syllables (``……``, ``—``) join the current group, so every group but a punctuation-only
+    segment is speakable and the groups tile the units without gaps."""
+    out, cur, syl, closed = [], [], 0, False
+    for i, tok in enumerate(toks):
+        n = len(text_to_syllables(tok, lang))
+        if cur and n > 0 and syl > 0 and (closed or syl + n > _MAX_SYL):
+            out.append(cur)
+            cur, syl, closed = [], 0, False
+        cur.append(i)
+        syl += n
+        closed = closed or is_punct(tok[-1])
+    return out + ([cur] if cur else [])
+
+
+def _render_item(spec: dict, rng: np.random.Generator, sr: int, noise_db: float) -> tuple[np.ndarray, dict]:
+    """Audio and rendering record of one planned item; speech chunks + events in the gaps."""
+    lang, toks = spec["lang"], spec["toks"]
+    voice = VoiceTimbre.random(rng)
+    cues = CueLevels(intonation=float(rng.uniform(0.7, 1.0)), timing=float(rng.uniform(0.7, 1.0)), breaths=0.0,
+                     tones=float(rng.uniform(0.85, 1.0)))
+    events = {}  # token boundary index -> (type, variant, intensity, role)
+    if spec["pos"] is not None:
+        events[spec["bounds"][spec["pos"]][0]] = (spec["type"], spec["variant"], spec["intensity"], "target")
+    for t, p in zip(spec["spurious"], spec["spurious_pos"]):
+        events[spec["bounds"][p][0]] = (t, None, float(rng.uniform(0.8, 1.2)), "spurious")
+    units = np.r_[0, np.cumsum([count_units(t, lang) for t in toks])]
+    pieces, align, spans = [np.zeros(int(rng.uniform(0.15, 0.3) * sr))], [], {}
+    t = pieces[0].size
+
+    def add_event(b: int) -> None:
+        nonlocal t
+        ty, var, inten, role = events[b]
+        gap = np.zeros(int(rng.uniform(0.06, 0.15) * sr))
+        y = render_event(ty, rng, sr, inten, voice, variant=var).astype(float)
+        spans[role] = [round((t + gap.size) / sr, 4), round((t + gap.size + y.size) / sr, 4), y]
+        pieces.extend([gap, y])
+        t += gap.size + y.size
+
+    cuts = sorted(set(events) | {0, len(toks)})  # token segments between event boundaries
+    level = SPEECH_RMS
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        if a in events:
+            add_event(a)
+            pieces.append(np.zeros(int(rng.uniform(0.06, 0.15) * sr)))
+            t += pieces[-1].size
+        for ch in _chunks(toks[a:b], lang):
+            ids = [a + i for i in ch]
+            text = (" " if lang == "en" else "").join(toks[i] for i in ids)
+            y = np.zeros(0)  # a punctuation-only group is silent but still aligned (zero length)
+            if text_to_syllables(text, lang):
+                y = _trim(render_utterance(text, lang, voice, cues, rng, sr=sr).astype(float), sr)
+                y *= level * 10 ** (rng.uniform(-1.0, 1.0) / 20) / active_rms(y, sr)
+            align.append({"units": [int(units[ids[0]]), int(units[ids[-1] + 1])],
+                          "span_s": [round(t / sr, 4), round((t + y.size) / sr, 4)]})
+            pieces.append(y)
+            t += y.size
+            gap = rng.uniform(0.15, 0.3) if is_punct(toks[ids[-1]][-1]) else rng.uniform(0.02, 0.06)
+            pieces.append(np.zeros(int(gap * sr)))
+            t += pieces[-1].size
+    if len(toks) in events:
+        add_event(len(toks))
+    pieces.append(np.zeros(int(rng.uniform(0.2, 0.35) * sr)))
+    out = np.concatenate(pieces)
+    out += rng.standard_normal(out.size) * SPEECH_RMS * 10 ** (noise_db / 20)
+    peak = float(np.max(np.abs(out)))
+    if peak > 0.99:
+        out *= 0.99 / peak
+    tgt = spans.get("target")
+    rec = {"present": tgt is not None, "position": spec["pos"], "spurious": list(spec["spurious"]),
+           "low_snr": spec["case"] == "low_snr",
+           "event_span_s": tgt[:2] if tgt else None,
+           "event_level_db": round(20 * np.log10(active_rms(tgt[2], sr) / level), 2) if tgt else None,
+           "spurious_positions": list(spec["spurious_pos"]),
+           "spurious_spans_s": [spans["spurious"][:2]] if "spurious" in spans else []}
+    return out.astype(np.float32), {"rendered": rec, "alignment": align}
+
+
+def _finish_spec(spec: dict, config: NvvCorpusConfig, rng: np.random.Generator) -> None:
+    """Positions, label, spurious event and intensity of one item (in place)."""
+    tax = load_taxonomy()
+    lang, case = spec["lang"], spec["case"]
+    spec["toks"] = toks = tokens(spec["text"], lang)
+    spec["bounds"] = bounds = boundaries(toks, lang)
+    gt = pick_gt_position(bounds, lang, rng)
+    labels = tax.get(spec["type"]).labels
+    spec["variant"] = str(rng.choice(EXCLAMATION_VARIANTS)) if spec["type"] == "exclamation" else None
+    spec["label"] = spec["variant"] if spec["variant"] else labels[0]
+    spec["gt"], spec["pos"] = gt, gt
+    if case == "absent":
+        spec["pos"] = None
+    elif case == "misplaced":
+        far = [p for p in bounds if abs(p - gt) > DEFAULT_DELTA[lang]]
+        spec["pos"] = int(rng.choice(far)) if far else max((p for p in bounds if p != gt), key=lambda p: abs(p - gt))
+    spec["spurious"], spec["spurious_pos"] = [], []
+    if case == "spurious":
+        others = [t.id for t in tax.types if t.id != spec["type"]]
+        spec["spurious"] = [str(rng.choice(others))]
+        spec["spurious_pos"] = [int(rng.choice([p for p in bounds if p != gt]))]
+    lo, hi = config.low_snr_gain_db
+    spec["intensity"] = float(10 ** (rng.uniform(lo, hi) / 20)) if case == "low_snr" else float(rng.uniform(0.85, 1.15))
+
+
+def _write_wav(path: Path, y: np.ndarray, sr: int) -> None:
+    """16-bit PCM WAV, encoded in memory first (soundfile's per-file flush is slow on some disks)."""
+    buf = io.BytesIO()
+    sf.write(buf, y, sr, subtype="PCM_16", format="WAV")
+    path.write_bytes(buf.getvalue())
+
+
+def build_nvv_corpus(config: NvvCorpusConfig, out_dir: str | Path) -> NvvCorpus:
+    """Render every item and write ``audio/``, ``items.jsonl`` and ``corpus_config.json``.
+
+    items.jsonl rows: ``id`` (``<lang>_<type>_<k>``), ``audio`` (relative path), ``lang``, ``text``
+    (clean), ``text_with_mark`` (requested GT, canonical label tag at ``gt_position``),
+    ``non_verbal_events`` ([label], as in the real files), ``target_type``, ``gt_position`` (units
+    before the tag), ``rendered`` {present, position (int|null), spurious [types], low_snr,
+    event_span_s [start, end] s | null, event_level_db (dB re speech) | null, spurious_positions,
+    spurious_spans_s}, ``case``, ``category``, ``split``, ``n_units``, ``sentence_id``,
+    ``duration_s`` and ``alignment`` [{units: [a, b], span_s: [start, end]}] per speech chunk.
+    """
+    out = Path(out_dir)
+    (out / "audio").mkdir(parents=True, exist_ok=True)
+    tax = load_taxonomy()
+    bank = sentence_bank(config)
+    specs = _plan(config, bank)
+    sr = config.sample_rate
+    rows = []
+    for i, spec in enumerate(specs):
+        rng = np.random.default_rng([config.seed, 3, i])
+        _finish_spec(spec, config, rng)
+        y, rec = _render_item(spec, rng, sr, config.noise_floor_db)
+        iid = f"{spec['lang']}_{spec['type']}_{spec['k']:03d}"
+        _write_wav(out / "audio" / f"{iid}.wav", y, sr)
+        b = spec["bounds"][spec["gt"]][0]
+        rows.append({"id": iid, "audio": f"audio/{iid}.wav", "lang": spec["lang"], "text": spec["text"],
+                     "text_with_mark": mark_text(spec["toks"], spec["lang"], b, spec["label"]),
+                     "non_verbal_events": [spec["label"]], "target_type": spec["type"], "gt_position": spec["gt"],
+                     "rendered": rec["rendered"], "case": spec["case"], "category": tax.category_of(spec["type"]),
+                     "split": spec["split"], "n_units": count_units(spec["text"], spec["lang"]),
+                     "sentence_id": spec["sentence_id"], "duration_s": round(y.size / sr, 4),
+                     "alignment": rec["alignment"]})
+    with open(out / "items.jsonl", "w", encoding="utf-8", newline="\n") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    (out / "corpus_config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n", encoding="utf-8")
+    count = lambda key, keys: {k: sum(r[key] == k for r in rows) for k in keys}  # noqa: E731
+    return NvvCorpus(root=out, items_path=out / "items.jsonl", config_path=out / "corpus_config.json",
+                     n_items=len(rows), by_case=count("case", CASES), by_split=count("split", SPLITS),
+                     n_sentences={lang: {s: len(v) for s, v in d.items()} for lang, d in bank.items()})
