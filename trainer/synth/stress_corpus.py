@@ -1,0 +1,273 @@
+"""Synthetic word-stress corpus (CAST style) with simulated listeners; deterministic by seed.
+
+Each bank sentence (`stress_texts.SENTENCES`, EN and ZH) has two stress candidates A and B, each with
+a context that motivates it ("Did Mary buy the red car?" -> "JOHN bought the red car."). Items:
+
+* contrastive pairs: the same speaker reads the sentence twice, side "A" stressing candidate A and
+  side "B" stressing candidate B (`pair_id` shared, `context` = that side's context);
+* double-stress items: both candidates stressed (context echoes both wrong alternatives);
+* unstressed controls: no stressed word (broad-focus context such as "What happened?").
+
+Stress is rendered by `stress_speech.render_stressed` (pitch accent, energy, lengthening, weighted
+per speaker). Item `strength` s: subtle U(strength_min, 0.5) with probability `subtle_fraction`,
+else U(0.5, 1.0); a second focus gets 75-100% of it. Unstressed words get small random "natural
+accents" (probability 0.2, prominence U(0.05, 0.2)), so subtle stress competes with ordinary
+prosodic variation. The per-word latent
+prominence is stored as `prominence`.
+
+Splits (by sentence AND speaker): a seeded permutation puts round(test_fraction * n) of each
+language's sentences in test, round(val_fraction * n) in val and the rest in train; the speakers
+are split the same way (defaults: 42 EN + 43 ZH sentences -> 30+31 / 6+6 / 6+6; 24 speakers ->
+16 / 4 / 4). An item is rendered only by speakers of its sentence's split, so val/test items have
+sentences and speakers never seen in train. Speakers are bilingual (the same pool reads EN and ZH).
+
+Listener model (`listeners.jsonl`, for `validate stress`): each item is heard by
+`n_listeners_per_item` listeners drawn from a pool of `n_listener_pool`. Listener l marks word w iff
+
+    prominence_w + eta_w + N(0, sigma_l) > theta_l,
+    eta_w ~ N(0, listener_shared_sd)            (what the audio suggests beyond the design; shared)
+    sigma_l = listener_noise * U(0.7, 1.3)     (attention / perceptual noise)
+    theta_l ~ N(listener_threshold, 0.1)        (some listeners mark many words, others few)
+
+With the defaults the Fleiss kappa among listeners (over all words) is about 0.36 (paper: 0.36).
+
+Output folder:
+    audio/<id>.wav       16-bit PCM mono, `sample_rate` Hz
+    items.jsonl          {id, audio, pair_id, side, context, sentence, words, stressed, stressed_word,
+                          mode, lang, speaker, split, word_times, strength, sentence_id, candidates,
+                          prominence, kind, duration_s}
+    listeners.jsonl      one row per (item, listener): {id, listener, stressed}
+    speakers.jsonl       speaker baselines and split
+    corpus_config.json   the StressCorpusConfig used
+"""
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from .stress_speech import StressSpeaker, render_stressed
+from .stress_texts import BROAD_CONTEXTS, SENTENCES, double_focus_context, parse_sentence
+
+__all__ = ["SPLITS", "StressCorpusConfig", "StressCorpus", "build_stress_corpus", "split_sizes"]
+
+SPLITS = ("train", "val", "test")
+
+
+@dataclass
+class StressCorpusConfig:
+    """Corpus size, splits, stress strength, listener model and audio settings (validated).
+
+    Items = sentences x (2 * pairs_per_sentence + controls_per_sentence + double_per_sentence);
+    the defaults give 85 x 22 = 1870 items, about 3.4 s each, built in ~20 s of CPU time."""
+
+    seed: int = 0
+    languages: tuple = ("en", "zh")
+    sentences_per_language: int | None = None  # None = whole bank (42 per language); smaller for tests
+    n_speakers: int = 24
+    val_fraction: float = 0.15                # of sentences and of speakers
+    test_fraction: float = 0.15
+    pairs_per_sentence: int = 10              # A/B pairs per sentence (speakers cycle within the split)
+    controls_per_sentence: int = 1
+    double_per_sentence: int = 1
+    strength_min: float = 0.3
+    subtle_fraction: float = 0.2
+    n_listener_pool: int = 40
+    n_listeners_per_item: int = 5
+    listener_threshold: float = 0.45
+    listener_noise: float = 0.28
+    listener_shared_sd: float = 0.12
+    sample_rate: int = 16000
+
+    def __post_init__(self) -> None:
+        self.languages = tuple(self.languages)
+
+        def need(ok: bool, msg: str) -> None:
+            if not ok:
+                raise ValueError(f"StressCorpusConfig: {msg}")
+        need(isinstance(self.seed, (int, np.integer)) and self.seed >= 0, f"seed must be an int >= 0, got {self.seed!r}")
+        need(len(self.languages) > 0 and set(self.languages) <= {"en", "zh"} and len(set(self.languages)) == len(self.languages),
+             f"languages must be a non-empty subset of ('en', 'zh') without repeats, got {self.languages}")
+        bank = min(len(SENTENCES[lang]) for lang in self.languages)
+        spl = self.sentences_per_language
+        need(spl is None or (isinstance(spl, (int, np.integer)) and 3 <= spl <= bank),
+             f"sentences_per_language must be None or an int in [3, {bank}] (3 = one per split), got {spl!r}")
+        need(0.0 < self.val_fraction < 0.5 and 0.0 < self.test_fraction < 0.5
+             and self.val_fraction + self.test_fraction < 0.8,
+             "val_fraction and test_fraction must each be in (0, 0.5) and sum to < 0.8")
+        need(self.n_speakers >= 3, f"n_speakers must be >= 3 (one per split), got {self.n_speakers}")
+        need(self.pairs_per_sentence >= 1, "pairs_per_sentence must be >= 1")
+        need(self.controls_per_sentence >= 0 and self.double_per_sentence >= 0,
+             "controls_per_sentence and double_per_sentence must be >= 0")
+        need(0.05 <= self.strength_min <= 0.5, f"strength_min must be in [0.05, 0.5], got {self.strength_min}")
+        need(0.0 <= self.subtle_fraction <= 1.0, "subtle_fraction must be in [0, 1]")
+        need(self.n_listeners_per_item >= 2, "n_listeners_per_item must be >= 2 (kappa needs 2 raters)")
+        need(self.n_listener_pool >= self.n_listeners_per_item,
+             f"n_listener_pool ({self.n_listener_pool}) must be >= n_listeners_per_item ({self.n_listeners_per_item})")
+        need(0.0 < self.listener_threshold < 1.0, "listener_threshold must be in (0, 1)")
+        need(0.0 <= self.listener_noise <= 2.0 and 0.0 <= self.listener_shared_sd <= 1.0,
+             "listener_noise must be in [0, 2] and listener_shared_sd in [0, 1]")
+        need(self.sample_rate in (16000, 22050, 24000, 44100, 48000), f"sample_rate unsupported: {self.sample_rate}")
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "StressCorpusConfig":
+        unknown = set(d) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ValueError(f"StressCorpusConfig: unknown keys {sorted(unknown)}")
+        return cls(**d)
+
+
+@dataclass
+class StressCorpus:
+    """A built corpus: file paths and counts (`split_counts`: items per split)."""
+
+    root: Path
+    items_path: Path
+    listeners_path: Path
+    speakers_path: Path
+    config_path: Path
+    n_items: int
+    n_pairs: int
+    n_controls: int
+    n_double: int
+    n_sentences: int
+    n_speakers: int
+    n_listener_rows: int
+    split_counts: dict
+
+
+def split_sizes(n: int, val_fraction: float, test_fraction: float) -> dict[str, int]:
+    """Sizes of train/val/test for n units; val and test get at least 1 each, train the rest (>= 1)."""
+    n_test = max(1, int(round(test_fraction * n)))
+    n_val = max(1, int(round(val_fraction * n)))
+    if n - n_test - n_val < 1:
+        raise ValueError(f"cannot split {n} units into train/val/test")
+    return {"train": n - n_val - n_test, "val": n_val, "test": n_test}
+
+
+def _assign(n: int, cfg: StressCorpusConfig, rng: np.random.Generator) -> list[str]:
+    """Split label per unit: a seeded permutation, test first, then val, then train."""
+    sz = split_sizes(n, cfg.val_fraction, cfg.test_fraction)
+    labels = ["test"] * sz["test"] + ["val"] * sz["val"] + ["train"] * sz["train"]
+    out = [""] * n
+    for pos, unit in enumerate(rng.permutation(n)):
+        out[int(unit)] = labels[pos]
+    return out
+
+
+def _strength(cfg: StressCorpusConfig, rng: np.random.Generator) -> float:
+    if rng.random() < cfg.subtle_fraction:
+        return float(rng.uniform(cfg.strength_min, 0.5))
+    return float(rng.uniform(0.5, 1.0))
+
+
+def _plan(cfg: StressCorpusConfig) -> tuple[list[dict], list[StressSpeaker], dict[str, str]]:
+    """Every item's text, speaker, stress and latent prominence, in a fixed order (no audio yet)."""
+    mrng = np.random.default_rng([cfg.seed, 1])
+    speakers = [StressSpeaker.random(f"spk{i:02d}", mrng) for i in range(cfg.n_speakers)]
+    spk_split = dict(zip((s.name for s in speakers), _assign(cfg.n_speakers, cfg, mrng)))
+    by_split = {sp: [s for s in speakers if spk_split[s.name] == sp] for sp in SPLITS}
+    items = []
+    for lang in cfg.languages:
+        bank = SENTENCES[lang][: cfg.sentences_per_language]
+        sent_split = _assign(len(bank), cfg, mrng)
+        for si, (raw, ia, alt_a, ctx_a, ib, alt_b, ctx_b) in enumerate(bank):
+            sid = f"{lang}{si:03d}"
+            text, words, pause = parse_sentence(raw, lang)
+            split = sent_split[si]
+            rng = np.random.default_rng([cfg.seed, 2, len(items)])
+            group = [by_split[split][int(j)] for j in rng.permutation(len(by_split[split]))]
+            base = dict(sentence_id=sid, sentence=text, words=words, pause=pause, lang=lang, split=split,
+                        candidates=[ia, ib])
+            jobs = []  # (id, pair_id, side, kind, context, stressed)
+            for k in range(cfg.pairs_per_sentence):
+                pid = f"{sid}-p{k:02d}"
+                jobs += [(pid + "A", pid, "A", "pair", ctx_a, [ia]), (pid + "B", pid, "B", "pair", ctx_b, [ib])]
+            for k in range(cfg.double_per_sentence):
+                jobs.append((f"{sid}-d{k:02d}", None, None, "double", double_focus_context(lang, alt_a, alt_b),
+                             sorted([ia, ib])))
+            for k in range(cfg.controls_per_sentence):
+                ctxs = BROAD_CONTEXTS[lang]
+                jobs.append((f"{sid}-c{k:02d}", None, None, "control", ctxs[int(rng.integers(0, len(ctxs)))], []))
+            for j, (iid, pid, side, kind, ctx, stressed) in enumerate(jobs):
+                # pair sides share a speaker; successive pairs / extra items cycle through the split's speakers
+                spk = group[(j // 2 if j < 2 * cfg.pairs_per_sentence else j - cfg.pairs_per_sentence) % len(group)]
+                strength = _strength(cfg, rng) if stressed else 0.0
+                prom = np.where(rng.random(len(words)) < 0.2, rng.uniform(0.05, 0.2, len(words)), 0.0)
+                for r, w in enumerate(stressed):  # a second focus is a little weaker than the first
+                    prom[w] = strength * (1.0 if r == 0 else float(rng.uniform(0.75, 1.0)))
+                items.append(dict(base, id=iid, pair_id=pid, side=side, kind=kind, context=ctx, stressed=stressed,
+                                  speaker=spk, strength=strength, prominence=prom))
+    return items, speakers, spk_split
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+def _write_wav(path: Path, y: np.ndarray, sr: int) -> None:
+    """16-bit PCM WAV, encoded in memory first (soundfile's per-file flush is slow on some disks)."""
+    buf = io.BytesIO()
+    sf.write(buf, y, sr, subtype="PCM_16", format="WAV")
+    path.write_bytes(buf.getvalue())
+
+
+def _simulate_listeners(items: list[dict], cfg: StressCorpusConfig) -> list[dict]:
+    """Listener stress marks per item (see the module docstring for the model)."""
+    rng = np.random.default_rng([cfg.seed, 5])
+    n = cfg.n_listener_pool
+    theta = np.clip(rng.normal(cfg.listener_threshold, 0.1, n), 0.1, 0.9)
+    sigma = cfg.listener_noise * rng.uniform(0.7, 1.3, n)
+    rows = []
+    for it in items:
+        prom = it["prominence"]
+        eta = rng.normal(0.0, cfg.listener_shared_sd, prom.size)
+        for li in sorted(rng.choice(n, cfg.n_listeners_per_item, replace=False)):
+            heard = prom + eta + rng.normal(0.0, sigma[li], prom.size) > theta[li]
+            rows.append({"id": it["id"], "listener": f"L{li:03d}", "stressed": [int(i) for i in np.nonzero(heard)[0]]})
+    return rows
+
+
+def build_stress_corpus(config: StressCorpusConfig, out_dir: str | Path) -> StressCorpus:
+    """Render all items, simulate listeners and write the corpus folder (see module docstring).
+    Same config -> byte-identical files."""
+    out = Path(out_dir)
+    (out / "audio").mkdir(parents=True, exist_ok=True)
+    items, speakers, spk_split = _plan(config)
+    sr = config.sample_rate
+    rows = []
+    for i, it in enumerate(items):
+        r = render_stressed(it["words"], it["lang"], it["speaker"], it["prominence"],
+                            np.random.default_rng([config.seed, 4, i]), pause_after=it["pause"], sr=sr)
+        rel = f"audio/{it['id']}.wav"
+        _write_wav(out / rel, r.audio, sr)
+        st = it["stressed"]
+        rows.append({"id": it["id"], "audio": rel, "pair_id": it["pair_id"], "side": it["side"],
+                     "context": it["context"], "sentence": it["sentence"], "words": it["words"], "stressed": st,
+                     "stressed_word": it["words"][st[0]] if len(st) == 1 else None, "mode": "none",
+                     "lang": it["lang"], "speaker": it["speaker"].name, "split": it["split"],
+                     "word_times": [[round(a, 4), round(b, 4)] for a, b in r.word_times],
+                     "strength": round(it["strength"], 4), "sentence_id": it["sentence_id"],
+                     "candidates": it["candidates"], "prominence": [round(float(p), 4) for p in it["prominence"]],
+                     "kind": it["kind"], "duration_s": round(r.audio.size / sr, 4)})
+    _write_jsonl(out / "items.jsonl", rows)
+    listeners = _simulate_listeners(items, config)
+    _write_jsonl(out / "listeners.jsonl", listeners)
+    _write_jsonl(out / "speakers.jsonl", [dict(s.to_dict(), split=spk_split[s.name]) for s in speakers])
+    cfg = asdict(config)
+    cfg["languages"] = list(config.languages)
+    (out / "corpus_config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
+    counts = {sp: sum(r["split"] == sp for r in rows) for sp in SPLITS}
+    return StressCorpus(root=out, items_path=out / "items.jsonl", listeners_path=out / "listeners.jsonl",
+                        speakers_path=out / "speakers.jsonl", config_path=out / "corpus_config.json",
+                        n_items=len(rows), n_pairs=len({r["pair_id"] for r in rows if r["pair_id"]}),
+                        n_controls=sum(r["kind"] == "control" for r in rows),
+                        n_double=sum(r["kind"] == "double" for r in rows),
+                        n_sentences=len({r["sentence_id"] for r in rows}), n_speakers=len(speakers),
+                        n_listener_rows=len(listeners), split_counts=counts)

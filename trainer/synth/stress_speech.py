@@ -1,0 +1,217 @@
+"""Procedural speech with controllable word prominence (stress), for the synthetic stress corpus.
+
+Reuses the source-filter pieces of `speech.py` (syllabification, vowel formants, consonant bursts,
+Mandarin tone contours) but has its own timeline, so that every word is rendered (no duration budget)
+and word timings are known exactly. `speech.py` itself is untouched, so the ATT corpus is unchanged.
+
+A word's prominence p in [0, 1] (0 = not stressed, ~0.3 = subtle, 1 = strong contrastive stress) is
+realised with the cues listeners use, each scaled by the speaker's reliance on it (`cue_weights`):
+
+* pitch accent: a rise-fall of up to `ACCENT_ST` semitones on the word's accented syllable (English:
+  first syllable; Mandarin: register raised and tone contours expanded on every syllable);
+* energy: up to `ENERGY_DB` dB louder (accented syllable full, the word's other syllables 65%); each
+  syllable's level is set exactly after the formant filters, so vowel quality does not mask it;
+* duration: accented syllable up to `LENGTHEN` x 100 % longer (other syllables half of that);
+* post-focus compression: after a stressed word the F0 scatter shrinks and the level drops a little.
+
+Non-prominent speech has declination, per-syllable F0 / level / duration scatter and phrase-final
+lengthening, so weak prominence competes with natural variation (subtle stress is genuinely hard).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import signal
+
+from .speech import (
+    _CONS,
+    _TONES,
+    _VOWELS,
+    Syllable,
+    VoiceTimbre,
+    _band_noise,
+    _formant_sos,
+    _raised,
+    text_to_syllables,
+)
+
+__all__ = ["ACCENT_ST", "ENERGY_DB", "LENGTHEN", "StressSpeaker", "StressRendering", "word_syllables",
+           "render_stressed"]
+
+ACCENT_ST = 8.0   # pitch-accent peak at prominence 1 and pitch weight 1, semitones
+ENERGY_DB = 8.0   # level boost at prominence 1 and energy weight 1, dB
+LENGTHEN = 0.6    # relative lengthening of the accented syllable at prominence 1 and duration weight 1
+# intrinsic vowel intensity (dB; open vowels louder), indexed like speech._VOWELS: a, e, i, o, u, schwa
+_VOWEL_DB = (1.5, 0.5, -1.0, 0.5, -1.0, 0.0)
+_ACCENT_SHAPE = np.array([0.45, 0.85, 1.0, 0.8, 0.5])  # rise-fall over the 5 F0 points of a syllable
+
+
+@dataclass(frozen=True)
+class StressSpeaker:
+    """A speaker's baselines: timbre (F0 Hz, formants, rate in syllables/s, breathiness), speech level
+    `loudness_db` (RMS, dBFS), `f0_range` (scale of natural F0 variation, 1 = typical) and
+    `cue_weights` = (pitch, energy, duration) reliance when stressing (each in [0.3, 2], mean ~1)."""
+
+    name: str
+    timbre: VoiceTimbre
+    loudness_db: float
+    f0_range: float
+    cue_weights: tuple[float, float, float]
+
+    def __post_init__(self) -> None:
+        if not -40.0 <= self.loudness_db <= -6.0:
+            raise ValueError(f"StressSpeaker.loudness_db must be in [-40, -6] dBFS, got {self.loudness_db}")
+        if not 0.3 <= self.f0_range <= 2.0:
+            raise ValueError(f"StressSpeaker.f0_range must be in [0.3, 2], got {self.f0_range}")
+        if len(self.cue_weights) != 3 or not all(0.3 <= w <= 2.0 for w in self.cue_weights):
+            raise ValueError(f"StressSpeaker.cue_weights must be 3 values in [0.3, 2], got {self.cue_weights}")
+
+    @classmethod
+    def random(cls, name: str, rng: np.random.Generator) -> "StressSpeaker":
+        """A random plausible speaker; cue weights renormalised to mean 1 so speakers differ in *how*
+        they stress, not in how much overall."""
+        t = VoiceTimbre.random(rng)
+        timbre = VoiceTimbre(t.f0_hz, t.formant_scale, float(rng.uniform(3.6, 5.6)), t.breathiness)
+        w = rng.uniform(0.55, 1.45, 3)
+        w = np.clip(w / w.mean(), 0.3, 2.0)
+        return cls(name, timbre, float(rng.uniform(-28.0, -16.0)), float(rng.uniform(0.7, 1.3)),
+                   tuple(round(float(x), 4) for x in w))
+
+    def to_dict(self) -> dict:
+        t = self.timbre
+        return {"speaker": self.name, "f0_hz": round(t.f0_hz, 2), "formant_scale": round(t.formant_scale, 4),
+                "rate_sps": round(t.rate_sps, 3), "breathiness": round(t.breathiness, 3),
+                "loudness_db": round(self.loudness_db, 2), "f0_range": round(self.f0_range, 3),
+                "cue_weights": list(self.cue_weights)}
+
+
+@dataclass
+class StressRendering:
+    """Audio float32 (n_samples,) at `sr` Hz; `word_times` [(start_s, end_s)] per word (monotone,
+    non-overlapping, inside the clip); `n_syllables` per word."""
+
+    audio: np.ndarray
+    sr: int
+    word_times: list[tuple[float, float]]
+    n_syllables: list[int]
+
+
+def word_syllables(word: str, lang: str) -> list[Syllable]:
+    """Syllables of one word (see `speech.text_to_syllables`); ValueError when it has none."""
+    syls = text_to_syllables(word, lang)
+    if not syls:
+        raise ValueError(f"word has no speakable syllables: {word!r}")
+    return syls
+
+
+def render_stressed(words: list[str], lang: str, speaker: StressSpeaker, prominence, rng: np.random.Generator,
+                    pause_after=None, sr: int = 16000) -> StressRendering:
+    """Render a word sequence with per-word prominence (shape (n_words,), each in [0, 1]).
+
+    `pause_after[i]` (optional bool per word) inserts a phrase break after word i. Deterministic given
+    the rng state. Output level: speech RMS at `speaker.loudness_db` +- 1 dB, peak <= 0.99."""
+    prom = np.asarray(prominence, dtype=float)
+    if prom.shape != (len(words),) or not len(words):
+        raise ValueError(f"prominence must have shape ({len(words)},), got {prom.shape}")
+    if np.any(prom < 0.0) or np.any(prom > 1.0):
+        raise ValueError("prominence values must be in [0, 1]")
+    pause_after = list(pause_after) if pause_after is not None else [False] * len(words)
+    wf, we, wd = speaker.cue_weights
+    voice = speaker.timbre
+    base = 1.0 / voice.rate_sps
+    # --- timeline: plan rows (syllable, start_s, dur_s, F0 offsets in semitones at 5 points, level dB)
+    t = float(rng.uniform(0.15, 0.3))
+    plan, word_times = [], []
+    phrase_start, pfc = t, 0.0  # pfc: post-focus compression level (0 = none)
+    syl_lists = [word_syllables(w, lang) for w in words]
+    for wi, (syls, p) in enumerate(zip(syl_lists, prom)):
+        if p > 0.4 and wi > 0 and rng.random() < 0.3 * p:
+            t += float(rng.uniform(0.03, 0.1))  # speakers sometimes pause briefly before a focus
+        w0 = t
+        last_word = wi == len(words) - 1 or pause_after[wi]
+        for k, s in enumerate(syls):
+            acc = k == 0 or lang == "zh"
+            d = base * float(np.exp(rng.normal(0.0, 0.15)))
+            d *= 1.0 + wd * LENGTHEN * p * (1.0 if k == 0 else 0.5)
+            if last_word and k == len(syls) - 1:
+                d *= 1.22  # phrase-final lengthening (a competing duration cue, as in real speech)
+            # F0 offset (semitones): declination, scatter compressed after focus, accent / tone
+            decl = -1.2 * (t - phrase_start)
+            off = decl + rng.normal(0.0, 0.8 * speaker.f0_range * (1.0 - pfc)) - 1.2 * pfc
+            peak = ACCENT_ST * wf * p
+            if lang == "zh":
+                contour = np.array(_TONES[s.tone]) * (1.0 + 0.4 * wf * p) + 0.9 * peak
+            else:
+                contour = _ACCENT_SHAPE * peak if acc else np.full(5, 0.3 * peak)
+            gain_db = rng.normal(0.0, 0.7) + we * ENERGY_DB * p * (1.0 if acc else 0.65)
+            gain_db += -0.8 * (t - phrase_start) - 2.0 * pfc  # level declines over a phrase
+            plan.append((s, t, d, off + contour, gain_db))
+            t += d
+        word_times.append((w0, t))
+        if p >= 0.4:
+            pfc = max(pfc, 0.5 * p)
+        if pause_after[wi] and wi + 1 < len(words):
+            t += float(rng.uniform(0.15, 0.3))
+            phrase_start, pfc = t, 0.0  # a new phrase resets declination and compression
+    n = int((t + float(rng.uniform(0.2, 0.3))) * sr)
+    # --- F0 track and glottal pulses
+    ct, cs = [0.0], [float(plan[0][3][0])]
+    for s, st, d, pts, _ in plan:
+        ct += list(st + 0.1 * d + np.linspace(0.0, 0.85 * d, 5))
+        cs += list(pts)
+    tt = np.arange(n) / sr
+    semis = np.interp(tt, ct, cs)
+    k = n // 64 + 2
+    semis += np.interp(tt, np.arange(k) * 64 / sr, rng.normal(0.0, 0.25, k))  # micro-prosody jitter
+    f0 = np.minimum(voice.f0_hz * 2.0 ** (semis / 12.0), 480.0)
+    phase = np.cumsum(f0 / sr)
+    pulses = np.zeros(n)
+    idx = np.nonzero(np.diff(np.floor(phase)))[0] + 1
+    pulses[idx] = 1.0 + rng.normal(0.0, 0.08, idx.size)  # shimmer
+    src = signal.lfilter([1.0 - 0.93], [1.0, -0.93], pulses) * 6.0
+    src = src + _band_noise(rng, n, 400, 6000, sr) * 0.25 * voice.breathiness
+    # --- voicing: per-vowel envelopes through formant filters (unit level; gains come after)
+    att, rel = int(0.02 * sr), int(0.03 * sr)
+    envs: dict[int, np.ndarray] = {}
+    cores, cons = [], []  # (start, end sample, target level dB) per syllable; consonant bursts
+    for s, st, d, _, gain_db in plan:
+        cdur = min(_CONS[s.consonant][1] if s.consonant else 0.0, 0.5 * d)
+        a, b = int((st + 0.7 * cdur) * sr), int((st + d) * sr)
+        seg = np.ones(b - a)
+        m1, m2 = min(att, seg.size // 2), min(rel, seg.size // 2)
+        seg[:m1] *= _raised(m1)
+        seg[seg.size - m2:] *= _raised(m2)[::-1]
+        env = envs.setdefault(s.vowel, np.zeros(n))
+        env[a:b] = np.maximum(env[a:b], seg)
+        cores.append((a + m1, max(a + m1 + 1, b - m2), gain_db + _VOWEL_DB[s.vowel]))
+        if s.consonant:
+            cons.append((s.consonant, int(st * sr), int(cdur * sr), gain_db))
+    voiced = np.zeros(n)
+    for v, env in envs.items():  # filter only where this vowel sounds (+ 50 ms of ringing): faster
+        nz = np.flatnonzero(env)
+        a, b = int(nz[0]), min(n, int(nz[-1]) + sr // 20)
+        voiced[a:b] += signal.sosfilt(_formant_sos(_VOWELS[v], voice.formant_scale, sr), src[a:b] * env[a:b])
+    # --- energy cue: set each syllable's level exactly. Raw levels wander by several dB with vowel
+    # quality and with harmonics moving through narrow formants; a smooth gain curve through the
+    # syllable cores replaces that with the designed level (+ a small intrinsic vowel offset).
+    knots, gains = [], []
+    for a, b, level_db in cores:  # flat over each syllable's core, cross-fading in the joins
+        g = 10.0 ** (level_db / 20.0) / (float(np.sqrt(np.mean(voiced[a:b] ** 2))) + 1e-12)
+        knots += [a, b - 1]
+        gains += [g, g]
+    voiced *= np.interp(np.arange(n), knots, gains)
+    active = np.sum(list(envs.values()), axis=0) > 0.3
+    rms = float(np.sqrt(np.mean(voiced[active] ** 2))) if active.any() else 1e-3
+    out = voiced
+    for ci, a, m, gain_db in cons:  # consonant noise bursts, scaled with their syllable's level
+        if m > 4:
+            (lo, hi), _, cg = _CONS[ci]
+            out[a:a + m] += _band_noise(rng, m, lo, hi, sr) * np.hanning(m) * cg * rms * 3.0 * 10.0 ** (gain_db / 20.0)
+    out = out + rng.standard_normal(n) * rms * 10.0 ** (-55.0 / 20.0)  # quiet room noise
+    out *= 10.0 ** ((speaker.loudness_db + rng.uniform(-1.0, 1.0)) / 20.0) / max(rms, 1e-9)
+    peak = float(np.max(np.abs(out)))
+    if peak > 0.99:
+        out *= 0.99 / peak
+    return StressRendering(out.astype(np.float32), sr, [(float(a), float(b)) for a, b in word_times],
+                           [len(s) for s in syl_lists])
