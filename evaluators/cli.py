@@ -29,10 +29,29 @@ def _load_judge(args):
                      f"nor a preset ({', '.join(sorted(PRESETS))})")
 
 
+def cmd_score_cast(args) -> int:
+    from evaluators.benchmarks.cast.cli import format_cast_table
+    from evaluators.benchmarks.cast.scorer import WhisperAligner, score_cast
+    from evaluators.word_tagger import WordTaggerJudge
+
+    detector = WordTaggerJudge.from_pretrained(args.judge, device=args.device)
+    aligner = WhisperAligner(args.aligner, device=args.device) if args.aligner else None
+    metrics = score_cast(detector, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
+                         n_resamples=args.n_resamples)
+    print(format_cast_table(metrics["groups"]))
+    if metrics["errors"]:
+        print(f"{len(metrics['errors'])} outputs missing or unreadable (listed in {args.out}/metrics.json)",
+              file=sys.stderr)
+    return 0
+
+
 def cmd_score(args) -> int:
     from evaluators.scoring import collect_items, score_items
     from evaluators.system_table import format_system_table, system_score_table
 
+    missing = [f"--{k}" for k in ("judge", "audio", "out") if not getattr(args, k)]
+    if missing:
+        raise SystemExit(f"omnijudge score: missing {', '.join(missing)}")
     judge = _load_judge(args)
     items = collect_items(args.audio)
     if not items:
@@ -68,15 +87,26 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("score", help="score a folder or manifest of audio with a judge -> JSONL")
-    p.add_argument("--judge", required=True, help="judge folder (judge_config.json) or preset name")
-    p.add_argument("--audio", required=True, help="folder of audio (recursive) or JSONL manifest {id, audio, [system]}")
-    p.add_argument("--out", required=True, help="output JSONL (resumed when it exists)")
+    p.add_argument("--judge", help="judge folder (judge_config.json) or preset name (required)")
+    p.add_argument("--audio", help="folder of audio (recursive) or JSONL manifest {id, audio, [system]} (required)")
+    p.add_argument("--out", help="output JSONL, resumed when it exists (required)")
     p.add_argument("--batch-size", type=int, default=8, help="clips per forward pass (scores do not depend on it)")
     p.add_argument("--table", help="also write the per-system table (JSON) here")
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
     p.add_argument("--backbone", default="qwen2_5_omni", help="backbone for a preset judge")
     p.add_argument("--base", default=None, help="base model id/folder for a preset judge ('tiny' = offline random)")
     p.set_defaults(func=cmd_score)
+    bench = p.add_subparsers(dest="benchmark", metavar="{cast}", help="benchmark scorers (optional)")
+    c = bench.add_parser("cast", help="CAST: stress detector over system outputs per mode -> Table 3 (Hit/Contrast/Correct)")
+    c.add_argument("--items", required=True, help="CAST items JSONL {id, pair_id, side, context, sentence, stressed_word, mode}")
+    c.add_argument("--outputs", required=True, help="outputs folder: manifest.jsonl, or <mode>/<id>.wav, or <system>/<mode>/<id>.wav")
+    c.add_argument("--judge", required=True, help="stress detector folder")
+    c.add_argument("--out", required=True, help="results folder (predictions.jsonl, metrics.json, table.json)")
+    c.add_argument("--system", help="system name when OUTPUTS holds one system (default: folder name)")
+    c.add_argument("--aligner", help="Whisper-family model id/folder for concat segments without timestamps")
+    c.add_argument("--n-resamples", type=int, default=10_000)
+    c.add_argument("--device", default="cpu")
+    c.set_defaults(func=cmd_score_cast)
 
     m = sub.add_parser("metrics", help="a benchmark's numbers from a predictions file alone")
     msub = m.add_subparsers(dest="benchmark", required=True)

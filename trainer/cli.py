@@ -116,6 +116,31 @@ def add_validate_command(sub) -> None:
 
     att.set_defaults(func=run)
 
+    st = s.add_parser("stress", help="stress detector: word P/R/F1 + CAST pair metrics on held-out items; "
+                                     "with --labels, kappa among listeners and detector vs majority")
+    st.add_argument("--judge", required=True, help="stress detector folder")
+    st.add_argument("--corpus", required=True, help="stress corpus folder (items.jsonl)")
+    st.add_argument("--labels", help="listener labels JSONL {id, listener, stressed: [word indices]}")
+    st.add_argument("--split", default="test")
+    st.add_argument("--out", help="write the report JSON here")
+
+    def run_stress(args) -> int:
+        from evaluators.jsonl import read_jsonl
+        from evaluators.word_tagger import WordTaggerJudge
+        from trainer.stress_validation import validate_stress_judge
+        from trainer.tasks.stress import load_stress_rows
+
+        listeners = read_jsonl(args.labels, required=("id", "listener", "stressed")) if args.labels else None
+        report = validate_stress_judge(WordTaggerJudge.from_pretrained(args.judge), load_stress_rows(args.corpus),
+                                       split=args.split, listener_rows=listeners)
+        text = json.dumps(report, indent=2)
+        print(text)
+        if args.out:
+            Path(args.out).write_text(text)
+        return 0
+
+    st.set_defaults(func=run_stress)
+
 
 def add_release_command(sub) -> None:
     p = sub.add_parser("release", help="package a trained judge (adapter + judge_config + model card); --push to the Hub")

@@ -1,0 +1,171 @@
+"""``omnijudge score cast``: run a stress detector over a system's CAST outputs, then the metrics.
+
+Outputs are found through ``OUTPUTS/manifest.jsonl`` rows ``{"id", "mode", "audio", ["system"],
+["sentence_span_s": [start, end]], ["word_timestamps": [[word, start, end], ...]]}`` (audio relative
+to the manifest), or by walking ``OUTPUTS/<mode>/<id>.<ext>`` (one system) or
+``OUTPUTS/<system>/<mode>/<id>.<ext>``. In concat mode the audio holds context + target sentence,
+and only the target-sentence segment is scored: its boundaries come from the manifest's
+``sentence_span_s`` or word timestamps when given, else from a pluggable aligner.
+
+A missing or unreadable output becomes a prediction row with an ``error`` (the metrics count it as
+missing and list it); predictions are appended as they are made, and a re-run skips ids done.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from evaluators.audio_io import AUDIO_EXTENSIONS, AudioLoadError, load_audio, sanitize_item_id
+from evaluators.benchmarks.cast.metrics import MODES, cast_metrics, tokenize
+from evaluators.jsonl import read_jsonl
+from evaluators.scoring import read_done_rows
+
+SR = 16_000
+
+
+class Aligner(Protocol):
+    """Finds where ``sentence`` is spoken inside ``wave`` (mono 16 kHz); returns (start_s, end_s)."""
+
+    def sentence_span(self, wave: np.ndarray, sentence: str) -> tuple[float, float]: ...
+
+
+class WhisperAligner:
+    """Word-timestamp aligner on a Whisper-family ASR model (transformers pipeline, real weights).
+
+    The sentence span is taken from the first to the last recognised word of the longest run of
+    words matching the target sentence's tokens (context words before it are skipped).
+    """
+
+    def __init__(self, model: str = "openai/whisper-small", device: str = "cpu"):
+        from transformers import pipeline
+
+        self.pipe = pipeline("automatic-speech-recognition", model=model, device=device)
+
+    def sentence_span(self, wave: np.ndarray, sentence: str) -> tuple[float, float]:
+        out = self.pipe({"raw": wave, "sampling_rate": SR}, return_timestamps="word")
+        return span_from_word_timestamps([(c["text"], *c["timestamp"]) for c in out.get("chunks", [])], sentence)
+
+
+def span_from_word_timestamps(words: list[tuple[str, float, float]], sentence: str) -> tuple[float, float]:
+    """(start, end) seconds of ``sentence`` in timed words: the last window of the word sequence
+    whose tokens best overlap the sentence's tokens (the target follows its context in concat mode)."""
+    target = tokenize(sentence)
+    if not words or not target:
+        raise ValueError("no word timestamps or empty sentence")
+    toks = [" ".join(tokenize(w)) for w, _, _ in words]
+    n = min(len(target), len(words))
+    best, best_start = -1, 0
+    for start in range(len(words) - n + 1):
+        window = " ".join(toks[start:start + n]).split()
+        score = sum(a == b for a, b in zip(window, target))
+        if score >= best:  # ties go to the later window
+            best, best_start = score, start
+    return float(words[best_start][1]), float(words[best_start + n - 1][2])
+
+
+@dataclass
+class CastOutput:
+    """One system output to score."""
+
+    id: str
+    system: str
+    mode: str
+    path: Path | None
+    sentence_span_s: tuple[float, float] | None = None
+    word_timestamps: list | None = None
+
+
+def collect_outputs(outputs: str | Path, items: list[dict], system: str | None = None) -> list[CastOutput]:
+    """Every (system, mode, item) expected, with its file (None when missing)."""
+    outputs = Path(outputs)
+    manifest = outputs / "manifest.jsonl"
+    found: dict[tuple[str, str, str], CastOutput] = {}
+    if manifest.is_file():
+        for r in read_jsonl(manifest, required=("id", "mode", "audio")):
+            sysname = r.get("system") or system or outputs.name
+            span = tuple(r["sentence_span_s"]) if r.get("sentence_span_s") else None
+            found[(sysname, r["mode"], r["id"])] = CastOutput(r["id"], sysname, r["mode"], outputs / r["audio"],
+                                                              span, r.get("word_timestamps"))
+        systems = sorted({k[0] for k in found})
+        modes = {s: sorted({k[1] for k in found if k[0] == s}) for s in systems}
+    else:
+        layouts = [(system or outputs.name, outputs)] if any((outputs / m).is_dir() for m in MODES) else \
+            [(d.name, d) for d in sorted(outputs.iterdir()) if d.is_dir()]
+        systems, modes = [s for s, _ in layouts], {}
+        for sysname, root in layouts:
+            modes[sysname] = [m for m in MODES if (root / m).is_dir()]
+            for m in modes[sysname]:
+                for p in (root / m).iterdir():
+                    if p.suffix.lower() in AUDIO_EXTENSIONS:
+                        found[(sysname, m, p.stem)] = CastOutput(p.stem, sysname, m, p)
+    expected = []
+    for sysname in systems:
+        for m in modes[sysname]:
+            for it in items:
+                if it.get("mode") not in (None, m):
+                    continue
+                key = (sysname, m, it["id"])
+                alt = (sysname, m, sanitize_item_id(it["id"]))  # files are named by sanitised id
+                expected.append(found.get(key) or found.get(alt) or CastOutput(it["id"], sysname, m, None))
+    return expected
+
+
+def _segment(wave: np.ndarray, out: CastOutput, sentence: str, aligner: Aligner | None) -> np.ndarray:
+    if out.mode != "concat":
+        return wave
+    if out.sentence_span_s:
+        start, end = out.sentence_span_s
+    elif out.word_timestamps:
+        start, end = span_from_word_timestamps([tuple(w) for w in out.word_timestamps], sentence)
+    elif aligner is not None:
+        start, end = aligner.sentence_span(wave, sentence)
+    else:
+        raise ValueError("concat output has no sentence_span_s / word_timestamps and no aligner was given")
+    seg = wave[int(start * SR): int(end * SR)]
+    if len(seg) < SR // 10:
+        raise ValueError(f"target-sentence segment [{start:.2f}, {end:.2f}] s is shorter than 0.1 s")
+    return seg
+
+
+def score_cast(detector, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
+               aligner: Aligner | None = None, system: str | None = None, n_resamples: int = 10_000,
+               seed: int = 0) -> dict:
+    """Detect stressed words in every output, append PRED rows to ``out_dir/predictions.jsonl``
+    (resumable), compute the CAST metrics and write ``out_dir/metrics.json`` + ``table.json``."""
+    items = read_jsonl(items_path, required=("id", "pair_id", "side", "sentence", "stressed_word"))
+    by_id = {it["id"]: it for it in items}
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pred_path = out_dir / "predictions.jsonl"
+    done = {(r["system"], r["mode"], r["id"]) for r in read_done_rows(pred_path)}
+    todo = [o for o in collect_outputs(outputs, items, system) if (o.system, o.mode, o.id) not in done]
+    with pred_path.open("a", encoding="utf-8") as f:
+        for o in todo:
+            item = by_id[o.id]
+            words = item.get("words") or tokenize(item["sentence"])
+            row = {"id": o.id, "system": o.system, "mode": o.mode, **detector.provenance()}
+            try:
+                if o.path is None:
+                    raise FileNotFoundError("no output file for this item")
+                wave = _segment(load_audio(o.path), o, item["sentence"], aligner)
+                lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in item["sentence"]) else "en"
+                probs = detector.predict([wave], [words], [lang], batch_size=1)[0][:, 0]
+                row.update(words=words, probs=[float(p) for p in probs])
+            except (AudioLoadError, FileNotFoundError, ValueError) as e:
+                row["error"] = f"{o.path or o.id}: {e}"
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            f.flush()
+    preds = read_done_rows(pred_path)
+    metrics = cast_metrics(items, preds, threshold=detector.threshold, n_resamples=n_resamples, seed=seed)
+    metrics["errors"] = [{"id": r["id"], "system": r["system"], "mode": r["mode"], "error": r["error"]}
+                         for r in preds if "error" in r]
+    table = [{"system": g["system"], "mode": g["mode"],
+              **{k: g[k] for k in ("hit", "contrast", "correct", "n_pairs")}} for g in metrics["groups"]]
+    (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2, ensure_ascii=False))
+    (out_dir / "table.json").write_text(json.dumps(table, indent=2, ensure_ascii=False))
+    return metrics
