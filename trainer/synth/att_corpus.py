@@ -22,11 +22,13 @@ from __future__ import annotations
 import io
 import json
 from collections import OrderedDict
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import soundfile as sf
+
+from trainer.synth.corpus_config import StrictFromDict
 
 from .listeners import ListenerParams, SimClip, simulate_listeners
 from .speech import CueLevels, VoiceTimbre, render_utterance
@@ -149,7 +151,7 @@ def voice_names() -> list[str]:
 
 
 @dataclass
-class AttCorpusConfig:
+class AttCorpusConfig(StrictFromDict):
     """Corpus size, listener population and audio settings (validated on construction)."""
 
     seed: int = 0
@@ -190,13 +192,6 @@ class AttCorpusConfig:
              f"languages must be a non-empty subset of ('zh', 'en'), got {self.languages}")
         need("zh" in self.languages, "languages must include 'zh' (the OOD dimensions are Chinese-only)")
 
-    @classmethod
-    def from_dict(cls, d: dict) -> "AttCorpusConfig":
-        names = {f.name for f in fields(cls)}
-        unknown = set(d) - names
-        if unknown:
-            raise ValueError(f"AttCorpusConfig: unknown keys {sorted(unknown)}")
-        return cls(**d)
 
 
 @dataclass

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import io
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +38,7 @@ import soundfile as sf
 
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, count_units
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
+from trainer.synth.corpus_config import StrictFromDict
 
 from .nvv_dsp import active_rms
 from .nvv_sounds import EXCLAMATION_VARIANTS, LOW_SNR_TYPES, SPEECH_RMS, render_event
@@ -63,7 +64,7 @@ _MAX_SYL = 4  # syllables per render_utterance call: far below its ~2 s syllable
 
 
 @dataclass
-class NvvCorpusConfig:
+class NvvCorpusConfig(StrictFromDict):
     """Corpus size, case mix, split and audio settings (validated on construction).
 
     items_per_type: items per (language, type); 45 types. case_proportions: case -> share (sums to
@@ -115,13 +116,6 @@ class NvvCorpusConfig:
              f"low_snr_gain_db must be (lo, hi) with -40 <= lo <= hi <= 0 dB, got {self.low_snr_gain_db}")
         need(-80.0 <= self.noise_floor_db <= -20.0, "noise_floor_db must be in [-80, -20] dB")
 
-    @classmethod
-    def from_dict(cls, d: dict) -> "NvvCorpusConfig":
-        """Build from a dict (e.g. ``corpus_config.json``); unknown keys raise ValueError."""
-        unknown = set(d) - {f.name for f in fields(cls)}
-        if unknown:
-            raise ValueError(f"NvvCorpusConfig: unknown keys {sorted(unknown)}")
-        return cls(**d)
 
     def to_dict(self) -> dict:
         d = asdict(self)

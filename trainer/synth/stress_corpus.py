@@ -44,14 +44,21 @@ from __future__ import annotations
 
 import io
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import soundfile as sf
 
+from trainer.synth.corpus_config import StrictFromDict
+
 from .stress_speech import StressSpeaker, render_stressed
-from .stress_texts import BROAD_CONTEXTS, SENTENCES, double_focus_context, parse_sentence
+from .stress_texts import (
+    BROAD_CONTEXTS,
+    SENTENCES,
+    double_focus_context,
+    parse_sentence,
+)
 
 __all__ = ["SPLITS", "StressCorpusConfig", "StressCorpus", "build_stress_corpus", "split_sizes"]
 
@@ -59,7 +66,7 @@ SPLITS = ("train", "val", "test")
 
 
 @dataclass
-class StressCorpusConfig:
+class StressCorpusConfig(StrictFromDict):
     """Corpus size, splits, stress strength, listener model and audio settings (validated).
 
     Items = sentences x (2 * pairs_per_sentence + controls_per_sentence + double_per_sentence);
@@ -113,12 +120,6 @@ class StressCorpusConfig:
              "listener_noise must be in [0, 2] and listener_shared_sd in [0, 1]")
         need(self.sample_rate in (16000, 22050, 24000, 44100, 48000), f"sample_rate unsupported: {self.sample_rate}")
 
-    @classmethod
-    def from_dict(cls, d: dict) -> "StressCorpusConfig":
-        unknown = set(d) - {f.name for f in fields(cls)}
-        if unknown:
-            raise ValueError(f"StressCorpusConfig: unknown keys {sorted(unknown)}")
-        return cls(**d)
 
 
 @dataclass
