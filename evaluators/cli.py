@@ -31,7 +31,8 @@ def _load_judge(args):
 
 def cmd_score_cast(args) -> int:
     from evaluators.benchmarks.cast.cli import format_cast_table
-    from evaluators.benchmarks.cast.scorer import WhisperAligner, score_cast
+    from evaluators.benchmarks.cast.scorer import score_cast
+    from evaluators.word_alignment import WhisperAligner
     from evaluators.word_tagger import WordTaggerJudge
 
     detector = WordTaggerJudge.from_pretrained(args.judge, device=args.device)

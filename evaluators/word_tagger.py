@@ -1,9 +1,10 @@
 """WordTaggerJudge: per-word outputs from the hidden state at each transcript word's last token.
 
 The prompt is audio + instruction + the transcript, tokenised word by word, so the position of
-every word's last token is exact. A linear head maps the final-layer hidden state there to
-``n_outputs`` logits per word (stress detector: 1 logit, P(stressed) = sigmoid). Unlike WhiStress
-there is no 30-token cut: every word of the transcript is tagged.
+every word's last token is exact. A ``WordHead`` maps the final-layer hidden state there (and, in
+its ``aligned`` mode, the audio states inside the word's time span) to ``n_outputs`` logits per
+word (stress detector: 1 logit, P(stressed) = sigmoid). Unlike WhiStress there is no 30-token cut:
+every word of the transcript is tagged.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from torch import nn
 
 from evaluators.audio_io import prepare_segments
 from evaluators.backbones import AudioLLM
 from evaluators.verbalizer_judge import ADAPTER_WEIGHTS, JUDGE_CONFIG, file_sha256
+from evaluators.word_head import WordHead, WordHeadConfig, collate_spans, span_example_fields
 
 HEAD_WEIGHTS = "word_head.safetensors"
+MODEL_INPUTS = ("input_ids", "attention_mask", "input_features", "feature_attention_mask")
 CJK_LANGS = ("zh", "ja")
 
 
@@ -33,17 +35,17 @@ class WordTaggerJudge:
 
     Args:
         backbone: the audio-LLM (``model`` may be peft-wrapped).
-        head: ``nn.Linear(hidden, n_outputs)``.
+        head: a ``WordHead`` with one output per name.
         prompt: instruction placed before the transcript.
         output_names: names of the per-word outputs (``("stressed",)`` for the stress detector).
         threshold: probability at or above which a word is predicted positive.
     """
 
-    def __init__(self, backbone: AudioLLM, head: nn.Linear, prompt: str, output_names: tuple[str, ...] = ("stressed",),
+    def __init__(self, backbone: AudioLLM, head: WordHead, prompt: str, output_names: tuple[str, ...] = ("stressed",),
                  threshold: float = 0.5, system_prompt: str | None = None, max_seconds: float = 30.0,
                  name: str = "word-tagger", checkpoint_hash: str = "none", seed: int = 0, prompt_version: str = "v1"):
-        if head.out_features != len(output_names):
-            raise ValueError(f"head has {head.out_features} outputs but {len(output_names)} output names")
+        if head.config.n_outputs != len(output_names):
+            raise ValueError(f"head has {head.config.n_outputs} outputs but {len(output_names)} output names")
         self.backbone = backbone
         self.head = head
         self.prompt = prompt
@@ -57,71 +59,87 @@ class WordTaggerJudge:
         self.prompt_version = prompt_version
 
     @classmethod
-    def new_head(cls, backbone: AudioLLM, n_outputs: int = 1, seed: int = 0) -> nn.Linear:
-        """A freshly initialised head sized to the backbone's hidden width (bias starts at 0)."""
+    def new_head(cls, backbone: AudioLLM, n_outputs: int = 1, seed: int = 0, mode: str = "last_token",
+                 width: int = 128, mixer_layers: int = 1) -> WordHead:
+        """A freshly initialised head sized to the backbone's hidden width."""
         hidden = backbone.model.config.get_text_config().hidden_size
-        gen = torch.Generator().manual_seed(seed)
-        head = nn.Linear(hidden, n_outputs)
-        with torch.no_grad():
-            head.weight.copy_(torch.randn(n_outputs, hidden, generator=gen) * hidden ** -0.5)
-            head.bias.zero_()
-        return head.to(backbone.device)
+        config = WordHeadConfig(n_outputs=n_outputs, mode=mode, width=width, mixer_layers=mixer_layers)
+        return WordHead(hidden, config, seed=seed).to(backbone.device)
+
+    @property
+    def needs_word_times(self) -> bool:
+        """Whether the head reads word time spans (``aligned`` mode)."""
+        return self.head.config.mode == "aligned"
 
     # ---- inputs --------------------------------------------------------------------------------
-    def prepare(self, wave: np.ndarray, words: list[str], lang: str = "en") -> dict:
-        """One example: ``input_ids`` (T,), ``input_features`` (128, F), ``n_frames``, ``word_pos`` (W,).
+    def prepare(self, wave: np.ndarray, words: list[str], lang: str = "en",
+                word_times: list | None = None) -> dict:
+        """One example: ``input_ids`` (T,), ``input_features`` (128, F), ``n_frames``, ``word_pos`` (W,),
+        and for an aligned head the span fields of ``word_times`` ((W, 2) [start, end] seconds).
 
         Audio over ``max_seconds`` is truncated with a ``LongClipWarning`` (a tagger needs the whole
         transcript aligned to one window).
         """
         if not words:
             raise ValueError("transcript has no words")
+        if self.needs_word_times:
+            if word_times is None:
+                raise ValueError("this judge's head is 'aligned': it needs word timestamps (from the outputs "
+                                 "manifest or an aligner)")
+            if len(word_times) != len(words):
+                raise ValueError(f"{len(word_times)} word timestamps for {len(words)} words")
         wave, _ = prepare_segments(wave, policy="truncate", max_seconds=self.max_seconds)[0]
         feats = self.backbone.features(wave)
         n_valid = self.backbone.valid_frames(wave, feats)
         segments = [self.prompt + "\nTranscript:" + ("" if lang in CJK_LANGS else " ")] + word_segments(words, lang)
         ids, ends = self.backbone.encode_segments(n_valid, segments, self.system_prompt)
-        return {"input_ids": np.asarray(ids, dtype=np.int64), "input_features": feats.astype(np.float32),
-                "n_frames": n_valid, "word_pos": np.asarray(ends[1:], dtype=np.int64)}
+        ex = {"input_ids": np.asarray(ids, dtype=np.int64), "input_features": feats.astype(np.float32),
+              "n_frames": n_valid, "word_pos": np.asarray(ends[1:], dtype=np.int64)}
+        if self.needs_word_times:
+            audio_id = self.backbone.tokenizer.convert_tokens_to_ids(self.backbone.audio_token)
+            ex.update(span_example_fields(word_times, n_valid, ids, audio_id))
+        return ex
 
     def collate(self, examples: list[dict]) -> dict[str, torch.Tensor]:
-        """Backbone batch + ``word_index`` (B, W) absolute positions after left padding and
-        ``word_mask`` (B, W) marking real words."""
+        """Backbone batch + ``slot_index`` (B, W) absolute word positions after left padding,
+        ``slot_mask`` (B, W) marking real words, and (aligned head) the span fields."""
         batch = self.backbone.collate(examples)
         t = batch["input_ids"].shape[1]
         w = max(len(e["word_pos"]) for e in examples)
         index = torch.zeros((len(examples), w), dtype=torch.long)
         mask = torch.zeros((len(examples), w), dtype=torch.bool)
-        for i, e in enumerate(examples):
-            shift = t - len(e["input_ids"])
+        shifts = [t - len(e["input_ids"]) for e in examples]
+        for i, (e, shift) in enumerate(zip(examples, shifts)):
             index[i, : len(e["word_pos"])] = torch.as_tensor(e["word_pos"]) + shift
             mask[i, : len(e["word_pos"])] = True
-        batch["word_index"], batch["word_mask"] = index, mask
+        batch["slot_index"], batch["slot_mask"] = index, mask
+        if "span_tokens" in examples[0]:
+            batch.update(collate_spans(examples, shifts, w))
         return batch
 
     # ---- model ---------------------------------------------------------------------------------
     def word_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """Per-word logits (B, W, n_outputs); padded word slots are garbage, mask with ``word_mask``."""
-        model_inputs = {k: v for k, v in batch.items() if k not in ("word_index", "word_mask")}
-        hidden = self.backbone.last_hidden_state(**model_inputs)
-        index = batch["word_index"].to(hidden.device)
-        picked = torch.gather(hidden, 1, index.unsqueeze(-1).expand(-1, -1, hidden.shape[-1]))
-        return self.head(picked.to(self.head.weight.dtype)).float()
+        """Per-word logits (B, W, n_outputs); padded word slots are garbage, mask with ``slot_mask``."""
+        model_inputs = {k: batch[k] for k in MODEL_INPUTS if k in batch}
+        return self.head(self.backbone.last_hidden_state(**model_inputs), batch)
 
     @torch.no_grad()
     def predict(self, waves: list[np.ndarray], transcripts: list[list[str]], langs: list[str] | None = None,
-                batch_size: int = 8) -> list[np.ndarray]:
+                batch_size: int = 8, word_times: list[list] | None = None) -> list[np.ndarray]:
         """Per-word probabilities for each clip: list of (W_i, n_outputs) float64 arrays, input order.
 
+        ``word_times``: per clip, (W_i, 2) [start, end] seconds (required by an aligned head).
         Batches are length-bucketed; positions are gathered per row, so results do not depend on
         the batch.
         """
         langs = langs or ["en"] * len(waves)
-        examples = [self.prepare(w, t, l) for w, t, l in zip(waves, transcripts, langs)]
+        times = word_times or [None] * len(waves)
+        examples = [self.prepare(w, t, l, wt) for w, t, l, wt in zip(waves, transcripts, langs, times)]
         order = sorted(range(len(examples)), key=lambda i: len(examples[i]["input_ids"]))
         out: list[np.ndarray | None] = [None] * len(examples)
         was_training = self.backbone.model.training
         self.backbone.model.eval()
+        self.head.eval()
         try:
             for start in range(0, len(order), batch_size):
                 chunk = order[start:start + batch_size]
@@ -131,6 +149,7 @@ class WordTaggerJudge:
                     out[i] = probs[row, : len(examples[i]["word_pos"])]
         finally:
             self.backbone.model.train(was_training)
+            self.head.train(was_training)
         return out
 
     def provenance(self) -> dict:
@@ -139,33 +158,45 @@ class WordTaggerJudge:
 
     # ---- persistence ---------------------------------------------------------------------------
     def save_head(self, folder: str | Path) -> None:
-        from safetensors.torch import save_file
-
-        save_file({k: v.detach().cpu().contiguous() for k, v in self.head.state_dict().items()},
-                  str(Path(folder) / HEAD_WEIGHTS))
+        save_head_weights(self.head, folder)
 
     @classmethod
     def from_pretrained(cls, folder: str | Path, dtype: torch.dtype = torch.float32,
                         device: str = "cpu") -> "WordTaggerJudge":
         """Load a word-tagger judge folder (judge_config.json kind "word_tagger", adapter, head)."""
-        from peft import PeftModel
-        from safetensors.torch import load_file
-
-        folder = Path(folder)
-        cfg = json.loads((folder / JUDGE_CONFIG).read_text())
-        if cfg.get("kind") != "word_tagger":
-            raise ValueError(f"{folder / JUDGE_CONFIG}: kind is {cfg.get('kind')!r}, expected 'word_tagger'")
-        base = str(folder / cfg["base_model"]) if (folder / cfg["base_model"]).is_dir() else cfg["base_model"]
-        backbone = AudioLLM.from_pretrained(base, backbone=cfg["backbone"], dtype=dtype, device=device)
-        checkpoint_hash = "base-only"
-        if (folder / ADAPTER_WEIGHTS).is_file():
-            backbone.model = PeftModel.from_pretrained(backbone.model, str(folder), is_trainable=False).eval()
-            checkpoint_hash = file_sha256(folder / ADAPTER_WEIGHTS)
-        state = load_file(str(folder / HEAD_WEIGHTS))
-        head = nn.Linear(state["weight"].shape[1], state["weight"].shape[0]).to(device)
-        head.load_state_dict(state)
+        cfg, backbone, head, checkpoint_hash = load_slot_judge_parts(folder, "word_tagger", dtype, device)
         return cls(backbone, head, prompt=cfg["prompt"], output_names=tuple(cfg["output_names"]),
                    threshold=float(cfg.get("threshold", 0.5)), system_prompt=cfg.get("system_prompt"),
-                   max_seconds=float(cfg.get("max_seconds", 30.0)), name=cfg.get("judge_name", folder.name),
+                   max_seconds=float(cfg.get("max_seconds", 30.0)), name=cfg.get("judge_name", Path(folder).name),
                    checkpoint_hash=checkpoint_hash, seed=int(cfg.get("seed", 0)),
                    prompt_version=cfg.get("prompt_version", "v1"))
+
+
+def save_head_weights(head: WordHead, folder: str | Path) -> None:
+    """Write a slot head's weights to ``folder/word_head.safetensors``."""
+    from safetensors.torch import save_file
+
+    save_file({k: v.detach().cpu().contiguous() for k, v in head.state_dict().items()},
+              str(Path(folder) / HEAD_WEIGHTS))
+
+
+def load_slot_judge_parts(folder: str | Path, kind: str, dtype: torch.dtype = torch.float32,
+                          device: str = "cpu") -> tuple[dict, AudioLLM, WordHead, str]:
+    """judge_config, backbone (+ adapter), head and checkpoint hash of a judge folder with a slot head."""
+    from peft import PeftModel
+    from safetensors.torch import load_file
+
+    folder = Path(folder)
+    cfg = json.loads((folder / JUDGE_CONFIG).read_text())
+    if cfg.get("kind") != kind:
+        raise ValueError(f"{folder / JUDGE_CONFIG}: kind is {cfg.get('kind')!r}, expected {kind!r}")
+    base = str(folder / cfg["base_model"]) if (folder / cfg["base_model"]).is_dir() else cfg["base_model"]
+    backbone = AudioLLM.from_pretrained(base, backbone=cfg["backbone"], dtype=dtype, device=device)
+    checkpoint_hash = "base-only"
+    if (folder / ADAPTER_WEIGHTS).is_file():
+        backbone.model = PeftModel.from_pretrained(backbone.model, str(folder), is_trainable=False).eval()
+        checkpoint_hash = file_sha256(folder / ADAPTER_WEIGHTS)
+    head_cfg = WordHeadConfig(**cfg.get("head", {"n_outputs": len(cfg.get("output_names", [0]))}))
+    head = WordHead(backbone.model.config.get_text_config().hidden_size, head_cfg).to(device)
+    head.load_state_dict(load_file(str(folder / HEAD_WEIGHTS)))
+    return cfg, backbone, head.eval(), checkpoint_hash

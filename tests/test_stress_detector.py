@@ -72,10 +72,14 @@ def test_stress_judge_folder_reloads_identically(trained):
     from evaluators.audio_io import load_audio
 
     waves = [load_audio(corpus / it["audio"]) for it in items]
-    a = judge.predict(waves, [it["words"] for it in items], [it["lang"] for it in items])
+    times = [it["word_times"] for it in items]
+    assert judge.needs_word_times  # configs/stress/tiny.yaml uses the aligned head
+    a = judge.predict(waves, [it["words"] for it in items], [it["lang"] for it in items], word_times=times)
     b = WordTaggerJudge.from_pretrained(final).predict(waves, [it["words"] for it in items],
-                                                       [it["lang"] for it in items])
+                                                       [it["lang"] for it in items], word_times=times)
     assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    with pytest.raises(ValueError, match="needs word timestamps"):
+        judge.predict(waves, [it["words"] for it in items], [it["lang"] for it in items])
 
 
 def test_validate_stress_cli_with_listeners(trained, capsys):
@@ -109,17 +113,22 @@ def test_score_cast_over_system_outputs(trained, tmp_path):
         sf.write(outputs / "none" / f"{it['id']}.wav", wave, sr)
         ctx = speechlike(0.8, seed=1).astype(np.float64)
         sf.write(outputs / "concat" / f"{it['id']}.wav", np.concatenate([ctx, wave]), sr)
-        manifest += [{"id": it["id"], "mode": "none", "audio": f"none/{it['id']}.wav"},
+        timed = [[w, a, b] for w, (a, b) in zip(it["words"], it["word_times"])]
+        manifest += [{"id": it["id"], "mode": "none", "audio": f"none/{it['id']}.wav", "word_timestamps": timed},
                      {"id": it["id"], "mode": "concat", "audio": f"concat/{it['id']}.wav",
-                      "sentence_span_s": [0.8, 0.8 + len(wave) / sr]}]
+                      "sentence_span_s": [0.8, 0.8 + len(wave) / sr],
+                      "word_timestamps": [[w, a + 0.8, b + 0.8] for w, a, b in timed]}]
     manifest[0]["audio"] = "none/missing.wav"  # a missing output is a listed miss, not a crash
+    del manifest[2]["word_timestamps"]  # no timestamps and no aligner: a listed error, not a crash
     (outputs / "manifest.jsonl").write_text("".join(json.dumps(m) + "\n" for m in manifest))
     res = tmp_path / "res"
     assert main(["score", "cast", "--items", str(cast_items), "--outputs", str(outputs), "--judge",
                  str(run / "final"), "--out", str(res), "--n-resamples", "200"]) == 0
     metrics = json.loads((res / "metrics.json").read_text())
     assert {g["mode"] for g in metrics["groups"]} == {"none", "concat"}
-    assert len(metrics["errors"]) == 1 and "missing.wav" in metrics["errors"][0]["error"]
+    errors = sorted(e["error"] for e in metrics["errors"])
+    assert len(errors) == 2
+    assert any("missing.wav" in e for e in errors) and any("no word_timestamps and no aligner" in e for e in errors)
     n_rows = len((res / "predictions.jsonl").read_text().splitlines())
     assert main(["score", "cast", "--items", str(cast_items), "--outputs", str(outputs), "--judge",
                  str(run / "final"), "--out", str(res), "--n-resamples", "200"]) == 0
@@ -127,7 +136,7 @@ def test_score_cast_over_system_outputs(trained, tmp_path):
 
 
 def test_span_from_word_timestamps_prefers_the_target_after_context():
-    from evaluators.benchmarks.cast.scorer import span_from_word_timestamps
+    from evaluators.word_alignment import span_from_word_timestamps
 
     words = [("Did", 0.0, 0.2), ("Mary", 0.2, 0.5), ("buy", 0.5, 0.7), ("it?", 0.7, 0.9),
              ("No,", 1.2, 1.4), ("John", 1.4, 1.7), ("bought", 1.7, 2.0), ("it.", 2.0, 2.2)]

@@ -141,6 +141,28 @@ def add_validate_command(sub) -> None:
 
     st.set_defaults(func=run_stress)
 
+    nv = s.add_parser("nvv", help="NVV verifier: presence accuracy, P/R/F1, NTD vs what was rendered, per "
+                                  "language / category / case, and the benchmark metrics vs an oracle")
+    nv.add_argument("--judge", required=True, help="NVV verifier folder")
+    nv.add_argument("--corpus", required=True, help="synthetic NVV corpus folder (items.jsonl)")
+    nv.add_argument("--split", default="test")
+    nv.add_argument("--out", help="write the report JSON here")
+
+    def run_nvv(args) -> int:
+        from evaluators.nvv_verifier import NvvVerifierJudge
+        from trainer.nvv_validation import validate_nvv_verifier
+        from trainer.tasks.nvv import load_nvv_rows
+
+        report = validate_nvv_verifier(NvvVerifierJudge.from_pretrained(args.judge), load_nvv_rows(args.corpus),
+                                       split=args.split)
+        text = json.dumps(report, indent=2)
+        print(text)
+        if args.out:
+            Path(args.out).write_text(text)
+        return 0
+
+    nv.set_defaults(func=run_nvv)
+
 
 def add_release_command(sub) -> None:
     p = sub.add_parser("release", help="package a trained judge (adapter + judge_config + model card); --push to the Hub")

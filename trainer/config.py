@@ -21,7 +21,7 @@ from evaluators.presets import PRESETS
 
 #: Registered judge kinds (``trainer.tasks.TASKS``); listed here so configs validate without
 #: importing the tasks (and through them Lightning and the corpora).
-TASK_NAMES = ("att_hls", "word_stress")
+TASK_NAMES = ("att_hls", "word_stress", "nvv_verify")
 
 
 class ConfigError(ValueError):
@@ -75,6 +75,22 @@ class LossSettings:
     def __post_init__(self):
         _check(self.bt_weight >= 0 and self.mse_weight >= 0 and self.bt_weight + self.mse_weight > 0,
                "loss weights must be >= 0 and not both 0")
+
+
+@dataclass
+class HeadSettings:
+    """Per-slot head of word taggers / NVV verifiers (unused by verbalizer judges)."""
+
+    mode: str = "last_token"  # last_token (linear on the word's last token) | aligned (+ audio in the word's time span)
+    width: int = 128  # aligned head: width of the bidirectional slot mixer
+    mixer_layers: int = 1  # aligned head: transformer layers mixing the slots of one clip
+
+    def __post_init__(self):
+        from evaluators.word_head import HEAD_MODES
+
+        _check(self.mode in HEAD_MODES, f"head.mode {self.mode!r} not in {HEAD_MODES}")
+        _check(self.width >= 8 and self.width % 4 == 0, "head.width must be >= 8 and a multiple of 4")
+        _check(self.mixer_layers >= 0, "head.mixer_layers must be >= 0")
 
 
 @dataclass
@@ -144,7 +160,7 @@ class TrainConfig:
     """One judge training run (``omnijudge train --config FILE``)."""
 
     judge_name: str = "auto-att-tiny"  # name written into the release and every score row
-    task: str = "att_hls"  # judge kind: att_hls (verbalizer HLS) | word_stress (word tagger)
+    task: str = "att_hls"  # judge kind: att_hls (verbalizer HLS) | word_stress (word tagger) | nvv_verify (NVV verifier)
     preset: str = "auto-att"  # verbalizer preset (labels, values, prompt)
     system_prompt: str | None = None  # overrides the preset / backbone system prompt
     seed: int = 0  # global seed (data order, init of adapters)
@@ -155,6 +171,7 @@ class TrainConfig:
     backbone: BackboneConfig = field(default_factory=BackboneConfig)
     lora: LoraSettings = field(default_factory=LoraSettings)
     loss: LossSettings = field(default_factory=LossSettings)
+    head: HeadSettings = field(default_factory=HeadSettings)
     data: DataSettings = field(default_factory=DataSettings)
     optim: OptimSettings = field(default_factory=OptimSettings)
     hardware: HardwareSettings = field(default_factory=HardwareSettings)

@@ -13,7 +13,8 @@ from trainer.tasks.stress import word_f1
 def predict_rows(judge: WordTaggerJudge, rows: list[dict], batch_size: int = 16) -> list[np.ndarray]:
     """P(stressed) per word for each row: list of (W_i,) arrays."""
     probs = judge.predict([load_audio(r["path"]) for r in rows], [r["words"] for r in rows],
-                          [r["lang"] for r in rows], batch_size=batch_size)
+                          [r["lang"] for r in rows], batch_size=batch_size,
+                          word_times=[r.get("word_times") for r in rows] if judge.needs_word_times else None)
     return [p[:, 0] for p in probs]
 
 

@@ -51,7 +51,8 @@ def load_stress_rows(corpus_dir: str | Path) -> list[dict]:
         rows.append({"id": r["id"], "path": str((corpus_dir / r["audio"]).resolve()), "words": words,
                      "labels": labels, "lang": r.get("lang", "en"), "split": r["split"],
                      "pair_id": r.get("pair_id"), "side": r.get("side"), "stressed_word": r.get("stressed_word"),
-                     "sentence": r.get("sentence", " ".join(words)), "speaker": r.get("speaker")})
+                     "sentence": r.get("sentence", " ".join(words)), "speaker": r.get("speaker"),
+                     "word_times": r.get("word_times")})
     return rows
 
 
@@ -83,7 +84,8 @@ class WordStressTask(JudgeTask):
 
     def build_judge(self, cfg: TrainConfig) -> WordTaggerJudge:
         backbone = apply_lora(load_backbone(cfg), cfg)
-        head = WordTaggerJudge.new_head(backbone, n_outputs=1, seed=cfg.seed)
+        head = WordTaggerJudge.new_head(backbone, n_outputs=1, seed=cfg.seed, mode=cfg.head.mode,
+                                        width=cfg.head.width, mixer_layers=cfg.head.mixer_layers)
         return WordTaggerJudge(backbone, head, prompt=STRESS_PROMPT, output_names=("stressed",),
                                system_prompt=cfg.system_prompt, max_seconds=cfg.max_seconds,
                                name=cfg.judge_name, seed=cfg.seed)
@@ -92,11 +94,11 @@ class WordStressTask(JudgeTask):
         return [judge.backbone.model, judge.head]
 
     def example(self, judge: WordTaggerJudge, row: dict) -> dict:
-        return judge.prepare(load_audio(row["path"]), row["words"], row["lang"])
+        return judge.prepare(load_audio(row["path"]), row["words"], row["lang"], row.get("word_times"))
 
     def collate(self, judge: WordTaggerJudge, examples: list[dict], rows: list[dict]) -> dict:
         batch = judge.collate(examples)
-        labels = torch.zeros(batch["word_mask"].shape, dtype=torch.float32)
+        labels = torch.zeros(batch["slot_mask"].shape, dtype=torch.float32)
         for i, r in enumerate(rows):
             labels[i, : len(r["labels"])] = torch.tensor(r["labels"], dtype=torch.float32)
         batch["labels"] = labels
@@ -108,7 +110,7 @@ class WordStressTask(JudgeTask):
 
     def loss(self, judge: WordTaggerJudge, batch: dict, cfg: TrainConfig) -> torch.Tensor:
         logits = self._logits(judge, batch)
-        mask = batch["word_mask"].to(logits.device)
+        mask = batch["slot_mask"].to(logits.device)
         labels = batch["labels"].to(logits.device)
         pos_weight = torch.tensor(cfg.loss.word_pos_weight, device=logits.device)
         per_word = F.binary_cross_entropy_with_logits(logits, labels, pos_weight=pos_weight, reduction="none")
@@ -116,7 +118,7 @@ class WordStressTask(JudgeTask):
 
     def predict(self, judge: WordTaggerJudge, batch: dict) -> list[np.ndarray]:
         probs = torch.sigmoid(self._logits(judge, batch)).float().cpu().numpy()
-        counts = batch["word_mask"].sum(1).tolist()
+        counts = batch["slot_mask"].sum(1).tolist()
         return [p[:n] for p, n in zip(probs, counts)]
 
     def val_metrics(self, rows: list[dict], preds: list[np.ndarray]) -> dict[str, float]:
@@ -131,7 +133,9 @@ class WordStressTask(JudgeTask):
 
         fields = {"prompt": judge.prompt, "prompt_version": judge.prompt_version, "system_prompt": judge.system_prompt,
                   "output_names": list(judge.output_names), "threshold": judge.threshold,
-                  "read_at": "final-layer hidden state at each transcript word's last token"}
+                  "head": judge.head.config.to_dict(),
+                  "read_at": "final-layer hidden state at each transcript word's last token"
+                             + (" + audio states in the word's time span" if judge.needs_word_times else "")}
         write_judge_folder(judge.backbone.model, cfg, out, "word_tagger", fields, extra)
         judge.save_head(out)
         if not (out / HEAD_WEIGHTS).is_file():

@@ -5,7 +5,9 @@ Outputs are found through ``OUTPUTS/manifest.jsonl`` rows ``{"id", "mode", "audi
 to the manifest), or by walking ``OUTPUTS/<mode>/<id>.<ext>`` (one system) or
 ``OUTPUTS/<system>/<mode>/<id>.<ext>``. In concat mode the audio holds context + target sentence,
 and only the target-sentence segment is scored: its boundaries come from the manifest's
-``sentence_span_s`` or word timestamps when given, else from a pluggable aligner.
+``sentence_span_s`` or word timestamps when given, else from a pluggable aligner. A detector with
+an aligned head also needs each transcript word's time span: from the same word timestamps or the
+aligner (``evaluators.word_alignment``).
 
 A missing or unreadable output becomes a prediction row with an ``error`` (the metrics count it as
 missing and list it); predictions are appended as they are made, and a re-run skips ids done.
@@ -24,48 +26,9 @@ from evaluators.audio_io import AUDIO_EXTENSIONS, AudioLoadError, load_audio, sa
 from evaluators.benchmarks.cast.metrics import MODES, cast_metrics, tokenize
 from evaluators.jsonl import read_jsonl
 from evaluators.scoring import read_done_rows
+from evaluators.word_alignment import Aligner, span_from_word_timestamps, transcript_word_times
 
 SR = 16_000
-
-
-class Aligner(Protocol):
-    """Finds where ``sentence`` is spoken inside ``wave`` (mono 16 kHz); returns (start_s, end_s)."""
-
-    def sentence_span(self, wave: np.ndarray, sentence: str) -> tuple[float, float]: ...
-
-
-class WhisperAligner:
-    """Word-timestamp aligner on a Whisper-family ASR model (transformers pipeline, real weights).
-
-    The sentence span is taken from the first to the last recognised word of the longest run of
-    words matching the target sentence's tokens (context words before it are skipped).
-    """
-
-    def __init__(self, model: str = "openai/whisper-small", device: str = "cpu"):
-        from transformers import pipeline
-
-        self.pipe = pipeline("automatic-speech-recognition", model=model, device=device)
-
-    def sentence_span(self, wave: np.ndarray, sentence: str) -> tuple[float, float]:
-        out = self.pipe({"raw": wave, "sampling_rate": SR}, return_timestamps="word")
-        return span_from_word_timestamps([(c["text"], *c["timestamp"]) for c in out.get("chunks", [])], sentence)
-
-
-def span_from_word_timestamps(words: list[tuple[str, float, float]], sentence: str) -> tuple[float, float]:
-    """(start, end) seconds of ``sentence`` in timed words: the last window of the word sequence
-    whose tokens best overlap the sentence's tokens (the target follows its context in concat mode)."""
-    target = tokenize(sentence)
-    if not words or not target:
-        raise ValueError("no word timestamps or empty sentence")
-    toks = [" ".join(tokenize(w)) for w, _, _ in words]
-    n = min(len(target), len(words))
-    best, best_start = -1, 0
-    for start in range(len(words) - n + 1):
-        window = " ".join(toks[start:start + n]).split()
-        score = sum(a == b for a, b in zip(window, target))
-        if score >= best:  # ties go to the later window
-            best, best_start = score, start
-    return float(words[best_start][1]), float(words[best_start + n - 1][2])
 
 
 @dataclass
@@ -115,21 +78,37 @@ def collect_outputs(outputs: str | Path, items: list[dict], system: str | None =
     return expected
 
 
-def _segment(wave: np.ndarray, out: CastOutput, sentence: str, aligner: Aligner | None) -> np.ndarray:
-    if out.mode != "concat":
-        return wave
-    if out.sentence_span_s:
-        start, end = out.sentence_span_s
-    elif out.word_timestamps:
-        start, end = span_from_word_timestamps([tuple(w) for w in out.word_timestamps], sentence)
-    elif aligner is not None:
-        start, end = aligner.sentence_span(wave, sentence)
-    else:
-        raise ValueError("concat output has no sentence_span_s / word_timestamps and no aligner was given")
-    seg = wave[int(start * SR): int(end * SR)]
-    if len(seg) < SR // 10:
-        raise ValueError(f"target-sentence segment [{start:.2f}, {end:.2f}] s is shorter than 0.1 s")
-    return seg
+def _timed_words(wave: np.ndarray, out: CastOutput, aligner: Aligner | None, why: str) -> list:
+    if out.word_timestamps:
+        return [tuple(w) for w in out.word_timestamps]
+    if aligner is None:
+        raise ValueError(f"{why}: the manifest has no word_timestamps and no aligner was given")
+    return aligner.word_timestamps(wave)
+
+
+def _segment(wave: np.ndarray, out: CastOutput, sentence: str, words: list[str], aligner: Aligner | None,
+             need_times: bool) -> tuple[np.ndarray, list | None]:
+    """The audio to score (concat: the target sentence only) and, when ``need_times``, one
+    [start, end] per word relative to that audio."""
+    start, timed = 0.0, None
+    if out.mode == "concat":
+        if out.sentence_span_s:
+            start, end = out.sentence_span_s
+        else:
+            timed = _timed_words(wave, out, aligner, "concat output")
+            start, end = span_from_word_timestamps(timed, sentence)
+        wave = wave[int(start * SR): int(end * SR)]
+        if len(wave) < SR // 10:
+            raise ValueError(f"target-sentence segment [{start:.2f}, {end:.2f}] s is shorter than 0.1 s")
+    if not need_times:
+        return wave, None
+    if timed is None:
+        timed = _timed_words(wave, out, aligner, "the detector's head needs word times")
+        if not out.word_timestamps:
+            start = 0.0  # the aligner ran on the scored audio itself
+    dur = len(wave) / SR
+    inside = [(w, a - start, b - start) for w, a, b in timed if b > start and a - start < dur]
+    return wave, transcript_word_times(inside, words, duration_s=dur)
 
 
 def score_cast(detector, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
@@ -152,9 +131,11 @@ def score_cast(detector, items_path: str | Path, outputs: str | Path, out_dir: s
             try:
                 if o.path is None:
                     raise FileNotFoundError("no output file for this item")
-                wave = _segment(load_audio(o.path), o, item["sentence"], aligner)
+                need_times = getattr(detector, "needs_word_times", False)
+                wave, times = _segment(load_audio(o.path), o, item["sentence"], words, aligner, need_times)
                 lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in item["sentence"]) else "en"
-                probs = detector.predict([wave], [words], [lang], batch_size=1)[0][:, 0]
+                probs = detector.predict([wave], [words], [lang], batch_size=1,
+                                         word_times=[times] if need_times else None)[0][:, 0]
                 row.update(words=words, probs=[float(p) for p in probs])
             except (AudioLoadError, FileNotFoundError, ValueError) as e:
                 row["error"] = f"{o.path or o.id}: {e}"

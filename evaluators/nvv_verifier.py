@@ -1,0 +1,213 @@
+"""NvvVerifierJudge: the GT-conditioned NVV verifier of NVV-SuperBench, as a trained slot judge.
+
+Given audio, the reference transcript and the target NVV type, it says whether the target is
+present, at which boundary (EN: word boundary, ZH: character boundary; ``n_units + 1`` slots) and
+which non-target NVVs were produced. It writes the public Gemini verifier's row format
+``{"id", "present", "text_with_mark", "hallucinated_events"}``, so its outputs go through
+``omnijudge metrics nvv`` unchanged.
+
+Every boundary is a slot of an aligned ``WordHead``: the text state at the unit before it (the end
+of the instruction for boundary 0) plus the audio states in the gap between the two units' time
+spans, widened by ``boundary_margin_s``. The head is conditioned on the target type (a learned
+embedding) and emits per slot ``1 + 1 + 45`` logits: "the target is here", then none-or-type over
+the taxonomy (used for spurious events). Unit times come from word timestamps (an aligner at
+scoring time, the corpus's own timing in training).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from evaluators.audio_io import prepare_segments
+from evaluators.backbones import AudioLLM
+from evaluators.benchmarks.nvv.items import count_units
+from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
+from evaluators.word_head import WordHead, WordHeadConfig, collate_spans, span_example_fields
+from evaluators.word_tagger import load_slot_judge_parts
+
+NVV_PROMPT = "Listen for the non-verbal vocalization <{label}> and find where it occurs in the transcript."
+_EN_UNIT = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
+
+
+def transcript_units(text: str, lang: str) -> list[str]:
+    """Position units of a transcript, as the NVV metrics count them: words (EN), characters (ZH)."""
+    units = [c for c in text if not c.isspace()] if lang == "zh" else _EN_UNIT.findall(text)
+    if len(units) != count_units(text, lang):
+        raise AssertionError("unit split disagrees with the metrics' unit count")
+    return units
+
+
+def insert_tag(text: str, lang: str, position: int, label: str) -> str:
+    """``text`` with ``<label>`` placed after ``position`` units (so the metrics read that position)."""
+    if lang == "zh":
+        idx = [i for i, c in enumerate(text) if not c.isspace()]
+        cut = idx[position] if position < len(idx) else len(text)
+        return text[:cut] + f"<{label}>" + text[cut:]
+    starts = [m.start() for m in _EN_UNIT.finditer(text)]
+    if position >= len(starts):
+        return text.rstrip() + f" <{label}>"
+    cut = starts[position]
+    return (text[:cut] + f"<{label}> " + text[cut:]) if cut else f"<{label}> " + text
+
+
+def boundary_spans(unit_times: list, duration_s: float, margin_s: float) -> np.ndarray:
+    """(n_units + 1, 2) seconds: the gap before unit 0, between units, after the last, each widened
+    by ``margin_s`` and clipped to the clip."""
+    t = np.asarray(unit_times, dtype=np.float64).reshape(-1, 2)
+    left = np.r_[0.0, t[:, 1]]
+    right = np.r_[t[:, 0], duration_s]
+    right = np.maximum(right, left)
+    return np.stack([np.clip(left - margin_s, 0, duration_s), np.clip(right + margin_s, 0, duration_s)], axis=1)
+
+
+class NvvVerifierJudge:
+    """GT-conditioned NVV presence / placement / spurious-event verifier.
+
+    Args:
+        backbone: the audio-LLM (``model`` may be peft-wrapped).
+        head: an aligned ``WordHead`` with ``n_outputs = 2 + n_types`` and ``n_conditions = n_types``.
+        threshold: P(target at a boundary) at or above which the target counts as present.
+        type_threshold: probability of a non-target type at a boundary at or above which it is
+            reported as a hallucinated event.
+        boundary_margin_s: seconds added on both sides of a boundary's gap before pooling audio.
+    """
+
+    def __init__(self, backbone: AudioLLM, head: WordHead, threshold: float = 0.5, type_threshold: float = 0.5,
+                 boundary_margin_s: float = 0.12, system_prompt: str | None = None, max_seconds: float = 30.0,
+                 name: str = "nvv-verifier", checkpoint_hash: str = "none", seed: int = 0,
+                 prompt_version: str = "v1"):
+        self.taxonomy = load_taxonomy()
+        self.types = tuple(t.id for t in self.taxonomy.types)
+        want = (2 + len(self.types), len(self.types))
+        if (head.config.n_outputs, head.config.n_conditions) != want or head.config.mode != "aligned":
+            raise ValueError(f"verifier head must be aligned with (n_outputs, n_conditions) = {want}")
+        self.backbone, self.head = backbone, head
+        self.threshold, self.type_threshold = threshold, type_threshold
+        self.boundary_margin_s = boundary_margin_s
+        self.system_prompt, self.max_seconds = system_prompt, max_seconds
+        self.name, self.checkpoint_hash, self.seed, self.prompt_version = name, checkpoint_hash, seed, prompt_version
+
+    @classmethod
+    def new_head(cls, backbone: AudioLLM, seed: int = 0, width: int = 128, mixer_layers: int = 1) -> WordHead:
+        n = len(load_taxonomy().types)
+        hidden = backbone.model.config.get_text_config().hidden_size
+        config = WordHeadConfig(n_outputs=2 + n, mode="aligned", width=width, mixer_layers=mixer_layers,
+                                n_conditions=n)
+        return WordHead(hidden, config, seed=seed).to(backbone.device)
+
+    def label_of(self, type_id: str) -> str:
+        return self.taxonomy.get(type_id).labels[0]
+
+    # ---- inputs --------------------------------------------------------------------------------
+    def prepare(self, wave: np.ndarray, text: str, lang: str, target_type: str, unit_times: list) -> dict:
+        """One example; ``unit_times`` (n_units, 2) seconds. Slots are the n_units + 1 boundaries."""
+        if target_type not in self.types:
+            raise ValueError(f"unknown target type {target_type!r}")
+        units = transcript_units(text, lang)
+        if not units:
+            raise ValueError("transcript has no words")
+        if len(unit_times) != len(units):
+            raise ValueError(f"{len(unit_times)} unit timestamps for {len(units)} {('characters' if lang == 'zh' else 'words')}")
+        wave, _ = prepare_segments(wave, policy="truncate", max_seconds=self.max_seconds)[0]
+        feats = self.backbone.features(wave)
+        n_valid = self.backbone.valid_frames(wave, feats)
+        sep = "" if lang == "zh" else " "
+        prompt = NVV_PROMPT.format(label=self.label_of(target_type)) + "\nTranscript:" + sep
+        segments = [prompt] + [u if (lang == "zh" or i == 0) else " " + u for i, u in enumerate(units)]
+        ids, ends = self.backbone.encode_segments(n_valid, segments, self.system_prompt)
+        spans = boundary_spans(unit_times, len(wave) / 16_000, self.boundary_margin_s)
+        audio_id = self.backbone.tokenizer.convert_tokens_to_ids(self.backbone.audio_token)
+        ex = {"input_ids": np.asarray(ids, dtype=np.int64), "input_features": feats.astype(np.float32),
+              "n_frames": n_valid, "word_pos": np.asarray(ends, dtype=np.int64),
+              "condition": self.types.index(target_type)}
+        ex.update(span_example_fields(spans, n_valid, ids, audio_id))
+        return ex
+
+    def collate(self, examples: list[dict]) -> dict[str, torch.Tensor]:
+        """Backbone batch + ``slot_index`` / ``slot_mask`` (B, S), span fields, ``condition`` (B,)."""
+        batch = self.backbone.collate(examples)
+        t = batch["input_ids"].shape[1]
+        s = max(len(e["word_pos"]) for e in examples)
+        index = torch.zeros((len(examples), s), dtype=torch.long)
+        mask = torch.zeros((len(examples), s), dtype=torch.bool)
+        shifts = [t - len(e["input_ids"]) for e in examples]
+        for i, (e, shift) in enumerate(zip(examples, shifts)):
+            index[i, : len(e["word_pos"])] = torch.as_tensor(e["word_pos"]) + shift
+            mask[i, : len(e["word_pos"])] = True
+        batch.update(collate_spans(examples, shifts, s))
+        batch["slot_index"], batch["slot_mask"] = index, mask
+        batch["condition"] = torch.as_tensor([e["condition"] for e in examples], dtype=torch.long)
+        return batch
+
+    def slot_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """(B, S, 2 + n_types): target-here logit, then none + type logits, per boundary slot."""
+        keys = ("input_ids", "attention_mask", "input_features", "feature_attention_mask")
+        return self.head(self.backbone.last_hidden_state(**{k: batch[k] for k in keys}), batch)
+
+    # ---- decisions -----------------------------------------------------------------------------
+    def decide(self, logits: np.ndarray, target_type: str) -> dict:
+        """Presence, position and hallucinated types from one clip's slot logits (S, 2 + n_types)."""
+        p_here = 1 / (1 + np.exp(-logits[:, 0]))
+        z = logits[:, 1:] - logits[:, 1:].max(1, keepdims=True)
+        p_type = np.exp(z) / np.exp(z).sum(1, keepdims=True)  # column 0 = none
+        best = int(np.argmax(p_here))
+        present = bool(p_here[best] >= self.threshold)
+        hallucinated, last = [], None
+        for b in range(len(p_here)):
+            k = int(np.argmax(p_type[b]))
+            ty = self.types[k - 1] if k else None
+            near_target = present and abs(b - best) <= 1
+            if ty is None or ty == target_type or near_target or p_type[b, k] < self.type_threshold:
+                last = None
+                continue
+            if ty != last:  # one event spills over adjacent boundaries: report it once
+                hallucinated.append(self.label_of(ty))
+            last = ty
+        return {"present": present, "position": best if present else None, "p_present": float(p_here[best]),
+                "hallucinated_events": hallucinated}
+
+    @torch.no_grad()
+    def verify(self, waves: list[np.ndarray], texts: list[str], langs: list[str], target_types: list[str],
+               unit_times: list[list], batch_size: int = 8) -> list[dict]:
+        """One decision per clip, input order: ``present``, ``position`` (units) or None,
+        ``p_present``, ``text_with_mark`` (the reference text, tagged when present) and
+        ``hallucinated_events`` (labels)."""
+        examples = [self.prepare(*args) for args in zip(waves, texts, langs, target_types, unit_times)]
+        order = sorted(range(len(examples)), key=lambda i: len(examples[i]["input_ids"]))
+        out: list[dict | None] = [None] * len(examples)
+        was_training = self.backbone.model.training
+        self.backbone.model.eval()
+        self.head.eval()
+        try:
+            for start in range(0, len(order), batch_size):
+                chunk = order[start:start + batch_size]
+                logits = self.slot_logits(self.collate([examples[i] for i in chunk])).double().cpu().numpy()
+                for row, i in enumerate(chunk):
+                    d = self.decide(logits[row, : len(examples[i]["word_pos"])], target_types[i])
+                    d["text_with_mark"] = (insert_tag(texts[i], langs[i], d["position"], self.label_of(target_types[i]))
+                                           if d["present"] else texts[i])
+                    out[i] = d
+        finally:
+            self.backbone.model.train(was_training)
+            self.head.train(was_training)
+        return out
+
+    def provenance(self) -> dict:
+        return {"judge": self.name, "checkpoint_sha256": self.checkpoint_hash,
+                "prompt_version": self.prompt_version, "seed": self.seed}
+
+    @classmethod
+    def from_pretrained(cls, folder: str | Path, dtype: torch.dtype = torch.float32,
+                        device: str = "cpu") -> "NvvVerifierJudge":
+        """Load an NVV verifier folder (judge_config.json kind "nvv_verifier", adapter, head)."""
+        cfg, backbone, head, checkpoint_hash = load_slot_judge_parts(folder, "nvv_verifier", dtype, device)
+        return cls(backbone, head, threshold=float(cfg.get("threshold", 0.5)),
+                   type_threshold=float(cfg.get("type_threshold", 0.5)),
+                   boundary_margin_s=float(cfg.get("boundary_margin_s", 0.12)), system_prompt=cfg.get("system_prompt"),
+                   max_seconds=float(cfg.get("max_seconds", 30.0)), name=cfg.get("judge_name", Path(folder).name),
+                   checkpoint_hash=checkpoint_hash, seed=int(cfg.get("seed", 0)),
+                   prompt_version=cfg.get("prompt_version", "v1"))

@@ -1,0 +1,136 @@
+"""Word timestamps for transcript words: from an ASR aligner's timed words to one span per word.
+
+Aligned heads (``evaluators.word_head``) read the audio inside each transcript word's time span.
+At scoring time the spans come from the outputs manifest (``word_timestamps``) or from an aligner
+(a Whisper-family model through the transformers ASR pipeline). Recognised words rarely match the
+transcript one to one, so both sides are cut into normalised units (EN words, CJK characters),
+matched with a longest-matching-block diff, and transcript units the recogniser missed get times
+interpolated between their matched neighbours.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Protocol
+
+import numpy as np
+
+from evaluators.benchmarks.cast.metrics import tokenize
+
+SR = 16_000
+TimedWord = tuple[str, float, float]
+
+
+class Aligner(Protocol):
+    """Timed words of a clip (mono 16 kHz): ``[(text, start_s, end_s), ...]`` in speaking order."""
+
+    def word_timestamps(self, wave: np.ndarray) -> list[TimedWord]: ...
+
+
+class WhisperAligner:
+    """Word-timestamp aligner on a Whisper-family ASR model (transformers pipeline, real weights)."""
+
+    def __init__(self, model: str = "openai/whisper-small", device: str = "cpu"):
+        from transformers import pipeline
+
+        self.pipe = pipeline("automatic-speech-recognition", model=model, device=device)
+
+    def word_timestamps(self, wave: np.ndarray) -> list[TimedWord]:
+        out = self.pipe({"raw": wave, "sampling_rate": SR}, return_timestamps="word")
+        duration = len(wave) / SR
+        timed = []
+        for c in out.get("chunks", []):
+            start, end = c["timestamp"]
+            end = duration if end is None else end  # the pipeline leaves the last end open at times
+            timed.append((c["text"], float(start), float(end)))
+        return timed
+
+
+def _unit_times(timed: list[TimedWord]) -> tuple[list[str], np.ndarray]:
+    """Units of the timed words, each with [start, end] (a word's span split evenly over its units)."""
+    units, spans = [], []
+    for text, start, end in timed:
+        toks = tokenize(text)
+        step = (end - start) / max(len(toks), 1)
+        for k, tok in enumerate(toks):
+            units.append(tok)
+            spans.append((start + k * step, start + (k + 1) * step))
+    return units, np.asarray(spans, dtype=np.float64).reshape(-1, 2)
+
+
+def transcript_word_times(timed: list[TimedWord], words: list[str], duration_s: float | None = None) -> list[list[float]]:
+    """One [start, end] (seconds) per transcript word, from timed (recognised) words.
+
+    Words the recogniser got are matched on normalised units; missed ones are interpolated between
+    the nearest matched units (or spread over the recognised span / ``duration_s`` when nothing
+    matches). A word with no units (punctuation only) gets a zero-length span at the previous end.
+    """
+    if not words:
+        raise ValueError("transcript has no words")
+    rec_units, rec_spans = _unit_times([t for t in timed if tokenize(t[0])])
+    word_units = [tokenize(w) for w in words]
+    flat = [u for units in word_units for u in units]
+    n = len(flat)
+    starts = np.full(n, np.nan)
+    ends = np.full(n, np.nan)
+    matcher = difflib.SequenceMatcher(a=flat, b=rec_units, autojunk=False)
+    for block in matcher.get_matching_blocks():
+        for k in range(block.size):
+            starts[block.a + k], ends[block.a + k] = rec_spans[block.b + k]
+    if n and np.isnan(starts).all():
+        lo = float(rec_spans[0, 0]) if len(rec_spans) else 0.0
+        hi = float(rec_spans[-1, 1]) if len(rec_spans) else float(duration_s or 0.0)
+        if hi <= lo:
+            raise ValueError("no recognised words and no clip duration to spread the transcript over")
+        edges = np.linspace(lo, hi, n + 1)
+        starts, ends = edges[:-1], edges[1:]
+    elif n:
+        _fill_gaps(starts, ends, duration_s)
+    out, k, last_end = [], 0, 0.0
+    for units in word_units:
+        if not units:
+            out.append([last_end, last_end])
+            continue
+        span = [float(starts[k]), float(ends[k + len(units) - 1])]
+        span[1] = max(span)
+        out.append(span)
+        last_end = span[1]
+        k += len(units)
+    return out
+
+
+def _fill_gaps(starts: np.ndarray, ends: np.ndarray, duration_s: float | None) -> None:
+    """Interpolate runs of unmatched units (NaN) between the matched units around them, in place."""
+    n = len(starts)
+    known = np.flatnonzero(~np.isnan(starts))
+    k = 0
+    while k < n:
+        if not np.isnan(starts[k]):
+            k += 1
+            continue
+        j = k
+        while j < n and np.isnan(starts[j]):
+            j += 1
+        before = ends[k - 1] if k > 0 else max(0.0, starts[known[0]] - 0.3 * (j - k))
+        after = starts[j] if j < n else (duration_s if duration_s is not None else ends[known[-1]] + 0.3 * (j - k))
+        after = max(after, before)
+        edges = np.linspace(before, after, j - k + 1)
+        starts[k:j], ends[k:j] = edges[:-1], edges[1:]
+        k = j
+
+
+def span_from_word_timestamps(words: list[TimedWord], sentence: str) -> tuple[float, float]:
+    """(start, end) seconds of ``sentence`` in timed words: the last window of the word sequence
+    whose tokens best overlap the sentence's tokens (the target follows its context in concat mode)."""
+    target = tokenize(sentence)
+    if not words or not target:
+        raise ValueError("no word timestamps or empty sentence")
+    toks = [" ".join(tokenize(w)) for w, _, _ in words]
+    n = min(len(target), len(words))
+    best, best_start = -1, 0
+    for start in range(len(words) - n + 1):
+        window = " ".join(toks[start:start + n]).split()
+        score = sum(a == b for a, b in zip(window, target))
+        if score >= best:  # ties go to the later window
+            best, best_start = score, start
+    return float(words[best_start][1]), float(words[best_start + n - 1][2])

@@ -1,0 +1,103 @@
+"""Validate an NVV verifier on held-out synthetic items (unseen sentences), per language.
+
+Two views:
+
+verifier view
+    The verifier's decisions against what was *rendered* in the audio (absent items have no
+    target; misplaced ones have it elsewhere). TP = target reported within delta of where it was
+    rendered; FN = rendered target not found there; FP = target reported where it was not
+    rendered (including absent items) + non-target events reported that were not rendered.
+    F1 = 2TP / (2TP + FP + FN). Also presence accuracy, NTD, per category, and the low-SNR cases.
+benchmark view
+    ``omnijudge metrics nvv`` (the benchmark's own code, against the *requested* ground truth)
+    on the verifier's rows and on an oracle's rows (exactly what was rendered): a good verifier
+    reproduces the oracle's benchmark numbers.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from evaluators.audio_io import load_audio
+from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, item_from_row
+from evaluators.benchmarks.nvv.metrics import _prediction, score_run
+from evaluators.nvv_verifier import NvvVerifierJudge
+
+
+def verifier_scores(rows: list[dict], preds: list[dict], delta: int) -> dict:
+    """Verifier-view counts and scores of decisions ``preds`` ({present, position,
+    hallucinated_events}) against the rendered truth of ``rows`` (see module docstring)."""
+    tp = fp = fn = 0
+    presence_ok = 0
+    sp_tp = sp_fp = sp_fn = 0
+    ntd = []
+    for r, p in zip(rows, preds):
+        g, q = r["position"], p["position"] if p["present"] else None
+        presence_ok += (g is not None) == (q is not None)
+        hit = g is not None and q is not None and abs(g - q) <= delta
+        tp += hit
+        fn += g is not None and not hit
+        fp += q is not None and not hit
+        if hit:
+            ntd.append(abs(g - q) / max(r.get("n_units") or len(r["unit_times"]), 1))
+        rendered = Counter(p_label for p_label in (r.get("spurious_labels") or []))
+        reported = Counter(p["hallucinated_events"])
+        matched = sum((rendered & reported).values())
+        sp_tp += matched
+        sp_fp += sum(reported.values()) - matched
+        sp_fn += sum(rendered.values()) - matched
+    fp += sp_fp
+    n = len(rows)
+    return {"n_items": n, "tp": tp, "fp": fp, "fn": fn,
+            "precision": tp / (tp + fp) if tp + fp else 0.0, "recall": tp / (tp + fn) if tp + fn else 0.0,
+            "f1": 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0,
+            "presence_accuracy": presence_ok / n if n else 0.0,
+            "ntd": float(np.mean(ntd)) if ntd else None,
+            "spurious": {"rendered": sp_tp + sp_fn, "reported": sp_tp + sp_fp, "found": sp_tp}}
+
+
+def predict_nvv_rows(judge: NvvVerifierJudge, rows: list[dict], batch_size: int = 16) -> list[dict]:
+    """The verifier's decisions for corpus rows (input order)."""
+    return judge.verify([load_audio(r["path"]) for r in rows], [r["text"] for r in rows], [r["lang"] for r in rows],
+                        [r["target_type"] for r in rows], [r["unit_times"] for r in rows], batch_size=batch_size)
+
+
+def _pred_rows(rows: list[dict], decisions: list[dict]) -> list[dict]:
+    return [{"id": r["id"], "present": d["present"], "text_with_mark": d["text_with_mark"],
+             "hallucinated_events": d["hallucinated_events"]} for r, d in zip(rows, decisions)]
+
+
+def validate_nvv_verifier(judge: NvvVerifierJudge, rows: list[dict], split: str = "test") -> dict:
+    """Per language (and per category, per case): verifier view + benchmark view (module docstring)."""
+    from trainer.tasks.nvv import rendered_prediction_rows
+
+    rows = [dict(r, spurious_labels=[judge.label_of(t) for t in r["spurious_types"]])
+            for r in rows if r["split"] == split]
+    if not rows:
+        raise ValueError(f"no {split!r} rows to validate on")
+    decisions = predict_nvv_rows(judge, rows)
+    report = {"split": split, "n_items": len(rows), "threshold": judge.threshold, "languages": {}}
+    for lang in sorted({r["lang"] for r in rows}):
+        sel = [i for i, r in enumerate(rows) if r["lang"] == lang]
+        lr, ld = [rows[i] for i in sel], [decisions[i] for i in sel]
+        delta = DEFAULT_DELTA[lang]
+        entry = {"delta": delta, **verifier_scores(lr, ld, delta)}
+        entry["per_category"] = {
+            cat: verifier_scores([r for r in lr if r["category"] == cat],
+                                 [d for r, d in zip(lr, ld) if r["category"] == cat], delta)
+            for cat in sorted({r["category"] for r in lr})}
+        entry["per_case"] = {
+            case: verifier_scores([r for r in lr if r["case"] == case],
+                                  [d for r, d in zip(lr, ld) if r["case"] == case], delta)
+            for case in sorted({r["case"] for r in lr})}
+        items = [item_from_row({"id": r["id"], "text": r["text"], "text_with_mark": r["text_with_mark"],
+                                "non_verbal_events": r["non_verbal_events"]}, where=r["id"], lang=lang) for r in lr]
+        ours = score_run(items, [_prediction(p, "verifier") for p in _pred_rows(lr, ld)])
+        oracle = score_run(items, [_prediction(p, "oracle") for p in rendered_prediction_rows(lr, judge)])
+        entry["benchmark_view"] = {
+            name: {k: rep[k] for k in ("precision", "recall", "f1", "ntd", "tp", "fp", "fn")}
+            for name, rep in (("verifier", ours), ("oracle", oracle))}
+        report["languages"][lang] = entry
+    return report
