@@ -29,6 +29,25 @@ def _load_judge(args):
                      f"nor a preset ({', '.join(sorted(PRESETS))})")
 
 
+def cmd_score_nvv(args) -> int:
+    from evaluators.benchmarks.nvv.scorer import format_table, score_nvv
+    from evaluators.nvv_verifier import NvvVerifierJudge
+    from evaluators.word_alignment import WhisperAligner
+
+    try:
+        verifier = NvvVerifierJudge.from_pretrained(args.judge, device=args.device)
+        aligner = WhisperAligner(args.aligner, device=args.device) if args.aligner else None
+        rows = score_nvv(verifier, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
+                         lang=args.lang, delta=args.delta)
+    except (OSError, ValueError) as e:  # bad items / manifest: the message names file:line
+        raise SystemExit(f"omnijudge score nvv: {e}") from None
+    print(format_table(rows))
+    n_err = sum(r["n_errors"] for r in rows)
+    if n_err:
+        print(f"{n_err} outputs missing or unreadable (listed in {args.out}/metrics/)", file=sys.stderr)
+    return 0
+
+
 def cmd_score_cast(args) -> int:
     from evaluators.benchmarks.cast.cli import format_cast_table
     from evaluators.benchmarks.cast.scorer import score_cast
@@ -97,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backbone", default="qwen2_5_omni", help="backbone for a preset judge")
     p.add_argument("--base", default=None, help="base model id/folder for a preset judge ('tiny' = offline random)")
     p.set_defaults(func=cmd_score)
-    bench = p.add_subparsers(dest="benchmark", metavar="{cast}", help="benchmark scorers (optional)")
+    bench = p.add_subparsers(dest="benchmark", metavar="{cast,nvv}", help="benchmark scorers (optional)")
     c = bench.add_parser("cast", help="CAST: stress detector over system outputs per mode -> Table 3 (Hit/Contrast/Correct)")
     c.add_argument("--items", required=True, help="CAST items JSONL {id, pair_id, side, context, sentence, stressed_word, mode}")
     c.add_argument("--outputs", required=True, help="outputs folder: manifest.jsonl, or <mode>/<id>.wav, or <system>/<mode>/<id>.wav")
@@ -108,6 +127,17 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--n-resamples", type=int, default=10_000)
     c.add_argument("--device", default="cpu")
     c.set_defaults(func=cmd_score_cast)
+    n = bench.add_parser("nvv", help="NVV-SuperBench: NVV verifier over system outputs -> Table 3 rows + per-type F1 heatmap")
+    n.add_argument("--items", required=True, help="NVV items: the real nvbench_data_{en,zh}.json or JSONL (either schema)")
+    n.add_argument("--outputs", required=True, help="outputs folder: manifest.jsonl, or <id>.<ext>, or <system>/<id>.<ext>")
+    n.add_argument("--judge", required=True, help="NVV verifier folder")
+    n.add_argument("--out", required=True, help="results folder (predictions/, metrics/, table.json/.md, per_type_f1.png)")
+    n.add_argument("--system", help="system name when OUTPUTS holds one system (default: folder name)")
+    n.add_argument("--lang", choices=["en", "zh"], help="force the items' language")
+    n.add_argument("--delta", type=int, help="position tolerance in units (default 2 words EN / 5 characters ZH)")
+    n.add_argument("--aligner", help="Whisper-family model id/folder for outputs without word timestamps")
+    n.add_argument("--device", default="cpu")
+    n.set_defaults(func=cmd_score_nvv)
 
     m = sub.add_parser("metrics", help="a benchmark's numbers from a predictions file alone")
     msub = m.add_subparsers(dest="benchmark", required=True)

@@ -22,7 +22,7 @@ import numpy as np
 
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, item_from_row
-from evaluators.benchmarks.nvv.metrics import _prediction, score_run
+from evaluators.benchmarks.nvv.metrics import prediction_from_row, score_run
 from evaluators.nvv_verifier import NvvVerifierJudge
 
 
@@ -94,8 +94,8 @@ def validate_nvv_verifier(judge: NvvVerifierJudge, rows: list[dict], split: str 
             for case in sorted({r["case"] for r in lr})}
         items = [item_from_row({"id": r["id"], "text": r["text"], "text_with_mark": r["text_with_mark"],
                                 "non_verbal_events": r["non_verbal_events"]}, where=r["id"], lang=lang) for r in lr]
-        ours = score_run(items, [_prediction(p, "verifier") for p in _pred_rows(lr, ld)])
-        oracle = score_run(items, [_prediction(p, "oracle") for p in rendered_prediction_rows(lr, judge)])
+        ours = score_run(items, [prediction_from_row(p, "verifier") for p in _pred_rows(lr, ld)])
+        oracle = score_run(items, [prediction_from_row(p, "oracle") for p in rendered_prediction_rows(lr, judge)])
         entry["benchmark_view"] = {
             name: {k: rep[k] for k in ("precision", "recall", "f1", "ntd", "tp", "fp", "fn")}
             for name, rep in (("verifier", ours), ("oracle", oracle))}

@@ -58,7 +58,7 @@ class Prediction:
     source: str = ""
 
 
-def _prediction(row: dict, where: str) -> Prediction:
+def prediction_from_row(row: dict, where: str) -> Prediction:
     pid = row.get("id")
     if pid is None:
         raise NVVDataError(f"{where}: prediction has no 'id'")
@@ -95,16 +95,16 @@ def load_predictions(path: str | Path) -> list[Prediction]:
     except json.JSONDecodeError:
         pass  # not one JSON document: JSONL, read line by line below for file:line errors
     if isinstance(whole, list):
-        return [_prediction(r if isinstance(r, dict) else {}, f"{path}[{i}]") for i, r in enumerate(whole)]
+        return [prediction_from_row(r if isinstance(r, dict) else {}, f"{path}[{i}]") for i, r in enumerate(whole)]
     if isinstance(whole, dict) and "present" not in whole and all(isinstance(v, dict) for v in whole.values()):
         out = []
         for k, v in whole.items():
             if "id" not in v:
                 m = _ID_IN_KEY.search(Path(k).name) or _ID_IN_KEY.search(k)
                 v = {**v, "id": m.group(1).lower()} if m else v
-            out.append(_prediction(v, f"{path}[{k!r}]"))
+            out.append(prediction_from_row(v, f"{path}[{k!r}]"))
         return out
-    return [_prediction(r, f"{path}:{r.pop('_line')}") for r in read_jsonl(path, error=NVVDataError)]
+    return [prediction_from_row(r, f"{path}:{r.pop('_line')}") for r in read_jsonl(path, error=NVVDataError)]
 
 
 def match_positions(gt: list[int], pred: list[int], delta: int) -> list[tuple[int, int]]:

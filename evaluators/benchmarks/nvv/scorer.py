@@ -1,0 +1,185 @@
+"""``omnijudge score nvv``: run an NVV verifier over systems' outputs, then the benchmark's metrics.
+
+Outputs: ``OUTPUTS/<id>.<ext>`` (one system, named by ``--system`` or the folder) or
+``OUTPUTS/<system>/<id>.<ext>``; or ``OUTPUTS/manifest.jsonl`` rows ``{"id", "audio", ["system"],
+["word_timestamps": [[word, start, end], ...]]}`` (audio relative to the manifest). The verifier
+needs each transcript unit's time span: from the manifest's word timestamps, else from an aligner.
+
+Per system the verifier's rows (the public verifier's format plus provenance) are appended to
+``RESULTS/predictions/<system>.jsonl`` as they are made; a re-run skips ids already there. A missing
+or unreadable output becomes a row with ``present: false`` and an ``error`` (a miss, listed in the
+metrics). Then ``RESULTS/metrics/<system>.json`` (``omnijudge metrics nvv``'s report),
+``RESULTS/table.json`` + ``table.md`` (paper Table 3: coverage, P, R, F1, NTD, CA-F1 per system)
+and ``RESULTS/per_type_f1.png`` (systems x types heatmap).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from evaluators.audio_io import AUDIO_EXTENSIONS, AudioLoadError, load_audio, sanitize_item_id
+from evaluators.benchmarks.nvv.items import NVVItem, load_items
+from evaluators.benchmarks.nvv.metrics import prediction_from_row, score_run
+from evaluators.benchmarks.nvv.taxonomy import get_system, load_taxonomy
+from evaluators.jsonl import read_jsonl
+from evaluators.nvv_verifier import transcript_units
+from evaluators.scoring import read_done_rows
+from evaluators.word_alignment import Aligner, transcript_word_times
+
+SR = 16_000
+
+
+@dataclass
+class NvvOutput:
+    """One system output to verify."""
+
+    id: str
+    system: str
+    path: Path | None
+    word_timestamps: list | None = None
+
+
+def collect_outputs(outputs: str | Path, items: list[NVVItem], system: str | None = None) -> list[NvvOutput]:
+    """Every (system, item) expected, with its file (None when missing)."""
+    outputs = Path(outputs)
+    found: dict[tuple[str, str], NvvOutput] = {}
+    manifest = outputs / "manifest.jsonl"
+    if manifest.is_file():
+        for r in read_jsonl(manifest, required=("id", "audio")):
+            name = r.get("system") or system or outputs.name
+            found[(name, str(r["id"]))] = NvvOutput(str(r["id"]), name, outputs / r["audio"], r.get("word_timestamps"))
+        systems = sorted({k[0] for k in found})
+    else:
+        flat = any(p.suffix.lower() in AUDIO_EXTENSIONS for p in outputs.iterdir())
+        layouts = [(system or outputs.name, outputs)] if flat else \
+            [(d.name, d) for d in sorted(outputs.iterdir()) if d.is_dir()]
+        systems = [s for s, _ in layouts]
+        for name, root in layouts:
+            for p in root.iterdir():
+                if p.suffix.lower() in AUDIO_EXTENSIONS:
+                    found[(name, p.stem)] = NvvOutput(p.stem, name, p)
+    return [found.get((s, it.id)) or found.get((s, sanitize_item_id(it.id))) or NvvOutput(it.id, s, None)
+            for s in systems for it in items]
+
+
+def _unit_times(wave: np.ndarray, out: NvvOutput, units: list[str], aligner: Aligner | None) -> list:
+    if out.word_timestamps:
+        timed = [tuple(w) for w in out.word_timestamps]
+    elif aligner is not None:
+        timed = aligner.word_timestamps(wave)
+    else:
+        raise ValueError("no word_timestamps in the manifest and no aligner was given")
+    return transcript_word_times(timed, units, duration_s=len(wave) / SR)
+
+
+def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pred_dir: Path,
+                   aligner: Aligner | None = None) -> None:
+    """Append one verifier row per not-yet-done (system, item) to ``pred_dir/<system>.jsonl``."""
+    by_id = {it.id: it for it in items}
+    pred_dir.mkdir(parents=True, exist_ok=True)
+    for name in sorted({o.system for o in outputs}):
+        path = pred_dir / f"{sanitize_item_id(name)}.jsonl"
+        done = {r["id"] for r in read_done_rows(path)}
+        with path.open("a", encoding="utf-8") as f:
+            for o in outputs:
+                if o.system != name or o.id in done:
+                    continue
+                it = by_id.get(o.id) or by_id[next(k for k in by_id if sanitize_item_id(k) == o.id)]
+                row = {"id": it.id, "system": name, **verifier.provenance()}
+                try:
+                    if o.path is None:
+                        raise FileNotFoundError("no output file for this item")
+                    wave = load_audio(o.path)
+                    text = it.reference_text
+                    times = _unit_times(wave, o, transcript_units(text, it.lang), aligner)
+                    d = verifier.verify([wave], [text], [it.lang], [it.target_type], [times], batch_size=1)[0]
+                    row.update(present=d["present"], text_with_mark=d["text_with_mark"],
+                               hallucinated_events=d["hallucinated_events"], p_present=d["p_present"])
+                except (AudioLoadError, FileNotFoundError, ValueError) as e:
+                    row.update(present=False, text_with_mark=it.reference_text, hallucinated_events=[],
+                               error=f"{o.path or o.id}: {e}")
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+                f.flush()
+
+
+def table_row(name: str, report: dict) -> dict:
+    """Paper Table 3 columns of one system's report."""
+    return {"system": name, "coverage": report["coverage"], "precision": report["precision"],
+            "recall": report["recall"], "f1": report["f1"], "ntd": report["ntd"], "ca_f1": report["ca_f1"],
+            "n_scored": report["n_scored"], "n_errors": report.get("n_errors", 0)}
+
+
+def format_table(rows: list[dict]) -> str:
+    """Markdown Table 3: coverage, P, R, F1, NTD (lower is better), CA-F1."""
+    fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+    lines = ["| System | Coverage | P | R | F1 | NTD | CA-F1 | items | errors |", "|---|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['system']} | {fmt(r['coverage'])} | {fmt(r['precision'])} | {fmt(r['recall'])} | "
+              f"{fmt(r['f1'])} | {fmt(r['ntd'])} | {fmt(r['ca_f1'])} | {r['n_scored']} | {r['n_errors']} |" for r in rows]
+    return "\n".join(lines)
+
+
+def plot_per_type_f1(reports: dict[str, dict], path: Path) -> None:
+    """Heatmap PNG: one row per system, one column per taxonomy type (grey = not scored)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    types = [t.id for t in load_taxonomy().types]
+    systems = sorted(reports)
+    grid = np.full((len(systems), len(types)), np.nan)
+    for i, s in enumerate(systems):
+        for j, t in enumerate(types):
+            if t in reports[s]["per_type"]:
+                grid[i, j] = reports[s]["per_type"][t]["f1"]
+    fig, ax = plt.subplots(figsize=(max(8.0, 0.28 * len(types) + 2), 1.0 + 0.45 * len(systems)))
+    cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#d0d0d0")
+    im = ax.imshow(np.ma.masked_invalid(grid), vmin=0, vmax=1, cmap=cmap, aspect="auto")
+    ax.set_xticks(range(len(types)), types, rotation=90, fontsize=7)
+    ax.set_yticks(range(len(systems)), systems, fontsize=8)
+    ax.set_title("NVV-SuperBench per-type F1 (verifier)")
+    fig.colorbar(im, ax=ax, fraction=0.02, pad=0.01)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _is_table2_system(name: str) -> bool:
+    try:
+        get_system(name)
+        return True
+    except KeyError:
+        return False
+
+
+def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
+              aligner: Aligner | None = None, system: str | None = None, lang: str | None = None,
+              delta: int | None = None) -> list[dict]:
+    """Verify every output (resumable), score each system, write predictions, metrics, the table and
+    the heatmap under ``out_dir``; returns the table rows. A system named as in paper Table 2 gets
+    that system's coverage and is scored on its supported types."""
+    items = load_items(items_path, lang=lang)
+    out_dir = Path(out_dir)
+    expected = collect_outputs(outputs, items, system)
+    verify_outputs(verifier, items, expected, out_dir / "predictions", aligner)
+    reports, rows = {}, []
+    (out_dir / "metrics").mkdir(parents=True, exist_ok=True)
+    for name in sorted({o.system for o in expected}):
+        pred_path = out_dir / "predictions" / f"{sanitize_item_id(name)}.jsonl"
+        done = read_done_rows(pred_path)
+        preds = [prediction_from_row(r, f"{pred_path}:{i + 1}") for i, r in enumerate(done)]
+        report = score_run(items, preds, delta=delta, system=name if _is_table2_system(name) else None)
+        report["errors"] = [{"id": r["id"], "error": r["error"]} for r in done if "error" in r]
+        report["n_errors"] = len(report["errors"])
+        (out_dir / "metrics" / f"{sanitize_item_id(name)}.json").write_text(
+            json.dumps(report, indent=2, ensure_ascii=False))
+        reports[name] = report
+        rows.append(table_row(name, report))
+    (out_dir / "table.json").write_text(json.dumps(rows, indent=2))
+    (out_dir / "table.md").write_text(format_table(rows) + "\n")
+    plot_per_type_f1(reports, out_dir / "per_type_f1.png")
+    return rows

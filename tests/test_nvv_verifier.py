@@ -1,0 +1,149 @@
+"""NVV verifier: tag placement, boundary spans and decisions (golden), batch invariance, and the CPU
+life cycle synth -> train -> reload -> validate nvv -> score nvv (table, heatmap, misses, resume)."""
+
+import json
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from evaluators.backbones import AudioLLM
+from evaluators.benchmarks.nvv.items import parse_marked_text
+from evaluators.cli import main
+from evaluators.nvv_verifier import NvvVerifierJudge, boundary_spans, insert_tag, transcript_units
+
+from conftest import speechlike
+
+
+@pytest.mark.parametrize("text,lang,pos,expected", [
+    ("Hello, world. Yes!", "en", 0, "<laughing> Hello, world. Yes!"),
+    ("Hello, world. Yes!", "en", 1, "Hello, <laughing> world. Yes!"),
+    ("Hello, world. Yes!", "en", 3, "Hello, world. Yes! <laughing>"),
+    ("你好，世界", "zh", 2, "你好<laughing>，世界"),
+    ("你好，世界", "zh", 5, "你好，世界<laughing>"),
+])
+def test_insert_tag_golden(text, lang, pos, expected):
+    assert insert_tag(text, lang, pos, "laughing") == expected
+
+
+@pytest.mark.parametrize("text,lang", [("Well, I don't know -- maybe it's fine.", "en"), ("我真的不知道，也许没事。", "zh")])
+def test_insert_tag_round_trips_through_the_metrics_parser(text, lang):
+    n = len(transcript_units(text, lang))
+    for pos in range(n + 1):
+        clean, events = parse_marked_text(insert_tag(text, lang, pos, "laughing"), lang)
+        assert [e.position for e in events] == [pos] and len(transcript_units(clean, lang)) == n
+
+
+def test_boundary_spans_golden():
+    spans = boundary_spans([[0.2, 0.5], [0.6, 0.9]], duration_s=1.2, margin_s=0.1)
+    assert np.allclose(spans, [[0.0, 0.3], [0.4, 0.7], [0.8, 1.2]])
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    llm = AudioLLM.tiny()
+    return NvvVerifierJudge(llm, NvvVerifierJudge.new_head(llm))
+
+
+def test_decide_golden(verifier):
+    n_types = len(verifier.types)
+    logits = np.full((8, 2 + n_types), -10.0)
+    logits[:, 1] = 5.0  # every boundary: "no NVV"
+    cough, laugh = 2 + verifier.types.index("cough"), 2 + verifier.types.index("laugh")
+    logits[2, 0] = 3.0  # the target (laughing) at boundary 2
+    logits[3, 1], logits[3, cough] = 0.0, 6.0  # next to the target: not reported (spill-over)
+    logits[5, 1], logits[5, cough] = 0.0, 6.0  # a cough over boundaries 5-6: reported once
+    logits[6, 1], logits[6, cough] = 0.0, 6.0
+    logits[7, 1], logits[7, laugh] = 0.0, 6.0  # the target type itself is never "hallucinated"
+    d = verifier.decide(logits, "laugh")
+    assert d["present"] and d["position"] == 2 and d["p_present"] == pytest.approx(1 / (1 + np.exp(-3.0)))
+    assert d["hallucinated_events"] == [verifier.label_of("cough")]
+    logits[2, 0] = -1.0
+    assert verifier.decide(logits, "laugh")["present"] is False
+
+
+def test_verifier_is_batch_invariant_and_checks_inputs(verifier):
+    waves = [speechlike(0.8 + 0.4 * i, seed=i) for i in range(3)]
+    texts = ["Oh no, not again.", "我们走吧。", "Fine"]
+    langs = ["en", "zh", "en"]
+    times = [[[0.1 * k, 0.1 * k + 0.08] for k in range(len(transcript_units(t, l)))] for t, l in zip(texts, langs)]
+    targets = ["sigh", "laugh", "cough"]
+    together = verifier.verify(waves, texts, langs, targets, times, batch_size=3)
+    alone = [verifier.verify([w], [t], [l], [y], [u], batch_size=1)[0]
+             for w, t, l, y, u in zip(waves, texts, langs, targets, times)]
+    assert max(abs(a["p_present"] - b["p_present"]) for a, b in zip(together, alone)) <= 1e-5
+    with pytest.raises(ValueError, match="unit timestamps"):
+        verifier.prepare(waves[0], texts[0], "en", "sigh", times[0][:-1])
+    with pytest.raises(ValueError, match="unknown target type"):
+        verifier.prepare(waves[0], texts[0], "en", "yodel", times[0])
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    from trainer.config import load_config
+    from trainer.synth.nvv_corpus import NvvCorpusConfig, build_nvv_corpus
+    from trainer.train import train
+
+    root = tmp_path_factory.mktemp("nvv")
+    corpus = build_nvv_corpus(NvvCorpusConfig(seed=0, items_per_type=1), root / "corpus").root
+    cfg = load_config("configs/nvv/tiny.yaml", {"data.corpus_dir": str(corpus), "out_dir": str(root / "run"),
+                                                "optim.max_epochs": 1, "optim.warmup_steps": 2})
+    return root, corpus, train(cfg)
+
+
+def test_verifier_folder_reloads_and_validates(trained, capsys):
+    root, corpus, run = trained
+    final = run / "final"
+    cfg = json.loads((final / "judge_config.json").read_text())
+    assert cfg["kind"] == "nvv_verifier" and cfg["head"]["n_conditions"] == 45
+    capsys.readouterr()
+    assert main(["validate", "nvv", "--judge", str(final), "--corpus", str(corpus), "--out", str(root / "v.json")]) == 0
+    report = json.loads((root / "v.json").read_text())
+    for lang in ("en", "zh"):
+        entry = report["languages"][lang]
+        assert 0.0 <= entry["f1"] <= 1.0 and 0.0 <= entry["presence_accuracy"] <= 1.0
+        assert entry["benchmark_view"]["oracle"]["f1"] > 0  # the oracle finds every correct rendering
+        assert "low_snr" in entry["per_case"] or entry["n_items"] < 10
+
+
+def test_score_nvv_over_two_systems(trained, tmp_path):
+    from trainer.tasks.nvv import unit_times_from_alignment
+
+    root, corpus, run = trained
+    rows = [json.loads(line) for line in (corpus / "items.jsonl").read_text().splitlines()]
+    en = [r for r in rows if r["lang"] == "en"][:5]
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps({k: r[k] for k in ("id", "text", "text_with_mark", "non_verbal_events")})
+                             + "\n" for r in en))
+    outputs = tmp_path / "outputs"
+    manifest = []
+    for system in ("Bark", "mysystem"):
+        (outputs / system).mkdir(parents=True)
+        for r in en:
+            wave, sr = sf.read(corpus / r["audio"])
+            sf.write(outputs / system / f"{r['id']}.flac", wave, sr)
+            words = transcript_units(r["text"], "en")
+            times = unit_times_from_alignment(r["alignment"], len(words), r["id"])
+            manifest.append({"id": r["id"], "system": system, "audio": f"{system}/{r['id']}.flac",
+                             "word_timestamps": [[w, a, b] for w, (a, b) in zip(words, times)]})
+    manifest[0]["audio"] = "Bark/missing.wav"  # a miss, listed
+    (outputs / "manifest.jsonl").write_text("".join(json.dumps(m) + "\n" for m in manifest))
+    res = tmp_path / "res"
+    args = ["score", "nvv", "--items", str(items), "--outputs", str(outputs), "--judge", str(run / "final"),
+            "--out", str(res)]
+    assert main(args) == 0
+    table = {r["system"]: r for r in json.loads((res / "table.json").read_text())}
+    assert set(table) == {"Bark", "mysystem"}
+    from evaluators.benchmarks.nvv.taxonomy import system_coverage
+
+    assert table["Bark"]["coverage"] == pytest.approx(system_coverage("Bark"))  # Table 2's vocabulary
+    assert table["Bark"]["coverage"] < 1.0
+    assert table["mysystem"]["coverage"] == 1.0
+    assert table["Bark"]["n_errors"] == 1 and table["mysystem"]["n_errors"] == 0
+    assert (res / "per_type_f1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    n_rows = len((res / "predictions" / "mysystem.jsonl").read_text().splitlines())
+    assert n_rows == 5
+    assert main(args) == 0  # resumed: nothing verified twice
+    assert len((res / "predictions" / "mysystem.jsonl").read_text().splitlines()) == n_rows
+    pred = json.loads((res / "predictions" / "mysystem.jsonl").read_text().splitlines()[0])
+    assert {"present", "text_with_mark", "hallucinated_events", "judge", "checkpoint_sha256"} <= set(pred)
