@@ -106,6 +106,14 @@ def test_verifier_folder_reloads_and_validates(trained, capsys):
         assert "low_snr" in entry["per_case"] or entry["n_items"] < 10
 
 
+def test_release_writes_an_nvv_model_card(trained, tmp_path):
+    root, corpus, run = trained
+    assert main(["release", "--checkpoint", str(run), "--out", str(tmp_path / "rel")]) == 0
+    card = (tmp_path / "rel" / "README.md").read_text()
+    assert "NVV verifier" in card and "omnijudge score nvv" in card
+    assert NvvVerifierJudge.from_pretrained(tmp_path / "rel").types[0] == "breath"
+
+
 def test_score_nvv_over_two_systems(trained, tmp_path):
     from trainer.tasks.nvv import unit_times_from_alignment
 

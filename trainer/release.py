@@ -71,8 +71,29 @@ def _verbalizer_section(config: dict) -> list[str]:
 
 
 def _word_tagger_section(config: dict) -> list[str]:
-    return [f"Per-word outputs {config['output_names']} from a linear head on the "
-            f"{config['read_at']}; a word is positive when its probability >= {config['threshold']}."]
+    head = config.get("head", {}).get("mode", "last_token")
+    return [f"Per-word outputs {config['output_names']} from a `{head}` head on the "
+            f"{config['read_at']}; a word is positive when its probability >= {config['threshold']}."
+            + (" It needs word timestamps (an outputs manifest or `--aligner`)." if head == "aligned" else "")]
+
+
+def _nvv_verifier_section(config: dict) -> list[str]:
+    return ["GT-conditioned NVV verifier: given audio, the reference transcript and the target NVV type, "
+            "it writes `{present, text_with_mark, hallucinated_events}` (the public verifier's row format). "
+            f"Read at: {config['read_at']}. Present when P(target at a boundary) >= {config['threshold']}; "
+            f"a non-target type is reported when its boundary probability >= {config['type_threshold']}. "
+            "It needs word timestamps (an outputs manifest or `--aligner`).", "",
+            "```bash", "omnijudge score nvv --items ITEMS --outputs DIR --judge <this folder> --out RESULTS", "```"]
+
+
+def _nvv_validation(validation: dict) -> list[str]:
+    lines = ["## Validation (held-out synthetic sentences, vs what was rendered)", "",
+             "| language | items | delta | presence acc | P | R | F1 | NTD |", "|---|---|---|---|---|---|---|---|"]
+    for lang, m in validation["languages"].items():
+        ntd = "-" if m["ntd"] is None else f"{m['ntd']:.3f}"
+        lines.append(f"| {lang} | {m['n_items']} | {m['delta']} | {m['presence_accuracy']:.3f} | {m['precision']:.3f} | "
+                     f"{m['recall']:.3f} | {m['f1']:.3f} | {ntd} |")
+    return lines + [""]
 
 
 def _att_validation(validation: dict) -> list[str]:
@@ -104,20 +125,26 @@ def _stress_validation(validation: dict) -> list[str]:
 def model_card(config: dict, validation: dict | None) -> str:
     """Markdown model card: what the judge outputs, how to run it, and its validation table."""
     kind = config.get("kind", "verbalizer")
-    what = (f"preset `{config['preset']['name']}`" if kind == "verbalizer" else f"word tagger {config['output_names']}")
+    what = {"verbalizer": lambda: f"preset `{config['preset']['name']}`",
+            "word_tagger": lambda: f"word tagger {config['output_names']}",
+            "nvv_verifier": lambda: "NVV verifier"}[kind]()
     lines = ["---", "library_name: peft", "tags: [omnijudge, speech-evaluation, lora]",
              f"base_model: {config['base_model']}", "---", "",
              f"# {config['judge_name']}", "",
              f"A learned speech judge ({what}) trained with omnijudge: LoRA "
              f"(r={config['lora']['r']}, alpha={config['lora']['alpha']}) on the LLM of `{config['backbone']}`.",
              "", "## Outputs", ""]
-    lines += _verbalizer_section(config) if kind == "verbalizer" else _word_tagger_section(config)
-    lines += ["", f"Prompt (version {config['prompt_version']}):", "", f"> {config['prompt']}", ""]
+    lines += {"verbalizer": _verbalizer_section, "word_tagger": _word_tagger_section,
+              "nvv_verifier": _nvv_verifier_section}[kind](config)
+    if "prompt" in config:
+        lines += ["", f"Prompt (version {config['prompt_version']}):", "", f"> {config['prompt']}", ""]
     if kind == "verbalizer":
         lines += ["```bash", "omnijudge score --judge <this folder> --audio <folder or manifest.jsonl> --out scores.jsonl",
                   "```", ""]
     if validation and "dimensions" in validation:
         lines += _att_validation(validation)
+    elif validation and kind == "nvv_verifier":
+        lines += _nvv_validation(validation)
     elif validation and "languages" in validation:
         lines += _stress_validation(validation)
     lines += ["## Provenance", "", f"- training: `{json.dumps(config.get('training', {}).get('train_clips'))}` clips, "

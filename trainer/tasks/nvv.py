@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, count_units
 from evaluators.jsonl import read_jsonl
-from evaluators.nvv_verifier import NvvVerifierJudge
+from evaluators.nvv_verifier import NVV_PROMPT, NvvVerifierJudge
 from evaluators.word_tagger import save_head_weights
 from trainer.config import TrainConfig
 from trainer.lora import apply_lora, load_backbone
@@ -146,7 +146,7 @@ class NvvVerifyTask(JudgeTask):
     def export(self, judge: NvvVerifierJudge, cfg: TrainConfig, out: Path, extra: dict) -> Path:
         from trainer.release import write_judge_folder
 
-        fields = {"prompt_version": judge.prompt_version, "system_prompt": judge.system_prompt,
+        fields = {"prompt": NVV_PROMPT, "prompt_version": judge.prompt_version, "system_prompt": judge.system_prompt,
                   "threshold": judge.threshold, "type_threshold": judge.type_threshold,
                   "boundary_margin_s": judge.boundary_margin_s, "head": judge.head.config.to_dict(),
                   "types": list(judge.types),
