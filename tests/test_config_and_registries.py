@@ -53,6 +53,9 @@ def test_deepspeed_json_files_parse():
     ({"hardware": {"strategy": "deepspeed_stage_3"}}, "ZeRO-3"),
     ({"data": {"batch_size": "eight"}}, "data.batch_size"),
     ({"backbone": {"name": "whisper"}}, "backbone.name"),
+    ({"head": {"mode": "attention"}}, "head.mode"),
+    ({"head": {"width": 10}}, "head.width"),
+    ({"task": "nvv"}, "task"),
 ])
 def test_bad_config_values_are_named(bad, match):
     with pytest.raises(ConfigError, match=match):
@@ -103,3 +106,11 @@ def test_evaluators_never_imports_lightning_or_datasets():
     # inference installs stay light
     offenders = [p for p in (ROOT / "evaluators").rglob("*.py") if _imports(p) & {"lightning", "datasets"}]
     assert not offenders, offenders
+
+
+def test_task_registry_matches_config_names():
+    from trainer.config import TASK_NAMES
+    from trainer.tasks import TASKS
+
+    assert set(TASKS) == set(TASK_NAMES)
+    assert all(task.name == name for name, task in TASKS.items())
