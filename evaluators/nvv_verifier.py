@@ -71,8 +71,8 @@ class NvvVerifierJudge:
         backbone: the audio-LLM (``model`` may be peft-wrapped).
         head: an aligned ``WordHead`` with ``n_outputs = 2 + n_types`` and ``n_conditions = n_types``.
         threshold: P(target at a boundary) at or above which the target counts as present.
-        type_threshold: probability of a non-target type at a boundary at or above which it is
-            reported as a hallucinated event.
+        type_threshold: P(some NVV at a boundary) = 1 - P(none) at or above which the boundary's most
+            likely non-target type is reported as a hallucinated event.
         boundary_margin_s: seconds added on both sides of a boundary's gap before pooling audio.
     """
 
@@ -158,10 +158,12 @@ class NvvVerifierJudge:
         present = bool(p_here[best] >= self.threshold)
         hallucinated, last = [], None
         for b in range(len(p_here)):
-            k = int(np.argmax(p_type[b]))
-            ty = self.types[k - 1] if k else None
+            # an event is there when "none" is unlikely; its type is the most likely one (the
+            # metrics count any non-target event as spurious, so existence matters more than type)
+            k = 1 + int(np.argmax(p_type[b, 1:]))
+            ty = self.types[k - 1]
             near_target = present and abs(b - best) <= 1
-            if ty is None or ty == target_type or near_target or p_type[b, k] < self.type_threshold:
+            if ty == target_type or near_target or 1.0 - p_type[b, 0] < self.type_threshold:
                 last = None
                 continue
             if ty != last:  # one event spills over adjacent boundaries: report it once
