@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import logging
 import math
 from pathlib import Path
 
@@ -20,7 +19,6 @@ from trainer.losses import hls_loss
 from trainer.lora import apply_lora, load_backbone
 from trainer.tasks.base import JudgeTask
 
-log = logging.getLogger(__name__)
 
 
 def build_verbalizer_judge(cfg: TrainConfig) -> VerbalizerJudge:
@@ -42,19 +40,13 @@ class AttHlsTask(JudgeTask):
 
     name = "att_hls"
     group_key = "dimension"
+    corpus_files = ("clips.jsonl", "judgements.jsonl")
 
-    def ensure_corpus(self, cfg: TrainConfig) -> Path:
-        corpus = Path(cfg.data.corpus_dir)
-        if (corpus / "clips.jsonl").is_file() and (corpus / "judgements.jsonl").is_file():
-            return corpus
-        if not cfg.data.synthesize_if_missing:
-            raise FileNotFoundError(f"{corpus}: no clips.jsonl/judgements.jsonl and data.synthesize_if_missing is false")
+    def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
         from trainer.synth.att_corpus import AttCorpusConfig, build_att_corpus
 
-        log.info("building synthetic ATT corpus in %s", corpus)
         build_att_corpus(AttCorpusConfig(seed=cfg.data.synth_seed,
                                          clips_per_voice_dimension=cfg.data.clips_per_voice_dimension), corpus)
-        return corpus
 
     def load_rows(self, cfg: TrainConfig) -> tuple[list[dict], dict]:
         rows, protocol = labelled_rows(self.ensure_corpus(cfg), held_out_voice=cfg.data.held_out_voice)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from trainer.config import TrainConfig
+
+log = logging.getLogger(__name__)
 
 
 class JudgeTask:
@@ -19,9 +22,21 @@ class JudgeTask:
 
     name: str = ""
     group_key: str = "group"
+    corpus_files: tuple[str, ...] = ("items.jsonl",)  # files whose presence means the corpus exists
 
     def ensure_corpus(self, cfg: TrainConfig) -> Path:
         """The corpus folder; build the synthetic one there when asked and missing."""
+        corpus = Path(cfg.data.corpus_dir)
+        if all((corpus / f).is_file() for f in self.corpus_files):
+            return corpus
+        if not cfg.data.synthesize_if_missing:
+            raise FileNotFoundError(f"{corpus}: no {'/'.join(self.corpus_files)} and data.synthesize_if_missing is false")
+        log.info("building synthetic %s corpus in %s", self.name, corpus)
+        self.build_corpus(cfg, corpus)
+        return corpus
+
+    def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
+        """Write the task's synthetic corpus into ``corpus``."""
         raise NotImplementedError
 
     def load_rows(self, cfg: TrainConfig) -> tuple[list[dict], dict]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 
 import torch
@@ -18,7 +17,6 @@ from trainer.config import TrainConfig
 from trainer.lora import apply_lora, load_backbone
 from trainer.tasks.base import JudgeTask
 
-log = logging.getLogger(__name__)
 
 
 def unit_times_from_alignment(alignment: list[dict], n_units: int, where: str) -> list[list[float]]:
@@ -65,17 +63,10 @@ class NvvVerifyTask(JudgeTask):
     name = "nvv_verify"
     group_key = "lang"
 
-    def ensure_corpus(self, cfg: TrainConfig) -> Path:
-        corpus = Path(cfg.data.corpus_dir)
-        if (corpus / "items.jsonl").is_file():
-            return corpus
-        if not cfg.data.synthesize_if_missing:
-            raise FileNotFoundError(f"{corpus}: no items.jsonl and data.synthesize_if_missing is false")
+    def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
         from trainer.synth.nvv_corpus import NvvCorpusConfig, build_nvv_corpus
 
-        log.info("building synthetic NVV corpus in %s", corpus)
         build_nvv_corpus(NvvCorpusConfig(seed=cfg.data.synth_seed), corpus)
-        return corpus
 
     def load_rows(self, cfg: TrainConfig) -> tuple[list[dict], dict]:
         rows = load_nvv_rows(self.ensure_corpus(cfg))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +16,6 @@ from trainer.config import TrainConfig
 from trainer.lora import apply_lora, load_backbone
 from trainer.tasks.base import JudgeTask
 
-log = logging.getLogger(__name__)
 STRESS_PROMPT = "Listen to the speech and mark the words the speaker emphasises."
 
 
@@ -62,17 +60,10 @@ class WordStressTask(JudgeTask):
     name = "word_stress"
     group_key = "lang"
 
-    def ensure_corpus(self, cfg: TrainConfig) -> Path:
-        corpus = Path(cfg.data.corpus_dir)
-        if (corpus / "items.jsonl").is_file():
-            return corpus
-        if not cfg.data.synthesize_if_missing:
-            raise FileNotFoundError(f"{corpus}: no items.jsonl and data.synthesize_if_missing is false")
+    def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
         from trainer.synth.stress_corpus import StressCorpusConfig, build_stress_corpus
 
-        log.info("building synthetic stress corpus in %s", corpus)
         build_stress_corpus(StressCorpusConfig(seed=cfg.data.synth_seed), corpus)
-        return corpus
 
     def load_rows(self, cfg: TrainConfig) -> tuple[list[dict], dict]:
         rows = load_stress_rows(self.ensure_corpus(cfg))
