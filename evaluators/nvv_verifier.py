@@ -16,29 +16,27 @@ scoring time, the corpus's own timing in training).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 import torch
+from scipy.special import expit
 
 from evaluators.audio_io import prepare_segments
 from evaluators.backbones import AudioLLM
-from evaluators.benchmarks.nvv.items import count_units
+from evaluators.benchmarks.nvv.items import EN_UNIT, position_units
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
-from evaluators.word_head import WordHead, WordHeadConfig, collate_spans, span_example_fields
+from evaluators.word_head import (
+    WordHead,
+    WordHeadConfig,
+    collate_slots,
+    logits_in_input_order,
+    slot_head_logits,
+    span_example_fields,
+)
 from evaluators.word_tagger import load_slot_judge_parts
 
 NVV_PROMPT = "Listen for the non-verbal vocalization <{label}> and find where it occurs in the transcript."
-_EN_UNIT = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
-
-
-def transcript_units(text: str, lang: str) -> list[str]:
-    """Position units of a transcript, as the NVV metrics count them: words (EN), characters (ZH)."""
-    units = [c for c in text if not c.isspace()] if lang == "zh" else _EN_UNIT.findall(text)
-    if len(units) != count_units(text, lang):
-        raise AssertionError("unit split disagrees with the metrics' unit count")
-    return units
 
 
 def insert_tag(text: str, lang: str, position: int, label: str) -> str:
@@ -47,7 +45,7 @@ def insert_tag(text: str, lang: str, position: int, label: str) -> str:
         idx = [i for i, c in enumerate(text) if not c.isspace()]
         cut = idx[position] if position < len(idx) else len(text)
         return text[:cut] + f"<{label}>" + text[cut:]
-    starts = [m.start() for m in _EN_UNIT.finditer(text)]
+    starts = [m.start() for m in EN_UNIT.finditer(text)]
     if position >= len(starts):
         return text.rstrip() + f" <{label}>"
     cut = starts[position]
@@ -107,7 +105,7 @@ class NvvVerifierJudge:
         """One example; ``unit_times`` (n_units, 2) seconds. Slots are the n_units + 1 boundaries."""
         if target_type not in self.types:
             raise ValueError(f"unknown target type {target_type!r}")
-        units = transcript_units(text, lang)
+        units = position_units(text, lang)
         if not units:
             raise ValueError("transcript has no words")
         if len(unit_times) != len(units):
@@ -129,29 +127,18 @@ class NvvVerifierJudge:
 
     def collate(self, examples: list[dict]) -> dict[str, torch.Tensor]:
         """Backbone batch + ``slot_index`` / ``slot_mask`` (B, S), span fields, ``condition`` (B,)."""
-        batch = self.backbone.collate(examples)
-        t = batch["input_ids"].shape[1]
-        s = max(len(e["word_pos"]) for e in examples)
-        index = torch.zeros((len(examples), s), dtype=torch.long)
-        mask = torch.zeros((len(examples), s), dtype=torch.bool)
-        shifts = [t - len(e["input_ids"]) for e in examples]
-        for i, (e, shift) in enumerate(zip(examples, shifts)):
-            index[i, : len(e["word_pos"])] = torch.as_tensor(e["word_pos"]) + shift
-            mask[i, : len(e["word_pos"])] = True
-        batch.update(collate_spans(examples, shifts, s))
-        batch["slot_index"], batch["slot_mask"] = index, mask
+        batch = collate_slots(self.backbone, examples)
         batch["condition"] = torch.as_tensor([e["condition"] for e in examples], dtype=torch.long)
         return batch
 
     def slot_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """(B, S, 2 + n_types): target-here logit, then none + type logits, per boundary slot."""
-        keys = ("input_ids", "attention_mask", "input_features", "feature_attention_mask")
-        return self.head(self.backbone.last_hidden_state(**{k: batch[k] for k in keys}), batch)
+        return slot_head_logits(self.backbone, self.head, batch)
 
     # ---- decisions -----------------------------------------------------------------------------
     def decide(self, logits: np.ndarray, target_type: str) -> dict:
         """Presence, position and hallucinated types from one clip's slot logits (S, 2 + n_types)."""
-        p_here = 1 / (1 + np.exp(-logits[:, 0]))
+        p_here = expit(logits[:, 0])
         z = logits[:, 1:] - logits[:, 1:].max(1, keepdims=True)
         p_type = np.exp(z) / np.exp(z).sum(1, keepdims=True)  # column 0 = none
         best = int(np.argmax(p_here))
@@ -172,30 +159,18 @@ class NvvVerifierJudge:
         return {"present": present, "position": best if present else None, "p_present": float(p_here[best]),
                 "hallucinated_events": hallucinated}
 
-    @torch.no_grad()
     def verify(self, waves: list[np.ndarray], texts: list[str], langs: list[str], target_types: list[str],
                unit_times: list[list], batch_size: int = 8) -> list[dict]:
         """One decision per clip, input order: ``present``, ``position`` (units) or None,
         ``p_present``, ``text_with_mark`` (the reference text, tagged when present) and
         ``hallucinated_events`` (labels)."""
         examples = [self.prepare(*args) for args in zip(waves, texts, langs, target_types, unit_times)]
-        order = sorted(range(len(examples)), key=lambda i: len(examples[i]["input_ids"]))
-        out: list[dict | None] = [None] * len(examples)
-        was_training = self.backbone.model.training
-        self.backbone.model.eval()
-        self.head.eval()
-        try:
-            for start in range(0, len(order), batch_size):
-                chunk = order[start:start + batch_size]
-                logits = self.slot_logits(self.collate([examples[i] for i in chunk])).double().cpu().numpy()
-                for row, i in enumerate(chunk):
-                    d = self.decide(logits[row, : len(examples[i]["word_pos"])], target_types[i])
-                    d["text_with_mark"] = (insert_tag(texts[i], langs[i], d["position"], self.label_of(target_types[i]))
-                                           if d["present"] else texts[i])
-                    out[i] = d
-        finally:
-            self.backbone.model.train(was_training)
-            self.head.train(was_training)
+        out = []
+        for i, logits in enumerate(logits_in_input_order(self.backbone, self.head, examples, self.collate, batch_size)):
+            d = self.decide(logits, target_types[i])
+            d["text_with_mark"] = (insert_tag(texts[i], langs[i], d["position"], self.label_of(target_types[i]))
+                                   if d["present"] else texts[i])
+            out.append(d)
         return out
 
     def provenance(self) -> dict:

@@ -112,6 +112,58 @@ def collate_spans(examples: list[dict], shifts: list[int], n_slots: int) -> dict
     return {"span_tokens": tokens, "span_seconds": seconds, "audio_range": audio}
 
 
+#: Batch keys the backbone itself reads (the rest are the head's).
+MODEL_INPUTS = ("input_ids", "attention_mask", "input_features", "feature_attention_mask")
+
+
+def collate_slots(backbone, examples: list[dict]) -> dict[str, torch.Tensor]:
+    """Backbone batch (left padded) + ``slot_index`` (B, S) text positions moved by each row's
+    padding, ``slot_mask`` (B, S) marking real slots, and the span fields when examples have them.
+    Examples hold ``input_ids`` and ``word_pos`` (one text position per slot)."""
+    batch = backbone.collate(examples)
+    t = batch["input_ids"].shape[1]
+    s = max(len(e["word_pos"]) for e in examples)
+    index = torch.zeros((len(examples), s), dtype=torch.long)
+    mask = torch.zeros((len(examples), s), dtype=torch.bool)
+    shifts = [t - len(e["input_ids"]) for e in examples]
+    for i, (e, shift) in enumerate(zip(examples, shifts)):
+        index[i, : len(e["word_pos"])] = torch.as_tensor(e["word_pos"]) + shift
+        mask[i, : len(e["word_pos"])] = True
+    batch["slot_index"], batch["slot_mask"] = index, mask
+    if "span_tokens" in examples[0]:
+        batch.update(collate_spans(examples, shifts, s))
+    return batch
+
+
+def slot_head_logits(backbone, head: "WordHead", batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    """(B, S, n_outputs) logits of ``head`` over the backbone's final hidden states."""
+    return head(backbone.last_hidden_state(**{k: batch[k] for k in MODEL_INPUTS if k in batch}), batch)
+
+
+@torch.no_grad()
+def logits_in_input_order(backbone, head: "WordHead", examples: list[dict], collate, batch_size: int) -> list[np.ndarray]:
+    """Per-example slot logits, float64 (S_i, n_outputs), in input order.
+
+    Batches are length-bucketed; every position is gathered per row, so a clip's logits do not
+    depend on its batch. Backbone and head run in eval mode and are put back as they were.
+    """
+    order = sorted(range(len(examples)), key=lambda i: len(examples[i]["input_ids"]))
+    out: list[np.ndarray | None] = [None] * len(examples)
+    was_training = backbone.model.training
+    backbone.model.eval()
+    head.eval()
+    try:
+        for start in range(0, len(order), batch_size):
+            chunk = order[start:start + batch_size]
+            logits = slot_head_logits(backbone, head, collate([examples[i] for i in chunk])).double().cpu().numpy()
+            for row, i in enumerate(chunk):
+                out[i] = logits[row, : len(examples[i]["word_pos"])]
+    finally:
+        backbone.model.train(was_training)
+        head.train(was_training)
+    return out
+
+
 class WordHead(nn.Module):
     """Slot logits (B, S, n_outputs) from final hidden states (B, T, H) and a batch's slot fields.
 

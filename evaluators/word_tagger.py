@@ -14,14 +14,21 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from scipy.special import expit
 
 from evaluators.audio_io import prepare_segments
 from evaluators.backbones import AudioLLM
 from evaluators.verbalizer_judge import ADAPTER_WEIGHTS, JUDGE_CONFIG, file_sha256
-from evaluators.word_head import WordHead, WordHeadConfig, collate_spans, span_example_fields
+from evaluators.word_head import (
+    WordHead,
+    WordHeadConfig,
+    collate_slots,
+    logits_in_input_order,
+    slot_head_logits,
+    span_example_fields,
+)
 
 HEAD_WEIGHTS = "word_head.safetensors"
-MODEL_INPUTS = ("input_ids", "attention_mask", "input_features", "feature_attention_mask")
 CJK_LANGS = ("zh", "ja")
 
 
@@ -103,27 +110,13 @@ class WordTaggerJudge:
     def collate(self, examples: list[dict]) -> dict[str, torch.Tensor]:
         """Backbone batch + ``slot_index`` (B, W) absolute word positions after left padding,
         ``slot_mask`` (B, W) marking real words, and (aligned head) the span fields."""
-        batch = self.backbone.collate(examples)
-        t = batch["input_ids"].shape[1]
-        w = max(len(e["word_pos"]) for e in examples)
-        index = torch.zeros((len(examples), w), dtype=torch.long)
-        mask = torch.zeros((len(examples), w), dtype=torch.bool)
-        shifts = [t - len(e["input_ids"]) for e in examples]
-        for i, (e, shift) in enumerate(zip(examples, shifts)):
-            index[i, : len(e["word_pos"])] = torch.as_tensor(e["word_pos"]) + shift
-            mask[i, : len(e["word_pos"])] = True
-        batch["slot_index"], batch["slot_mask"] = index, mask
-        if "span_tokens" in examples[0]:
-            batch.update(collate_spans(examples, shifts, w))
-        return batch
+        return collate_slots(self.backbone, examples)
 
     # ---- model ---------------------------------------------------------------------------------
     def word_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """Per-word logits (B, W, n_outputs); padded word slots are garbage, mask with ``slot_mask``."""
-        model_inputs = {k: batch[k] for k in MODEL_INPUTS if k in batch}
-        return self.head(self.backbone.last_hidden_state(**model_inputs), batch)
+        return slot_head_logits(self.backbone, self.head, batch)
 
-    @torch.no_grad()
     def predict(self, waves: list[np.ndarray], transcripts: list[list[str]], langs: list[str] | None = None,
                 batch_size: int = 8, word_times: list[list] | None = None) -> list[np.ndarray]:
         """Per-word probabilities for each clip: list of (W_i, n_outputs) float64 arrays, input order.
@@ -135,22 +128,8 @@ class WordTaggerJudge:
         langs = langs or ["en"] * len(waves)
         times = word_times or [None] * len(waves)
         examples = [self.prepare(w, t, l, wt) for w, t, l, wt in zip(waves, transcripts, langs, times)]
-        order = sorted(range(len(examples)), key=lambda i: len(examples[i]["input_ids"]))
-        out: list[np.ndarray | None] = [None] * len(examples)
-        was_training = self.backbone.model.training
-        self.backbone.model.eval()
-        self.head.eval()
-        try:
-            for start in range(0, len(order), batch_size):
-                chunk = order[start:start + batch_size]
-                batch = self.collate([examples[i] for i in chunk])
-                probs = torch.sigmoid(self.word_logits(batch).double()).cpu().numpy()
-                for row, i in enumerate(chunk):
-                    out[i] = probs[row, : len(examples[i]["word_pos"])]
-        finally:
-            self.backbone.model.train(was_training)
-            self.head.train(was_training)
-        return out
+        logits = logits_in_input_order(self.backbone, self.head, examples, self.collate, batch_size)
+        return [expit(z) for z in logits]
 
     def provenance(self) -> dict:
         return {"judge": self.name, "checkpoint_sha256": self.checkpoint_hash,

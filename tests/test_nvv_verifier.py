@@ -6,13 +6,12 @@ import json
 import numpy as np
 import pytest
 import soundfile as sf
+from conftest import speechlike
 
 from evaluators.backbones import AudioLLM
-from evaluators.benchmarks.nvv.items import parse_marked_text
+from evaluators.benchmarks.nvv.items import parse_marked_text, position_units
 from evaluators.cli import main
-from evaluators.nvv_verifier import NvvVerifierJudge, boundary_spans, insert_tag, transcript_units
-
-from conftest import speechlike
+from evaluators.nvv_verifier import NvvVerifierJudge, boundary_spans, insert_tag
 
 
 @pytest.mark.parametrize("text,lang,pos,expected", [
@@ -28,10 +27,10 @@ def test_insert_tag_golden(text, lang, pos, expected):
 
 @pytest.mark.parametrize("text,lang", [("Well, I don't know -- maybe it's fine.", "en"), ("我真的不知道，也许没事。", "zh")])
 def test_insert_tag_round_trips_through_the_metrics_parser(text, lang):
-    n = len(transcript_units(text, lang))
+    n = len(position_units(text, lang))
     for pos in range(n + 1):
         clean, events = parse_marked_text(insert_tag(text, lang, pos, "laughing"), lang)
-        assert [e.position for e in events] == [pos] and len(transcript_units(clean, lang)) == n
+        assert [e.position for e in events] == [pos] and len(position_units(clean, lang)) == n
 
 
 def test_boundary_spans_golden():
@@ -66,7 +65,7 @@ def test_verifier_is_batch_invariant_and_checks_inputs(verifier):
     waves = [speechlike(0.8 + 0.4 * i, seed=i) for i in range(3)]
     texts = ["Oh no, not again.", "我们走吧。", "Fine"]
     langs = ["en", "zh", "en"]
-    times = [[[0.1 * k, 0.1 * k + 0.08] for k in range(len(transcript_units(t, l)))] for t, l in zip(texts, langs)]
+    times = [[[0.1 * k, 0.1 * k + 0.08] for k in range(len(position_units(t, l)))] for t, l in zip(texts, langs)]
     targets = ["sigh", "laugh", "cough"]
     together = verifier.verify(waves, texts, langs, targets, times, batch_size=3)
     alone = [verifier.verify([w], [t], [l], [y], [u], batch_size=1)[0]
@@ -130,7 +129,7 @@ def test_score_nvv_over_two_systems(trained, tmp_path):
         for r in en:
             wave, sr = sf.read(corpus / r["audio"])
             sf.write(outputs / system / f"{r['id']}.flac", wave, sr)
-            words = transcript_units(r["text"], "en")
+            words = position_units(r["text"], "en")
             times = unit_times_from_alignment(r["alignment"], len(words), r["id"])
             manifest.append({"id": r["id"], "system": system, "audio": f"{system}/{r['id']}.flac",
                              "word_timestamps": [[w, a, b] for w, (a, b) in zip(words, times)]})

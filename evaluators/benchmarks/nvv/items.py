@@ -41,7 +41,7 @@ DEFAULT_DELTA = {"en": 2, "zh": 5}  # public code: DELTA_EN=2 words, DELTA_ZH=5 
 UNIT = {"en": "word", "zh": "char"}
 
 TAG_RE = re.compile(r"<\s*([A-Za-z][A-Za-z0-9_ '\-]*?)\s*>")
-_EN_WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
+EN_UNIT = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")  # an EN position unit: a word, apostrophes inside
 
 # field -> accepted spellings (real data first, then the paper's schema)
 _FIELDS = {
@@ -98,11 +98,14 @@ class NVVItem:
         return sorted(e.position for e in self.target_events)
 
 
+def position_units(text: str, lang: str) -> list[str]:
+    """The units positions are counted in: word-like tokens (EN) or non-whitespace characters (ZH)."""
+    return [ch for ch in text if not ch.isspace()] if lang == "zh" else EN_UNIT.findall(text)
+
+
 def count_units(text: str, lang: str) -> int:
-    """Position units in ``text``: word-like tokens (EN) or non-whitespace characters (ZH)."""
-    if lang == "zh":
-        return sum(1 for ch in text if not ch.isspace())
-    return len(_EN_WORD.findall(text))
+    """Number of position units in ``text`` (see :func:`position_units`)."""
+    return len(position_units(text, lang))
 
 
 def parse_marked_text(text_with_mark: str, lang: str, *, prefer: str | None = None,

@@ -21,12 +21,16 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluators.audio_io import AUDIO_EXTENSIONS, AudioLoadError, load_audio, sanitize_item_id
-from evaluators.benchmarks.nvv.items import NVVItem, load_items
+from evaluators.audio_io import (
+    AUDIO_EXTENSIONS,
+    AudioLoadError,
+    load_audio,
+    sanitize_item_id,
+)
+from evaluators.benchmarks.nvv.items import NVVItem, load_items, position_units
 from evaluators.benchmarks.nvv.metrics import prediction_from_row, score_run
 from evaluators.benchmarks.nvv.taxonomy import get_system, load_taxonomy
 from evaluators.jsonl import read_jsonl
-from evaluators.nvv_verifier import transcript_units
 from evaluators.scoring import read_done_rows
 from evaluators.word_alignment import Aligner, transcript_word_times
 
@@ -95,7 +99,7 @@ def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pre
                         raise FileNotFoundError("no output file for this item")
                     wave = load_audio(o.path)
                     text = it.reference_text
-                    times = _unit_times(wave, o, transcript_units(text, it.lang), aligner)
+                    times = _unit_times(wave, o, position_units(text, it.lang), aligner)
                     d = verifier.verify([wave], [text], [it.lang], [it.target_type], [times], batch_size=1)[0]
                     row.update(present=d["present"], text_with_mark=d["text_with_mark"],
                                hallucinated_events=d["hallucinated_events"], p_present=d["p_present"])
