@@ -97,6 +97,15 @@ def add_train_command(sub) -> None:
     p.set_defaults(func=run)
 
 
+def _print_report(report: dict, out: str | None) -> int:
+    """Print a validation report as JSON and, with ``out``, write it there too."""
+    text = json.dumps(report, indent=2)
+    print(text)
+    if out:
+        Path(out).write_text(text)
+    return 0
+
+
 def add_validate_command(sub) -> None:
     p = sub.add_parser("validate", help="validate a judge against listener labels")
     s = p.add_subparsers(dest="benchmark", required=True)
@@ -133,11 +142,7 @@ def add_validate_command(sub) -> None:
         listeners = read_jsonl(args.labels, required=("id", "listener", "stressed")) if args.labels else None
         report = validate_stress_judge(WordTaggerJudge.from_pretrained(args.judge), load_stress_rows(args.corpus),
                                        split=args.split, listener_rows=listeners)
-        text = json.dumps(report, indent=2)
-        print(text)
-        if args.out:
-            Path(args.out).write_text(text)
-        return 0
+        return _print_report(report, args.out)
 
     st.set_defaults(func=run_stress)
 
@@ -155,11 +160,7 @@ def add_validate_command(sub) -> None:
 
         report = validate_nvv_verifier(NvvVerifierJudge.from_pretrained(args.judge), load_nvv_rows(args.corpus),
                                        split=args.split)
-        text = json.dumps(report, indent=2)
-        print(text)
-        if args.out:
-            Path(args.out).write_text(text)
-        return 0
+        return _print_report(report, args.out)
 
     nv.set_defaults(func=run_nvv)
 
