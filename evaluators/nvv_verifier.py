@@ -23,7 +23,7 @@ import torch
 from scipy.special import expit
 
 from evaluators.audio_io import prepare_segments
-from evaluators.backbones import AudioLLM
+from evaluators.backbones import SAMPLE_RATE, AudioLLM
 from evaluators.benchmarks.nvv.items import EN_UNIT, position_units
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
 from evaluators.word_head import (
@@ -117,7 +117,7 @@ class NvvVerifierJudge:
         prompt = NVV_PROMPT.format(label=self.label_of(target_type)) + "\nTranscript:" + sep
         segments = [prompt] + [u if (lang == "zh" or i == 0) else " " + u for i, u in enumerate(units)]
         ids, ends = self.backbone.encode_segments(n_valid, segments, self.system_prompt)
-        spans = boundary_spans(unit_times, len(wave) / 16_000, self.boundary_margin_s)
+        spans = boundary_spans(unit_times, len(wave) / SAMPLE_RATE, self.boundary_margin_s)
         audio_id = self.backbone.tokenizer.convert_tokens_to_ids(self.backbone.audio_token)
         ex = {"input_ids": np.asarray(ids, dtype=np.int64), "input_features": feats.astype(np.float32),
               "n_frames": n_valid, "word_pos": np.asarray(ends, dtype=np.int64),

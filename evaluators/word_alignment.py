@@ -15,9 +15,9 @@ from typing import Protocol
 
 import numpy as np
 
+from evaluators.backbones import SAMPLE_RATE as SR
 from evaluators.benchmarks.cast.metrics import tokenize
 
-SR = 16_000
 TimedWord = tuple[str, float, float]
 
 
@@ -44,6 +44,15 @@ class WhisperAligner:
             end = duration if end is None else end  # the pipeline leaves the last end open at times
             timed.append((c["text"], float(start), float(end)))
         return timed
+
+
+def timed_words(wave: np.ndarray, word_timestamps: list | None, aligner: Aligner | None, why: str) -> list[TimedWord]:
+    """Timed words of a clip: the manifest's ``word_timestamps`` when given, else the aligner's."""
+    if word_timestamps:
+        return [tuple(w) for w in word_timestamps]
+    if aligner is None:
+        raise ValueError(f"{why}: the manifest has no word_timestamps and no aligner was given")
+    return aligner.word_timestamps(wave)
 
 
 def _unit_times(timed: list[TimedWord]) -> tuple[list[str], np.ndarray]:

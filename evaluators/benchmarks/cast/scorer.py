@@ -21,13 +21,22 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluators.audio_io import AUDIO_EXTENSIONS, AudioLoadError, load_audio, sanitize_item_id
+from evaluators.audio_io import (
+    AUDIO_EXTENSIONS,
+    AudioLoadError,
+    load_audio,
+    sanitize_item_id,
+)
+from evaluators.backbones import SAMPLE_RATE as SR
 from evaluators.benchmarks.cast.metrics import MODES, cast_metrics, tokenize
 from evaluators.jsonl import read_jsonl
 from evaluators.scoring import read_done_rows
-from evaluators.word_alignment import Aligner, span_from_word_timestamps, transcript_word_times
-
-SR = 16_000
+from evaluators.word_alignment import (
+    Aligner,
+    span_from_word_timestamps,
+    timed_words,
+    transcript_word_times,
+)
 
 
 @dataclass
@@ -77,14 +86,6 @@ def collect_outputs(outputs: str | Path, items: list[dict], system: str | None =
     return expected
 
 
-def _timed_words(wave: np.ndarray, out: CastOutput, aligner: Aligner | None, why: str) -> list:
-    if out.word_timestamps:
-        return [tuple(w) for w in out.word_timestamps]
-    if aligner is None:
-        raise ValueError(f"{why}: the manifest has no word_timestamps and no aligner was given")
-    return aligner.word_timestamps(wave)
-
-
 def _segment(wave: np.ndarray, out: CastOutput, sentence: str, words: list[str], aligner: Aligner | None,
              need_times: bool) -> tuple[np.ndarray, list | None]:
     """The audio to score (concat: the target sentence only) and, when ``need_times``, one
@@ -94,7 +95,7 @@ def _segment(wave: np.ndarray, out: CastOutput, sentence: str, words: list[str],
         if out.sentence_span_s:
             start, end = out.sentence_span_s
         else:
-            timed = _timed_words(wave, out, aligner, "concat output")
+            timed = timed_words(wave, out.word_timestamps, aligner, "concat output")
             start, end = span_from_word_timestamps(timed, sentence)
         wave = wave[int(start * SR): int(end * SR)]
         if len(wave) < SR // 10:
@@ -102,7 +103,7 @@ def _segment(wave: np.ndarray, out: CastOutput, sentence: str, words: list[str],
     if not need_times:
         return wave, None
     if timed is None:
-        timed = _timed_words(wave, out, aligner, "the detector's head needs word times")
+        timed = timed_words(wave, out.word_timestamps, aligner, "the detector's head needs word times")
         if not out.word_timestamps:
             start = 0.0  # the aligner ran on the scored audio itself
     dur = len(wave) / SR

@@ -6,12 +6,35 @@
 ``cli``       ``add_metrics_parser(msub)`` for ``omnijudge metrics nvv``
 """
 
-from evaluators.benchmarks.nvv.items import NVVDataError, NVVEvent, NVVItem, count_units, load_items, parse_marked_text
+from evaluators.benchmarks.nvv.items import (
+    NVVDataError,
+    NVVEvent,
+    NVVItem,
+    count_units,
+    load_items,
+    parse_marked_text,
+)
 from evaluators.benchmarks.nvv.metrics import (
-    Prediction, aggregate_runs, load_predictions, match_positions, nvv_metrics_from_files, score_item, score_run)
+    Prediction,
+    aggregate_runs,
+    load_predictions,
+    match_positions,
+    nvv_metrics_from_files,
+    score_item,
+    score_run,
+)
 from evaluators.benchmarks.nvv.taxonomy import (
-    N_TYPES, SystemVocabulary, Taxonomy, UnknownTagError, coverage_of, get_system, load_system_vocabularies,
-    load_taxonomy, normalise_spelling, system_coverage)
+    N_TYPES,
+    SystemVocabulary,
+    Taxonomy,
+    UnknownTagError,
+    coverage_of,
+    get_system,
+    load_system_vocabularies,
+    load_taxonomy,
+    normalise_spelling,
+    system_coverage,
+)
 
 __all__ = [
     "N_TYPES", "NVVDataError", "NVVEvent", "NVVItem", "Prediction", "SystemVocabulary", "Taxonomy",

@@ -33,8 +33,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluators.jsonl import JsonlError, read_jsonl
 from evaluators.benchmarks.nvv.taxonomy import Taxonomy, UnknownTagError, load_taxonomy
+from evaluators.jsonl import JsonlError, read_jsonl
 
 LANGS = ("en", "zh")
 DEFAULT_DELTA = {"en": 2, "zh": 5}  # public code: DELTA_EN=2 words, DELTA_ZH=5 characters

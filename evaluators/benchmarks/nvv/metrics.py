@@ -39,8 +39,21 @@ from pathlib import Path
 import numpy as np
 
 from evaluators.benchmarks.nvv.items import (
-    DEFAULT_DELTA, TAG_RE, UNIT, NVVDataError, NVVItem, load_items, parse_marked_text)
-from evaluators.benchmarks.nvv.taxonomy import N_TYPES, UnknownTagError, get_system, load_taxonomy, normalise_spelling
+    DEFAULT_DELTA,
+    TAG_RE,
+    UNIT,
+    NVVDataError,
+    NVVItem,
+    load_items,
+    parse_marked_text,
+)
+from evaluators.benchmarks.nvv.taxonomy import (
+    N_TYPES,
+    UnknownTagError,
+    get_system,
+    load_taxonomy,
+    normalise_spelling,
+)
 from evaluators.jsonl import read_jsonl
 
 RUN_METRICS = ("precision", "recall", "f1", "ntd", "tpd", "coverage", "ca_f1", "tp", "fp", "fn")

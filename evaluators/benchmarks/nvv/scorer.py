@@ -27,14 +27,13 @@ from evaluators.audio_io import (
     load_audio,
     sanitize_item_id,
 )
+from evaluators.backbones import SAMPLE_RATE as SR
 from evaluators.benchmarks.nvv.items import NVVItem, load_items, position_units
 from evaluators.benchmarks.nvv.metrics import prediction_from_row, score_run
 from evaluators.benchmarks.nvv.taxonomy import get_system, load_taxonomy
 from evaluators.jsonl import read_jsonl
 from evaluators.scoring import read_done_rows
-from evaluators.word_alignment import Aligner, transcript_word_times
-
-SR = 16_000
+from evaluators.word_alignment import Aligner, timed_words, transcript_word_times
 
 
 @dataclass
@@ -70,16 +69,6 @@ def collect_outputs(outputs: str | Path, items: list[NVVItem], system: str | Non
             for s in systems for it in items]
 
 
-def _unit_times(wave: np.ndarray, out: NvvOutput, units: list[str], aligner: Aligner | None) -> list:
-    if out.word_timestamps:
-        timed = [tuple(w) for w in out.word_timestamps]
-    elif aligner is not None:
-        timed = aligner.word_timestamps(wave)
-    else:
-        raise ValueError("no word_timestamps in the manifest and no aligner was given")
-    return transcript_word_times(timed, units, duration_s=len(wave) / SR)
-
-
 def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pred_dir: Path,
                    aligner: Aligner | None = None) -> None:
     """Append one verifier row per not-yet-done (system, item) to ``pred_dir/<system>.jsonl``."""
@@ -99,7 +88,8 @@ def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pre
                         raise FileNotFoundError("no output file for this item")
                     wave = load_audio(o.path)
                     text = it.reference_text
-                    times = _unit_times(wave, o, position_units(text, it.lang), aligner)
+                    timed = timed_words(wave, o.word_timestamps, aligner, "the verifier needs word times")
+                    times = transcript_word_times(timed, position_units(text, it.lang), duration_s=len(wave) / SR)
                     d = verifier.verify([wave], [text], [it.lang], [it.target_type], [times], batch_size=1)[0]
                     row.update(present=d["present"], text_with_mark=d["text_with_mark"],
                                hallucinated_events=d["hallucinated_events"], p_present=d["p_present"])
