@@ -23,7 +23,7 @@ import numpy as np
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, item_from_row
 from evaluators.benchmarks.nvv.metrics import prediction_from_row, score_run
-from evaluators.nvv_verifier import NvvVerifierJudge
+from evaluators.nvv_verifier import NvvVerifierJudge, insert_tag
 
 
 def verifier_scores(rows: list[dict], preds: list[dict], delta: int) -> dict:
@@ -41,8 +41,8 @@ def verifier_scores(rows: list[dict], preds: list[dict], delta: int) -> dict:
         fn += g is not None and not hit
         fp += q is not None and not hit
         if hit:
-            ntd.append(abs(g - q) / max(r.get("n_units") or len(r["unit_times"]), 1))
-        rendered = Counter(p_label for p_label in (r.get("spurious_labels") or []))
+            ntd.append(abs(g - q) / max(len(r["unit_times"]), 1))
+        rendered = Counter(r.get("spurious_labels") or [])
         reported = Counter(p["hallucinated_events"])
         matched = sum((rendered & reported).values())
         sp_tp += matched
@@ -64,6 +64,17 @@ def predict_nvv_rows(judge: NvvVerifierJudge, rows: list[dict], batch_size: int 
                         [r["target_type"] for r in rows], [r["unit_times"] for r in rows], batch_size=batch_size)
 
 
+def rendered_prediction_rows(rows: list[dict], judge: NvvVerifierJudge) -> list[dict]:
+    """An oracle verifier's PRED rows: exactly what was rendered (for the benchmark-view check)."""
+    out = []
+    for r in rows:
+        present = r["position"] is not None
+        twm = insert_tag(r["text"], r["lang"], r["position"], judge.label_of(r["target_type"])) if present else r["text"]
+        out.append({"id": r["id"], "present": present, "text_with_mark": twm,
+                    "hallucinated_events": [judge.label_of(t) for t in r["spurious_types"]]})
+    return out
+
+
 def _pred_rows(rows: list[dict], decisions: list[dict]) -> list[dict]:
     return [{"id": r["id"], "present": d["present"], "text_with_mark": d["text_with_mark"],
              "hallucinated_events": d["hallucinated_events"]} for r, d in zip(rows, decisions)]
@@ -71,8 +82,6 @@ def _pred_rows(rows: list[dict], decisions: list[dict]) -> list[dict]:
 
 def validate_nvv_verifier(judge: NvvVerifierJudge, rows: list[dict], split: str = "test") -> dict:
     """Per language (and per category, per case): verifier view + benchmark view (module docstring)."""
-    from trainer.tasks.nvv import rendered_prediction_rows
-
     rows = [dict(r, spurious_labels=[judge.label_of(t) for t in r["spurious_types"]])
             for r in rows if r["split"] == split]
     if not rows:
@@ -84,14 +93,11 @@ def validate_nvv_verifier(judge: NvvVerifierJudge, rows: list[dict], split: str 
         lr, ld = [rows[i] for i in sel], [decisions[i] for i in sel]
         delta = DEFAULT_DELTA[lang]
         entry = {"delta": delta, **verifier_scores(lr, ld, delta)}
-        entry["per_category"] = {
-            cat: verifier_scores([r for r in lr if r["category"] == cat],
-                                 [d for r, d in zip(lr, ld) if r["category"] == cat], delta)
-            for cat in sorted({r["category"] for r in lr})}
-        entry["per_case"] = {
-            case: verifier_scores([r for r in lr if r["case"] == case],
-                                  [d for r, d in zip(lr, ld) if r["case"] == case], delta)
-            for case in sorted({r["case"] for r in lr})}
+        for field in ("category", "case"):
+            entry[f"per_{field}"] = {
+                value: verifier_scores([r for r in lr if r[field] == value],
+                                       [d for r, d in zip(lr, ld) if r[field] == value], delta)
+                for value in sorted({r[field] for r in lr})}
         items = [item_from_row({"id": r["id"], "text": r["text"], "text_with_mark": r["text_with_mark"],
                                 "non_verbal_events": r["non_verbal_events"]}, where=r["id"], lang=lang) for r in lr]
         ours = score_run(items, [prediction_from_row(p, "verifier") for p in _pred_rows(lr, ld)])

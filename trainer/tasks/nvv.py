@@ -18,7 +18,6 @@ from trainer.lora import apply_lora, load_backbone
 from trainer.tasks.base import JudgeTask
 
 
-
 def unit_times_from_alignment(alignment: list[dict], n_units: int, where: str) -> list[list[float]]:
     """One [start, end] (s) per unit from the corpus's chunk alignment (a chunk's span split evenly
     over its units)."""
@@ -153,17 +152,3 @@ class NvvVerifyTask(JudgeTask):
         if out:
             Path(out).write_text(json.dumps(report, indent=2))
         return report
-
-
-def rendered_prediction_rows(rows: list[dict], judge: NvvVerifierJudge) -> list[dict]:
-    """An oracle verifier's PRED rows: exactly what was rendered (for the benchmark-view check)."""
-    from evaluators.nvv_verifier import insert_tag
-
-    out = []
-    for r in rows:
-        present = r["position"] is not None
-        twm = insert_tag(r["text"], r["lang"], r["position"], judge.label_of(r["target_type"])) if present else r["text"]
-        out.append({"id": r["id"], "present": present, "text_with_mark": twm,
-                    "hallucinated_events": [judge.label_of(t) for t in r["spurious_types"]]})
-    return out
-
