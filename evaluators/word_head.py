@@ -183,16 +183,18 @@ class WordHead(nn.Module):
                 self.out.weight.copy_(torch.randn(config.n_outputs, hidden, generator=gen) * hidden ** -0.5)
                 self.out.bias.zero_()
             return
-        torch.manual_seed(seed)  # the mixer's own init has no generator argument
-        self.norm = nn.LayerNorm(4 * hidden)
-        self.proj = nn.Sequential(nn.Linear(4 * hidden + N_SPAN_FEATURES, config.width), nn.GELU())
-        self.mixer = nn.ModuleList(
-            nn.TransformerEncoderLayer(config.width, nhead=4, dim_feedforward=2 * config.width, dropout=0.1,
-                                       batch_first=True, norm_first=True)
-            for _ in range(config.mixer_layers))
-        self.out = nn.Linear(config.width, config.n_outputs)
-        if config.n_conditions:
-            self.condition = nn.Embedding(config.n_conditions, config.width)
+        # module inits take no generator: seed a forked global RNG so the caller's stream is untouched
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            self.norm = nn.LayerNorm(4 * hidden)
+            self.proj = nn.Sequential(nn.Linear(4 * hidden + N_SPAN_FEATURES, config.width), nn.GELU())
+            self.mixer = nn.ModuleList(
+                nn.TransformerEncoderLayer(config.width, nhead=4, dim_feedforward=2 * config.width, dropout=0.1,
+                                           batch_first=True, norm_first=True)
+                for _ in range(config.mixer_layers))
+            self.out = nn.Linear(config.width, config.n_outputs)
+            if config.n_conditions:
+                self.condition = nn.Embedding(config.n_conditions, config.width)
 
     def forward(self, hidden: torch.Tensor, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         dev = hidden.device
