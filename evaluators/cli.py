@@ -17,11 +17,11 @@ from pathlib import Path
 
 
 def _load_judge(args):
-    from evaluators.verbalizer_judge import JUDGE_CONFIG, VerbalizerJudge
+    from evaluators.judges.verbalizer import JUDGE_CONFIG, VerbalizerJudge
 
     if (Path(args.judge) / JUDGE_CONFIG).is_file():
         return VerbalizerJudge.from_pretrained(args.judge, device=args.device)
-    from evaluators.presets import PRESETS
+    from evaluators.judges.presets import PRESETS
 
     if args.judge in PRESETS:
         return VerbalizerJudge.from_preset(args.judge, backbone=args.backbone, base=args.base)
@@ -31,7 +31,7 @@ def _load_judge(args):
 
 def cmd_score_nvv(args) -> int:
     from evaluators.benchmarks.nvv.scorer import format_table, score_nvv
-    from evaluators.nvv_verifier import NvvVerifierJudge
+    from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
     from evaluators.word_alignment import WhisperAligner
 
     try:
@@ -52,7 +52,7 @@ def cmd_score_cast(args) -> int:
     from evaluators.benchmarks.cast.cli import format_cast_table
     from evaluators.benchmarks.cast.scorer import score_cast
     from evaluators.word_alignment import WhisperAligner
-    from evaluators.word_tagger import WordTaggerJudge
+    from evaluators.judges.word_tagger import WordTaggerJudge
 
     detector = WordTaggerJudge.from_pretrained(args.judge, device=args.device)
     aligner = WhisperAligner(args.aligner, device=args.device) if args.aligner else None
@@ -90,7 +90,7 @@ def cmd_score(args) -> int:
 
 
 def cmd_metrics_att(args) -> int:
-    from evaluators.metrics.att import att_metrics_from_files
+    from evaluators.benchmarks.att.metrics import att_metrics_from_files
 
     report = att_metrics_from_files(args.predictions, args.labels, score_key=args.score_key,
                                     value_range=tuple(args.value_range))

@@ -20,7 +20,7 @@ from evaluators.audio_io import (
     sanitize_item_id,
 )
 from evaluators.jsonl import JsonlError, read_jsonl
-from evaluators.verbalizer_judge import VerbalizerJudge, is_finite_output
+from evaluators.judges.verbalizer import VerbalizerJudge, is_finite_output
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Word timestamps for transcript words: from an ASR aligner's timed words to one span per word.
 
-Aligned heads (``evaluators.word_head``) read the audio inside each transcript word's time span.
+Aligned heads (``evaluators.judges.slot_head``) read the audio inside each transcript word's time span.
 At scoring time the spans come from the outputs manifest (``word_timestamps``) or from an aligner
 (a Whisper-family model through the transformers ASR pipeline). Recognised words rarely match the
 transcript one to one, so both sides are cut into normalised units (EN words, CJK characters),
@@ -15,7 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
-from evaluators.backbones import SAMPLE_RATE as SR
+from evaluators.backbones.audio_llm import SAMPLE_RATE as SR
 from evaluators.benchmarks.cast.metrics import tokenize
 
 TimedWord = tuple[str, float, float]

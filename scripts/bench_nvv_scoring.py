@@ -18,10 +18,10 @@ from pathlib import Path
 import torch
 
 from evaluators.audio_io import load_audio
-from evaluators.backbones import AudioLLM
-from evaluators.nvv_verifier import NvvVerifierJudge
-from trainer.synth.nvv_corpus import NvvCorpusConfig, build_nvv_corpus
-from trainer.tasks.nvv import load_nvv_rows
+from evaluators.backbones.audio_llm import AudioLLM
+from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
+from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, build_nvv_corpus
+from trainer.benchmarks.nvv.task import load_nvv_rows
 
 
 def main() -> None:

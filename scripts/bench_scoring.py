@@ -14,9 +14,9 @@ import time
 import numpy as np
 import torch
 
-from evaluators.backbones import AudioLLM
-from evaluators.presets import get_preset
-from evaluators.verbalizer_judge import VerbalizerJudge
+from evaluators.backbones.audio_llm import AudioLLM
+from evaluators.judges.presets import get_preset
+from evaluators.judges.verbalizer import VerbalizerJudge
 
 
 def clips(n: int, seed: int = 0) -> list[np.ndarray]:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from trainer.att_protocol import batch_is_valid, unclear_rate_stats  # noqa: E402
-from trainer.synth.att_corpus import (  # noqa: E402
+from trainer.benchmarks.att.protocol import batch_is_valid, unclear_rate_stats  # noqa: E402
+from trainer.benchmarks.att.corpus import (  # noqa: E402
     DIMENSIONS,
     FAMILIES,
     AttCorpusConfig,

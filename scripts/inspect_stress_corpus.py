@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from trainer.synth.stress_corpus import SPLITS, StressCorpusConfig, build_stress_corpus  # noqa: E402
+from trainer.benchmarks.cast.corpus import SPLITS, StressCorpusConfig, build_stress_corpus  # noqa: E402
 
 
 def _read(path: Path) -> list[dict]:

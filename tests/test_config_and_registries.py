@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.backbones import BACKBONES
-from evaluators.presets import PRESETS, JudgePreset
+from evaluators.backbones.audio_llm import BACKBONES
+from evaluators.judges.presets import PRESETS, JudgePreset
 from trainer.config import (
     ConfigError,
     TrainConfig,
@@ -110,7 +110,7 @@ def test_evaluators_never_imports_lightning_or_datasets():
 
 def test_task_registry_matches_config_names():
     from trainer.config import TASK_NAMES
-    from trainer.tasks import TASKS
+    from trainer.benchmarks import TASKS
 
     assert set(TASKS) == set(TASK_NAMES)
     assert all(task.name == name for name, task in TASKS.items())

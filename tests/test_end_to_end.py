@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from evaluators.cli import main
-from evaluators.verbalizer_judge import VerbalizerJudge
+from evaluators.judges.verbalizer import VerbalizerJudge
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,7 @@ def test_reloaded_release_gives_identical_scores(demo):
     from safetensors.torch import load_file
 
     from evaluators.audio_io import load_audio
-    from trainer.att_protocol import labelled_rows
+    from trainer.benchmarks.att.protocol import labelled_rows
     from trainer.config import load_config
     from trainer.module import build_trainable_judge
 

@@ -8,10 +8,10 @@ import pytest
 import soundfile as sf
 from conftest import speechlike
 
-from evaluators.backbones import AudioLLM
+from evaluators.backbones.audio_llm import AudioLLM
 from evaluators.benchmarks.nvv.items import parse_marked_text, position_units
 from evaluators.cli import main
-from evaluators.nvv_verifier import NvvVerifierJudge, boundary_spans, insert_tag
+from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge, boundary_spans, insert_tag
 
 
 @pytest.mark.parametrize("text,lang,pos,expected", [
@@ -80,7 +80,7 @@ def test_verifier_is_batch_invariant_and_checks_inputs(verifier):
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     from trainer.config import load_config
-    from trainer.synth.nvv_corpus import NvvCorpusConfig, build_nvv_corpus
+    from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, build_nvv_corpus
     from trainer.train import train
 
     root = tmp_path_factory.mktemp("nvv")
@@ -114,7 +114,7 @@ def test_release_writes_an_nvv_model_card(trained, tmp_path):
 
 
 def test_score_nvv_over_two_systems(trained, tmp_path):
-    from trainer.tasks.nvv import unit_times_from_alignment
+    from trainer.benchmarks.nvv.task import unit_times_from_alignment
 
     root, corpus, run = trained
     rows = [json.loads(line) for line in (corpus / "items.jsonl").read_text().splitlines()]

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from trainer.att_protocol import (
+from trainer.benchmarks.att.protocol import (
     ProtocolError,
     apply_protocol,
     batch_validity,

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from evaluators.presets import get_preset
+from evaluators.judges.presets import get_preset
 from evaluators.scoring import collect_items, read_done_rows, score_items
 from evaluators.system_table import system_score_table
-from evaluators.verbalizer_judge import VerbalizerJudge
+from evaluators.judges.verbalizer import VerbalizerJudge
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from evaluators.backbones import AudioLLM
+from evaluators.backbones.audio_llm import AudioLLM
 from evaluators.cli import main
-from evaluators.word_tagger import WordTaggerJudge
+from evaluators.judges.word_tagger import WordTaggerJudge
 
 from conftest import speechlike
 
@@ -49,7 +49,7 @@ def test_empty_transcript_is_an_error(tagger):
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     from trainer.config import load_config
-    from trainer.synth.stress_corpus import StressCorpusConfig, build_stress_corpus
+    from trainer.benchmarks.cast.corpus import StressCorpusConfig, build_stress_corpus
     from trainer.train import train
 
     root = tmp_path_factory.mktemp("stress")

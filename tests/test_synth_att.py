@@ -11,8 +11,8 @@ import pytest
 import soundfile as sf
 from scipy.stats import spearmanr
 
-from trainer.att_protocol import unclear_rate_stats
-from trainer.synth.att_corpus import (
+from trainer.benchmarks.att.protocol import unclear_rate_stats
+from trainer.benchmarks.att.corpus import (
     DIMENSIONS,
     FAMILIES,
     TEXTS,
@@ -22,7 +22,7 @@ from trainer.synth.att_corpus import (
     render_system_outputs,
     voice_names,
 )
-from trainer.synth.listeners import (
+from trainer.benchmarks.att.listeners import (
     ListenerParams,
     SimClip,
     simulate_listeners,

@@ -16,7 +16,7 @@ from evaluators.benchmarks.nvv.items import (
     parse_marked_text,
 )
 from evaluators.benchmarks.nvv.taxonomy import N_TYPES, load_taxonomy
-from trainer.synth.nvv_corpus import (
+from trainer.benchmarks.nvv.corpus import (
     CASES,
     SPLITS,
     NvvCorpusConfig,
@@ -24,15 +24,15 @@ from trainer.synth.nvv_corpus import (
     read_items,
     sentence_bank,
 )
-from trainer.synth.nvv_dsp import active_rms
-from trainer.synth.nvv_sounds import (
+from trainer.benchmarks.nvv.dsp import active_rms
+from trainer.benchmarks.nvv.sounds import (
     EVENT_RENDERERS,
     LOW_SNR_TYPES,
     NOMINAL_DB,
     SPEECH_RMS,
     render_event,
 )
-from trainer.synth.nvv_texts import EN_SENTENCES, ZH_SENTENCES
+from trainer.benchmarks.nvv.texts import EN_SENTENCES, ZH_SENTENCES
 from trainer.synth.speech import VoiceTimbre
 
 SR = 16000

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from evaluators.word_alignment import transcript_word_times
-from evaluators.word_head import WordHead, WordHeadConfig, span_token_ranges
+from evaluators.judges.slot_head import WordHead, WordHeadConfig, span_token_ranges
 
 
 def test_exact_match_is_copied():

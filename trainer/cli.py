@@ -30,7 +30,7 @@ def add_synth_command(sub) -> None:
     att.add_argument("--system-outputs", help="also render a folder of system outputs here (for scoring demos)")
 
     def run(args) -> int:
-        from trainer.synth.att_corpus import (
+        from trainer.benchmarks.att.corpus import (
             AttCorpusConfig,
             build_att_corpus,
             render_system_outputs,
@@ -50,7 +50,7 @@ def add_synth_command(sub) -> None:
     stress.add_argument("--seed", type=int, default=0)
 
     def run_stress(args) -> int:
-        from trainer.synth.stress_corpus import StressCorpusConfig, build_stress_corpus
+        from trainer.benchmarks.cast.corpus import StressCorpusConfig, build_stress_corpus
 
         print(f"wrote {build_stress_corpus(StressCorpusConfig(seed=args.seed), Path(args.out))}")
         return 0
@@ -63,7 +63,7 @@ def add_synth_command(sub) -> None:
     nvv.add_argument("--items-per-type", type=int, default=16, help="items per NVV type and language")
 
     def run_nvv(args) -> int:
-        from trainer.synth.nvv_corpus import NvvCorpusConfig, build_nvv_corpus
+        from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, build_nvv_corpus
 
         corpus = build_nvv_corpus(NvvCorpusConfig(seed=args.seed, items_per_type=args.items_per_type), Path(args.out))
         print(f"wrote {corpus}")
@@ -117,7 +117,7 @@ def add_validate_command(sub) -> None:
     att.add_argument("--out", help="write the report JSON here (and per-clip predictions beside it)")
 
     def run(args) -> int:
-        from trainer.validate import validate_folder
+        from trainer.benchmarks.att.validation import validate_folder
 
         report = validate_folder(args.judge, args.corpus, args.held_out_voice, args.batch_size, args.out)
         print(json.dumps(report, indent=2))
@@ -135,9 +135,9 @@ def add_validate_command(sub) -> None:
 
     def run_stress(args) -> int:
         from evaluators.jsonl import read_jsonl
-        from evaluators.word_tagger import WordTaggerJudge
-        from trainer.stress_validation import validate_stress_judge
-        from trainer.tasks.stress import load_stress_rows
+        from evaluators.judges.word_tagger import WordTaggerJudge
+        from trainer.benchmarks.cast.validation import validate_stress_judge
+        from trainer.benchmarks.cast.task import load_stress_rows
 
         listeners = read_jsonl(args.labels, required=("id", "listener", "stressed")) if args.labels else None
         report = validate_stress_judge(WordTaggerJudge.from_pretrained(args.judge), load_stress_rows(args.corpus),
@@ -154,9 +154,9 @@ def add_validate_command(sub) -> None:
     nv.add_argument("--out", help="write the report JSON here")
 
     def run_nvv(args) -> int:
-        from evaluators.nvv_verifier import NvvVerifierJudge
-        from trainer.nvv_validation import validate_nvv_verifier
-        from trainer.tasks.nvv import load_nvv_rows
+        from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
+        from trainer.benchmarks.nvv.validation import validate_nvv_verifier
+        from trainer.benchmarks.nvv.task import load_nvv_rows
 
         report = validate_nvv_verifier(NvvVerifierJudge.from_pretrained(args.judge), load_nvv_rows(args.corpus),
                                        split=args.split)

@@ -15,11 +15,11 @@ from pathlib import Path
 import yaml
 
 from evaluators.audio_io import LONG_CLIP_POLICIES
-from evaluators.backbones import BACKBONES, LLM_LINEAR_REGEX
-from evaluators.presets import PRESETS
+from evaluators.backbones.audio_llm import BACKBONES, LLM_LINEAR_REGEX
+from evaluators.judges.presets import PRESETS
 
 
-#: Registered judge kinds (``trainer.tasks.TASKS``); listed here so configs validate without
+#: Registered judge kinds (``trainer.benchmarks.TASKS``); listed here so configs validate without
 #: importing the tasks (and through them Lightning and the corpora).
 TASK_NAMES = ("att_hls", "word_stress", "nvv_verify")
 
@@ -86,7 +86,7 @@ class HeadSettings:
     mixer_layers: int = 1  # aligned head: transformer layers mixing the slots of one clip
 
     def __post_init__(self):
-        from evaluators.word_head import HEAD_MODES
+        from evaluators.judges.slot_head import HEAD_MODES
 
         _check(self.mode in HEAD_MODES, f"head.mode {self.mode!r} not in {HEAD_MODES}")
         _check(self.width >= 8 and self.width % 4 == 0, "head.width must be >= 8 and a multiple of 4")

@@ -14,12 +14,12 @@ from pathlib import Path
 
 from evaluators.scoring import collect_items, score_items
 from evaluators.system_table import format_system_table, system_score_table
-from evaluators.verbalizer_judge import VerbalizerJudge
-from trainer.att_protocol import labelled_rows
+from evaluators.judges.verbalizer import VerbalizerJudge
+from trainer.benchmarks.att.protocol import labelled_rows
 from trainer.config import load_config
 from trainer.release import release
 from trainer.train import ensure_corpus, train
-from trainer.validate import validate_folder
+from trainer.benchmarks.att.validation import validate_folder
 
 log = logging.getLogger(__name__)
 DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "auto_att" / "tiny.yaml"
@@ -57,7 +57,7 @@ def run_demo(out: Path, config_path: str | Path | None = None, overrides: dict |
     release_dir = release(run_dir, out / "release", validation=validation)
 
     t = time.time()
-    from trainer.synth.att_corpus import render_system_outputs
+    from trainer.benchmarks.att.corpus import render_system_outputs
 
     systems_dir = render_system_outputs(out / "system_outputs", seed=cfg.data.synth_seed + 1)
     judge = VerbalizerJudge.from_pretrained(release_dir)

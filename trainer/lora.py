@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from peft import LoraConfig, get_peft_model
 
-from evaluators.backbones import FROZEN_TOWERS, AudioLLM
+from evaluators.backbones.audio_llm import FROZEN_TOWERS, AudioLLM
 from trainer.config import TrainConfig
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}

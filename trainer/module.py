@@ -9,8 +9,8 @@ import lightning as L
 import torch
 
 from trainer.config import TrainConfig
-from trainer.tasks import TASKS
-from trainer.tasks.base import JudgeTask
+from trainer.benchmarks import TASKS
+from trainer.task import JudgeTask
 
 
 def build_trainable_judge(cfg: TrainConfig):

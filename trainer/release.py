@@ -11,7 +11,7 @@ import json
 import shutil
 from pathlib import Path
 
-from evaluators.verbalizer_judge import (
+from evaluators.judges.verbalizer import (
     ADAPTER_WEIGHTS,
     BASE_SUBDIR,
     JUDGE_CONFIG,
@@ -58,7 +58,7 @@ def export_judge_folder(judge: VerbalizerJudge, cfg: TrainConfig, out: Path, ext
 
 def _save_clean_base(cfg: TrainConfig, out: Path) -> None:
     """Save the untouched tiny base: peft wraps modules in place, so rebuild it from its seed."""
-    from evaluators.backbones import AudioLLM
+    from evaluators.backbones.audio_llm import AudioLLM
 
     AudioLLM.tiny(cfg.backbone.name, seed=cfg.backbone.tiny_seed).save_pretrained(out)
 

@@ -15,7 +15,7 @@ from trainer.config import TrainConfig
 from trainer.data import JudgeDataModule, seed_everything
 from trainer.lora import trainable_parameter_count
 from trainer.module import JudgeModule
-from trainer.tasks import TASKS
+from trainer.benchmarks import TASKS
 
 log = logging.getLogger(__name__)
 FINAL_SUBDIR = "final"

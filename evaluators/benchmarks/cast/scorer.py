@@ -27,7 +27,7 @@ from evaluators.audio_io import (
     load_audio,
     sanitize_item_id,
 )
-from evaluators.backbones import SAMPLE_RATE as SR
+from evaluators.backbones.audio_llm import SAMPLE_RATE as SR
 from evaluators.benchmarks.cast.metrics import MODES, cast_metrics, tokenize
 from evaluators.jsonl import read_jsonl
 from evaluators.scoring import read_done_rows

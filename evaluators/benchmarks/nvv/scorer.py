@@ -27,7 +27,7 @@ from evaluators.audio_io import (
     load_audio,
     sanitize_item_id,
 )
-from evaluators.backbones import SAMPLE_RATE as SR
+from evaluators.backbones.audio_llm import SAMPLE_RATE as SR
 from evaluators.benchmarks.nvv.items import NVVItem, load_items, position_units
 from evaluators.benchmarks.nvv.metrics import prediction_from_row, score_run
 from evaluators.benchmarks.nvv.taxonomy import get_system, load_taxonomy

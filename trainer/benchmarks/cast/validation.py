@@ -6,8 +6,8 @@ import numpy as np
 
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.cast.metrics import cast_metrics
-from evaluators.word_tagger import WordTaggerJudge
-from trainer.tasks.stress import word_f1
+from evaluators.judges.word_tagger import WordTaggerJudge
+from trainer.benchmarks.cast.task import word_f1
 
 
 def predict_rows(judge: WordTaggerJudge, rows: list[dict], batch_size: int = 16) -> list[np.ndarray]:

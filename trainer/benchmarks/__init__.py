@@ -1,9 +1,9 @@
 """Judge kinds the training loop knows (``TrainConfig.task``)."""
 
-from trainer.tasks.att import AttHlsTask
-from trainer.tasks.base import JudgeTask
-from trainer.tasks.nvv import NvvVerifyTask
-from trainer.tasks.stress import WordStressTask
+from trainer.benchmarks.att.task import AttHlsTask
+from trainer.task import JudgeTask
+from trainer.benchmarks.nvv.task import NvvVerifyTask
+from trainer.benchmarks.cast.task import WordStressTask
 
 TASKS: dict[str, JudgeTask] = {
     "att_hls": AttHlsTask(),

@@ -23,10 +23,10 @@ import torch
 from scipy.special import expit
 
 from evaluators.audio_io import prepare_segments
-from evaluators.backbones import SAMPLE_RATE, AudioLLM
+from evaluators.backbones.audio_llm import SAMPLE_RATE, AudioLLM
 from evaluators.benchmarks.nvv.items import EN_UNIT, position_units
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
-from evaluators.word_head import (
+from evaluators.judges.slot_head import (
     WordHead,
     WordHeadConfig,
     collate_slots,
@@ -34,7 +34,7 @@ from evaluators.word_head import (
     slot_head_logits,
     span_example_fields,
 )
-from evaluators.word_tagger import load_slot_judge_parts
+from evaluators.judges.word_tagger import load_slot_judge_parts
 
 NVV_PROMPT = "Listen for the non-verbal vocalization <{label}> and find where it occurs in the transcript."
 

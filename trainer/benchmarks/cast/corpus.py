@@ -52,8 +52,8 @@ import soundfile as sf
 
 from trainer.synth.corpus_config import StrictFromDict
 
-from .stress_speech import StressSpeaker, render_stressed
-from .stress_texts import (
+from trainer.benchmarks.cast.speech import StressSpeaker, render_stressed
+from trainer.benchmarks.cast.texts import (
     BROAD_CONTEXTS,
     SENTENCES,
     double_focus_context,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 # The trap rule is the protocol's; the simulation applies the same one to decide re-assignment.
-from trainer.att_protocol import batch_is_valid
+from trainer.benchmarks.att.protocol import batch_is_valid
 
 __all__ = ["ListenerParams", "SimClip", "simulate_listeners", "LABELS"]
 

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 from evaluators.audio_io import load_audio
-from evaluators.metrics.att import att_metrics
-from evaluators.verbalizer_judge import VerbalizerJudge
-from trainer.att_protocol import labelled_rows
+from evaluators.benchmarks.att.metrics import att_metrics
+from evaluators.judges.verbalizer import VerbalizerJudge
+from trainer.benchmarks.att.protocol import labelled_rows
 
 
 def _normalised_scores(judge: VerbalizerJudge, rows: list[dict], batch_size: int) -> list[float]:
@@ -22,7 +22,7 @@ def validate_judge(judge: VerbalizerJudge, rows: list[dict], batch_size: int = 1
                    predictions_path: str | Path | None = None) -> dict:
     """Score the test split (held-out voices) and the trap pool; return the validation report.
 
-    rows: labelled clip rows (``trainer.att_protocol.labelled_rows``). Report keys:
+    rows: labelled clip rows (``trainer.benchmarks.att.protocol.labelled_rows``). Report keys:
     ``dimensions`` {dim: {split "id"|"ood", srcc, plcc, n_voices, n_clips}}, ``trap_f1``,
     ``trap`` (precision/recall/counts), ``n_test_clips``.
     """

@@ -11,13 +11,13 @@ import torch
 
 from evaluators.audio_io import load_audio, prepare_segments
 from evaluators.metrics.correlation import voice_level_correlation
-from evaluators.presets import get_preset
-from evaluators.verbalizer_judge import VerbalizerJudge
-from trainer.att_protocol import ID_DIMENSIONS, labelled_rows
+from evaluators.judges.presets import get_preset
+from evaluators.judges.verbalizer import VerbalizerJudge
+from trainer.benchmarks.att.protocol import ID_DIMENSIONS, labelled_rows
 from trainer.config import TrainConfig
 from trainer.losses import hls_loss
 from trainer.lora import apply_lora, load_backbone
-from trainer.tasks.base import JudgeTask
+from trainer.task import JudgeTask
 
 
 
@@ -43,7 +43,7 @@ class AttHlsTask(JudgeTask):
     corpus_files = ("clips.jsonl", "judgements.jsonl")
 
     def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
-        from trainer.synth.att_corpus import AttCorpusConfig, build_att_corpus
+        from trainer.benchmarks.att.corpus import AttCorpusConfig, build_att_corpus
 
         build_att_corpus(AttCorpusConfig(seed=cfg.data.synth_seed,
                                          clips_per_voice_dimension=cfg.data.clips_per_voice_dimension), corpus)
@@ -97,6 +97,6 @@ class AttHlsTask(JudgeTask):
         return export_judge_folder(judge, cfg, out, extra=extra)
 
     def validate(self, judge_dir: Path, cfg: TrainConfig, out: Path | None = None) -> dict:
-        from trainer.validate import validate_folder
+        from trainer.benchmarks.att.validation import validate_folder
 
         return validate_folder(judge_dir, cfg.data.corpus_dir, cfg.data.held_out_voice, out=out)

@@ -19,8 +19,8 @@ import numpy as np
 import torch
 
 from evaluators.audio_io import prepare_segments
-from evaluators.backbones import AudioLLM, get_backbone_spec
-from evaluators.presets import JudgePreset, get_preset
+from evaluators.backbones.audio_llm import AudioLLM, get_backbone_spec
+from evaluators.judges.presets import JudgePreset, get_preset
 
 JUDGE_CONFIG = "judge_config.json"
 ADAPTER_WEIGHTS = "adapter_model.safetensors"

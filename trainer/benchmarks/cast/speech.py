@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import signal
 
-from .speech import (
+from trainer.synth.speech import (
     _CONS,
     _TONES,
     _VOWELS,

@@ -36,10 +36,10 @@ from typing import Callable
 
 import numpy as np
 
-from .nvv_dsp import active_rms, samples
-from .nvv_recipes_body import RECIPES as _BODY
-from .nvv_recipes_vocal import RECIPES as _VOCAL
-from .speech import VoiceTimbre
+from trainer.benchmarks.nvv.dsp import active_rms, samples
+from trainer.benchmarks.nvv.recipes_body import RECIPES as _BODY
+from trainer.benchmarks.nvv.recipes_vocal import RECIPES as _VOCAL
+from trainer.synth.speech import VoiceTimbre
 
 __all__ = ["EVENT_RENDERERS", "NOMINAL_DB", "LOW_SNR_TYPES", "EXCLAMATION_VARIANTS", "render_event", "SPEECH_RMS"]
 

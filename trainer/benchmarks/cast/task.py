@@ -11,10 +11,10 @@ import torch.nn.functional as F
 
 from evaluators.audio_io import load_audio
 from evaluators.jsonl import read_jsonl
-from evaluators.word_tagger import HEAD_WEIGHTS, WordTaggerJudge
+from evaluators.judges.word_tagger import HEAD_WEIGHTS, WordTaggerJudge
 from trainer.config import TrainConfig
 from trainer.lora import apply_lora, load_backbone
-from trainer.tasks.base import JudgeTask
+from trainer.task import JudgeTask
 
 STRESS_PROMPT = "Listen to the speech and mark the words the speaker emphasises."
 
@@ -61,7 +61,7 @@ class WordStressTask(JudgeTask):
     group_key = "lang"
 
     def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
-        from trainer.synth.stress_corpus import StressCorpusConfig, build_stress_corpus
+        from trainer.benchmarks.cast.corpus import StressCorpusConfig, build_stress_corpus
 
         build_stress_corpus(StressCorpusConfig(seed=cfg.data.synth_seed), corpus)
 
@@ -134,7 +134,7 @@ class WordStressTask(JudgeTask):
         return out
 
     def validate(self, judge_dir: Path, cfg: TrainConfig, out: Path | None = None) -> dict:
-        from trainer.stress_validation import validate_stress_judge
+        from trainer.benchmarks.cast.validation import validate_stress_judge
 
         report = validate_stress_judge(WordTaggerJudge.from_pretrained(judge_dir),
                                        load_stress_rows(cfg.data.corpus_dir))

@@ -40,9 +40,9 @@ from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, count_units
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
 from trainer.synth.corpus_config import StrictFromDict
 
-from .nvv_dsp import active_rms
-from .nvv_sounds import EXCLAMATION_VARIANTS, LOW_SNR_TYPES, SPEECH_RMS, render_event
-from .nvv_texts import (
+from trainer.benchmarks.nvv.dsp import active_rms
+from trainer.benchmarks.nvv.sounds import EXCLAMATION_VARIANTS, LOW_SNR_TYPES, SPEECH_RMS, render_event
+from trainer.benchmarks.nvv.texts import (
     SENTENCES,
     boundaries,
     is_punct,
@@ -52,7 +52,7 @@ from .nvv_texts import (
     sentence_id,
     tokens,
 )
-from .speech import CueLevels, VoiceTimbre, render_utterance, text_to_syllables
+from trainer.synth.speech import CueLevels, VoiceTimbre, render_utterance, text_to_syllables
 
 __all__ = ["CASES", "SPLITS", "DEFAULT_CASE_PROPORTIONS", "NvvCorpusConfig", "NvvCorpus", "build_nvv_corpus",
            "sentence_bank", "read_items"]

@@ -17,9 +17,9 @@ import torch
 from scipy.special import expit
 
 from evaluators.audio_io import prepare_segments
-from evaluators.backbones import AudioLLM
-from evaluators.verbalizer_judge import ADAPTER_WEIGHTS, JUDGE_CONFIG, file_sha256
-from evaluators.word_head import (
+from evaluators.backbones.audio_llm import AudioLLM
+from evaluators.judges.verbalizer import ADAPTER_WEIGHTS, JUDGE_CONFIG, file_sha256
+from evaluators.judges.slot_head import (
     WordHead,
     WordHeadConfig,
     collate_slots,

@@ -30,8 +30,8 @@ import soundfile as sf
 
 from trainer.synth.corpus_config import StrictFromDict
 
-from .listeners import ListenerParams, SimClip, simulate_listeners
-from .speech import CueLevels, VoiceTimbre, render_utterance
+from trainer.benchmarks.att.listeners import ListenerParams, SimClip, simulate_listeners
+from trainer.synth.speech import CueLevels, VoiceTimbre, render_utterance
 
 __all__ = ["DIMENSIONS", "TEXTS", "FAMILIES", "FAMILY_LEVELS", "VOICES_PER_FAMILY", "AttCorpusConfig",
            "AttCorpus", "cues_for_latent", "build_att_corpus", "render_system_outputs", "voice_names"]

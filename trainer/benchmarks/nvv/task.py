@@ -11,11 +11,11 @@ import torch.nn.functional as F
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, count_units
 from evaluators.jsonl import read_jsonl
-from evaluators.nvv_verifier import NVV_PROMPT, NvvVerifierJudge
-from evaluators.word_tagger import save_head_weights
+from evaluators.benchmarks.nvv.verifier import NVV_PROMPT, NvvVerifierJudge
+from evaluators.judges.word_tagger import save_head_weights
 from trainer.config import TrainConfig
 from trainer.lora import apply_lora, load_backbone
-from trainer.tasks.base import JudgeTask
+from trainer.task import JudgeTask
 
 
 def unit_times_from_alignment(alignment: list[dict], n_units: int, where: str) -> list[list[float]]:
@@ -63,7 +63,7 @@ class NvvVerifyTask(JudgeTask):
     group_key = "lang"
 
     def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
-        from trainer.synth.nvv_corpus import NvvCorpusConfig, build_nvv_corpus
+        from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, build_nvv_corpus
 
         build_nvv_corpus(NvvCorpusConfig(seed=cfg.data.synth_seed), corpus)
 
@@ -124,7 +124,7 @@ class NvvVerifyTask(JudgeTask):
         return [judge.decide(lg[:n], t) for lg, n, t in zip(logits, counts, targets)]
 
     def val_metrics(self, rows: list[dict], preds: list[dict]) -> dict[str, float]:
-        from trainer.nvv_validation import verifier_scores
+        from trainer.benchmarks.nvv.validation import verifier_scores
 
         out = {}
         for lang in sorted({r["lang"] for r in rows}):
@@ -146,7 +146,7 @@ class NvvVerifyTask(JudgeTask):
         return out
 
     def validate(self, judge_dir: Path, cfg: TrainConfig, out: Path | None = None) -> dict:
-        from trainer.nvv_validation import validate_nvv_verifier
+        from trainer.benchmarks.nvv.validation import validate_nvv_verifier
 
         report = validate_nvv_verifier(NvvVerifierJudge.from_pretrained(judge_dir), load_nvv_rows(cfg.data.corpus_dir))
         if out:

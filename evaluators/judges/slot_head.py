@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from evaluators.backbones import audio_token_count
+from evaluators.backbones.audio_llm import audio_token_count
 
 HEAD_MODES = ("last_token", "aligned")
 #: Audio-LLM audio tokens per second (the Qwen audio encoders: conv stride 2 + pool 2 over 10 ms mels).

@@ -17,7 +17,7 @@ import numpy as np
 
 from evaluators.jsonl import JsonlError
 from evaluators.jsonl import read_jsonl as _read_jsonl
-from evaluators.metrics.att import IN_DISTRIBUTION
+from evaluators.benchmarks.att.metrics import IN_DISTRIBUTION
 from evaluators.metrics.correlation import HLS_LABEL_VALUES
 
 # The in-distribution set is defined once, on the inference side (metrics need it too).

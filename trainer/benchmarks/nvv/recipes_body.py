@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import signal
 
-from .nvv_dsp import (
+from trainer.benchmarks.nvv.dsp import (
     click,
     envelope,
     f0_track,
@@ -26,7 +26,7 @@ from .nvv_dsp import (
     voiced,
     vox,
 )
-from .speech import _VOWELS, _formant_sos
+from trainer.synth.speech import _VOWELS, _formant_sos
 
 __all__ = ["RECIPES"]
 

@@ -23,7 +23,7 @@ import numpy as np
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, item_from_row
 from evaluators.benchmarks.nvv.metrics import prediction_from_row, score_run
-from evaluators.nvv_verifier import NvvVerifierJudge, insert_tag
+from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge, insert_tag
 
 
 def verifier_scores(rows: list[dict], preds: list[dict], delta: int) -> dict:

@@ -12,7 +12,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import signal
 
-from .speech import _VOWELS, _formant_sos
+from trainer.synth.speech import _VOWELS, _formant_sos
 
 __all__ = ["VOWEL", "samples", "envelope", "f0_track", "voiced", "noise", "click", "place", "lowpass",
            "highpass", "bandpass", "tremolo", "active_rms", "uni", "vox", "mix", "onsets_at"]

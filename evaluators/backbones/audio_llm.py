@@ -26,7 +26,7 @@ from transformers import (
     WhisperFeatureExtractor,
 )
 
-from evaluators.tiny_tokenizer import build_tiny_tokenizer
+from evaluators.backbones.tiny_tokenizer import build_tiny_tokenizer
 
 SAMPLE_RATE = 16_000
 MEL_BINS = 128

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .nvv_dsp import (
+from trainer.benchmarks.nvv.dsp import (
     click,
     envelope,
     lowpass,
