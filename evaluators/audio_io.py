@@ -34,11 +34,14 @@ __all__ = [
     "LONG_CLIP_POLICIES",
     "LongClipWarning",
     "MP3_SUPPORTED",
+    "SAMPLE_RATE",
     "load_audio",
     "prepare_segments",
     "sanitize_item_id",
 ]
 
+#: Every judge hears mono float32 audio at this rate (Hz): the Whisper feature extractors' rate.
+SAMPLE_RATE = 16_000
 AUDIO_EXTENSIONS: tuple[str, ...] = (".wav", ".flac", ".mp3", ".ogg")
 LONG_CLIP_POLICIES: tuple[str, ...] = ("truncate", "windows")
 
@@ -65,7 +68,7 @@ class LongClipWarning(UserWarning):
 # --------------------------------------------------------------------------------------------
 
 
-def load_audio(path: str | os.PathLike, target_sr: int = 16000) -> np.ndarray:
+def load_audio(path: str | os.PathLike, target_sr: int = SAMPLE_RATE) -> np.ndarray:
     """Read an audio file as mono float32 at ``target_sr`` Hz.
 
     Accepts WAV, FLAC, OGG/Vorbis and MP3 (MP3 needs libsndfile >= 1.1, see ``MP3_SUPPORTED``);
@@ -142,7 +145,7 @@ def prepare_segments(
     wave: np.ndarray,
     policy: str = "truncate",
     max_seconds: float = 30.0,
-    sr: int = 16000,
+    sr: int = SAMPLE_RATE,
 ) -> list[tuple[np.ndarray, float]]:
     """Fit a clip to the encoder window (audio-LLM encoders see at most 30 s).
 

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from evaluators.audio_io import (
     AUDIO_EXTENSIONS,
+    SAMPLE_RATE,
     AudioLoadError,
     load_audio,
     sanitize_item_id,
@@ -144,5 +147,49 @@ def _score_chunk(judge: VerbalizerJudge, chunk: list[ScoreItem], batch_size: int
                 results[it.id] = {**base, "error": "judge produced a non-finite score", **prov}
                 continue
             results[it.id] = {**base, "score": o.score, "label": o.label, "probs": o.probs,
-                              "duration_s": round(len(wave) / 16000, 3), **prov}
+                              "duration_s": round(len(wave) / SAMPLE_RATE, 3), **prov}
     return [results[it.id] for it in chunk]
+
+
+#: Per-item problems that become that item's row (anything else is a bug and stops the run).
+ITEM_ERRORS = (AudioLoadError, FileNotFoundError, ValueError)
+
+
+def score_work_in_batches(judge, work: Sequence[Any], prepare: Callable[[Any], dict],
+                          finish: Callable[[Any, dict], dict], fail: Callable[[Any, Exception], dict],
+                          out, batch_size: int = 8, pool_batches: int = 4) -> int:
+    """Run ``judge.score`` over benchmark work items in batches and append one JSON row per item.
+
+    ``prepare(w)`` -> the judge input of item ``w`` (reads audio, aligns words); ``finish(w, result)``
+    -> its row; ``fail(w, error)`` -> its error row. ``pool_batches`` batches of items are scored per
+    call, so the judge's length bucketing has a pool to sort; their rows are flushed together, so a
+    kill loses at most that pool. An item whose input the judge rejects gets its error row: the pool
+    is re-scored one item at a time to find it (scores do not depend on the batch). Returns the
+    number of rows written.
+    """
+    pool = max(batch_size, 1) * max(pool_batches, 1)
+    written = 0
+    for start in range(0, len(work), pool):
+        chunk = list(work[start:start + pool])
+        rows: list[dict | None] = [None] * len(chunk)
+        ready: list[tuple[int, dict]] = []
+        for i, w in enumerate(chunk):
+            try:
+                ready.append((i, prepare(w)))
+            except ITEM_ERRORS as e:
+                rows[i] = fail(w, e)
+        try:
+            results = judge.score([x for _, x in ready], batch_size=batch_size) if ready else []
+            for (i, _), result in zip(ready, results):
+                rows[i] = finish(chunk[i], result)
+        except ITEM_ERRORS:
+            for i, x in ready:
+                try:
+                    rows[i] = finish(chunk[i], judge.score([x], batch_size=1)[0])
+                except ITEM_ERRORS as e:
+                    rows[i] = fail(chunk[i], e)
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        out.flush()
+        written += len(rows)
+    return written

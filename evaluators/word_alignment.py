@@ -15,8 +15,8 @@ from typing import Protocol
 
 import numpy as np
 
-from evaluators.backbones.audio_llm import SAMPLE_RATE as SR
-from evaluators.benchmarks.cast.metrics import tokenize
+from evaluators.backbones import SAMPLE_RATE as SR
+from evaluators.text_units import tokenize
 
 TimedWord = tuple[str, float, float]
 

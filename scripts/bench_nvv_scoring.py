@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 from evaluators.audio_io import load_audio
-from evaluators.backbones.audio_llm import AudioLLM
+from evaluators.backbones import AudioLLM
 from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
 from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, build_nvv_corpus
 from trainer.benchmarks.nvv.task import load_nvv_rows

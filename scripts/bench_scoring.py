@@ -14,7 +14,7 @@ import time
 import numpy as np
 import torch
 
-from evaluators.backbones.audio_llm import AudioLLM
+from evaluators.backbones import AudioLLM
 from evaluators.judges.presets import get_preset
 from evaluators.judges.verbalizer import VerbalizerJudge
 

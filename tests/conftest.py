@@ -8,7 +8,7 @@ torch.set_num_threads(2)
 
 @pytest.fixture(scope="session")
 def tiny_omni():
-    from evaluators.backbones.audio_llm import AudioLLM
+    from evaluators.backbones import AudioLLM
 
     return AudioLLM.tiny("qwen2_5_omni", seed=0)
 

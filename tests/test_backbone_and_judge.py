@@ -5,7 +5,7 @@ import pytest
 import torch
 from conftest import speechlike
 
-from evaluators.backbones.audio_llm import BACKBONES, AudioLLM, audio_token_count
+from evaluators.backbones import BACKBONES, AudioLLM, audio_token_count
 from evaluators.judges.presets import PRESETS, JudgePreset, get_preset
 from evaluators.backbones.tiny_tokenizer import SINGLE_TOKEN_WORDS, build_tiny_tokenizer
 from evaluators.judges.verbalizer import VerbalizerJudge, label_token_ids

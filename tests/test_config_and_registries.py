@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.backbones.audio_llm import BACKBONES
+from evaluators.backbones import BACKBONES
 from evaluators.judges.presets import PRESETS, JudgePreset
 from trainer.config import (
     ConfigError,
@@ -35,7 +35,7 @@ def test_every_yaml_loads_and_round_trips(path, tmp_path):
 def test_paper_recipe_config():
     cfg = load_config(ROOT / "configs/auto_att/qwen2_5_omni_7b.yaml")
     assert (cfg.lora.r, cfg.lora.alpha, cfg.lora.dropout) == (32, 32, 0.05)
-    assert (cfg.loss.bt_weight, cfg.loss.mse_weight) == (0.4, 0.6)
+    assert (cfg.task_config.bt_weight, cfg.task_config.mse_weight) == (0.4, 0.6)
     assert cfg.hardware.strategy == "deepspeed_stage_2" and cfg.hardware.devices == 4
     assert cfg.hardware.precision.startswith("bf16") and cfg.lora.extra_trainable == []
     assert json.loads((ROOT / cfg.hardware.deepspeed_config).read_text())["zero_optimization"]["stage"] == 2
@@ -53,8 +53,8 @@ def test_deepspeed_json_files_parse():
     ({"hardware": {"strategy": "deepspeed_stage_3"}}, "ZeRO-3"),
     ({"data": {"batch_size": "eight"}}, "data.batch_size"),
     ({"backbone": {"name": "whisper"}}, "backbone.name"),
-    ({"head": {"mode": "attention"}}, "head.mode"),
-    ({"head": {"width": 10}}, "head.width"),
+    ({"task": "word_stress", "word_stress": {"head": {"mode": "attention"}}}, "head.mode"),
+    ({"task": "word_stress", "word_stress": {"head": {"width": 10}}}, "head.width"),
     ({"task": "nvv"}, "task"),
 ])
 def test_bad_config_values_are_named(bad, match):
@@ -71,7 +71,7 @@ def test_bad_yaml_names_the_file(tmp_path):
 
 def test_help_config_lists_every_field():
     text = describe_config()
-    for key in ("lora.r", "loss.bt_weight", "data.batch_size", "hardware.strategy", "long_clip_policy"):
+    for key in ("lora.r", "att_hls.bt_weight", "data.batch_size", "hardware.strategy", "att_hls.long_clip_policy"):
         assert key in text
 
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 from conftest import speechlike
 
-from evaluators.backbones.audio_llm import LLM_LINEAR_REGEX
+from evaluators.backbones import LLM_LINEAR_REGEX
 from trainer.config import TrainConfig
 from trainer.losses import hls_loss
 from trainer.lora import lora_wrapped_modules, trainable_parameter_count

@@ -269,7 +269,7 @@ def run_cli(argv):
     parser = argparse.ArgumentParser(prog="omnijudge")
     sub = parser.add_subparsers(dest="command", required=True)
     m = sub.add_parser("metrics")
-    assert add_metrics_parser(m.add_subparsers(dest="benchmark", required=True)) is None
+    assert isinstance(add_metrics_parser(m.add_subparsers(dest="benchmark", required=True)), argparse.ArgumentParser)
     args = parser.parse_args(["metrics", "nvv", *map(str, argv)])
     return args.func(args)
 

@@ -8,7 +8,7 @@ import pytest
 import soundfile as sf
 from conftest import speechlike
 
-from evaluators.backbones.audio_llm import AudioLLM
+from evaluators.backbones import AudioLLM
 from evaluators.benchmarks.nvv.items import parse_marked_text, position_units
 from evaluators.cli import main
 from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge, boundary_spans, insert_tag

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from evaluators.backbones.audio_llm import AudioLLM
+from evaluators.backbones import AudioLLM
 from evaluators.cli import main
 from evaluators.judges.word_tagger import WordTaggerJudge
 

@@ -20,56 +20,35 @@ def _parse_overrides(pairs: list[str]) -> dict:
     return out
 
 
+def _task_subparsers(parent, dest: str, help_attr: str):
+    """One sub-subcommand per benchmark of the training registry (``trainer.benchmarks``), with
+    the task's older names as aliases; yields (task, parser)."""
+    from trainer.benchmarks import BENCHMARK_TASKS
+
+    s = parent.add_subparsers(dest=dest, required=True)
+    for bench, task in BENCHMARK_TASKS.items():
+        yield task, s.add_parser(bench, aliases=list(task.cli_aliases), help=getattr(task, help_attr))
+
+
+def _task_options(task, parser, add) -> list[str]:
+    """Let the task add its own options; returns their destinations."""
+    before = {a.dest for a in parser._actions}
+    add(parser)
+    return [a.dest for a in parser._actions if a.dest not in before]
+
+
 def add_synth_command(sub) -> None:
-    p = sub.add_parser("synth", help="build a synthetic corpus with simulated listeners")
-    s = p.add_subparsers(dest="corpus", required=True)
-    att = s.add_parser("att", help="Audio Turing Test corpus: 5 TTS families x 4 voices x 5 dimensions + traps")
-    att.add_argument("--out", required=True, help="output folder (clips.jsonl, judgements.jsonl, audio/)")
-    att.add_argument("--seed", type=int, default=0)
-    att.add_argument("--clips-per-voice-dimension", type=int, default=10)
-    att.add_argument("--system-outputs", help="also render a folder of system outputs here (for scoring demos)")
+    p = sub.add_parser("synth", help="build a benchmark's synthetic corpus (with simulated listeners where it has them)")
+    for task, sp in _task_subparsers(p, "corpus", "synth_help"):
+        sp.add_argument("--out", required=True, help="output folder")
+        sp.add_argument("--seed", type=int, default=0)
+        own = _task_options(task, sp, task.add_synth_arguments)
 
-    def run(args) -> int:
-        from trainer.benchmarks.att.corpus import (
-            AttCorpusConfig,
-            build_att_corpus,
-            render_system_outputs,
-        )
+        def run(args, task=task, own=own) -> int:
+            print(task.synth(Path(args.out), args.seed, {k: getattr(args, k) for k in own}))
+            return 0
 
-        corpus = build_att_corpus(AttCorpusConfig(seed=args.seed, clips_per_voice_dimension=args.clips_per_voice_dimension),
-                                  Path(args.out))
-        print(f"wrote {corpus}")
-        if args.system_outputs:
-            print(f"system outputs: {render_system_outputs(Path(args.system_outputs), seed=args.seed)}")
-        return 0
-
-    att.set_defaults(func=run)
-
-    stress = s.add_parser("stress", help="word-stress corpus: contrastive pairs, controls, simulated listener labels")
-    stress.add_argument("--out", required=True, help="output folder (items.jsonl, listeners.jsonl, audio/)")
-    stress.add_argument("--seed", type=int, default=0)
-
-    def run_stress(args) -> int:
-        from trainer.benchmarks.cast.corpus import StressCorpusConfig, build_stress_corpus
-
-        print(f"wrote {build_stress_corpus(StressCorpusConfig(seed=args.seed), Path(args.out))}")
-        return 0
-
-    stress.set_defaults(func=run_stress)
-
-    nvv = s.add_parser("nvv", help="NVV corpus: all 45 event types inserted at known word/character boundaries")
-    nvv.add_argument("--out", required=True, help="output folder (items.jsonl, audio/)")
-    nvv.add_argument("--seed", type=int, default=0)
-    nvv.add_argument("--items-per-type", type=int, default=16, help="items per NVV type and language")
-
-    def run_nvv(args) -> int:
-        from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, build_nvv_corpus
-
-        corpus = build_nvv_corpus(NvvCorpusConfig(seed=args.seed, items_per_type=args.items_per_type), Path(args.out))
-        print(f"wrote {corpus}")
-        return 0
-
-    nvv.set_defaults(func=run_nvv)
+        sp.set_defaults(func=run)
 
 
 def add_train_command(sub) -> None:
@@ -97,72 +76,20 @@ def add_train_command(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _print_report(report: dict, out: str | None) -> int:
-    """Print a validation report as JSON and, with ``out``, write it there too."""
-    text = json.dumps(report, indent=2)
-    print(text)
-    if out:
-        Path(out).write_text(text)
-    return 0
-
-
 def add_validate_command(sub) -> None:
-    p = sub.add_parser("validate", help="validate a judge against listener labels")
-    s = p.add_subparsers(dest="benchmark", required=True)
-    att = s.add_parser("att", help="voice-level SRCC/PLCC per dimension on held-out voices + trap F1")
-    att.add_argument("--judge", required=True, help="judge folder")
-    att.add_argument("--corpus", required=True, help="ATT-format corpus folder (clips.jsonl + judgements.jsonl)")
-    att.add_argument("--held-out-voice", type=int, default=3)
-    att.add_argument("--batch-size", type=int, default=16)
-    att.add_argument("--out", help="write the report JSON here (and per-clip predictions beside it)")
+    p = sub.add_parser("validate", help="validate a judge against its benchmark's held-out labels")
+    for task, sp in _task_subparsers(p, "benchmark", "validate_help"):
+        sp.add_argument("--judge", required=True, help="judge folder")
+        sp.add_argument("--corpus", required=True, help="labelled corpus folder of this benchmark")
+        sp.add_argument("--out", help="write the report JSON here")
+        own = _task_options(task, sp, task.add_validate_arguments)
 
-    def run(args) -> int:
-        from trainer.benchmarks.att.validation import validate_folder
+        def run(args, task=task, own=own) -> int:
+            report = task.validate(args.judge, args.corpus, out=args.out, options={k: getattr(args, k) for k in own})
+            print(json.dumps(report, indent=2))
+            return 0
 
-        report = validate_folder(args.judge, args.corpus, args.held_out_voice, args.batch_size, args.out)
-        print(json.dumps(report, indent=2))
-        return 0
-
-    att.set_defaults(func=run)
-
-    st = s.add_parser("stress", help="stress detector: word P/R/F1 + CAST pair metrics on held-out items; "
-                                     "with --labels, kappa among listeners and detector vs majority")
-    st.add_argument("--judge", required=True, help="stress detector folder")
-    st.add_argument("--corpus", required=True, help="stress corpus folder (items.jsonl)")
-    st.add_argument("--labels", help="listener labels JSONL {id, listener, stressed: [word indices]}")
-    st.add_argument("--split", default="test")
-    st.add_argument("--out", help="write the report JSON here")
-
-    def run_stress(args) -> int:
-        from evaluators.jsonl import read_jsonl
-        from evaluators.judges.word_tagger import WordTaggerJudge
-        from trainer.benchmarks.cast.validation import validate_stress_judge
-        from trainer.benchmarks.cast.task import load_stress_rows
-
-        listeners = read_jsonl(args.labels, required=("id", "listener", "stressed")) if args.labels else None
-        report = validate_stress_judge(WordTaggerJudge.from_pretrained(args.judge), load_stress_rows(args.corpus),
-                                       split=args.split, listener_rows=listeners)
-        return _print_report(report, args.out)
-
-    st.set_defaults(func=run_stress)
-
-    nv = s.add_parser("nvv", help="NVV verifier: presence accuracy, P/R/F1, NTD vs what was rendered, per "
-                                  "language / category / case, and the benchmark metrics vs an oracle")
-    nv.add_argument("--judge", required=True, help="NVV verifier folder")
-    nv.add_argument("--corpus", required=True, help="synthetic NVV corpus folder (items.jsonl)")
-    nv.add_argument("--split", default="test")
-    nv.add_argument("--out", help="write the report JSON here")
-
-    def run_nvv(args) -> int:
-        from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
-        from trainer.benchmarks.nvv.validation import validate_nvv_verifier
-        from trainer.benchmarks.nvv.task import load_nvv_rows
-
-        report = validate_nvv_verifier(NvvVerifierJudge.from_pretrained(args.judge), load_nvv_rows(args.corpus),
-                                       split=args.split)
-        return _print_report(report, args.out)
-
-    nv.set_defaults(func=run_nvv)
+        sp.set_defaults(func=run)
 
 
 def add_release_command(sub) -> None:

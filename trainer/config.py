@@ -1,27 +1,30 @@
 """Typed run configuration. A YAML file under ``configs/`` is a saved ``TrainConfig``.
 
-Every field's comment is its documentation (``omnijudge train --help-config`` prints them); every
-dataclass validates itself on construction, so a bad YAML fails at load time naming the file and
-the key, not an hour into training.
+Shared sections (backbone, lora, data, optim, hardware, logging) plus one typed section per task,
+named after the task (``att_hls:``, ``word_stress:``, ``nvv_verify:``) and defined by the task's
+benchmark folder (``trainer/benchmarks/<name>/settings.py``); only the section of the chosen
+``task`` is read and validated. Every field's comment is its documentation (``omnijudge train
+--help-config`` prints them); every dataclass validates itself on construction, so a bad YAML fails
+at load time naming the file and the key, not an hour into training.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
-from evaluators.audio_io import LONG_CLIP_POLICIES
-from evaluators.backbones.audio_llm import BACKBONES, LLM_LINEAR_REGEX
-from evaluators.judges.presets import PRESETS
+from evaluators.backbones import BACKBONES, LLM_LINEAR_REGEX
+from trainer.benchmarks import TASKS
 
-
-#: Registered judge kinds (``trainer.benchmarks.TASKS``); listed here so configs validate without
-#: importing the tasks (and through them Lightning and the corpora).
-TASK_NAMES = ("att_hls", "word_stress", "nvv_verify")
+log = logging.getLogger(__name__)
+#: Registered judge tasks (``trainer.benchmarks.TASKS``): each names a config section.
+TASK_NAMES = tuple(TASKS)
 
 
 class ConfigError(ValueError):
@@ -65,49 +68,16 @@ class LoraSettings:
 
 
 @dataclass
-class LossSettings:
-    """Auto-ATT loss L = bt_weight * L_BT + mse_weight * L_MSE."""
-
-    bt_weight: float = 0.4  # Bradley-Terry pairwise term weight
-    mse_weight: float = 0.6  # half-sum squared error term weight
-    word_pos_weight: float = 1.0  # word taggers: BCE weight of the positive (e.g. stressed) class
-
-    def __post_init__(self):
-        _check(self.bt_weight >= 0 and self.mse_weight >= 0 and self.bt_weight + self.mse_weight > 0,
-               "loss weights must be >= 0 and not both 0")
-
-
-@dataclass
-class HeadSettings:
-    """Per-slot head of word taggers / NVV verifiers (unused by verbalizer judges)."""
-
-    mode: str = "last_token"  # last_token (linear on the word's last token) | aligned (+ audio in the word's time span)
-    width: int = 128  # aligned head: width of the bidirectional slot mixer
-    mixer_layers: int = 1  # aligned head: transformer layers mixing the slots of one clip
-
-    def __post_init__(self):
-        from evaluators.judges.slot_head import HEAD_MODES
-
-        _check(self.mode in HEAD_MODES, f"head.mode {self.mode!r} not in {HEAD_MODES}")
-        _check(self.width >= 8 and self.width % 4 == 0, "head.width must be >= 8 and a multiple of 4")
-        _check(self.mixer_layers >= 0, "head.mixer_layers must be >= 0")
-
-
-@dataclass
 class DataSettings:
     """Where the labelled corpus comes from and how it is batched."""
 
-    corpus_dir: str = "data/generated/att"  # folder with clips.jsonl + judgements.jsonl (ATT format)
-    synthesize_if_missing: bool = True  # build the synthetic ATT corpus there when it does not exist
-    synth_seed: int = 0  # seed of the synthetic corpus
-    clips_per_voice_dimension: int = 10  # synthetic corpus size knob
-    held_out_voice: int = 3  # index (0-3) of the voice held out for test in every TTS family
-    batch_size: int = 8  # clips per mini-batch (all from one capability dimension)
+    corpus_dir: str = "data/generated/att"  # the task's corpus folder (e.g. ATT: clips.jsonl + judgements.jsonl)
+    synthesize_if_missing: bool = True  # build the task's synthetic corpus (<task>.corpus) there when missing
+    batch_size: int = 8  # clips per mini-batch (all from one group: ATT dimension, language)
     num_workers: int = 0  # DataLoader workers
 
     def __post_init__(self):
         _check(self.batch_size >= 1, "data.batch_size must be >= 1")
-        _check(0 <= self.held_out_voice <= 3, "data.held_out_voice must be in 0..3")
 
 
 @dataclass
@@ -160,54 +130,77 @@ class TrainConfig:
     """One judge training run (``omnijudge train --config FILE``)."""
 
     judge_name: str = "auto-att-tiny"  # name written into the release and every score row
-    task: str = "att_hls"  # judge kind: att_hls (verbalizer HLS) | word_stress (word tagger) | nvv_verify (NVV verifier)
-    preset: str = "auto-att"  # verbalizer preset (labels, values, prompt)
+    task: str = "att_hls"  # judge task: att_hls (Auto-ATT verbalizer) | word_stress (CAST stress tagger) | nvv_verify (NVV verifier)
     system_prompt: str | None = None  # overrides the preset / backbone system prompt
     seed: int = 0  # global seed (data order, init of adapters)
     out_dir: str = "checkpoints/auto-att-tiny"  # run folder: checkpoints, adapter, logs, validation
-    long_clip_policy: str = "truncate"  # truncate | windows, for clips over max_seconds
     max_seconds: float = 30.0  # encoder window in seconds
     notes: str = ""  # free text: what this config changes relative to the paper recipe, and why
     backbone: BackboneConfig = field(default_factory=BackboneConfig)
     lora: LoraSettings = field(default_factory=LoraSettings)
-    loss: LossSettings = field(default_factory=LossSettings)
-    head: HeadSettings = field(default_factory=HeadSettings)
     data: DataSettings = field(default_factory=DataSettings)
     optim: OptimSettings = field(default_factory=OptimSettings)
     hardware: HardwareSettings = field(default_factory=HardwareSettings)
     logging: LoggingSettings = field(default_factory=LoggingSettings)
+    #: The ``<task>:`` section, an instance of ``TASKS[task].settings_class`` (defaults when None).
+    task_config: Any = None
 
     def __post_init__(self):
-        _check(self.preset in PRESETS, f"preset {self.preset!r} not in {sorted(PRESETS)}")
-        _check(self.task in TASK_NAMES, f"task {self.task!r} not in {TASK_NAMES}")
-        _check(self.long_clip_policy in LONG_CLIP_POLICIES,
-               f"long_clip_policy {self.long_clip_policy!r} not in {LONG_CLIP_POLICIES}")
+        _check(self.task in TASKS, f"task {self.task!r} not in {TASK_NAMES}")
+        cls = TASKS[self.task].settings_class
+        if self.task_config is None:
+            self.task_config = cls()
+        _check(isinstance(self.task_config, cls),
+               f"{self.task}: expected a {cls.__name__} section, got {type(self.task_config).__name__}")
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """Nested plain dicts, as saved to YAML: shared sections, then the ``<task>:`` section."""
+        out = {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self) if f.name != "task_config"}
+        out[self.task] = _plain(self.task_config)
+        return out
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True))
 
 
-def _build(cls, data: dict, where: str):
+def _plain(value):
+    """Dataclasses, tuples and lists as YAML-safe nested dicts and lists."""
+    if dataclasses.is_dataclass(value):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _build(cls, data: dict, where: str, defaults=None):
+    """``cls`` from a mapping; nested dataclass sections start from the parent's default for them
+    (so a section's default factory, e.g. the NVV head's output count, survives a partial YAML)."""
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: expected a mapping, got {type(data).__name__}")
     hints = typing.get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = set(data) - names
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.name != "task_config"}
+    unknown = set(data) - set(fields)
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(names)}")
+        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(fields)}")
     kwargs = {}
     for key, value in data.items():
         hint = hints[key]
         if dataclasses.is_dataclass(hint):
-            kwargs[key] = _build(hint, value or {}, f"{where}.{key}")
+            f = fields[key]
+            base = getattr(defaults, key) if defaults is not None else (
+                f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
+            kwargs[key] = _build(hint, value or {}, f"{where}.{key}", defaults=base)
         else:
             kwargs[key] = _coerce(value, hint, f"{where}.{key}")
+    if defaults is not None:
+        kwargs = {**{k: getattr(defaults, k) for k in fields if k not in kwargs}, **kwargs}
     try:
         return cls(**kwargs)
     except ConfigError as e:
+        raise ConfigError(f"{where}: {e}") from None
+    except (ValueError, TypeError) as e:  # a section's own validation (corpus configs, head shape)
         raise ConfigError(f"{where}: {e}") from None
 
 
@@ -227,10 +220,14 @@ def _coerce(value, hint, where: str):
             except ConfigError as e:
                 errors.append(str(e))
         raise ConfigError(errors[0] if errors else f"{where}: bad value {value!r}")
-    if origin is list:
+    if origin is list or hint is list:
         if not isinstance(value, list):
             raise ConfigError(f"{where}: expected a list, got {value!r}")
         return [_coerce(v, args[0], where) for v in value] if args else value
+    if origin is tuple or hint is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{where}: expected a list, got {value!r}")
+        return tuple(value)
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if hint in (int, float, str, bool) and not (isinstance(value, hint) and not (hint is int and isinstance(value, bool))):
@@ -238,9 +235,79 @@ def _coerce(value, hint, where: str):
     return value
 
 
+#: Keys of configs written before task sections existed -> their place in the task's section.
+_LEGACY_KEYS = {
+    ("preset",): ("preset",), ("long_clip_policy",): ("long_clip_policy",),
+    ("loss", "bt_weight"): ("bt_weight",), ("loss", "mse_weight"): ("mse_weight",),
+    ("loss", "word_pos_weight"): ("word_pos_weight",), ("head",): ("head",),
+    ("data", "held_out_voice"): ("held_out_voice",), ("data", "synth_seed"): ("corpus", "seed"),
+    ("data", "clips_per_voice_dimension"): ("corpus", "clips_per_voice_dimension"),
+}
+
+
+def migrate_legacy_keys(data: dict, where: str = "config") -> dict:
+    """Move keys of the flat pre-section layout (``preset``, ``loss.*``, ``head.*``,
+    ``data.held_out_voice``, ``data.synth_seed``, ...) into the task's section, with a warning;
+    a legacy key the task does not have (e.g. ``preset`` of a stress config saved by an older
+    version) is dropped with a warning. New-style keys win over legacy ones."""
+    data = {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
+    task = data.get("task", TrainConfig.task)
+    if task not in TASKS:
+        return data
+    known = {f.name for f in dataclasses.fields(TASKS[task].settings_class)}
+    section = data.get(task) if isinstance(data.get(task), dict) else {}
+    for old, new in _LEGACY_KEYS.items():
+        node = data
+        for part in old[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if not isinstance(node, dict) or old[-1] not in node:
+            continue
+        value = node.pop(old[-1])
+        if old[0] in ("loss",) and not node:
+            data.pop("loss")
+        if new[0] not in known:
+            log.warning("%s: %s does not apply to task %s; ignored", where, ".".join(old), task)
+            continue
+        log.warning("%s: %s is now %s.%s", where, ".".join(old), task, ".".join(new))
+        target = section
+        for part in new[:-1]:
+            target = target.setdefault(part, {})
+        target.setdefault(new[-1], value)
+    if section:
+        data[task] = section
+    return data
+
+
+def _migrate_override_key(dotted: str, task: str, where: str) -> str:
+    """A ``--set`` key of the pre-section layout (``data.synth_seed``) -> its place in the task's
+    section (``word_stress.corpus.seed``), so an override still wins over the file."""
+    parts = tuple(dotted.split("."))
+    for old, new in _LEGACY_KEYS.items():
+        if parts[:len(old)] == old and task in TASKS:
+            moved = ".".join((task, *new, *parts[len(old):]))
+            log.warning("%s: --set %s is now %s", where, dotted, moved)
+            return moved
+    return dotted
+
+
 def config_from_dict(data: dict, where: str = "config") -> TrainConfig:
-    """Build a validated ``TrainConfig`` from nested dicts (unknown keys are errors)."""
-    return _build(TrainConfig, data, where)
+    """Build a validated ``TrainConfig`` from nested dicts (unknown keys are errors).
+
+    The ``<task>:`` section is built with the task's settings class; a section of another task
+    is an error (it would be silently unused)."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a mapping, got {type(data).__name__}")
+    data = migrate_legacy_keys(data, where)
+    task = data.get("task", TrainConfig.task)
+    if task not in TASKS:
+        raise ConfigError(f"{where}.task: {task!r} not in {TASK_NAMES}")
+    others = sorted(k for k in data if k in TASKS and k != task)
+    if others:
+        raise ConfigError(f"{where}: section(s) {others} do not apply to task {task!r}")
+    section = data.pop(task, None) or {}
+    cfg = _build(TrainConfig, data, where)
+    cfg.task_config = _build(TASKS[task].settings_class, section, f"{where}.{task}")
+    return cfg
 
 
 def load_config(path: str | Path, overrides: dict | None = None) -> TrainConfig:
@@ -250,7 +317,11 @@ def load_config(path: str | Path, overrides: dict | None = None) -> TrainConfig:
         data = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as e:
         raise ConfigError(f"{path}: not valid YAML: {e}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    task = (overrides or {}).get("task", data.get("task", TrainConfig.task))
     for dotted, value in (overrides or {}).items():
+        dotted = _migrate_override_key(dotted, task, str(path))
         node = data
         *parents, leaf = dotted.split(".")
         for p in parents:
@@ -259,22 +330,31 @@ def load_config(path: str | Path, overrides: dict | None = None) -> TrainConfig:
     return config_from_dict(data, where=str(path))
 
 
-def describe_config(cls=TrainConfig, prefix: str = "") -> str:
-    """Every field with its default and comment, for ``--help-config``."""
+def _describe_section(cls, prefix: str, title: str) -> list[str]:
     import inspect
 
-    src = inspect.getsource(cls).splitlines()
     comments = {}
-    for line in src:
+    for line in inspect.getsource(cls).splitlines():
         stripped = line.strip()
         if ":" in stripped and "#" in stripped and not stripped.startswith(("#", '"')):
             comments[stripped.split(":")[0].strip()] = stripped.split("#", 1)[1].strip()
-    lines = [f"{prefix or cls.__name__}: {inspect.getdoc(cls).splitlines()[0]}"]
+    lines = [f"{title}: {(inspect.getdoc(cls) or cls.__name__).splitlines()[0]}"]
+    hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
-        hint = typing.get_type_hints(cls)[f.name]
-        if dataclasses.is_dataclass(hint):
-            lines.append(describe_config(hint, prefix=f"{prefix}{f.name}."))
+        if f.name == "task_config":
+            continue
+        if dataclasses.is_dataclass(hints[f.name]):
+            lines += _describe_section(hints[f.name], f"{prefix}{f.name}.", f"{prefix}{f.name}")
         else:
             default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
             lines.append(f"  {prefix}{f.name} = {default!r}  # {comments.get(f.name, '')}")
+    return lines
+
+
+def describe_config() -> str:
+    """Every key with its default and comment, for ``--help-config``: the shared sections, then
+    each task's section (read only when ``task`` names it)."""
+    lines = _describe_section(TrainConfig, "", "TrainConfig")
+    for name, task in TASKS.items():
+        lines += ["", *_describe_section(task.settings_class, f"{name}.", f"{name} (read when task: {name})")]
     return "\n".join(lines)

@@ -15,11 +15,12 @@ from pathlib import Path
 from evaluators.scoring import collect_items, score_items
 from evaluators.system_table import format_system_table, system_score_table
 from evaluators.judges.verbalizer import VerbalizerJudge
+from trainer.benchmarks import TASKS
+from trainer.benchmarks.att.corpus import render_system_outputs
 from trainer.benchmarks.att.protocol import labelled_rows
 from trainer.config import load_config
 from trainer.release import release
 from trainer.train import ensure_corpus, train
-from trainer.benchmarks.att.validation import validate_folder
 
 log = logging.getLogger(__name__)
 DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "auto_att" / "tiny.yaml"
@@ -43,7 +44,10 @@ def run_demo(out: Path, config_path: str | Path | None = None, overrides: dict |
 
     ensure_corpus(cfg)
     timings["corpus_s"] = time.time() - t0
-    rows, protocol = labelled_rows(cfg.data.corpus_dir, held_out_voice=cfg.data.held_out_voice)
+    if cfg.task != "att_hls":
+        raise ValueError(f"the demo runs the Auto-ATT life cycle; config task is {cfg.task!r}")
+    settings = cfg.task_config
+    rows, protocol = labelled_rows(cfg.data.corpus_dir, held_out_voice=settings.held_out_voice)
     write_labels(rows, out / "labels.jsonl")
 
     t = time.time()
@@ -51,15 +55,13 @@ def run_demo(out: Path, config_path: str | Path | None = None, overrides: dict |
     timings["train_s"] = time.time() - t
 
     t = time.time()
-    validation = validate_folder(run_dir / "final", cfg.data.corpus_dir, cfg.data.held_out_voice,
-                                 out=run_dir / "validation.json")
+    validation = TASKS[cfg.task].validate(run_dir / "final", cfg.data.corpus_dir, out=run_dir / "validation.json",
+                                          options={"held_out_voice": settings.held_out_voice})
     timings["validate_s"] = time.time() - t
     release_dir = release(run_dir, out / "release", validation=validation)
 
     t = time.time()
-    from trainer.benchmarks.att.corpus import render_system_outputs
-
-    systems_dir = render_system_outputs(out / "system_outputs", seed=cfg.data.synth_seed + 1)
+    systems_dir = render_system_outputs(out / "system_outputs", seed=settings.corpus.seed + 1)
     judge = VerbalizerJudge.from_pretrained(release_dir)
     items = collect_items(systems_dir / "manifest.jsonl" if (systems_dir / "manifest.jsonl").is_file() else systems_dir)
     scored = score_items(judge, items, out / "scores.jsonl", batch_size=8)

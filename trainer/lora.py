@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 from peft import LoraConfig, get_peft_model
 
-from evaluators.backbones.audio_llm import FROZEN_TOWERS, AudioLLM
-from trainer.config import TrainConfig
+from evaluators.backbones import FROZEN_TOWERS, AudioLLM
+
+if TYPE_CHECKING:
+    from trainer.config import TrainConfig
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 

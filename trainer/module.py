@@ -8,8 +8,8 @@ import re
 import lightning as L
 import torch
 
-from trainer.config import TrainConfig
 from trainer.benchmarks import TASKS
+from trainer.config import TrainConfig
 from trainer.task import JudgeTask
 
 

@@ -1,79 +1,107 @@
-"""What a judge kind must provide to the one training loop."""
+"""What a judge task gives the one training loop, the CLI and the release (a ``Protocol``).
+
+A task is one benchmark's training side (``trainer/benchmarks/<name>/task.py``): its config section,
+corpus, judge, batches, loss, validation and model-card sections. The LightningModule, DataModule,
+CLI and release are shared and only call what is listed here.
+"""
 
 from __future__ import annotations
 
+import argparse
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import torch
 
-from trainer.config import TrainConfig
+if TYPE_CHECKING:
+    from trainer.config import TrainConfig
 
 log = logging.getLogger(__name__)
 
 
-class JudgeTask:
-    """A judge kind, as data + a few functions; the LightningModule and DataModule are shared.
+class JudgeTask(Protocol):
+    """A judge kind's training side, as data + functions.
 
     Rows are dicts with at least ``id``, ``split`` ("train" / "test" / ...) and the ``group_key``
     field: every training mini-batch is drawn from one group.
     """
 
-    name: str = ""
-    group_key: str = "group"
-    corpus_files: tuple[str, ...] = ("items.jsonl",)  # files whose presence means the corpus exists
-
-    def ensure_corpus(self, cfg: TrainConfig) -> Path:
-        """The corpus folder; build the synthetic one there when asked and missing."""
-        corpus = Path(cfg.data.corpus_dir)
-        if all((corpus / f).is_file() for f in self.corpus_files):
-            return corpus
-        if not cfg.data.synthesize_if_missing:
-            raise FileNotFoundError(f"{corpus}: no {'/'.join(self.corpus_files)} and data.synthesize_if_missing is false")
-        log.info("building synthetic %s corpus in %s", self.name, corpus)
-        self.build_corpus(cfg, corpus)
-        return corpus
+    name: ClassVar[str]  # TrainConfig.task value and the config section's key
+    benchmark: ClassVar[str]  # trainer/benchmarks/<benchmark>/ and omnijudge synth|validate <benchmark>
+    cli_aliases: ClassVar[tuple[str, ...]]  # older subcommand names kept working
+    synth_help: ClassVar[str]  # one line for ``omnijudge synth --help``
+    validate_help: ClassVar[str]  # one line for ``omnijudge validate --help``
+    settings_class: ClassVar[type]  # dataclass of the ``<name>:`` config section
+    group_key: ClassVar[str]
+    corpus_files: ClassVar[tuple[str, ...]]  # files whose presence means the corpus exists
 
     def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
-        """Write the task's synthetic corpus into ``corpus``."""
-        raise NotImplementedError
+        """Write the task's synthetic corpus (``cfg.task_config.corpus``) into ``corpus``."""
 
     def load_rows(self, cfg: TrainConfig) -> tuple[list[dict], dict]:
         """All labelled rows (with ``split``) and a JSON-able summary of how labels were made."""
-        raise NotImplementedError
 
-    def build_judge(self, cfg: TrainConfig):
+    def build_judge(self, cfg: TrainConfig) -> Any:
         """A trainable judge (LoRA-wrapped backbone + any head)."""
-        raise NotImplementedError
 
     def trainable_modules(self, judge) -> list[torch.nn.Module]:
         """Modules whose trainable parameters the optimizer updates (registered on the module)."""
-        return [judge.backbone.model]
 
     def example(self, judge, row: dict) -> dict:
         """Model inputs of one row (computed once, cached across epochs)."""
-        raise NotImplementedError
 
     def collate(self, judge, examples: list[dict], rows: list[dict]) -> dict:
         """A batch with model inputs and targets."""
-        raise NotImplementedError
 
-    def loss(self, judge, batch: dict, cfg: TrainConfig) -> torch.Tensor:
-        raise NotImplementedError
+    def loss(self, judge, batch: dict, cfg: TrainConfig) -> torch.Tensor: ...
 
     def predict(self, judge, batch: dict) -> list[Any]:
-        """One prediction per row of the batch (validation)."""
-        raise NotImplementedError
+        """One prediction per row of the batch (validation during training)."""
 
     def val_metrics(self, rows: list[dict], preds: list[Any]) -> dict[str, float]:
         """Scalars to log at the end of a validation epoch."""
-        return {}
 
-    def export(self, judge, cfg: TrainConfig, out: Path, extra: dict) -> Path:
-        """Write a loadable judge folder."""
-        raise NotImplementedError
+    def add_synth_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Options of ``omnijudge synth <benchmark>`` beyond ``--out`` and ``--seed``."""
 
-    def validate(self, judge_dir: Path, cfg: TrainConfig, out: Path | None = None) -> dict:
-        """Load the judge folder and compute the task's validation report."""
-        raise NotImplementedError
+    def synth(self, out: Path, seed: int, options: dict) -> str:
+        """Build the synthetic corpus from the CLI; returns a one-line description."""
+
+    def add_validate_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Options of ``omnijudge validate <benchmark>`` beyond ``--judge``, ``--corpus``, ``--out``."""
+
+    def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
+                 options: dict | None = None) -> dict:
+        """Load the judge folder, compute the task's validation report, write it to ``out``."""
+
+    def model_card(self, config: dict, validation: dict | None) -> list[str]:
+        """Markdown lines of the model card's task sections: outputs, usage, validation table."""
+
+
+def ensure_corpus(task: JudgeTask, cfg: TrainConfig) -> Path:
+    """The corpus folder of ``cfg.data``; the task builds its synthetic corpus there if missing."""
+    corpus = Path(cfg.data.corpus_dir)
+    if all((corpus / f).is_file() for f in task.corpus_files):
+        return corpus
+    if not cfg.data.synthesize_if_missing:
+        raise FileNotFoundError(f"{corpus}: no {'/'.join(task.corpus_files)} and data.synthesize_if_missing is false")
+    log.info("building synthetic %s corpus in %s", task.name, corpus)
+    task.build_corpus(cfg, corpus)
+    return corpus
+
+
+def export_judge(judge, cfg: TrainConfig, out: Path, training: dict) -> Path:
+    """Write the trained judge as a judge folder, with the training-side facts its card needs."""
+    lora = {"r": cfg.lora.r, "alpha": cfg.lora.alpha, "dropout": cfg.lora.dropout,
+            "extra_trainable": cfg.lora.extra_trainable}
+    return judge.save_pretrained(out, extra={"task": cfg.task, "lora": lora, "training": training})
+
+
+def write_report(report: dict, out: str | Path | None) -> dict:
+    """Write a validation report as JSON when ``out`` is given; returns it."""
+    if out:
+        import json
+
+        Path(out).write_text(json.dumps(report, indent=2))
+    return report

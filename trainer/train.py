@@ -1,4 +1,4 @@
-"""One training path for every verbalizer judge: config -> corpus -> Lightning fit -> judge folder."""
+"""One training path for every judge task: config -> corpus -> Lightning fit -> judge folder."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from trainer.data import JudgeDataModule, seed_everything
 from trainer.lora import trainable_parameter_count
 from trainer.module import JudgeModule
 from trainer.benchmarks import TASKS
+from trainer.task import ensure_corpus as ensure_task_corpus
+from trainer.task import export_judge
 
 log = logging.getLogger(__name__)
 FINAL_SUBDIR = "final"
@@ -23,7 +25,7 @@ FINAL_SUBDIR = "final"
 
 def ensure_corpus(cfg: TrainConfig) -> Path:
     """The corpus folder of ``cfg.data``; the task builds its synthetic corpus there if missing."""
-    return TASKS[cfg.task].ensure_corpus(cfg)
+    return ensure_task_corpus(TASKS[cfg.task], cfg)
 
 
 def _loggers(cfg: TrainConfig, run_dir: Path) -> list:
@@ -89,8 +91,8 @@ def train(cfg: TrainConfig, resume: bool = True) -> Path:
     last = run_dir / "checkpoints" / "last.ckpt"
     trainer.fit(module, datamodule=dm, ckpt_path=str(last) if resume and last.is_file() else None)
     if trainer.is_global_zero:
-        task.export(judge, cfg, run_dir / FINAL_SUBDIR,
-                    extra={"trainable_parameters": n_train, "total_parameters": n_total,
-                           "train_clips": len(dm.train_ds), "train_seconds": round(time.time() - t0, 1),
-                           "labels": label_summary})
+        export_judge(judge, cfg, run_dir / FINAL_SUBDIR,
+                     training={"trainable_parameters": n_train, "total_parameters": n_total,
+                               "train_clips": len(dm.train_ds), "train_seconds": round(time.time() - t0, 1),
+                               "labels": label_summary})
     return run_dir

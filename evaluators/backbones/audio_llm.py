@@ -26,9 +26,9 @@ from transformers import (
     WhisperFeatureExtractor,
 )
 
+from evaluators.audio_io import SAMPLE_RATE
 from evaluators.backbones.tiny_tokenizer import build_tiny_tokenizer
 
-SAMPLE_RATE = 16_000
 MEL_BINS = 128
 #: Init std of a tiny backbone's (frozen) lm_head; see ``AudioLLM.tiny``.
 TINY_LM_HEAD_STD = 0.08
@@ -145,7 +145,7 @@ class AudioLLM(nn.Module):
     """
 
     def __init__(self, model: PreTrainedModel, tokenizer, feature_extractor: WhisperFeatureExtractor,
-                 spec: BackboneSpec, source: str):
+                 spec: BackboneSpec, source: str, tiny_seed: int | None = None):
         super().__init__()
         self.model = model
         self.tokenizer = tokenizer
@@ -153,6 +153,8 @@ class AudioLLM(nn.Module):
         self.feature_extractor = feature_extractor
         self.spec = spec
         self.source = source
+        #: seed of a tiny random backbone built in memory (it can be rebuilt exactly); None otherwise
+        self.tiny_seed = tiny_seed
         self.audio_token = "<|AUDIO|>"
 
     # ---- construction -------------------------------------------------------------------------
@@ -170,7 +172,8 @@ class AudioLLM(nn.Module):
             model.lm_head.weight.normal_(0.0, TINY_LM_HEAD_STD)
         fe = WhisperFeatureExtractor(feature_size=MEL_BINS, sampling_rate=SAMPLE_RATE, hop_length=160,
                                      chunk_length=30, n_fft=400)
-        return cls(model, tokenizer, fe, spec, source=f"tiny-random:{backbone}:seed{seed}")
+        return cls(model, tokenizer, fe, spec, source=f"tiny-random:{backbone}:seed{seed}",
+                   tiny_seed=seed)
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path, backbone: str | None = None,

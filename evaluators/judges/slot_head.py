@@ -27,7 +27,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from evaluators.backbones.audio_llm import audio_token_count
+from evaluators.backbones import audio_token_count
+from evaluators.judges.folder import load_head_weights
 
 HEAD_MODES = ("last_token", "aligned")
 #: Audio-LLM audio tokens per second (the Qwen audio encoders: conv stride 2 + pool 2 over 10 ms mels).
@@ -49,18 +50,20 @@ class WordHeadConfig:
             its learned embedding is added to every slot before the mixer. 0 = unconditioned.
     """
 
-    n_outputs: int = 1
-    mode: str = "last_token"
-    width: int = 128
-    mixer_layers: int = 1
-    n_conditions: int = 0
+    n_outputs: int = 1  # logits per slot (fixed by the judge kind)
+    mode: str = "last_token"  # last_token (linear on the slot's text token) | aligned (+ audio states in its time span)
+    width: int = 128  # aligned head: width of the bidirectional slot mixer (>= 8, multiple of 4)
+    mixer_layers: int = 1  # aligned head: transformer layers mixing the slots of one clip
+    n_conditions: int = 0  # size of a per-clip condition vocabulary (fixed by the judge kind; 0 = none)
 
     def __post_init__(self):
         if self.mode not in HEAD_MODES:
             raise ValueError(f"head mode {self.mode!r} is not one of {HEAD_MODES}")
-        if self.n_outputs < 1 or self.width < 8 or self.width % 4 or self.mixer_layers < 0:
-            raise ValueError(f"bad head shape: n_outputs={self.n_outputs} width={self.width} "
-                             f"(>= 8, multiple of 4) mixer_layers={self.mixer_layers}")
+        if self.width < 8 or self.width % 4:
+            raise ValueError(f"head width {self.width} must be >= 8 and a multiple of 4")
+        if self.n_outputs < 1 or self.mixer_layers < 0 or self.n_conditions < 0:
+            raise ValueError(f"bad head shape: n_outputs={self.n_outputs} (>= 1) mixer_layers={self.mixer_layers} "
+                             f"(>= 0) n_conditions={self.n_conditions} (>= 0)")
         if self.n_conditions and self.mode != "aligned":
             raise ValueError("a conditioned head (n_conditions > 0) needs mode 'aligned'")
 
@@ -223,3 +226,15 @@ class WordHead(nn.Module):
         for layer in self.mixer:
             x = layer(x, src_key_padding_mask=~mask)
         return self.out(x).float()
+
+
+def load_slot_head(folder, cfg: dict, backbone, default_outputs: int = 1) -> "WordHead":
+    """The slot head a judge folder describes (``cfg["head"]``) with its saved weights, on the
+    backbone's device, in eval mode."""
+    head = new_slot_head(backbone, WordHeadConfig(**cfg.get("head", {"n_outputs": default_outputs})))
+    return load_head_weights(head, folder)
+
+
+def new_slot_head(backbone, config: WordHeadConfig, seed: int = 0) -> "WordHead":
+    """A freshly initialised head of shape ``config``, sized to the backbone's hidden width."""
+    return WordHead(backbone.model.config.get_text_config().hidden_size, config, seed=seed).to(backbone.device)

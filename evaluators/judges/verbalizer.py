@@ -7,8 +7,6 @@ scoring (``score_waves``: length-bucketed batches whose scores do not depend on 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import string
 import warnings
@@ -19,13 +17,9 @@ import numpy as np
 import torch
 
 from evaluators.audio_io import prepare_segments
-from evaluators.backbones.audio_llm import AudioLLM, get_backbone_spec
+from evaluators.backbones import AudioLLM, get_backbone_spec
+from evaluators.judges.folder import load_backbone, provenance_fields, read_judge_config, write_judge_folder
 from evaluators.judges.presets import JudgePreset, get_preset
-
-JUDGE_CONFIG = "judge_config.json"
-ADAPTER_WEIGHTS = "adapter_model.safetensors"
-#: Sub-folder of a release that holds a tiny base backbone (real releases name a hub id instead).
-BASE_SUBDIR = "base"
 
 
 def label_token_ids(tokenizer, labels: tuple[str, ...]) -> list[int]:
@@ -41,15 +35,6 @@ def label_token_ids(tokenizer, labels: tuple[str, ...]) -> list[int]:
     return ids
 
 
-def file_sha256(path: str | Path, n_hex: int = 16) -> str:
-    """Short content hash of a file (provenance of the weights that produced a score)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()[:n_hex]
-
-
 @dataclass
 class JudgeOutput:
     """One clip's verdict: ``score`` in the preset's value range, ``probs`` over its labels."""
@@ -60,7 +45,10 @@ class JudgeOutput:
 
 
 class VerbalizerJudge:
-    """Rates audio by the probability mass on a preset's label words.
+    """Rates audio by the probability mass on a preset's label words (judge kind ``verbalizer``).
+
+    ``score`` inputs: ``{"wave", ["fields"]}`` (prompt fields such as ``instruction``); outputs:
+    ``{"score", "label", "probs"}``.
 
     Args:
         backbone: the audio-LLM (its ``model`` may be a peft-wrapped model).
@@ -70,10 +58,13 @@ class VerbalizerJudge:
         name / checkpoint_hash / seed: provenance written on every score row.
     """
 
+    kind = "verbalizer"
+
     def __init__(self, backbone: AudioLLM, preset: JudgePreset, long_clip_policy: str = "truncate",
                  max_seconds: float = 30.0, name: str | None = None, checkpoint_hash: str = "none",
                  seed: int = 0):
         self.backbone = backbone
+        self.config: dict = {}
         self.preset = preset
         self.long_clip_policy = long_clip_policy
         self.max_seconds = max_seconds
@@ -153,10 +144,16 @@ class VerbalizerJudge:
             weights[i] += weight
         return [self._verdict(s / w) for s, w in zip(sums, weights)]
 
+    def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
+        """The ``Judge`` protocol's batched scoring: ``{"wave", ["fields"]}`` -> ``{"score", "label",
+        "probs"}`` per input, in input order (see :meth:`score_waves`)."""
+        outs = self.score_waves([x["wave"] for x in inputs], batch_size=batch_size,
+                                fields=[x.get("fields") or {} for x in inputs])
+        return [{"score": o.score, "label": o.label, "probs": o.probs} for o in outs]
+
     def provenance(self) -> dict:
         """Fields stamped on every score row."""
-        return {"judge": self.name, "checkpoint_sha256": self.checkpoint_hash,
-                "prompt_version": self.preset.prompt_version, "seed": self.seed}
+        return provenance_fields(self.name, self.checkpoint_hash, self.preset.prompt_version, self.seed)
 
     # ---- loading --------------------------------------------------------------------------------
     @classmethod
@@ -177,36 +174,26 @@ class VerbalizerJudge:
     @classmethod
     def from_pretrained(cls, folder: str | Path, dtype: torch.dtype = torch.float32,
                         device: str = "cpu") -> "VerbalizerJudge":
-        """Load a released judge folder (``judge_config.json`` + LoRA adapter safetensors).
-
-        The base model is the folder's ``base/`` (tiny judges) or the hub id / path the config
-        names. The adapter is applied unmerged so scores match the training-time model exactly.
-        """
-        from peft import PeftModel
-
-        folder = Path(folder)
-        cfg_path = folder / JUDGE_CONFIG
-        if not cfg_path.is_file():
-            raise FileNotFoundError(f"{folder}: not a judge folder (no {JUDGE_CONFIG})")
-        cfg = json.loads(cfg_path.read_text())
-        for key in ("backbone", "base_model", "preset"):
-            if key not in cfg:
-                raise ValueError(f"{cfg_path}: missing key {key!r}")
-        base = cfg["base_model"]
-        if (folder / base).is_dir():
-            base = str(folder / base)
-        audio_llm = AudioLLM.from_pretrained(base, backbone=cfg["backbone"], dtype=dtype, device=device)
-        if (folder / ADAPTER_WEIGHTS).is_file():
-            audio_llm.model = PeftModel.from_pretrained(audio_llm.model, str(folder), is_trainable=False).eval()
-            checkpoint_hash = file_sha256(folder / ADAPTER_WEIGHTS)
-        else:
-            checkpoint_hash = "base-only"
-        preset = JudgePreset.from_dict(cfg["preset"])
-        judge = cls(audio_llm, preset, long_clip_policy=cfg.get("long_clip_policy", "truncate"),
-                    max_seconds=float(cfg.get("max_seconds", 30.0)), name=cfg.get("judge_name", folder.name),
+        """Load a verbalizer judge folder (``docs/judge_folder.md``): base model + LoRA adapter
+        (unmerged, so scores match the training-time model exactly) + the preset it was trained with."""
+        cfg = read_judge_config(folder, expected_kind=cls.kind)
+        if "preset" not in cfg:
+            raise ValueError(f"{Path(folder)}: judge_config.json has no 'preset'")
+        audio_llm, checkpoint_hash = load_backbone(folder, cfg, dtype=dtype, device=device)
+        judge = cls(audio_llm, JudgePreset.from_dict(cfg["preset"]), long_clip_policy=cfg.get("long_clip_policy", "truncate"),
+                    max_seconds=float(cfg.get("max_seconds", 30.0)), name=cfg.get("judge_name", Path(folder).name),
                     checkpoint_hash=checkpoint_hash, seed=int(cfg.get("seed", 0)))
         judge.config = cfg
         return judge
+
+    def save_pretrained(self, folder: str | Path, extra: dict | None = None) -> Path:
+        """Write this judge as a judge folder; ``extra`` adds training-side keys (task, lora, training)."""
+        preset = self.preset
+        fields = {"preset": preset.to_dict(), "prompt": preset.prompt, "prompt_version": preset.prompt_version,
+                  "label_words": list(preset.labels), "label_values": list(preset.values),
+                  "read_at": preset.read_at, "long_clip_policy": self.long_clip_policy}
+        return write_judge_folder(self.backbone, folder, self.kind, self.name, fields, self.max_seconds, self.seed,
+                                  extra)
 
 
 def is_finite_output(out: JudgeOutput) -> bool:

@@ -9,7 +9,6 @@ every word of the transcript is tagged.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -17,28 +16,33 @@ import torch
 from scipy.special import expit
 
 from evaluators.audio_io import prepare_segments
-from evaluators.backbones.audio_llm import AudioLLM
-from evaluators.judges.verbalizer import ADAPTER_WEIGHTS, JUDGE_CONFIG, file_sha256
+from evaluators.backbones import AudioLLM
+from evaluators.text_units import CJK_LANGS, transcript_pieces
+from evaluators.judges.folder import (
+    load_backbone,
+    provenance_fields,
+    read_judge_config,
+    save_head_weights,
+    write_judge_folder,
+)
 from evaluators.judges.slot_head import (
     WordHead,
     WordHeadConfig,
     collate_slots,
+    load_slot_head,
+    new_slot_head,
     logits_in_input_order,
     slot_head_logits,
     span_example_fields,
 )
 
-HEAD_WEIGHTS = "word_head.safetensors"
-CJK_LANGS = ("zh", "ja")
-
-
-def word_segments(words: list[str], lang: str) -> list[str]:
-    """Text pieces of a transcript: EN words carry a leading space; ZH words/characters do not."""
-    return [w if (lang in CJK_LANGS or i == 0) else " " + w for i, w in enumerate(words)]
 
 
 class WordTaggerJudge:
-    """Tags every transcript word.
+    """Tags every transcript word (judge kind ``word_tagger``).
+
+    ``score`` inputs: ``{"wave", "words", ["lang"], ["word_times"]}``; outputs: ``{"words",
+    "probs"}`` with one probability per word (first output) and ``"outputs"`` per word per name.
 
     Args:
         backbone: the audio-LLM (``model`` may be peft-wrapped).
@@ -47,6 +51,8 @@ class WordTaggerJudge:
         output_names: names of the per-word outputs (``("stressed",)`` for the stress detector).
         threshold: probability at or above which a word is predicted positive.
     """
+
+    kind = "word_tagger"
 
     def __init__(self, backbone: AudioLLM, head: WordHead, prompt: str, output_names: tuple[str, ...] = ("stressed",),
                  threshold: float = 0.5, system_prompt: str | None = None, max_seconds: float = 30.0,
@@ -66,12 +72,9 @@ class WordTaggerJudge:
         self.prompt_version = prompt_version
 
     @classmethod
-    def new_head(cls, backbone: AudioLLM, n_outputs: int = 1, seed: int = 0, mode: str = "last_token",
-                 width: int = 128, mixer_layers: int = 1) -> WordHead:
-        """A freshly initialised head sized to the backbone's hidden width."""
-        hidden = backbone.model.config.get_text_config().hidden_size
-        config = WordHeadConfig(n_outputs=n_outputs, mode=mode, width=width, mixer_layers=mixer_layers)
-        return WordHead(hidden, config, seed=seed).to(backbone.device)
+    def new_head(cls, backbone: AudioLLM, config: WordHeadConfig | None = None, seed: int = 0) -> WordHead:
+        """A freshly initialised head (default: one output, ``last_token``) sized to the backbone."""
+        return new_slot_head(backbone, config or WordHeadConfig(), seed=seed)
 
     @property
     def needs_word_times(self) -> bool:
@@ -98,7 +101,7 @@ class WordTaggerJudge:
         wave, _ = prepare_segments(wave, policy="truncate", max_seconds=self.max_seconds)[0]
         feats = self.backbone.features(wave)
         n_valid = self.backbone.valid_frames(wave, feats)
-        segments = [self.prompt + "\nTranscript:" + ("" if lang in CJK_LANGS else " ")] + word_segments(words, lang)
+        segments = [self.prompt + "\nTranscript:" + ("" if lang in CJK_LANGS else " ")] + transcript_pieces(words, lang)
         ids, ends = self.backbone.encode_segments(n_valid, segments, self.system_prompt)
         ex = {"input_ids": np.asarray(ids, dtype=np.int64), "input_features": feats.astype(np.float32),
               "n_frames": n_valid, "word_pos": np.asarray(ends[1:], dtype=np.int64)}
@@ -131,51 +134,42 @@ class WordTaggerJudge:
         logits = logits_in_input_order(self.backbone, self.head, examples, self.collate, batch_size)
         return [expit(z) for z in logits]
 
+    def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
+        """The ``Judge`` protocol's batched scoring (see :meth:`predict`): per input, ``words``,
+        ``probs`` (first output, one per word) and ``outputs`` {name: per-word probabilities}."""
+        probs = self.predict([x["wave"] for x in inputs], [x["words"] for x in inputs],
+                             [x.get("lang", "en") for x in inputs], batch_size=batch_size,
+                             word_times=[x.get("word_times") for x in inputs] if self.needs_word_times else None)
+        return [{"words": list(x["words"]), "probs": [float(v) for v in p[:, 0]],
+                 "outputs": {n: [float(v) for v in p[:, k]] for k, n in enumerate(self.output_names)}}
+                for x, p in zip(inputs, probs)]
+
     def provenance(self) -> dict:
-        return {"judge": self.name, "checkpoint_sha256": self.checkpoint_hash,
-                "prompt_version": self.prompt_version, "seed": self.seed}
+        return provenance_fields(self.name, self.checkpoint_hash, self.prompt_version, self.seed)
 
     # ---- persistence ---------------------------------------------------------------------------
-    def save_head(self, folder: str | Path) -> None:
-        save_head_weights(self.head, folder)
+    def save_pretrained(self, folder: str | Path, extra: dict | None = None) -> Path:
+        """Write this judge as a judge folder (``docs/judge_folder.md``) with its head weights;
+        ``extra`` adds training-side keys (task, lora, training)."""
+        fields = {"prompt": self.prompt, "prompt_version": self.prompt_version, "system_prompt": self.system_prompt,
+                  "output_names": list(self.output_names), "threshold": self.threshold,
+                  "head": self.head.config.to_dict(),
+                  "read_at": "final-layer hidden state at each transcript word's last token"
+                             + (" + audio states in the word's time span" if self.needs_word_times else "")}
+        out = write_judge_folder(self.backbone, folder, self.kind, self.name, fields, self.max_seconds, self.seed,
+                                 extra)
+        save_head_weights(self.head, out)
+        return out
 
     @classmethod
     def from_pretrained(cls, folder: str | Path, dtype: torch.dtype = torch.float32,
                         device: str = "cpu") -> "WordTaggerJudge":
         """Load a word-tagger judge folder (judge_config.json kind "word_tagger", adapter, head)."""
-        cfg, backbone, head, checkpoint_hash = load_slot_judge_parts(folder, "word_tagger", dtype, device)
+        cfg = read_judge_config(folder, expected_kind=cls.kind)
+        backbone, checkpoint_hash = load_backbone(folder, cfg, dtype=dtype, device=device)
+        head = load_slot_head(folder, cfg, backbone, default_outputs=len(cfg.get("output_names", [0])))
         return cls(backbone, head, prompt=cfg["prompt"], output_names=tuple(cfg["output_names"]),
                    threshold=float(cfg.get("threshold", 0.5)), system_prompt=cfg.get("system_prompt"),
                    max_seconds=float(cfg.get("max_seconds", 30.0)), name=cfg.get("judge_name", Path(folder).name),
                    checkpoint_hash=checkpoint_hash, seed=int(cfg.get("seed", 0)),
                    prompt_version=cfg.get("prompt_version", "v1"))
-
-
-def save_head_weights(head: WordHead, folder: str | Path) -> None:
-    """Write a slot head's weights to ``folder/word_head.safetensors``."""
-    from safetensors.torch import save_file
-
-    save_file({k: v.detach().cpu().contiguous() for k, v in head.state_dict().items()},
-              str(Path(folder) / HEAD_WEIGHTS))
-
-
-def load_slot_judge_parts(folder: str | Path, kind: str, dtype: torch.dtype = torch.float32,
-                          device: str = "cpu") -> tuple[dict, AudioLLM, WordHead, str]:
-    """judge_config, backbone (+ adapter), head and checkpoint hash of a judge folder with a slot head."""
-    from peft import PeftModel
-    from safetensors.torch import load_file
-
-    folder = Path(folder)
-    cfg = json.loads((folder / JUDGE_CONFIG).read_text())
-    if cfg.get("kind") != kind:
-        raise ValueError(f"{folder / JUDGE_CONFIG}: kind is {cfg.get('kind')!r}, expected {kind!r}")
-    base = str(folder / cfg["base_model"]) if (folder / cfg["base_model"]).is_dir() else cfg["base_model"]
-    backbone = AudioLLM.from_pretrained(base, backbone=cfg["backbone"], dtype=dtype, device=device)
-    checkpoint_hash = "base-only"
-    if (folder / ADAPTER_WEIGHTS).is_file():
-        backbone.model = PeftModel.from_pretrained(backbone.model, str(folder), is_trainable=False).eval()
-        checkpoint_hash = file_sha256(folder / ADAPTER_WEIGHTS)
-    head_cfg = WordHeadConfig(**cfg.get("head", {"n_outputs": len(cfg.get("output_names", [0]))}))
-    head = WordHead(backbone.model.config.get_text_config().hidden_size, head_cfg).to(device)
-    head.load_state_dict(load_file(str(folder / HEAD_WEIGHTS)))
-    return cfg, backbone, head.eval(), checkpoint_hash

@@ -1,5 +1,7 @@
 """Audio Turing Test numbers from files alone: any judge's predictions vs listener labels.
 
+Definitions: ``docs/benchmarks.md#audio-turing-test-auto-att``.
+
 Predictions: JSONL rows with ``id`` and a score (``omnijudge score`` output, or a Gemini run).
 Labels: JSONL rows ``{"id", "target", "voice", "dimension", "kind", ["split"]}`` as written by the
 ATT protocol (``labels.jsonl`` of a training run). Voice-level SRCC/PLCC per dimension over
@@ -36,6 +38,14 @@ def att_metrics(predictions: dict[str, float], labels: list[dict], splits: tuple
     return report
 
 
+LABEL_FIELDS = ("id",)  # eval rows also need target, voice, dimension; traps only kind
+
+
+def load_labels(path: str | Path) -> list[dict]:
+    """Listener label rows of a labels JSONL (bad lines raise naming file:line)."""
+    return read_jsonl(path, required=LABEL_FIELDS)
+
+
 def att_metrics_from_files(predictions_path: str | Path, labels_path: str | Path, score_key: str = "score",
                            value_range: tuple[float, float] = (0.0, 1.0)) -> dict:
     """File front-end of :func:`att_metrics`; scores are mapped from ``value_range`` to [0, 1]."""
@@ -45,4 +55,4 @@ def att_metrics_from_files(predictions_path: str | Path, labels_path: str | Path
         value = r.get(score_key)
         if "error" not in r and isinstance(value, (int, float)) and math.isfinite(value):
             preds[str(r["id"])] = (float(value) - lo) / (hi - lo)
-    return att_metrics(preds, read_jsonl(labels_path))
+    return att_metrics(preds, load_labels(labels_path))

@@ -1,7 +1,7 @@
-"""``omnijudge metrics cast``: CAST numbers from a stress detector's predictions file alone.
+"""``omnijudge metrics cast`` (CAST numbers from a stress detector's predictions file alone) and
+``omnijudge score cast`` (a stress detector over a system's outputs, then the metrics).
 
-The lead wires it into ``evaluators.cli`` with ``add_metrics_parser(msub)``, where ``msub`` is the
-subparsers object of the ``metrics`` command. ``format_cast_table`` renders Table 3 rows as text.
+``format_cast_table`` renders the paper's Table 3 rows as text.
 """
 
 from __future__ import annotations
@@ -58,4 +58,40 @@ def add_metrics_parser(msub):
     c.add_argument("--table", action="store_true", help="also print the paper's Table 3 layout on stderr")
     c.add_argument("--out", help="write the JSON report here")
     c.set_defaults(func=cmd_metrics_cast)
+    return c
+
+
+def cmd_score_cast(args) -> int:
+    """Run the detector over the outputs, print Table 3, list missing or unreadable outputs."""
+    from evaluators.benchmarks.cast.scorer import score_cast
+    from evaluators.judges.word_tagger import WordTaggerJudge
+    from evaluators.word_alignment import WhisperAligner
+
+    try:
+        detector = WordTaggerJudge.from_pretrained(args.judge, device=args.device)
+        aligner = WhisperAligner(args.aligner, device=args.device) if args.aligner else None
+        metrics = score_cast(detector, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
+                             n_resamples=args.n_resamples, batch_size=args.batch_size)
+    except (OSError, ValueError) as e:  # bad items / manifest / judge folder: the message names the file
+        raise SystemExit(f"omnijudge score cast: {e}") from None
+    print(format_cast_table(metrics["groups"]))
+    if metrics["errors"]:
+        print(f"{len(metrics['errors'])} outputs missing or unreadable (listed in {args.out}/metrics.json)",
+              file=sys.stderr)
+    return 0
+
+
+def add_score_parser(ssub):
+    """Add ``cast`` to the ``score`` command's subparsers; returns the parser."""
+    c = ssub.add_parser("cast", help="CAST: stress detector over system outputs per mode -> Table 3 (Hit/Contrast/Correct)")
+    c.add_argument("--items", required=True, help="CAST items JSONL {id, pair_id, side, context, sentence, stressed_word, mode}")
+    c.add_argument("--outputs", required=True, help="outputs folder: manifest.jsonl, or <mode>/<id>.wav, or <system>/<mode>/<id>.wav")
+    c.add_argument("--judge", required=True, help="stress detector folder")
+    c.add_argument("--out", required=True, help="results folder (predictions.jsonl, metrics.json, table.json)")
+    c.add_argument("--system", help="system name when OUTPUTS holds one system (default: folder name)")
+    c.add_argument("--aligner", help="Whisper-family model id/folder for concat segments without timestamps")
+    c.add_argument("--n-resamples", type=int, default=10_000)
+    c.add_argument("--batch-size", type=int, default=8, help="outputs per forward pass (results do not depend on it)")
+    c.add_argument("--device", default="cpu")
+    c.set_defaults(func=cmd_score_cast)
     return c

@@ -39,7 +39,6 @@ Conventions
 from __future__ import annotations
 
 import math
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +47,7 @@ import numpy as np
 
 from evaluators.jsonl import JsonlError, read_jsonl
 from evaluators.metrics.correlation import binary_f1, bootstrap_ci
+from evaluators.text_units import normalize_word, tokenize
 
 __all__ = ["MODES", "cast_metrics", "cast_metrics_from_files", "cast_table", "find_spans", "normalize_word",
            "tokenize"]
@@ -56,44 +56,6 @@ MODES = ("none", "concat", "instruct", "explicit")
 # The paper's Table 3 writes the no-context baseline as "-".
 _MODE_ALIASES = {"-": "none", "": "none", "baseline": "none", "no_context": "none"}
 ITEM_FIELDS = ("id", "pair_id", "side", "sentence", "stressed_word")
-
-
-# CJK ideographs (+ ext. A, compatibility, ext. B-H) and kana: scripts written without spaces.
-_CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x3134F))
-
-
-def _is_cjk(ch: str) -> bool:
-    return any(lo <= ord(ch) <= hi for lo, hi in _CJK_RANGES)
-
-
-def tokenize(text: str) -> list[str]:
-    """Normalised tokens of ``text``: whitespace-split words, each CJK character a token of its own.
-
-    NFKC + casefold; punctuation (Unicode category P*) and format characters (Cf, e.g. zero-width
-    space) are dropped rather than treated as separators, so "don't" -> "dont" on both sides.
-    """
-    tokens: list[str] = []
-    for chunk in unicodedata.normalize("NFKC", text).casefold().split():
-        buf: list[str] = []
-        for ch in chunk:
-            cat = unicodedata.category(ch)
-            if cat.startswith("P") or cat == "Cf":
-                continue
-            if _is_cjk(ch):
-                if buf:
-                    tokens.append("".join(buf))
-                    buf = []
-                tokens.append(ch)
-            else:
-                buf.append(ch)
-        if buf:
-            tokens.append("".join(buf))
-    return tokens
-
-
-def normalize_word(word: str) -> str:
-    """Comparison key of a word (or multi-token phrase): its tokens concatenated ("" if only punctuation)."""
-    return "".join(tokenize(word))
 
 
 def find_spans(tokens: Sequence[str], target: str) -> list[tuple[int, int]]:
@@ -419,6 +381,11 @@ def cast_table(items: Sequence[dict], prediction_sets: Mapping[str, Sequence[dic
     """
     report = cast_metrics(items, dict(prediction_sets), **kwargs)
     return [{k: g[k] for k in ("system", "mode", "hit", "contrast", "correct", "n_pairs")} for g in report["groups"]]
+
+
+def load_items(path: str | Path) -> list[dict]:
+    """CAST item rows of an items JSONL (the fields every item needs checked, naming file:line)."""
+    return read_jsonl(path, required=ITEM_FIELDS)
 
 
 def cast_metrics_from_files(items_path: str | Path, predictions_paths: str | Path | Sequence[str | Path],

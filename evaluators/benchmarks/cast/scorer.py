@@ -27,10 +27,11 @@ from evaluators.audio_io import (
     load_audio,
     sanitize_item_id,
 )
-from evaluators.backbones.audio_llm import SAMPLE_RATE as SR
+from evaluators.backbones import SAMPLE_RATE as SR
 from evaluators.benchmarks.cast.metrics import MODES, cast_metrics, tokenize
 from evaluators.jsonl import read_jsonl
-from evaluators.scoring import read_done_rows
+from evaluators.scoring import read_done_rows, score_work_in_batches
+from evaluators.text_units import text_lang
 from evaluators.word_alignment import (
     Aligner,
     span_from_word_timestamps,
@@ -113,9 +114,10 @@ def _segment(wave: np.ndarray, out: CastOutput, sentence: str, words: list[str],
 
 def score_cast(detector, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
                aligner: Aligner | None = None, system: str | None = None, n_resamples: int = 10_000,
-               seed: int = 0) -> dict:
-    """Detect stressed words in every output, append PRED rows to ``out_dir/predictions.jsonl``
-    (resumable), compute the CAST metrics and write ``out_dir/metrics.json`` + ``table.json``."""
+               seed: int = 0, batch_size: int = 8) -> dict:
+    """Detect stressed words in every output (``batch_size`` outputs per forward pass; rows do not
+    depend on it), append PRED rows to ``out_dir/predictions.jsonl`` (resumable), compute the CAST
+    metrics and write ``out_dir/metrics.json`` + ``table.json``."""
     items = read_jsonl(items_path, required=("id", "pair_id", "side", "sentence", "stressed_word"))
     by_id = {it["id"]: it for it in items}
     out_dir = Path(out_dir)
@@ -123,24 +125,29 @@ def score_cast(detector, items_path: str | Path, outputs: str | Path, out_dir: s
     pred_path = out_dir / "predictions.jsonl"
     done = {(r["system"], r["mode"], r["id"]) for r in read_done_rows(pred_path)}
     todo = [o for o in collect_outputs(outputs, items, system) if (o.system, o.mode, o.id) not in done]
+    need_times = getattr(detector, "needs_word_times", False)
+
+    def words_of(o: CastOutput) -> list[str]:
+        return by_id[o.id].get("words") or tokenize(by_id[o.id]["sentence"])
+
+    def prepare(o: CastOutput) -> dict:
+        if o.path is None:
+            raise FileNotFoundError("no output file for this item")
+        item = by_id[o.id]
+        wave, times = _segment(load_audio(o.path), o, item["sentence"], words_of(o), aligner, need_times)
+        return {"wave": wave, "words": words_of(o), "lang": text_lang(item["sentence"]), "word_times": times}
+
+    def base(o: CastOutput) -> dict:
+        return {"id": o.id, "system": o.system, "mode": o.mode, **detector.provenance()}
+
+    def finish(o: CastOutput, result: dict) -> dict:
+        return {**base(o), "words": result["words"], "probs": result["probs"]}
+
+    def fail(o: CastOutput, e: Exception) -> dict:
+        return {**base(o), "error": f"{o.path or o.id}: {e}"}
+
     with pred_path.open("a", encoding="utf-8") as f:
-        for o in todo:
-            item = by_id[o.id]
-            words = item.get("words") or tokenize(item["sentence"])
-            row = {"id": o.id, "system": o.system, "mode": o.mode, **detector.provenance()}
-            try:
-                if o.path is None:
-                    raise FileNotFoundError("no output file for this item")
-                need_times = getattr(detector, "needs_word_times", False)
-                wave, times = _segment(load_audio(o.path), o, item["sentence"], words, aligner, need_times)
-                lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in item["sentence"]) else "en"
-                probs = detector.predict([wave], [words], [lang], batch_size=1,
-                                         word_times=[times] if need_times else None)[0][:, 0]
-                row.update(words=words, probs=[float(p) for p in probs])
-            except (AudioLoadError, FileNotFoundError, ValueError) as e:
-                row["error"] = f"{o.path or o.id}: {e}"
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-            f.flush()
+        score_work_in_batches(detector, todo, prepare, finish, fail, f, batch_size=batch_size)
     preds = read_done_rows(pred_path)
     metrics = cast_metrics(items, preds, threshold=detector.threshold, n_resamples=n_resamples, seed=seed)
     metrics["errors"] = [{"id": r["id"], "system": r["system"], "mode": r["mode"], "error": r["error"]}

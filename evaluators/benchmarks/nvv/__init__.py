@@ -1,9 +1,13 @@
-"""NVV-SuperBench (SPEC section 6): taxonomy, items with ground-truth positions, tag metrics.
+"""NVV-SuperBench: taxonomy, items with ground-truth positions, tag metrics, the GT-conditioned
+verifier and its scorer. Definitions: ``docs/benchmarks.md#nvv-superbench``.
 
 ``taxonomy``  the 45-type taxonomy and system tag vocabularies (JSON next to this file) -> coverage
 ``items``     ITEMS files -> :class:`NVVItem` (clean text, target type, (type, position) events)
 ``metrics``   verifier rows -> precision / recall / F1 / NTD / coverage / CA-F1, per type, mean +- std
-``cli``       ``add_metrics_parser(msub)`` for ``omnijudge metrics nvv``
+``verifier``  ``NvvVerifierJudge`` (judge kind ``nvv_verifier``)
+``scorer``    the verifier over system outputs -> Table 3 rows, per-type heatmap
+``presets``   zero-shot 0-5 Likert raters
+``cli``       ``omnijudge metrics nvv`` and ``omnijudge score nvv``
 """
 
 from evaluators.benchmarks.nvv.items import (
@@ -23,6 +27,8 @@ from evaluators.benchmarks.nvv.metrics import (
     score_item,
     score_run,
 )
+from evaluators.benchmarks.nvv.cli import add_metrics_parser, add_score_parser
+from evaluators.benchmarks.nvv.presets import PRESETS
 from evaluators.benchmarks.nvv.taxonomy import (
     N_TYPES,
     SystemVocabulary,
@@ -36,8 +42,24 @@ from evaluators.benchmarks.nvv.taxonomy import (
     system_coverage,
 )
 
+from evaluators.benchmarks.spec import Benchmark
+
+
+def score_outputs(verifier, items, outputs, out_dir, **options) -> list[dict]:
+    """:func:`evaluators.benchmarks.nvv.scorer.score_nvv` (imported on use: it needs torch)."""
+    from evaluators.benchmarks.nvv.scorer import score_nvv
+
+    return score_nvv(verifier, items, outputs, out_dir, **options)
+
+
+BENCHMARK = Benchmark(
+    name="nvv", title="NVV-SuperBench", docs="docs/benchmarks.md#nvv-superbench",
+    paper="NVV-SuperBench: Beyond Words, Beyond Quality—Benchmarking Nonverbal Vocalizations in Speech Generation",
+    judge_kind="nvv_verifier", load_items=load_items, metrics=nvv_metrics_from_files, scorer=score_outputs,
+    add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser, presets=PRESETS)
+
 __all__ = [
-    "N_TYPES", "NVVDataError", "NVVEvent", "NVVItem", "Prediction", "SystemVocabulary", "Taxonomy",
+    "BENCHMARK", "N_TYPES", "NVVDataError", "NVVEvent", "NVVItem", "Prediction", "SystemVocabulary", "Taxonomy",
     "UnknownTagError", "aggregate_runs", "count_units", "coverage_of", "get_system", "load_items",
     "load_predictions", "load_system_vocabularies", "load_taxonomy", "match_positions", "normalise_spelling",
     "nvv_metrics_from_files", "parse_marked_text", "score_item", "score_run", "system_coverage",

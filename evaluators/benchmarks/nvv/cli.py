@@ -1,13 +1,14 @@
-"""``omnijudge metrics nvv``: NVV-SuperBench P/R/F1, NTD, coverage and CA-F1 from verifier output alone.
+"""``omnijudge metrics nvv`` (NVV-SuperBench P/R/F1, NTD, coverage and CA-F1 from verifier output
+alone) and ``omnijudge score nvv`` (the verifier over system outputs, then the metrics).
 
-The lead wires it into ``evaluators.cli`` with ``add_metrics_parser(msub)``, where ``msub`` is the
-subparsers object of the ``metrics`` command. The same code scores the public Gemini verifier's
-rows and a local judge's rows (``{"id", "present", "text_with_mark", "hallucinated_events"}``).
+The same metric code scores the public Gemini verifier's rows and a local judge's rows
+(``{"id", "present", "text_with_mark", "hallucinated_events"}``).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 
@@ -28,7 +29,7 @@ def cmd_metrics_nvv(args) -> int:
     return 0
 
 
-def add_metrics_parser(msub) -> None:
+def add_metrics_parser(msub):
     """Add the ``nvv`` sub-subcommand (handler in ``func``) to ``msub``, an argparse subparsers object."""
     p = msub.add_parser("nvv", help="NVV-SuperBench: NVV precision/recall/F1, NTD, coverage, CA-F1 (tag-based)")
     p.add_argument("--items", required=True,
@@ -52,3 +53,41 @@ def add_metrics_parser(msub) -> None:
                         "matched utterances) or one per tag")
     p.add_argument("--out", help="also write the JSON report here")
     p.set_defaults(func=cmd_metrics_nvv)
+    return p
+
+
+def cmd_score_nvv(args) -> int:
+    """Verify every output, print the Table 3 rows, list missing or unreadable outputs."""
+    from evaluators.benchmarks.nvv.scorer import format_table, score_nvv
+    from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
+    from evaluators.word_alignment import WhisperAligner
+
+    try:
+        verifier = NvvVerifierJudge.from_pretrained(args.judge, device=args.device)
+        aligner = WhisperAligner(args.aligner, device=args.device) if args.aligner else None
+        rows = score_nvv(verifier, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
+                         lang=args.lang, delta=args.delta, batch_size=args.batch_size)
+    except (OSError, ValueError) as e:  # bad items / manifest / judge folder: the message names the file
+        raise SystemExit(f"omnijudge score nvv: {e}") from None
+    print(format_table(rows))
+    n_err = sum(r["n_errors"] for r in rows)
+    if n_err:
+        print(f"{n_err} outputs missing or unreadable (listed in {args.out}/metrics/)", file=sys.stderr)
+    return 0
+
+
+def add_score_parser(ssub):
+    """Add ``nvv`` to the ``score`` command's subparsers; returns the parser."""
+    n = ssub.add_parser("nvv", help="NVV-SuperBench: NVV verifier over system outputs -> Table 3 rows + per-type F1 heatmap")
+    n.add_argument("--items", required=True, help="NVV items: the real nvbench_data_{en,zh}.json or JSONL (either schema)")
+    n.add_argument("--outputs", required=True, help="outputs folder: manifest.jsonl, or <id>.<ext>, or <system>/<id>.<ext>")
+    n.add_argument("--judge", required=True, help="NVV verifier folder")
+    n.add_argument("--out", required=True, help="results folder (predictions/, metrics/, table.json/.md, per_type_f1.png)")
+    n.add_argument("--system", help="system name when OUTPUTS holds one system (default: folder name)")
+    n.add_argument("--lang", choices=["en", "zh"], help="force the items' language")
+    n.add_argument("--delta", type=int, help="position tolerance in units (default 2 words EN / 5 characters ZH)")
+    n.add_argument("--aligner", help="Whisper-family model id/folder for outputs without word timestamps")
+    n.add_argument("--batch-size", type=int, default=8, help="outputs per forward pass (results do not depend on it)")
+    n.add_argument("--device", default="cpu")
+    n.set_defaults(func=cmd_score_nvv)
+    return n

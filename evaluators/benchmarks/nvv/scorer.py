@@ -27,12 +27,12 @@ from evaluators.audio_io import (
     load_audio,
     sanitize_item_id,
 )
-from evaluators.backbones.audio_llm import SAMPLE_RATE as SR
+from evaluators.backbones import SAMPLE_RATE as SR
 from evaluators.benchmarks.nvv.items import NVVItem, load_items, position_units
 from evaluators.benchmarks.nvv.metrics import prediction_from_row, score_run
 from evaluators.benchmarks.nvv.taxonomy import get_system, load_taxonomy
 from evaluators.jsonl import read_jsonl
-from evaluators.scoring import read_done_rows
+from evaluators.scoring import read_done_rows, score_work_in_batches
 from evaluators.word_alignment import Aligner, timed_words, transcript_word_times
 
 
@@ -70,34 +70,41 @@ def collect_outputs(outputs: str | Path, items: list[NVVItem], system: str | Non
 
 
 def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pred_dir: Path,
-                   aligner: Aligner | None = None) -> None:
-    """Append one verifier row per not-yet-done (system, item) to ``pred_dir/<system>.jsonl``."""
+                   aligner: Aligner | None = None, batch_size: int = 8) -> None:
+    """Append one verifier row per not-yet-done (system, item) to ``pred_dir/<system>.jsonl``,
+    verifying ``batch_size`` outputs per forward pass (rows do not depend on it)."""
     by_id = {it.id: it for it in items}
+    by_safe_id = {sanitize_item_id(k): it for k, it in by_id.items()}
     pred_dir.mkdir(parents=True, exist_ok=True)
+
+    def prepare(o: NvvOutput) -> dict:
+        if o.path is None:
+            raise FileNotFoundError("no output file for this item")
+        it = by_id.get(o.id) or by_safe_id[o.id]
+        wave = load_audio(o.path)
+        timed = timed_words(wave, o.word_timestamps, aligner, "the verifier needs word times")
+        times = transcript_word_times(timed, position_units(it.reference_text, it.lang), duration_s=len(wave) / SR)
+        return {"wave": wave, "text": it.reference_text, "lang": it.lang, "target_type": it.target_type,
+                "unit_times": times}
+
     for name in sorted({o.system for o in outputs}):
         path = pred_dir / f"{sanitize_item_id(name)}.jsonl"
         done = {r["id"] for r in read_done_rows(path)}
+        todo = [o for o in outputs if o.system == name and o.id not in done]
+
+        def base(o: NvvOutput, name=name) -> dict:
+            return {"id": (by_id.get(o.id) or by_safe_id[o.id]).id, "system": name, **verifier.provenance()}
+
+        def finish(o: NvvOutput, d: dict) -> dict:
+            return {**base(o), "present": d["present"], "text_with_mark": d["text_with_mark"],
+                    "hallucinated_events": d["hallucinated_events"], "p_present": d["p_present"]}
+
+        def fail(o: NvvOutput, e: Exception) -> dict:
+            return {**base(o), "present": False, "text_with_mark": (by_id.get(o.id) or by_safe_id[o.id]).reference_text,
+                    "hallucinated_events": [], "error": f"{o.path or o.id}: {e}"}
+
         with path.open("a", encoding="utf-8") as f:
-            for o in outputs:
-                if o.system != name or o.id in done:
-                    continue
-                it = by_id.get(o.id) or by_id[next(k for k in by_id if sanitize_item_id(k) == o.id)]
-                row = {"id": it.id, "system": name, **verifier.provenance()}
-                try:
-                    if o.path is None:
-                        raise FileNotFoundError("no output file for this item")
-                    wave = load_audio(o.path)
-                    text = it.reference_text
-                    timed = timed_words(wave, o.word_timestamps, aligner, "the verifier needs word times")
-                    times = transcript_word_times(timed, position_units(text, it.lang), duration_s=len(wave) / SR)
-                    d = verifier.verify([wave], [text], [it.lang], [it.target_type], [times], batch_size=1)[0]
-                    row.update(present=d["present"], text_with_mark=d["text_with_mark"],
-                               hallucinated_events=d["hallucinated_events"], p_present=d["p_present"])
-                except (AudioLoadError, FileNotFoundError, ValueError) as e:
-                    row.update(present=False, text_with_mark=it.reference_text, hallucinated_events=[],
-                               error=f"{o.path or o.id}: {e}")
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
-                f.flush()
+            score_work_in_batches(verifier, todo, prepare, finish, fail, f, batch_size=batch_size)
 
 
 def table_row(name: str, report: dict) -> dict:
@@ -152,14 +159,14 @@ def _is_table2_system(name: str) -> bool:
 
 def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
               aligner: Aligner | None = None, system: str | None = None, lang: str | None = None,
-              delta: int | None = None) -> list[dict]:
+              delta: int | None = None, batch_size: int = 8) -> list[dict]:
     """Verify every output (resumable), score each system, write predictions, metrics, the table and
     the heatmap under ``out_dir``; returns the table rows. A system named as in paper Table 2 gets
     that system's coverage and is scored on its supported types."""
     items = load_items(items_path, lang=lang)
     out_dir = Path(out_dir)
     expected = collect_outputs(outputs, items, system)
-    verify_outputs(verifier, items, expected, out_dir / "predictions", aligner)
+    verify_outputs(verifier, items, expected, out_dir / "predictions", aligner, batch_size=batch_size)
     reports, rows = {}, []
     (out_dir / "metrics").mkdir(parents=True, exist_ok=True)
     for name in sorted({o.system for o in expected}):

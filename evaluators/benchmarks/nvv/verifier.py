@@ -23,18 +23,27 @@ import torch
 from scipy.special import expit
 
 from evaluators.audio_io import prepare_segments
-from evaluators.backbones.audio_llm import SAMPLE_RATE, AudioLLM
+from evaluators.backbones import SAMPLE_RATE, AudioLLM
 from evaluators.benchmarks.nvv.items import EN_UNIT, position_units
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
+from evaluators.judges.folder import (
+    load_backbone,
+    provenance_fields,
+    read_judge_config,
+    save_head_weights,
+    write_judge_folder,
+)
+from evaluators.text_units import transcript_pieces
 from evaluators.judges.slot_head import (
     WordHead,
     WordHeadConfig,
     collate_slots,
+    load_slot_head,
+    new_slot_head,
     logits_in_input_order,
     slot_head_logits,
     span_example_fields,
 )
-from evaluators.judges.word_tagger import load_slot_judge_parts
 
 NVV_PROMPT = "Listen for the non-verbal vocalization <{label}> and find where it occurs in the transcript."
 
@@ -52,6 +61,13 @@ def insert_tag(text: str, lang: str, position: int, label: str) -> str:
     return (text[:cut] + f"<{label}> " + text[cut:]) if cut else f"<{label}> " + text
 
 
+def verifier_head_config(width: int = 128, mixer_layers: int = 1) -> WordHeadConfig:
+    """The verifier's head shape: aligned, ``2 + n_types`` logits per boundary, conditioned on the
+    target type."""
+    n = len(load_taxonomy().types)
+    return WordHeadConfig(n_outputs=2 + n, mode="aligned", width=width, mixer_layers=mixer_layers, n_conditions=n)
+
+
 def boundary_spans(unit_times: list, duration_s: float, margin_s: float) -> np.ndarray:
     """(n_units + 1, 2) seconds: the gap before unit 0, between units, after the last, each widened
     by ``margin_s`` and clipped to the clip."""
@@ -63,7 +79,10 @@ def boundary_spans(unit_times: list, duration_s: float, margin_s: float) -> np.n
 
 
 class NvvVerifierJudge:
-    """GT-conditioned NVV presence / placement / spurious-event verifier.
+    """GT-conditioned NVV presence / placement / spurious-event verifier (judge kind ``nvv_verifier``).
+
+    ``score`` inputs: ``{"wave", "text", "lang", "target_type", "unit_times"}``; outputs: the
+    decisions of :meth:`verify`.
 
     Args:
         backbone: the audio-LLM (``model`` may be peft-wrapped).
@@ -73,6 +92,8 @@ class NvvVerifierJudge:
             likely non-target type is reported as a hallucinated event.
         boundary_margin_s: seconds added on both sides of a boundary's gap before pooling audio.
     """
+
+    kind = "nvv_verifier"
 
     def __init__(self, backbone: AudioLLM, head: WordHead, threshold: float = 0.5, type_threshold: float = 0.5,
                  boundary_margin_s: float = 0.12, system_prompt: str | None = None, max_seconds: float = 30.0,
@@ -90,12 +111,9 @@ class NvvVerifierJudge:
         self.name, self.checkpoint_hash, self.seed, self.prompt_version = name, checkpoint_hash, seed, prompt_version
 
     @classmethod
-    def new_head(cls, backbone: AudioLLM, seed: int = 0, width: int = 128, mixer_layers: int = 1) -> WordHead:
-        n = len(load_taxonomy().types)
-        hidden = backbone.model.config.get_text_config().hidden_size
-        config = WordHeadConfig(n_outputs=2 + n, mode="aligned", width=width, mixer_layers=mixer_layers,
-                                n_conditions=n)
-        return WordHead(hidden, config, seed=seed).to(backbone.device)
+    def new_head(cls, backbone: AudioLLM, config: WordHeadConfig | None = None, seed: int = 0) -> WordHead:
+        """A freshly initialised verifier head (default shape: :func:`verifier_head_config`)."""
+        return new_slot_head(backbone, config or verifier_head_config(), seed=seed)
 
     def label_of(self, type_id: str) -> str:
         return self.taxonomy.get(type_id).labels[0]
@@ -115,7 +133,7 @@ class NvvVerifierJudge:
         n_valid = self.backbone.valid_frames(wave, feats)
         sep = "" if lang == "zh" else " "
         prompt = NVV_PROMPT.format(label=self.label_of(target_type)) + "\nTranscript:" + sep
-        segments = [prompt] + [u if (lang == "zh" or i == 0) else " " + u for i, u in enumerate(units)]
+        segments = [prompt] + transcript_pieces(units, lang)
         ids, ends = self.backbone.encode_segments(n_valid, segments, self.system_prompt)
         spans = boundary_spans(unit_times, len(wave) / SAMPLE_RATE, self.boundary_margin_s)
         audio_id = self.backbone.tokenizer.convert_tokens_to_ids(self.backbone.audio_token)
@@ -173,15 +191,34 @@ class NvvVerifierJudge:
             out.append(d)
         return out
 
+    def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
+        """The ``Judge`` protocol's batched scoring: :meth:`verify` over input dicts."""
+        keys = ("wave", "text", "lang", "target_type", "unit_times")
+        return self.verify(*([x[k] for x in inputs] for k in keys), batch_size=batch_size)
+
     def provenance(self) -> dict:
-        return {"judge": self.name, "checkpoint_sha256": self.checkpoint_hash,
-                "prompt_version": self.prompt_version, "seed": self.seed}
+        return provenance_fields(self.name, self.checkpoint_hash, self.prompt_version, self.seed)
+
+    def save_pretrained(self, folder: str | Path, extra: dict | None = None) -> Path:
+        """Write this verifier as a judge folder (``docs/judge_folder.md``) with its head weights;
+        ``extra`` adds training-side keys (task, lora, training)."""
+        fields = {"prompt": NVV_PROMPT, "prompt_version": self.prompt_version, "system_prompt": self.system_prompt,
+                  "threshold": self.threshold, "type_threshold": self.type_threshold,
+                  "boundary_margin_s": self.boundary_margin_s, "head": self.head.config.to_dict(),
+                  "types": list(self.types),
+                  "read_at": "per boundary: hidden state at the unit before it + audio states in the gap"}
+        out = write_judge_folder(self.backbone, folder, self.kind, self.name, fields, self.max_seconds, self.seed,
+                                 extra)
+        save_head_weights(self.head, out)
+        return out
 
     @classmethod
     def from_pretrained(cls, folder: str | Path, dtype: torch.dtype = torch.float32,
                         device: str = "cpu") -> "NvvVerifierJudge":
         """Load an NVV verifier folder (judge_config.json kind "nvv_verifier", adapter, head)."""
-        cfg, backbone, head, checkpoint_hash = load_slot_judge_parts(folder, "nvv_verifier", dtype, device)
+        cfg = read_judge_config(folder, expected_kind=cls.kind)
+        backbone, checkpoint_hash = load_backbone(folder, cfg, dtype=dtype, device=device)
+        head = load_slot_head(folder, cfg, backbone)
         return cls(backbone, head, threshold=float(cfg.get("threshold", 0.5)),
                    type_threshold=float(cfg.get("type_threshold", 0.5)),
                    boundary_margin_s=float(cfg.get("boundary_margin_s", 0.12)), system_prompt=cfg.get("system_prompt"),

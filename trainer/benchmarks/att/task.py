@@ -1,37 +1,47 @@
-"""Auto-ATT: a verbalizer judge of human-likeness trained with 0.4 BT + 0.6 MSE on listener HLS."""
+"""Auto-ATT: a verbalizer judge of human-likeness trained with 0.4 BT + 0.6 MSE on listener HLS.
+
+Definitions: ``docs/benchmarks.md#audio-turing-test-auto-att``.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from evaluators.audio_io import load_audio, prepare_segments
-from evaluators.metrics.correlation import voice_level_correlation
+from evaluators.benchmarks.att.metrics import IN_DISTRIBUTION
 from evaluators.judges.presets import get_preset
 from evaluators.judges.verbalizer import VerbalizerJudge
-from trainer.benchmarks.att.protocol import ID_DIMENSIONS, labelled_rows
-from trainer.config import TrainConfig
+from evaluators.metrics.correlation import voice_level_correlation
+from trainer.benchmarks.att.card import card_sections
+from trainer.benchmarks.att.corpus import AttCorpusConfig, build_att_corpus, render_system_outputs
+from trainer.benchmarks.att.protocol import labelled_rows
+from trainer.benchmarks.att.settings import AttHlsSettings
+from trainer.benchmarks.att.validation import validate_folder
 from trainer.losses import hls_loss
 from trainer.lora import apply_lora, load_backbone
-from trainer.task import JudgeTask
+from trainer.task import ensure_corpus
 
+if TYPE_CHECKING:
+    from trainer.config import TrainConfig
 
 
 def build_verbalizer_judge(cfg: TrainConfig) -> VerbalizerJudge:
     """Backbone + LoRA + the configured preset (system prompt override applied)."""
     audio_llm = apply_lora(load_backbone(cfg), cfg)
-    preset = get_preset(cfg.preset)
+    preset = get_preset(cfg.task_config.preset)
     if cfg.system_prompt is not None:
         preset = dataclasses.replace(preset, system_prompt=cfg.system_prompt)
-    return VerbalizerJudge(audio_llm, preset, long_clip_policy=cfg.long_clip_policy,
+    return VerbalizerJudge(audio_llm, preset, long_clip_policy=cfg.task_config.long_clip_policy,
                            max_seconds=cfg.max_seconds, name=cfg.judge_name, seed=cfg.seed)
 
 
-class AttHlsTask(JudgeTask):
+class AttHlsTask:
     """Rows: ATT clips with listener targets; mini-batches from one capability dimension.
 
     The predicted score is normalised to [0, 1] by the preset's value range before the loss, so a
@@ -39,21 +49,28 @@ class AttHlsTask(JudgeTask):
     """
 
     name = "att_hls"
+    benchmark = "att"
+    cli_aliases = ()
+    synth_help = "Audio Turing Test corpus: 5 TTS families x 4 voices x 5 dimensions + traps, simulated listeners"
+    validate_help = ("voice-level SRCC/PLCC per dimension on held-out voices + trap F1")
+    settings_class = AttHlsSettings
     group_key = "dimension"
     corpus_files = ("clips.jsonl", "judgements.jsonl")
 
+    # ---- data ------------------------------------------------------------------------------------
     def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
-        from trainer.benchmarks.att.corpus import AttCorpusConfig, build_att_corpus
-
-        build_att_corpus(AttCorpusConfig(seed=cfg.data.synth_seed,
-                                         clips_per_voice_dimension=cfg.data.clips_per_voice_dimension), corpus)
+        build_att_corpus(cfg.task_config.corpus, corpus)
 
     def load_rows(self, cfg: TrainConfig) -> tuple[list[dict], dict]:
-        rows, protocol = labelled_rows(self.ensure_corpus(cfg), held_out_voice=cfg.data.held_out_voice)
+        rows, protocol = labelled_rows(ensure_corpus(self, cfg), held_out_voice=cfg.task_config.held_out_voice)
         return rows, protocol.summary()
 
+    # ---- model -----------------------------------------------------------------------------------
     def build_judge(self, cfg: TrainConfig) -> VerbalizerJudge:
         return build_verbalizer_judge(cfg)
+
+    def trainable_modules(self, judge: VerbalizerJudge) -> list[torch.nn.Module]:
+        return [judge.backbone.model]
 
     def example(self, judge: VerbalizerJudge, row: dict) -> dict:
         # training sees one window per clip: the first max_seconds, with a LongClipWarning if cut
@@ -72,7 +89,8 @@ class AttHlsTask(JudgeTask):
 
     def loss(self, judge: VerbalizerJudge, batch: dict, cfg: TrainConfig) -> torch.Tensor:
         pred = self._normalised_pred(judge, batch)
-        return hls_loss(pred, batch["target"].to(pred.device), cfg.loss.bt_weight, cfg.loss.mse_weight)
+        s = cfg.task_config
+        return hls_loss(pred, batch["target"].to(pred.device), s.bt_weight, s.mse_weight)
 
     def predict(self, judge: VerbalizerJudge, batch: dict) -> list[float]:
         return self._normalised_pred(judge, batch).float().cpu().tolist()
@@ -82,7 +100,7 @@ class AttHlsTask(JudgeTask):
                                         [r["dimension"] for r in rows])
         out = {}
         for dim, m in table.items():
-            tag = "id" if dim in ID_DIMENSIONS else "ood"
+            tag = "id" if dim in IN_DISTRIBUTION else "ood"
             for key in ("srcc", "plcc"):
                 if not math.isnan(m[key]):
                     out[f"val/{key}/{tag}/{dim}"] = m[key]
@@ -91,12 +109,30 @@ class AttHlsTask(JudgeTask):
             out["val/srcc_mean"] = float(np.mean(srccs))
         return out
 
-    def export(self, judge: VerbalizerJudge, cfg: TrainConfig, out: Path, extra: dict) -> Path:
-        from trainer.release import export_judge_folder
+    # ---- CLI, validation, card -------------------------------------------------------------------
+    def add_synth_arguments(self, parser) -> None:
+        parser.add_argument("--clips-per-voice-dimension", type=int, default=10)
+        parser.add_argument("--system-outputs", help="also render a folder of system outputs here (for scoring demos)")
 
-        return export_judge_folder(judge, cfg, out, extra=extra)
+    def synth(self, out: Path, seed: int, options: dict) -> str:
+        corpus = build_att_corpus(AttCorpusConfig(seed=seed, clips_per_voice_dimension=options["clips_per_voice_dimension"]),
+                                  out)
+        text = f"wrote {corpus}"
+        if options.get("system_outputs"):
+            text += f"\nsystem outputs: {render_system_outputs(Path(options['system_outputs']), seed=seed)}"
+        return text
 
-    def validate(self, judge_dir: Path, cfg: TrainConfig, out: Path | None = None) -> dict:
-        from trainer.benchmarks.att.validation import validate_folder
+    def add_validate_arguments(self, parser) -> None:
+        parser.add_argument("--held-out-voice", type=int, default=3)
+        parser.add_argument("--batch-size", type=int, default=16)
 
-        return validate_folder(judge_dir, cfg.data.corpus_dir, cfg.data.held_out_voice, out=out)
+    def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
+                 options: dict | None = None) -> dict:
+        """Voice-level SRCC/PLCC per dimension on the held-out voices + trap F1; with ``out``, the
+        per-clip predictions go beside the report."""
+        options = options or {}
+        return validate_folder(judge_dir, corpus_dir, options.get("held_out_voice", 3),
+                               options.get("batch_size", 16), out=out)
+
+    def model_card(self, config: dict, validation: dict | None) -> list[str]:
+        return card_sections(config, validation)

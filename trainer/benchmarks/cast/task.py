@@ -1,9 +1,12 @@
-"""Word-level stress detector: a word tagger trained with per-word BCE on stress labels."""
+"""CAST stress detector: a word tagger trained with per-word BCE on stress labels.
+
+Definitions: ``docs/benchmarks.md#cast-context-conditioned-stress``.
+"""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -11,27 +14,18 @@ import torch.nn.functional as F
 
 from evaluators.audio_io import load_audio
 from evaluators.jsonl import read_jsonl
-from evaluators.judges.word_tagger import HEAD_WEIGHTS, WordTaggerJudge
-from trainer.config import TrainConfig
+from evaluators.judges.word_tagger import WordTaggerJudge
+from trainer.benchmarks.cast.card import card_sections
+from trainer.benchmarks.cast.corpus import StressCorpusConfig, build_stress_corpus
+from trainer.benchmarks.cast.settings import WordStressSettings
+from trainer.benchmarks.cast.validation import validate_stress_judge, word_f1
 from trainer.lora import apply_lora, load_backbone
-from trainer.task import JudgeTask
+from trainer.task import ensure_corpus, write_report
+
+if TYPE_CHECKING:
+    from trainer.config import TrainConfig
 
 STRESS_PROMPT = "Listen to the speech and mark the words the speaker emphasises."
-
-
-def word_f1(probs: list[np.ndarray], labels: list[list[int]], threshold: float = 0.5) -> dict:
-    """Pooled word-level precision / recall / F1 (every word of every sentence is one decision)."""
-    tp = fp = fn = 0
-    for p, y in zip(probs, labels):
-        pred = np.asarray(p).reshape(-1) >= threshold
-        gold = np.asarray(y, dtype=bool)
-        tp += int(np.sum(pred & gold))
-        fp += int(np.sum(pred & ~gold))
-        fn += int(np.sum(~pred & gold))
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / (tp + fn) if tp + fn else 0.0
-    f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
-    return {"precision": precision, "recall": recall, "f1": f1, "tp": tp, "fp": fp, "fn": fn}
 
 
 def load_stress_rows(corpus_dir: str | Path) -> list[dict]:
@@ -54,19 +48,23 @@ def load_stress_rows(corpus_dir: str | Path) -> list[dict]:
     return rows
 
 
-class WordStressTask(JudgeTask):
+class WordStressTask:
     """Stress detector on the shared backbone; mini-batches from one language."""
 
     name = "word_stress"
+    benchmark = "cast"
+    cli_aliases = ("stress",)
+    synth_help = "word-stress corpus: contrastive pairs, controls, simulated listener labels"
+    validate_help = ("stress detector: word P/R/F1 + CAST pair metrics on held-out items; with --labels, kappa among listeners and detector vs majority")
+    settings_class = WordStressSettings
     group_key = "lang"
+    corpus_files = ("items.jsonl",)
 
     def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
-        from trainer.benchmarks.cast.corpus import StressCorpusConfig, build_stress_corpus
-
-        build_stress_corpus(StressCorpusConfig(seed=cfg.data.synth_seed), corpus)
+        build_stress_corpus(cfg.task_config.corpus, corpus)
 
     def load_rows(self, cfg: TrainConfig) -> tuple[list[dict], dict]:
-        rows = load_stress_rows(self.ensure_corpus(cfg))
+        rows = load_stress_rows(ensure_corpus(self, cfg))
         summary = {split: {"items": sum(r["split"] == split for r in rows),
                            "words": sum(len(r["words"]) for r in rows if r["split"] == split),
                            "stressed_words": sum(sum(r["labels"]) for r in rows if r["split"] == split)}
@@ -75,8 +73,7 @@ class WordStressTask(JudgeTask):
 
     def build_judge(self, cfg: TrainConfig) -> WordTaggerJudge:
         backbone = apply_lora(load_backbone(cfg), cfg)
-        head = WordTaggerJudge.new_head(backbone, n_outputs=1, seed=cfg.seed, mode=cfg.head.mode,
-                                        width=cfg.head.width, mixer_layers=cfg.head.mixer_layers)
+        head = WordTaggerJudge.new_head(backbone, cfg.task_config.head, seed=cfg.seed)
         return WordTaggerJudge(backbone, head, prompt=STRESS_PROMPT, output_names=("stressed",),
                                system_prompt=cfg.system_prompt, max_seconds=cfg.max_seconds,
                                name=cfg.judge_name, seed=cfg.seed)
@@ -103,7 +100,7 @@ class WordStressTask(JudgeTask):
         logits = self._logits(judge, batch)
         mask = batch["slot_mask"].to(logits.device)
         labels = batch["labels"].to(logits.device)
-        pos_weight = torch.tensor(cfg.loss.word_pos_weight, device=logits.device)
+        pos_weight = torch.tensor(cfg.task_config.word_pos_weight, device=logits.device)
         per_word = F.binary_cross_entropy_with_logits(logits, labels, pos_weight=pos_weight, reduction="none")
         return (per_word * mask).sum() / mask.sum().clamp(min=1)
 
@@ -119,25 +116,27 @@ class WordStressTask(JudgeTask):
             out[f"val/word_f1/{lang}"] = word_f1([preds[i] for i in sel], [rows[i]["labels"] for i in sel])["f1"]
         return out
 
-    def export(self, judge: WordTaggerJudge, cfg: TrainConfig, out: Path, extra: dict) -> Path:
-        from trainer.release import write_judge_folder
+    # ---- CLI, validation, card -------------------------------------------------------------------
+    def add_synth_arguments(self, parser) -> None:
+        pass
 
-        fields = {"prompt": judge.prompt, "prompt_version": judge.prompt_version, "system_prompt": judge.system_prompt,
-                  "output_names": list(judge.output_names), "threshold": judge.threshold,
-                  "head": judge.head.config.to_dict(),
-                  "read_at": "final-layer hidden state at each transcript word's last token"
-                             + (" + audio states in the word's time span" if judge.needs_word_times else "")}
-        write_judge_folder(judge.backbone.model, cfg, out, "word_tagger", fields, extra)
-        judge.save_head(out)
-        if not (out / HEAD_WEIGHTS).is_file():
-            raise RuntimeError(f"head weights missing in {out}")
-        return out
+    def synth(self, out: Path, seed: int, options: dict) -> str:
+        return f"wrote {build_stress_corpus(StressCorpusConfig(seed=seed), out)}"
 
-    def validate(self, judge_dir: Path, cfg: TrainConfig, out: Path | None = None) -> dict:
-        from trainer.benchmarks.cast.validation import validate_stress_judge
+    def add_validate_arguments(self, parser) -> None:
+        parser.add_argument("--labels", help="listener labels JSONL {id, listener, stressed: [word indices]}")
+        parser.add_argument("--split", default="test")
 
-        report = validate_stress_judge(WordTaggerJudge.from_pretrained(judge_dir),
-                                       load_stress_rows(cfg.data.corpus_dir))
-        if out:
-            Path(out).write_text(json.dumps(report, indent=2))
-        return report
+    def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
+                 options: dict | None = None) -> dict:
+        """Word P/R/F1 and CAST pair metrics on held-out items per language; with ``labels``,
+        kappa among listeners and detector vs their majority."""
+        options = options or {}
+        labels = options.get("labels")
+        listeners = read_jsonl(labels, required=("id", "listener", "stressed")) if labels else None
+        report = validate_stress_judge(WordTaggerJudge.from_pretrained(judge_dir), load_stress_rows(corpus_dir),
+                                       split=options.get("split", "test"), listener_rows=listeners)
+        return write_report(report, out)
+
+    def model_card(self, config: dict, validation: dict | None) -> list[str]:
+        return card_sections(config, validation)

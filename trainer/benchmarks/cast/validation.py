@@ -7,7 +7,21 @@ import numpy as np
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.cast.metrics import cast_metrics
 from evaluators.judges.word_tagger import WordTaggerJudge
-from trainer.benchmarks.cast.task import word_f1
+
+
+def word_f1(probs: list[np.ndarray], labels: list[list[int]], threshold: float = 0.5) -> dict:
+    """Pooled word-level precision / recall / F1 (every word of every sentence is one decision)."""
+    tp = fp = fn = 0
+    for p, y in zip(probs, labels):
+        pred = np.asarray(p).reshape(-1) >= threshold
+        gold = np.asarray(y, dtype=bool)
+        tp += int(np.sum(pred & gold))
+        fp += int(np.sum(pred & ~gold))
+        fn += int(np.sum(~pred & gold))
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
+    return {"precision": precision, "recall": recall, "f1": f1, "tp": tp, "fp": fp, "fn": fn}
 
 
 def predict_rows(judge: WordTaggerJudge, rows: list[dict], batch_size: int = 16) -> list[np.ndarray]:

@@ -1,21 +1,29 @@
-"""GT-conditioned NVV verifier: boundary slots trained on where the target (and any other NVV) was rendered."""
+"""GT-conditioned NVV verifier: boundary slots trained on where the target (and any other NVV) was rendered.
+
+Definitions: ``docs/benchmarks.md#nvv-superbench``.
+"""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
 
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, count_units
+from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
 from evaluators.jsonl import read_jsonl
-from evaluators.benchmarks.nvv.verifier import NVV_PROMPT, NvvVerifierJudge
-from evaluators.judges.word_tagger import save_head_weights
-from trainer.config import TrainConfig
+from trainer.benchmarks.nvv.card import card_sections
+from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, build_nvv_corpus
+from trainer.benchmarks.nvv.settings import NvvVerifySettings
+from trainer.benchmarks.nvv.validation import validate_nvv_verifier, verifier_scores
 from trainer.lora import apply_lora, load_backbone
-from trainer.task import JudgeTask
+from trainer.task import ensure_corpus, write_report
+
+if TYPE_CHECKING:
+    from trainer.config import TrainConfig
 
 
 def unit_times_from_alignment(alignment: list[dict], n_units: int, where: str) -> list[list[float]]:
@@ -56,19 +64,23 @@ def load_nvv_rows(corpus_dir: str | Path) -> list[dict]:
     return rows
 
 
-class NvvVerifyTask(JudgeTask):
+class NvvVerifyTask:
     """NVV verifier on the shared backbone; mini-batches from one language."""
 
     name = "nvv_verify"
+    benchmark = "nvv"
+    cli_aliases = ()
+    synth_help = "NVV corpus: all 45 event types inserted at known word/character boundaries"
+    validate_help = ("NVV verifier: presence accuracy, P/R/F1, NTD vs what was rendered, per language / category / case, and the benchmark metrics vs an oracle")
+    settings_class = NvvVerifySettings
     group_key = "lang"
+    corpus_files = ("items.jsonl",)
 
     def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
-        from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, build_nvv_corpus
-
-        build_nvv_corpus(NvvCorpusConfig(seed=cfg.data.synth_seed), corpus)
+        build_nvv_corpus(cfg.task_config.corpus, corpus)
 
     def load_rows(self, cfg: TrainConfig) -> tuple[list[dict], dict]:
-        rows = load_nvv_rows(self.ensure_corpus(cfg))
+        rows = load_nvv_rows(ensure_corpus(self, cfg))
         summary = {split: {"items": sum(r["split"] == split for r in rows),
                            "present": sum(r["position"] is not None for r in rows if r["split"] == split),
                            "spurious_events": sum(len(r["spurious_types"]) for r in rows if r["split"] == split)}
@@ -76,11 +88,8 @@ class NvvVerifyTask(JudgeTask):
         return rows, summary
 
     def build_judge(self, cfg: TrainConfig) -> NvvVerifierJudge:
-        if cfg.head.mode != "aligned":
-            raise ValueError("the NVV verifier needs head.mode: aligned")
         backbone = apply_lora(load_backbone(cfg), cfg)
-        head = NvvVerifierJudge.new_head(backbone, seed=cfg.seed, width=cfg.head.width,
-                                         mixer_layers=cfg.head.mixer_layers)
+        head = NvvVerifierJudge.new_head(backbone, cfg.task_config.head, seed=cfg.seed)
         return NvvVerifierJudge(backbone, head, system_prompt=cfg.system_prompt, max_seconds=cfg.max_seconds,
                                 name=cfg.judge_name, seed=cfg.seed)
 
@@ -112,7 +121,7 @@ class NvvVerifyTask(JudgeTask):
         logits = self._logits(judge, batch)
         mask = batch["slot_mask"].to(logits.device).float()
         here = batch["here"].to(logits.device)
-        pos_weight = torch.tensor(cfg.loss.word_pos_weight, device=logits.device)
+        pos_weight = torch.tensor(cfg.task_config.word_pos_weight, device=logits.device)
         bce = F.binary_cross_entropy_with_logits(logits[..., 0], here, pos_weight=pos_weight, reduction="none")
         ce = F.cross_entropy(logits[..., 1:].transpose(1, 2), batch["types"].to(logits.device), reduction="none")
         return ((bce + ce) * mask).sum() / mask.sum().clamp(min=1)
@@ -124,8 +133,6 @@ class NvvVerifyTask(JudgeTask):
         return [judge.decide(lg[:n], t) for lg, n, t in zip(logits, counts, targets)]
 
     def val_metrics(self, rows: list[dict], preds: list[dict]) -> dict[str, float]:
-        from trainer.benchmarks.nvv.validation import verifier_scores
-
         out = {}
         for lang in sorted({r["lang"] for r in rows}):
             sel = [i for i, r in enumerate(rows) if r["lang"] == lang]
@@ -133,22 +140,23 @@ class NvvVerifyTask(JudgeTask):
             out[f"val/f1/{lang}"], out[f"val/presence_acc/{lang}"] = s["f1"], s["presence_accuracy"]
         return out
 
-    def export(self, judge: NvvVerifierJudge, cfg: TrainConfig, out: Path, extra: dict) -> Path:
-        from trainer.release import write_judge_folder
+    # ---- CLI, validation, card -------------------------------------------------------------------
+    def add_synth_arguments(self, parser) -> None:
+        parser.add_argument("--items-per-type", type=int, default=16, help="items per NVV type and language")
 
-        fields = {"prompt": NVV_PROMPT, "prompt_version": judge.prompt_version, "system_prompt": judge.system_prompt,
-                  "threshold": judge.threshold, "type_threshold": judge.type_threshold,
-                  "boundary_margin_s": judge.boundary_margin_s, "head": judge.head.config.to_dict(),
-                  "types": list(judge.types),
-                  "read_at": "per boundary: hidden state at the unit before it + audio states in the gap"}
-        write_judge_folder(judge.backbone.model, cfg, out, "nvv_verifier", fields, extra)
-        save_head_weights(judge.head, out)
-        return out
+    def synth(self, out: Path, seed: int, options: dict) -> str:
+        return f"wrote {build_nvv_corpus(NvvCorpusConfig(seed=seed, items_per_type=options['items_per_type']), out)}"
 
-    def validate(self, judge_dir: Path, cfg: TrainConfig, out: Path | None = None) -> dict:
-        from trainer.benchmarks.nvv.validation import validate_nvv_verifier
+    def add_validate_arguments(self, parser) -> None:
+        parser.add_argument("--split", default="test")
 
-        report = validate_nvv_verifier(NvvVerifierJudge.from_pretrained(judge_dir), load_nvv_rows(cfg.data.corpus_dir))
-        if out:
-            Path(out).write_text(json.dumps(report, indent=2))
-        return report
+    def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
+                 options: dict | None = None) -> dict:
+        """Presence accuracy, P/R/F1, NTD vs what was rendered, per language / category / case, and
+        the benchmark metrics vs an oracle verifier."""
+        report = validate_nvv_verifier(NvvVerifierJudge.from_pretrained(judge_dir), load_nvv_rows(corpus_dir),
+                                       split=(options or {}).get("split", "test"))
+        return write_report(report, out)
+
+    def model_card(self, config: dict, validation: dict | None) -> list[str]:
+        return card_sections(config, validation)

@@ -1,0 +1,44 @@
+"""``omnijudge score att`` and ``omnijudge metrics att``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def cmd_metrics_att(args) -> int:
+    """ATT numbers from a predictions file and the listener labels; print (and save) the JSON report."""
+    from evaluators.benchmarks.att.metrics import att_metrics_from_files
+
+    try:
+        report = att_metrics_from_files(args.predictions, args.labels, score_key=args.score_key,
+                                        value_range=tuple(args.value_range))
+    except (OSError, ValueError) as e:  # JsonlError is a ValueError naming file:line
+        raise SystemExit(f"omnijudge metrics att: {e}") from None
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text)
+    return 0
+
+
+def add_metrics_parser(msub):
+    a = msub.add_parser("att", help="Audio Turing Test: voice-level SRCC/PLCC per dimension + trap F1")
+    a.add_argument("--predictions", required=True, help="JSONL with id and a score (e.g. omnijudge score output)")
+    a.add_argument("--labels", required=True,
+                   help="labels JSONL {id, target, voice, dimension, kind, split} (a run's labels.jsonl)")
+    a.add_argument("--score-key", default="score", help="field of the prediction rows holding the score")
+    a.add_argument("--value-range", type=float, nargs=2, default=(0.0, 1.0), help="score range mapped to [0, 1]")
+    a.add_argument("--out", help="write the JSON report here")
+    a.set_defaults(func=cmd_metrics_att)
+    return a
+
+
+def add_score_parser(ssub):
+    from evaluators.score_command import add_audio_score_arguments, run_audio_scoring
+
+    s = ssub.add_parser("att", help="Audio Turing Test: an Auto-ATT judge over system outputs -> HLS rows + "
+                                    "per-system HLS table with 95%% bootstrap CIs")
+    add_audio_score_arguments(s, required=True)
+    s.set_defaults(func=lambda args: run_audio_scoring(args, score_name="HLS"))
+    return s

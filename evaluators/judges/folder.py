@@ -1,0 +1,148 @@
+"""The judge-folder format: the one place that writes and reads what a judge folder holds.
+
+A judge folder (see ``docs/judge_folder.md``) is what training writes (``<run>/final``), what a
+release copies and uploads, and what every judge kind's ``from_pretrained`` loads::
+
+    judge_config.json            format, format_version, kind, task, judge_name, backbone,
+                                 base_model, the kind's own fields, max_seconds, seed, lora, training
+    adapter_model.safetensors    LoRA adapter (+ fully trained modules), peft layout
+    adapter_config.json
+    word_head.safetensors        slot-head weights (word_tagger, nvv_verifier)
+    base/                        a tiny random base model (real judges name a hub id instead)
+
+Weights are safetensors only; nothing here ever needs ``trust_remote_code``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import torch
+
+from evaluators.backbones import BACKBONE_FILE, AudioLLM
+
+JUDGE_CONFIG = "judge_config.json"
+ADAPTER_WEIGHTS = "adapter_model.safetensors"
+HEAD_WEIGHTS = "word_head.safetensors"
+#: Sub-folder of a judge folder that holds a tiny base backbone (real judges name a hub id instead).
+BASE_SUBDIR = "base"
+FORMAT = "omnijudge-judge"
+FORMAT_VERSION = 1
+#: Keys every judge_config.json has, whatever its kind.
+COMMON_KEYS = ("kind", "backbone", "base_model")
+#: Folders written before ``kind`` existed were verbalizer judges (they carry a ``preset``).
+_LEGACY_KIND = "verbalizer"
+
+
+class JudgeFolderError(ValueError):
+    """A judge folder is missing, malformed, or of another kind than the caller expects."""
+
+
+def file_sha256(path: str | Path, n_hex: int = 16) -> str:
+    """Short content hash of a file (provenance of the weights that produced a score)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:n_hex]
+
+
+def provenance_fields(name: str, checkpoint_hash: str, prompt_version: str, seed: int) -> dict:
+    """The provenance stamped on every score row: ``judge``, ``checkpoint_sha256``,
+    ``prompt_version``, ``seed``."""
+    return {"judge": name, "checkpoint_sha256": checkpoint_hash, "prompt_version": prompt_version, "seed": seed}
+
+
+def read_judge_config(folder: str | Path, expected_kind: str | None = None) -> dict:
+    """``judge_config.json`` of ``folder``, checked: it exists, parses, has the common keys and,
+    when ``expected_kind`` is given, is of that kind (the message names the folder, the kind
+    found and the kind expected)."""
+    folder = Path(folder)
+    path = folder / JUDGE_CONFIG
+    if not path.is_file():
+        raise JudgeFolderError(f"{folder}: not a judge folder (no {JUDGE_CONFIG})")
+    try:
+        cfg = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise JudgeFolderError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(cfg, dict):
+        raise JudgeFolderError(f"{path}: expected a JSON object")
+    cfg.setdefault("kind", _LEGACY_KIND)
+    if expected_kind is not None and cfg["kind"] != expected_kind:
+        raise JudgeFolderError(f"{folder}: a {cfg['kind']!r} judge folder ({JUDGE_CONFIG} kind), expected a "
+                               f"{expected_kind!r} judge; load it with evaluators.judges.load_judge")
+    for key in COMMON_KEYS:
+        if key not in cfg:
+            raise JudgeFolderError(f"{path}: missing key {key!r}")
+    return cfg
+
+
+def load_backbone(folder: str | Path, cfg: dict, dtype: torch.dtype = torch.float32,
+                  device: str = "cpu") -> tuple[AudioLLM, str]:
+    """The folder's base model with its LoRA adapter applied (unmerged, so scores match the
+    training-time model exactly) and the adapter's short hash ("base-only" without adapter)."""
+    from peft import PeftModel
+
+    folder = Path(folder)
+    base = cfg["base_model"]
+    if (folder / base).is_dir():
+        base = str(folder / base)
+    backbone = AudioLLM.from_pretrained(base, backbone=cfg["backbone"], dtype=dtype, device=device)
+    if not (folder / ADAPTER_WEIGHTS).is_file():
+        return backbone, "base-only"
+    backbone.model = PeftModel.from_pretrained(backbone.model, str(folder), is_trainable=False).eval()
+    return backbone, file_sha256(folder / ADAPTER_WEIGHTS)
+
+
+def _save_base(backbone: AudioLLM, out: Path) -> str:
+    """Where the folder's base model lives: a tiny random base is written to ``base/`` (rebuilt
+    from its seed, since peft wraps the live model in place); a base loaded from another judge's
+    ``base/`` is copied; anything else is referenced by its hub id or path."""
+    if backbone.tiny_seed is not None:
+        AudioLLM.tiny(backbone.spec.name, seed=backbone.tiny_seed).save_pretrained(out / BASE_SUBDIR)
+        return BASE_SUBDIR
+    src = Path(backbone.source)
+    if src.name == BASE_SUBDIR and (src / BACKBONE_FILE).is_file():
+        if src.resolve() != (out / BASE_SUBDIR).resolve():
+            shutil.copytree(src, out / BASE_SUBDIR, dirs_exist_ok=True)
+        return BASE_SUBDIR
+    return backbone.source
+
+
+def write_judge_folder(backbone: AudioLLM, out: str | Path, kind: str, name: str, fields: dict,
+                       max_seconds: float, seed: int, extra: dict | None = None) -> Path:
+    """Adapter safetensors (+ tiny ``base/``) + ``judge_config.json`` with the common keys, the
+    kind's own ``fields`` and ``extra`` (training-side facts: ``task``, ``lora``, ``training``)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    if hasattr(backbone.model, "peft_config"):
+        backbone.model.save_pretrained(str(out), safe_serialization=True)
+        if not (out / ADAPTER_WEIGHTS).is_file():
+            raise RuntimeError(f"peft did not write {out / ADAPTER_WEIGHTS}")
+    config = {"format": FORMAT, "format_version": FORMAT_VERSION, "kind": kind, "judge_name": name,
+              "backbone": backbone.spec.name, "base_model": _save_base(backbone, out), **fields,
+              "max_seconds": max_seconds, "seed": seed, **(extra or {})}
+    (out / JUDGE_CONFIG).write_text(json.dumps(config, indent=2, ensure_ascii=False))
+    return out
+
+
+def save_head_weights(head: torch.nn.Module, folder: str | Path) -> None:
+    """Write a slot head's weights to ``folder/word_head.safetensors``."""
+    from safetensors.torch import save_file
+
+    save_file({k: v.detach().cpu().contiguous() for k, v in head.state_dict().items()},
+              str(Path(folder) / HEAD_WEIGHTS))
+
+
+def load_head_weights(head: torch.nn.Module, folder: str | Path) -> torch.nn.Module:
+    """Load ``folder/word_head.safetensors`` into ``head`` (strict); returns it in eval mode."""
+    from safetensors.torch import load_file
+
+    path = Path(folder) / HEAD_WEIGHTS
+    if not path.is_file():
+        raise JudgeFolderError(f"{folder}: no {HEAD_WEIGHTS} (this judge kind needs its head weights)")
+    head.load_state_dict(load_file(str(path)))
+    return head.eval()

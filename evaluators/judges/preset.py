@@ -1,0 +1,67 @@
+"""``JudgePreset``: a verbalizer judge's label words, their values, the prompt, and where logits are read.
+
+Presets are data, not code branches: a new verbalizer judge is a new ``JudgePreset`` entry (in its
+benchmark's ``presets.py``; the registry is :mod:`evaluators.judges.presets`). Every preset
+is read at the last prompt position (with left padding, index -1), which is both "the final prompt
+token" of the paper's Auto-ATT (the "\\n" closing the assistant header) and the logits of "the
+first generated position" of the released Auto-ATT (what ``generate`` samples its first token from).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class JudgePreset:
+    """A verbalizer judge definition.
+
+    Attributes:
+        name: registry key.
+        labels: label words, each read as the first token of its encoding (one token on the tiny
+            tokenizer; checked distinct on real tokenizers).
+        values: value of each label; the score is ``sum_L softmax(logits[labels])_L * value_L``.
+        prompt: user text after the audio.
+        prompt_version: bumped whenever ``prompt`` or ``system_prompt`` changes; goes into provenance.
+        system_prompt: None = the backbone's default system prompt.
+        read_at: human-readable note of where the logits are read (always the last prompt position).
+        aggregate: "expected" (probability-weighted value) or "argmax" (categorical presets).
+        positive_threshold: scores >= this count as the positive class in binary metrics.
+    """
+
+    name: str
+    labels: tuple[str, ...]
+    values: tuple[float, ...]
+    prompt: str
+    prompt_version: str = "v1"
+    system_prompt: str | None = None
+    read_at: str = "final prompt token"
+    aggregate: str = "expected"
+    positive_threshold: float | None = None
+    description: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if len(self.labels) < 2:
+            raise ValueError(f"preset {self.name!r}: needs at least 2 labels")
+        if len(self.labels) != len(self.values):
+            raise ValueError(f"preset {self.name!r}: {len(self.labels)} labels but {len(self.values)} values")
+        if len(set(self.labels)) != len(self.labels):
+            raise ValueError(f"preset {self.name!r}: duplicate label words {self.labels}")
+        if self.aggregate not in ("expected", "argmax"):
+            raise ValueError(f"preset {self.name!r}: aggregate must be 'expected' or 'argmax', got {self.aggregate!r}")
+
+    @property
+    def value_range(self) -> tuple[float, float]:
+        return min(self.values), max(self.values)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["labels"], d["values"] = list(self.labels), list(self.values)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "JudgePreset":
+        d = dict(d)
+        d["labels"], d["values"] = tuple(d["labels"]), tuple(float(v) for v in d["values"])
+        return cls(**d)

@@ -1,0 +1,34 @@
+"""The ``Judge`` interface every judge kind satisfies (a ``typing.Protocol``, not a base class)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar, Protocol, runtime_checkable
+
+import torch
+
+from evaluators.backbones import AudioLLM
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """A loadable, savable, batched audio judge.
+
+    ``kind`` names the judge-folder kind (``judge_config.json``); ``score`` maps input dicts (a
+    ``wave``, mono float32 at 16 kHz, plus the kind's own fields) to one JSON-able result dict per
+    input, in input order, and gives the same results whatever ``batch_size``.
+    """
+
+    kind: ClassVar[str]
+    name: str
+    backbone: AudioLLM
+
+    @classmethod
+    def from_pretrained(cls, folder: str | Path, dtype: torch.dtype = torch.float32,
+                        device: str = "cpu") -> "Judge": ...
+
+    def save_pretrained(self, folder: str | Path, extra: dict | None = None) -> Path: ...
+
+    def provenance(self) -> dict: ...
+
+    def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]: ...

@@ -1,0 +1,40 @@
+"""Judge kinds by the ``kind`` of their folder's ``judge_config.json``, and ``load_judge``.
+
+One line per kind; a benchmark whose judge is specific to it (the NVV verifier) keeps the class in
+its own folder and adds its line here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import torch
+
+from evaluators.judges.folder import JudgeFolderError, read_judge_config
+from evaluators.judges.protocol import Judge
+
+JUDGE_KINDS: dict[str, str] = {
+    "verbalizer": "evaluators.judges.verbalizer:VerbalizerJudge",
+    "word_tagger": "evaluators.judges.word_tagger:WordTaggerJudge",
+    "nvv_verifier": "evaluators.benchmarks.nvv.verifier:NvvVerifierJudge",
+}
+
+
+def judge_class(kind: str) -> type:
+    """The class of a judge kind; an unknown kind names the known ones."""
+    if kind not in JUDGE_KINDS:
+        raise JudgeFolderError(f"unknown judge kind {kind!r}; known: {sorted(JUDGE_KINDS)}")
+    module, name = JUDGE_KINDS[kind].split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def load_judge(folder: str | Path, expected_kind: str | None = None, dtype: torch.dtype = torch.float32,
+               device: str = "cpu") -> Judge:
+    """Load any judge folder as the class its ``kind`` names.
+
+    With ``expected_kind`` a folder of another kind is refused with a message naming the folder,
+    the kind found and the kind expected.
+    """
+    cfg = read_judge_config(folder, expected_kind=expected_kind)
+    return judge_class(cfg["kind"]).from_pretrained(folder, dtype=dtype, device=device)

@@ -1,0 +1,73 @@
+"""``omnijudge score``: a verbalizer judge (folder or preset) over a folder or manifest of audio.
+
+Shared by the bare ``omnijudge score`` and the benchmarks whose scorer is plain audio scoring
+(``omnijudge score att``): JSONL rows through :func:`evaluators.scoring.score_items` and the
+per-system table with bootstrap CIs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from evaluators.audio_io import AUDIO_EXTENSIONS
+
+
+def add_audio_score_arguments(p: argparse.ArgumentParser, required: bool = False) -> None:
+    """The options of audio scoring; ``required`` makes --judge/--audio/--out required flags."""
+    req = " (required)" if not required else ""
+    p.add_argument("--judge", required=required, help=f"judge folder (judge_config.json) or preset name{req}")
+    p.add_argument("--audio", required=required,
+                   help=f"folder of audio (recursive) or JSONL manifest {{id, audio, [system]}}{req}")
+    p.add_argument("--out", required=required, help=f"output JSONL, resumed when it exists{req}")
+    p.add_argument("--batch-size", type=int, default=8, help="clips per forward pass (scores do not depend on it)")
+    p.add_argument("--table", help="also write the per-system table (JSON) here")
+    p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
+    p.add_argument("--backbone", default="qwen2_5_omni", help="backbone for a preset judge")
+    p.add_argument("--base", default=None, help="base model id/folder for a preset judge ('tiny' = offline random)")
+
+
+def load_verbalizer(judge: str, device: str = "cpu", backbone: str = "qwen2_5_omni", base: str | None = None):
+    """A verbalizer judge from a judge folder (any other kind is refused, naming it) or a preset."""
+    from evaluators.judges.folder import JUDGE_CONFIG
+    from evaluators.judges.presets import PRESETS
+    from evaluators.judges.registry import load_judge
+    from evaluators.judges.verbalizer import VerbalizerJudge
+
+    if (Path(judge) / JUDGE_CONFIG).is_file():
+        return load_judge(judge, expected_kind=VerbalizerJudge.kind, device=device)
+    if judge in PRESETS:
+        return VerbalizerJudge.from_preset(judge, backbone=backbone, base=base)
+    raise SystemExit(f"--judge {judge!r} is neither a judge folder (with {JUDGE_CONFIG}) "
+                     f"nor a preset ({', '.join(sorted(PRESETS))})")
+
+
+def run_audio_scoring(args, score_name: str | None = None) -> int:
+    """Score ``args.audio`` into ``args.out``; print the per-system table (``score_name`` column)."""
+    from evaluators.judges.folder import JudgeFolderError
+    from evaluators.scoring import collect_items, score_items
+    from evaluators.system_table import format_system_table, system_score_table
+
+    missing = [f"--{k}" for k in ("judge", "audio", "out") if not getattr(args, k)]
+    if missing:
+        raise SystemExit(f"omnijudge score: missing {', '.join(missing)}")
+    try:
+        judge = load_verbalizer(args.judge, args.device, args.backbone, args.base)
+    except JudgeFolderError as e:
+        raise SystemExit(f"omnijudge score: {e}; score it with its benchmark's command "
+                         f"(omnijudge score <benchmark>)") from None
+    items = collect_items(args.audio)
+    if not items:
+        raise SystemExit(f"{args.audio}: no audio files ({', '.join(AUDIO_EXTENSIONS)})")
+    rows = score_items(judge, items, args.out, batch_size=args.batch_size,
+                       progress=lambda done, total: print(f"\rscored {done}/{total}", end="", file=sys.stderr))
+    print(file=sys.stderr)
+    n_err = sum("error" in r for r in rows)
+    table = system_score_table(rows)
+    print(format_system_table(table, score_name=score_name or judge.preset.name))
+    if args.table:
+        Path(args.table).write_text(json.dumps(table, indent=2))
+    print(f"{len(rows)} rows in {args.out} ({n_err} errors)", file=sys.stderr)
+    return 0
