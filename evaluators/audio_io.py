@@ -1,6 +1,6 @@
 """Audio loading, long-clip segmentation and item-id sanitising for the judges.
 
-Every judge consumes the same input: mono float32 audio at 16 kHz (SPEC section 3). This module is
+Every judge consumes the same input: mono float32 audio at 16 kHz (the Whisper feature extractors' rate). This module is
 the single place where files on disk become that array, so format quirks (bit depth, channel
 count, sample rate, codec) and bad files are handled once, with errors that name the file.
 

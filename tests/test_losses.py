@@ -1,4 +1,4 @@
-"""Golden hand-computed values for the Auto-ATT loss (SPEC section 4)."""
+"""Golden hand-computed values for the Auto-ATT loss (docs/benchmarks.md#audio-turing-test-auto-att)."""
 
 import math
 

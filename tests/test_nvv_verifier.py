@@ -154,3 +154,14 @@ def test_score_nvv_over_two_systems(trained, tmp_path):
     assert len((res / "predictions" / "mysystem.jsonl").read_text().splitlines()) == n_rows
     pred = json.loads((res / "predictions" / "mysystem.jsonl").read_text().splitlines()[0])
     assert {"present", "text_with_mark", "hallucinated_events", "judge", "checkpoint_sha256"} <= set(pred)
+    one = tmp_path / "res_batch1"  # the scorer batches; its rows do not depend on the batch size
+    assert main(args[:-1] + [str(one), "--batch-size", "1"]) == 0
+    for system in ("Bark", "mysystem"):
+        read = lambda d: {r["id"]: r for r in map(json.loads, (d / "predictions" / f"{system}.jsonl").open())}  # noqa: E731
+        batched, single = read(res), read(one)
+        assert batched.keys() == single.keys()
+        for key, r in batched.items():
+            assert (r["present"], r["text_with_mark"], r["hallucinated_events"], r.get("error")) == \
+                (single[key]["present"], single[key]["text_with_mark"], single[key]["hallucinated_events"],
+                 single[key].get("error"))
+            assert r.get("p_present", 0.0) == pytest.approx(single[key].get("p_present", 0.0), abs=1e-5)

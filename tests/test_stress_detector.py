@@ -133,6 +133,15 @@ def test_score_cast_over_system_outputs(trained, tmp_path):
     assert main(["score", "cast", "--items", str(cast_items), "--outputs", str(outputs), "--judge",
                  str(run / "final"), "--out", str(res), "--n-resamples", "200"]) == 0
     assert len((res / "predictions.jsonl").read_text().splitlines()) == n_rows  # resumed, nothing redone
+    one = tmp_path / "res_batch1"  # the scorer batches; its rows do not depend on the batch size
+    assert main(["score", "cast", "--items", str(cast_items), "--outputs", str(outputs), "--judge",
+                 str(run / "final"), "--out", str(one), "--n-resamples", "200", "--batch-size", "1"]) == 0
+    rows = lambda d: {(r["system"], r["mode"], r["id"]): r for r in map(json.loads, (d / "predictions.jsonl").open())}  # noqa: E731
+    batched, single = rows(res), rows(one)
+    assert batched.keys() == single.keys()
+    for key, r in batched.items():
+        assert r.get("error") == single[key].get("error")
+        assert np.allclose(r.get("probs", []), single[key].get("probs", []), atol=1e-5)
 
 
 def test_span_from_word_timestamps_prefers_the_target_after_context():

@@ -42,7 +42,7 @@ def _read(path: Path) -> list[dict]:
 
 
 def _valid_batches(judgements: list[dict]) -> set[str]:
-    """SPEC 5: valid iff the flawed trap is Machine AND at least one human trap is Human."""
+    """ATT listener protocol: valid iff the flawed trap is Machine AND at least one human trap is Human."""
     by = defaultdict(list)
     for j in judgements:
         by[j["batch"]].append(j)

@@ -1,4 +1,5 @@
-"""Training losses for learned judges (SPEC section 4)."""
+"""Training losses for learned judges: the Auto-ATT loss of the Audio Turing Test paper
+(``docs/benchmarks.md#audio-turing-test-auto-att``)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,3 @@ def hls_loss(pred: torch.Tensor, target: torch.Tensor, bt_weight: float = 0.4,
     target = target.to(pred.dtype)
     return bt_weight * bradley_terry_loss(pred, target) + mse_weight * half_sum_squared_error(pred, target)
 
-
-def verbalizer_cross_entropy(label_logits: torch.Tensor, label_index: torch.Tensor) -> torch.Tensor:
-    """Mean cross-entropy over the verbalizer label tokens: (B, K) logits, (B,) class indices."""
-    return F.cross_entropy(label_logits, label_index)

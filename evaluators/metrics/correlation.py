@@ -1,7 +1,7 @@
 """Correlation, classification and bootstrap metrics shared by validation and ``omnijudge metrics``.
 
-SPEC sections 4-5: Auto-ATT is validated with SRCC and PLCC (torchmetrics) at the *voice level
-within each capability dimension*, plus trap-item F1 at threshold 0.5 (human = positive); system
+Auto-ATT (``docs/benchmarks.md#audio-turing-test-auto-att``) is validated with SRCC and PLCC
+(torchmetrics) at the *voice level within each capability dimension*, plus trap-item F1 at threshold 0.5 (human = positive); system
 and voice HLS are reported with a 95 % bootstrap CI.
 
 torch/torchmetrics are imported lazily inside ``srcc``/``plcc`` so that the label and bootstrap
@@ -25,7 +25,7 @@ __all__ = [
     "voice_level_correlation",
 ]
 
-# Audio Turing Test clip score s = 1[Human] + 0.5 * 1[Unclear] (SPEC section 5).
+# Audio Turing Test clip score s = 1[Human] + 0.5 * 1[Unclear] (Audio Turing Test paper).
 HLS_LABEL_VALUES: dict[str, float] = {"Human": 1.0, "Unclear": 0.5, "Machine": 0.0}
 
 # Bootstrap resamples are drawn in chunks of at most this many elements (~160 MB as float64),
@@ -108,7 +108,7 @@ def voice_level_correlation(
     """SRCC/PLCC between per-voice mean predicted HLS and per-voice mean human HLS, per dimension.
 
     Clips are grouped by ``(dimension, voice)``; each group is reduced to (mean prediction, mean
-    target); within each dimension the voice means are correlated (SPEC section 4).
+    target); within each dimension the voice means are correlated (Audio Turing Test paper, Auto-ATT validation).
 
     Args:
         pred: clip-level predicted HLS, length N.

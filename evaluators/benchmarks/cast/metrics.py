@@ -1,4 +1,6 @@
-"""CAST (context-conditioned stress) numbers from a stress detector's output alone (SPEC section 7).
+"""CAST (context-conditioned stress) numbers from a stress detector's output alone.
+
+Definitions: ``docs/benchmarks.md#cast-context-conditioned-stress``.
 
 Inputs
     ITEMS rows ``{"id", "pair_id", "side": "A"|"B", "context", "sentence", "stressed_word", ["mode"]}``:

@@ -1,4 +1,6 @@
-"""NVV-SuperBench tag-controllability metrics from a verifier's predictions alone (SPEC section 6).
+"""NVV-SuperBench tag-controllability metrics from a verifier's predictions alone.
+
+Definitions: ``docs/benchmarks.md#nvv-superbench``.
 
 PRED rows (the public Gemini verifier's format, so Gemini runs and local judges share this code):
 ``{"id", "present": bool, "text_with_mark": str, "hallucinated_events": [str | {"tag": str}]}``.

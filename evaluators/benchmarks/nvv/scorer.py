@@ -23,7 +23,6 @@ import numpy as np
 
 from evaluators.audio_io import (
     AUDIO_EXTENSIONS,
-    AudioLoadError,
     load_audio,
     sanitize_item_id,
 )

@@ -19,16 +19,15 @@ Output folder:
 """
 from __future__ import annotations
 
-import io
 import json
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
-import soundfile as sf
 
 from trainer.synth.corpus_config import StrictFromDict
+from trainer.synth.corpus_io import write_jsonl, write_wav
 
 from trainer.benchmarks.att.listeners import ListenerParams, SimClip, simulate_listeners
 from trainer.synth.speech import CueLevels, VoiceTimbre, render_utterance
@@ -267,19 +266,6 @@ def _plan(config: AttCorpusConfig) -> list[dict]:
     return specs
 
 
-def _write_jsonl(path: Path, rows: list[dict]) -> None:
-    with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        for r in rows:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
-
-
-def _write_wav(path: Path, y: np.ndarray, sr: int) -> None:
-    """16-bit PCM WAV; encoded in memory first (soundfile's per-file flush/sync is slow on some disks)."""
-    buf = io.BytesIO()
-    sf.write(buf, y, sr, subtype="PCM_16", format="WAV")
-    path.write_bytes(buf.getvalue())
-
-
 def _render(spec: dict, rng: np.random.Generator, config: AttCorpusConfig) -> np.ndarray:
     return render_utterance(spec["text"], spec["lang"], spec["timbre"], spec["cues"], rng,
                             sr=config.sample_rate, max_s=config.max_clip_s)
@@ -295,11 +281,11 @@ def build_att_corpus(config: AttCorpusConfig, out_dir: str | Path) -> AttCorpus:
     for i, s in enumerate(specs):
         y = _render(s, np.random.default_rng([config.seed, 4, i]), config)
         rel = f"audio/{s['id']}.wav"
-        _write_wav(out / rel, y, config.sample_rate)
+        write_wav(out / rel, y, config.sample_rate)
         rows.append({"id": s["id"], "audio": rel, "kind": s["kind"], "family": s["family"], "voice": s["voice"],
                      "dimension": s["dimension"], "lang": s["lang"], "text": s["text"],
                      "latent_hls": round(s["latent_hls"], 4), "duration_s": round(len(y) / config.sample_rate, 4)})
-    _write_jsonl(out / "clips.jsonl", rows)
+    write_jsonl(out / "clips.jsonl", rows)
 
     def sim(s: dict) -> SimClip:
         return SimClip(s["id"], s["latent_hls"], s["cues"].machine_likeness(), s["family"], s["dimension"], s["lang"])
@@ -312,8 +298,8 @@ def build_att_corpus(config: AttCorpusConfig, out_dir: str | Path) -> AttCorpus:
         [sim(s) for s in specs if s["kind"] == "eval"], [sim(s) for s in specs if s["kind"] == "human_trap"],
         [sim(s) for s in specs if s["kind"] == "flawed_trap"], config.annotators_per_clip, params,
         np.random.default_rng([config.seed, 5]), list(FAMILIES))
-    _write_jsonl(out / "judgements.jsonl", judgements)
-    _write_jsonl(out / "listeners.jsonl", listeners)
+    write_jsonl(out / "judgements.jsonl", judgements)
+    write_jsonl(out / "listeners.jsonl", listeners)
     cfg = asdict(config)
     cfg["languages"] = list(config.languages)
     (out / "corpus_config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
@@ -354,8 +340,8 @@ def render_system_outputs(out_dir: str | Path, seed: int, n_systems: int = 3, cl
             lat = float(np.clip(level + rng.normal(0.0, 0.03), 0.02, 0.98))
             y = render_utterance(text, lang, timbre, cues_for_latent(lat, d, rng), rng, sr=sample_rate)
             cid = f"{system}-{k:03d}"
-            _write_wav(out / system / f"{cid}.wav", y, sample_rate)
+            write_wav(out / system / f"{cid}.wav", y, sample_rate)
             rows.append({"id": cid, "audio": f"{system}/{cid}.wav", "system": system, "dimension": d,
                          "lang": lang, "text": text, "latent_hls": round(lat, 4)})
-    _write_jsonl(out / "manifest.jsonl", rows)
+    write_jsonl(out / "manifest.jsonl", rows)
     return out

@@ -1,6 +1,6 @@
 """Simulated crowd listeners for the synthetic Audio Turing Test (ATT) corpus.
 
-Protocol (SPEC section 5): each batch = 7 evaluation clips + 3 traps (1 flawed, 2 human), shuffled;
+Protocol (Audio Turing Test paper; ``docs/benchmarks.md#audio-turing-test-auto-att``): each batch = 7 evaluation clips + 3 traps (1 flawed, 2 human), shuffled;
 labels Human / Unclear / Machine with a short free-text reason. A batch is valid iff the flawed trap
 is labelled Machine and at least one human trap is labelled Human; invalid batches are discarded and
 their clips re-assigned, so recruitment continues until every evaluation clip has

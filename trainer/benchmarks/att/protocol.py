@@ -1,6 +1,6 @@
 """The Audio Turing Test listener protocol: raw judgements -> validated training targets.
 
-SPEC section 5: a listener batch (7 evaluation clips + 1 flawed trap + 2 human traps) is valid only
+Audio Turing Test paper, listener protocol (``docs/benchmarks.md#audio-turing-test-auto-att``): a listener batch (7 evaluation clips + 1 flawed trap + 2 human traps) is valid only
 if the flawed trap is labelled Machine and at least one human trap is labelled Human; invalid
 batches are excluded. A clip's target is the mean ``s = 1[Human] + 0.5 1[Unclear]`` over its valid
 annotators. Splits: three in-distribution capability dimensions train, two are held out; within

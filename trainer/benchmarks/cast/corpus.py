@@ -42,15 +42,14 @@ Output folder:
 """
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
-import soundfile as sf
 
 from trainer.synth.corpus_config import StrictFromDict
+from trainer.synth.corpus_io import write_jsonl, write_wav
 
 from trainer.benchmarks.cast.speech import StressSpeaker, render_stressed
 from trainer.benchmarks.cast.texts import (
@@ -206,19 +205,6 @@ def _plan(cfg: StressCorpusConfig) -> tuple[list[dict], list[StressSpeaker], dic
     return items, speakers, spk_split
 
 
-def _write_jsonl(path: Path, rows: list[dict]) -> None:
-    with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        for r in rows:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
-
-
-def _write_wav(path: Path, y: np.ndarray, sr: int) -> None:
-    """16-bit PCM WAV, encoded in memory first (soundfile's per-file flush is slow on some disks)."""
-    buf = io.BytesIO()
-    sf.write(buf, y, sr, subtype="PCM_16", format="WAV")
-    path.write_bytes(buf.getvalue())
-
-
 def _simulate_listeners(items: list[dict], cfg: StressCorpusConfig) -> list[dict]:
     """Listener stress marks per item (see the module docstring for the model)."""
     rng = np.random.default_rng([cfg.seed, 5])
@@ -247,7 +233,7 @@ def build_stress_corpus(config: StressCorpusConfig, out_dir: str | Path) -> Stre
         r = render_stressed(it["words"], it["lang"], it["speaker"], it["prominence"],
                             np.random.default_rng([config.seed, 4, i]), pause_after=it["pause"], sr=sr)
         rel = f"audio/{it['id']}.wav"
-        _write_wav(out / rel, r.audio, sr)
+        write_wav(out / rel, r.audio, sr)
         st = it["stressed"]
         rows.append({"id": it["id"], "audio": rel, "pair_id": it["pair_id"], "side": it["side"],
                      "context": it["context"], "sentence": it["sentence"], "words": it["words"], "stressed": st,
@@ -257,10 +243,10 @@ def build_stress_corpus(config: StressCorpusConfig, out_dir: str | Path) -> Stre
                      "strength": round(it["strength"], 4), "sentence_id": it["sentence_id"],
                      "candidates": it["candidates"], "prominence": [round(float(p), 4) for p in it["prominence"]],
                      "kind": it["kind"], "duration_s": round(r.audio.size / sr, 4)})
-    _write_jsonl(out / "items.jsonl", rows)
+    write_jsonl(out / "items.jsonl", rows)
     listeners = _simulate_listeners(items, config)
-    _write_jsonl(out / "listeners.jsonl", listeners)
-    _write_jsonl(out / "speakers.jsonl", [dict(s.to_dict(), split=spk_split[s.name]) for s in speakers])
+    write_jsonl(out / "listeners.jsonl", listeners)
+    write_jsonl(out / "speakers.jsonl", [dict(s.to_dict(), split=spk_split[s.name]) for s in speakers])
     cfg = asdict(config)
     cfg["languages"] = list(config.languages)
     (out / "corpus_config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")

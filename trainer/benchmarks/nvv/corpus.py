@@ -28,17 +28,16 @@ Splits are by sentence: val/test sentences never occur in train. Same config -> 
 """
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
-import soundfile as sf
 
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, count_units
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
 from trainer.synth.corpus_config import StrictFromDict
+from trainer.synth.corpus_io import write_wav
 
 from trainer.benchmarks.nvv.dsp import active_rms
 from trainer.benchmarks.nvv.sounds import EXCLAMATION_VARIANTS, LOW_SNR_TYPES, SPEECH_RMS, render_event
@@ -323,13 +322,6 @@ def _finish_spec(spec: dict, config: NvvCorpusConfig, rng: np.random.Generator) 
     spec["intensity"] = float(10 ** (rng.uniform(lo, hi) / 20)) if case == "low_snr" else float(rng.uniform(0.85, 1.15))
 
 
-def _write_wav(path: Path, y: np.ndarray, sr: int) -> None:
-    """16-bit PCM WAV, encoded in memory first (soundfile's per-file flush is slow on some disks)."""
-    buf = io.BytesIO()
-    sf.write(buf, y, sr, subtype="PCM_16", format="WAV")
-    path.write_bytes(buf.getvalue())
-
-
 def build_nvv_corpus(config: NvvCorpusConfig, out_dir: str | Path) -> NvvCorpus:
     """Render every item and write ``audio/``, ``items.jsonl`` and ``corpus_config.json``.
 
@@ -353,7 +345,7 @@ def build_nvv_corpus(config: NvvCorpusConfig, out_dir: str | Path) -> NvvCorpus:
         _finish_spec(spec, config, rng)
         y, rec = _render_item(spec, rng, sr, config.noise_floor_db)
         iid = f"{spec['lang']}_{spec['type']}_{spec['k']:03d}"
-        _write_wav(out / "audio" / f"{iid}.wav", y, sr)
+        write_wav(out / "audio" / f"{iid}.wav", y, sr)
         b = spec["bounds"][spec["gt"]][0]
         rows.append({"id": iid, "audio": f"audio/{iid}.wav", "lang": spec["lang"], "text": spec["text"],
                      "text_with_mark": mark_text(spec["toks"], spec["lang"], b, spec["label"]),

@@ -1,0 +1,310 @@
+"""The layout contract: one folder per benchmark on each side, registries that give every piece,
+a CLI built from them, one Judge protocol and judge-folder format, and no import cycles."""
+
+import ast
+import dataclasses
+import json
+import logging
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evaluators.benchmarks import BENCHMARKS, get_benchmark
+from evaluators.benchmarks.spec import Benchmark
+from evaluators.cli import build_parser
+from evaluators.judges import JUDGE_KINDS, Judge, JudgeFolderError, judge_class, load_judge
+from trainer.benchmarks import BENCHMARK_TASKS, TASKS
+from trainer.benchmarks import BENCHMARKS as TRAINER_BENCHMARKS
+from trainer.config import ConfigError, config_from_dict, describe_config, load_config
+
+from conftest import speechlike
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _subcommands(parser, *path: str) -> set[str]:
+    """Names (aliases included) of the sub-subcommands under ``path`` of an argparse parser."""
+    for name in path:
+        action = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+        parser = action.choices[name]
+    action = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    return set(action.choices)
+
+
+def _doc_anchors() -> set[str]:
+    text = (ROOT / "docs" / "benchmarks.md").read_text()
+    return {"docs/benchmarks.md#" + re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-")
+            for h in re.findall(r"^## (.+)$", text, flags=re.M)}
+
+
+# ---- registries -------------------------------------------------------------------------------------
+def test_both_sides_register_the_same_benchmarks():
+    assert list(BENCHMARKS) == list(TRAINER_BENCHMARKS) == list(BENCHMARK_TASKS)
+    assert set(TASKS) == {task.name for task in BENCHMARK_TASKS.values()}
+
+
+@pytest.mark.parametrize("name", list(BENCHMARKS))
+def test_every_benchmark_provides_each_piece_and_the_cli_exposes_it(name):
+    bench = get_benchmark(name)
+    assert isinstance(bench, Benchmark) and bench.name == name
+    for piece in ("load_items", "metrics", "scorer", "add_score_parser", "add_metrics_parser"):
+        assert callable(getattr(bench, piece)), piece
+    assert bench.judge_kind in JUDGE_KINDS and bench.paper and bench.title
+    assert bench.docs in _doc_anchors(), bench.docs
+    assert (ROOT / "evaluators" / "benchmarks" / name / "__init__.py").is_file()
+
+    task = BENCHMARK_TASKS[name]
+    assert task.benchmark == name and (ROOT / "trainer" / "benchmarks" / name / "task.py").is_file()
+    assert dataclasses.is_dataclass(task.settings_class) and hasattr(task.settings_class(), "corpus")
+    for piece in ("build_corpus", "load_rows", "build_judge", "trainable_modules", "example", "collate", "loss",
+                  "predict", "val_metrics", "add_synth_arguments", "synth", "add_validate_arguments", "validate",
+                  "model_card"):
+        assert callable(getattr(task, piece)), piece
+    assert task.synth_help and task.validate_help and task.corpus_files
+
+    parser = build_parser()
+    for command in ("score", "metrics", "validate", "synth"):
+        assert name in _subcommands(parser, command), (command, name)
+    for alias in task.cli_aliases:  # older names keep working
+        assert alias in _subcommands(parser, "validate") and alias in _subcommands(parser, "synth")
+
+
+@pytest.mark.parametrize("name", list(BENCHMARKS))
+def test_every_task_renders_a_model_card_for_its_judge_kind(name):
+    task = BENCHMARK_TASKS[name]
+    config = {"read_at": "final prompt token", "label_words": ["a", "b"], "label_values": [1.0, 0.0],
+              "prompt": "p", "prompt_version": "v1", "output_names": ["stressed"], "threshold": 0.5,
+              "type_threshold": 0.5, "head": {"mode": "aligned"}}
+    lines = task.model_card(config, None)
+    assert lines and all(isinstance(line, str) for line in lines)
+    assert any(f"omnijudge score {name}" in line or "omnijudge score --judge" in line for line in lines)
+
+
+def test_every_preset_comes_from_one_place():
+    from evaluators.judges.presets import PRESETS
+
+    owned = [p for name in BENCHMARKS for p in get_benchmark(name).presets]
+    assert len(owned) == len(set(owned)) and set(owned) <= set(PRESETS)
+    assert {"auto-att", "auto-att-released"} <= set(get_benchmark("att").presets)
+
+
+# ---- import graph -----------------------------------------------------------------------------------
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _runtime_imports(path: Path, package: str) -> set[str]:
+    """Every module of ``package`` imported anywhere in the file (function-level imports too), except
+    under ``if TYPE_CHECKING:``."""
+    tree = ast.parse(path.read_text())
+    skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+            and getattr(node.test, "id", getattr(node.test, "attr", None)) == "TYPE_CHECKING"
+            for n in ast.walk(node)}
+    out = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith(package + ".")}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(package):
+            out.add(node.module)
+            out |= {f"{node.module}.{a.name}" for a in node.names}
+    return out
+
+
+@pytest.mark.parametrize("package", ["trainer", "evaluators"])
+def test_no_import_cycles(package):
+    files = {_module_name(p): p for p in (ROOT / package).rglob("*.py")}
+    graph = {m: {d for d in _runtime_imports(p, package) if d in files and d != m} for m, p in files.items()}
+    state: dict[str, int] = {}
+
+    def visit(m: str, stack: list[str]) -> None:
+        state[m] = 1
+        for d in sorted(graph[m]):
+            if state.get(d) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(d):] + [d]))
+            if d not in state:
+                visit(d, stack + [d])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+
+
+# ---- judges -----------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def judges(tiny_omni):
+    from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
+    from evaluators.judges.presets import get_preset
+    from evaluators.judges.verbalizer import VerbalizerJudge
+    from evaluators.judges.word_tagger import WordTaggerJudge
+
+    return {"verbalizer": VerbalizerJudge(tiny_omni, get_preset("auto-att")),
+            "word_tagger": WordTaggerJudge(tiny_omni, WordTaggerJudge.new_head(tiny_omni), prompt="Mark stress."),
+            "nvv_verifier": NvvVerifierJudge(tiny_omni, NvvVerifierJudge.new_head(tiny_omni))}
+
+
+def _inputs(kind: str) -> list[dict]:
+    waves = [speechlike(s, seed=i) for i, s in enumerate((0.7, 1.3, 0.9))]
+    if kind == "verbalizer":
+        return [{"wave": w} for w in waves]
+    if kind == "word_tagger":
+        return [{"wave": w, "words": ["the", "cat", "sat"][: i + 1], "lang": "en"} for i, w in enumerate(waves)]
+    return [{"wave": w, "text": "the cat sat", "lang": "en", "target_type": "breath",
+             "unit_times": [[0.0, 0.2], [0.2, 0.4], [0.4, 0.6]]} for w in waves]
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float):
+        return abs(a - b) <= 1e-5
+    return a == b
+
+
+@pytest.mark.parametrize("kind", list(JUDGE_KINDS))
+def test_every_judge_kind_satisfies_the_protocol(judges, kind):
+    judge = judges[kind]
+    assert isinstance(judge, Judge) and judge.kind == kind and judge_class(kind) is type(judge)
+    assert set(judge.provenance()) == {"judge", "checkpoint_sha256", "prompt_version", "seed"}
+    batched, single = judge.score(_inputs(kind), batch_size=3), judge.score(_inputs(kind), batch_size=1)
+    assert len(batched) == 3 and _same(batched, single)
+    json.dumps(batched)  # rows are JSON-able
+
+
+@pytest.mark.parametrize("kind", list(JUDGE_KINDS))
+def test_save_then_load_judge_gives_the_same_kind_and_scores(judges, kind, tmp_path):
+    judge = judges[kind]
+    folder = judge.save_pretrained(tmp_path / kind, extra={"task": "x"})
+    cfg = json.loads((folder / "judge_config.json").read_text())
+    assert cfg["kind"] == kind and cfg["format"] == "omnijudge-judge" and cfg["task"] == "x"
+    assert (folder / "base" / "config.json").is_file()  # a tiny base ships with the folder
+    again = load_judge(folder)
+    assert type(again) is type(judge)
+    assert _same(again.score(_inputs(kind)), judge.score(_inputs(kind)))
+
+
+def test_a_folder_of_another_kind_is_refused_naming_both_kinds(judges, tmp_path):
+    from evaluators.judges.verbalizer import VerbalizerJudge
+
+    folder = judges["word_tagger"].save_pretrained(tmp_path / "stress-detector")
+    for load in (lambda: VerbalizerJudge.from_pretrained(folder), lambda: load_judge(folder, expected_kind="verbalizer")):
+        with pytest.raises(JudgeFolderError) as e:
+            load()
+        assert str(folder) in str(e.value) and "'word_tagger'" in str(e.value) and "'verbalizer'" in str(e.value)
+    with pytest.raises(JudgeFolderError, match="not a judge folder"):
+        load_judge(tmp_path)
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "judge_config.json").write_text("{not json")
+    with pytest.raises(JudgeFolderError, match="not valid JSON"):
+        load_judge(tmp_path / "bad")
+
+
+def test_score_command_refuses_a_non_verbalizer_folder(judges, tmp_path):
+    from evaluators.cli import main
+
+    folder = judges["word_tagger"].save_pretrained(tmp_path / "det")
+    with pytest.raises(SystemExit, match="'word_tagger' judge folder.*omnijudge score <benchmark>"):
+        main(["score", "--judge", str(folder), "--audio", str(tmp_path), "--out", str(tmp_path / "o.jsonl")])
+
+
+# ---- batched benchmark scoring ----------------------------------------------------------------------
+class _PickyJudge:
+    """Scores ``x`` as ``2x``; rejects a batch holding a negative input (as a judge rejects bad timestamps)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def score(self, inputs, batch_size=8):
+        self.calls.append(len(inputs))
+        if any(x["x"] < 0 for x in inputs):
+            raise ValueError("negative input")
+        return [{"y": 2 * x["x"]} for x in inputs]
+
+
+@pytest.mark.parametrize("batch_size", [1, 2, 8])
+def test_score_work_in_batches_gives_every_item_its_row(tmp_path, batch_size):
+    from evaluators.scoring import score_work_in_batches
+
+    work = [1, 2, "missing", 3, -1, 4, 5]
+
+    def prepare(w):
+        if w == "missing":
+            raise FileNotFoundError("no output file")
+        return {"x": w}
+
+    judge = _PickyJudge()
+    with (tmp_path / "rows.jsonl").open("w") as f:
+        n = score_work_in_batches(judge, work, prepare, lambda w, r: {"w": w, **r},
+                                  lambda w, e: {"w": w, "error": str(e)}, f, batch_size=batch_size, pool_batches=1)
+    rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
+    assert n == len(rows) == len(work) and [r["w"] for r in rows] == work
+    assert [r.get("y") for r in rows] == [2, 4, None, 6, None, 8, 10]
+    assert rows[2]["error"] == "no output file" and rows[4]["error"] == "negative input"
+    assert max(judge.calls) <= batch_size
+
+
+# ---- config: shared sections + one typed section per task -------------------------------------------
+def test_stress_and_nvv_corpus_sizes_are_set_from_a_config():
+    cfg = config_from_dict({"task": "word_stress", "word_stress": {"corpus": {"n_speakers": 12}}})
+    assert cfg.task_config.corpus.n_speakers == 12
+    cfg = load_config(ROOT / "configs/nvv/tiny.yaml", {"nvv_verify.corpus.items_per_type": 3})
+    assert cfg.task_config.corpus.items_per_type == 3
+    assert cfg.task_config.head.n_outputs == 47 and cfg.task_config.head.n_conditions == 45  # kept from the default
+    with pytest.raises(ConfigError, match="word_stress.corpus"):
+        config_from_dict({"task": "word_stress", "word_stress": {"corpus": {"n_speakers": 1}}})
+
+
+def test_att_only_fields_are_validated_only_for_att():
+    with pytest.raises(ConfigError, match="att_hls.*preset"):
+        config_from_dict({"att_hls": {"preset": "gemini"}})
+    with pytest.raises(ConfigError, match=r"section\(s\) \['att_hls'\] do not apply to task 'word_stress'"):
+        config_from_dict({"task": "word_stress", "att_hls": {"preset": "auto-att"}})
+    cfg = config_from_dict({"task": "word_stress", "preset": "gemini", "data": {"held_out_voice": 9}})  # legacy, unused
+    assert not hasattr(cfg.task_config, "preset") and not hasattr(cfg.data, "held_out_voice")
+    with pytest.raises(ConfigError, match="n_outputs"):
+        config_from_dict({"task": "nvv_verify", "nvv_verify": {"head": {"n_outputs": 3}}})
+
+
+def test_legacy_flat_configs_load_into_the_task_section(caplog):
+    legacy = {"task": "word_stress", "loss": {"word_pos_weight": 3.0}, "head": {"mode": "aligned", "width": 64},
+              "data": {"synth_seed": 5, "batch_size": 4}}
+    with caplog.at_level(logging.WARNING):
+        cfg = config_from_dict(legacy)
+    s = cfg.task_config
+    assert (s.word_pos_weight, s.head.mode, s.head.width, s.corpus.seed, cfg.data.batch_size) == (3.0, "aligned", 64, 5, 4)
+    assert "loss.word_pos_weight is now word_stress.word_pos_weight" in caplog.text
+    att = config_from_dict({"preset": "auto-att-released", "long_clip_policy": "windows",
+                            "loss": {"bt_weight": 0.5, "mse_weight": 0.5},
+                            "data": {"held_out_voice": 2, "clips_per_voice_dimension": 4}})
+    assert att.task_config == config_from_dict({"att_hls": {
+        "preset": "auto-att-released", "long_clip_policy": "windows", "bt_weight": 0.5, "mse_weight": 0.5,
+        "held_out_voice": 2, "corpus": {"clips_per_voice_dimension": 4}}}).task_config
+
+
+def test_legacy_override_keys_win_over_the_file():
+    cfg = load_config(ROOT / "configs/auto_att/tiny.yaml", {"data.clips_per_voice_dimension": 2, "data.synth_seed": 3})
+    assert (cfg.task_config.corpus.clips_per_voice_dimension, cfg.task_config.corpus.seed) == (2, 3)
+
+
+def test_help_config_lists_each_task_section():
+    text = describe_config()
+    for key in ("att_hls.preset", "att_hls.corpus.clips_per_voice_dimension", "word_stress.head.mode",
+                "word_stress.corpus.n_speakers", "nvv_verify.corpus.items_per_type", "data.corpus_dir"):
+        assert key in text, key
+    assert "data.held_out_voice" not in text and "loss." not in text
+
+
+def test_yaml_files_use_the_section_layout():
+    for path in (ROOT / "configs").rglob("*.yaml"):
+        text = path.read_text()
+        cfg = load_config(path)
+        assert re.search(rf"^{cfg.task}:", text, flags=re.M), path
+        assert not re.search(r"^(preset|loss|head|long_clip_policy):", text, flags=re.M), path
+        assert not np.isnan(cfg.max_seconds)
