@@ -29,6 +29,27 @@ def add_audio_score_arguments(p: argparse.ArgumentParser, required: bool = False
     p.add_argument("--base", default=None, help="base model id/folder for a preset judge ('tiny' = offline random)")
 
 
+def add_output_scoring_arguments(p: argparse.ArgumentParser, items: str, outputs: str, judge: str, out: str) -> None:
+    """The options every benchmark scorer shares (``omnijudge score <benchmark>``); the strings
+    describe this benchmark's files."""
+    p.add_argument("--items", required=True, help=items)
+    p.add_argument("--outputs", required=True, help=outputs)
+    p.add_argument("--judge", required=True, help=judge)
+    p.add_argument("--out", required=True, help=out)
+    p.add_argument("--system", help="system name when OUTPUTS holds one system (default: folder name)")
+    p.add_argument("--aligner", help="Whisper-family model id/folder for outputs without word timestamps")
+    p.add_argument("--batch-size", type=int, default=8, help="outputs per forward pass (results do not depend on it)")
+    p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
+
+
+def judge_and_aligner(args, judge_cls):
+    """The benchmark scorer's judge (a folder of ``judge_cls``'s kind) and its optional word aligner."""
+    from evaluators.word_alignment import WhisperAligner
+
+    judge = judge_cls.from_pretrained(args.judge, device=args.device)
+    return judge, (WhisperAligner(args.aligner, device=args.device) if args.aligner else None)
+
+
 def load_verbalizer(judge: str, device: str = "cpu", backbone: str = "qwen2_5_omni", base: str | None = None):
     """A verbalizer judge from a judge folder (any other kind is refused, naming it) or a preset."""
     from evaluators.judges.folder import JUDGE_CONFIG

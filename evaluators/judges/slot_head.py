@@ -28,7 +28,13 @@ import torch
 from torch import nn
 
 from evaluators.backbones import audio_token_count
-from evaluators.judges.folder import load_head_weights
+from evaluators.judges.folder import (
+    load_backbone,
+    load_head_weights,
+    read_judge_config,
+    save_head_weights,
+    write_judge_folder,
+)
 
 HEAD_MODES = ("last_token", "aligned")
 #: Audio-LLM audio tokens per second (the Qwen audio encoders: conv stride 2 + pool 2 over 10 ms mels).
@@ -228,13 +234,31 @@ class WordHead(nn.Module):
         return self.out(x).float()
 
 
-def load_slot_head(folder, cfg: dict, backbone, default_outputs: int = 1) -> "WordHead":
+def load_slot_head(folder, cfg: dict, backbone) -> "WordHead":
     """The slot head a judge folder describes (``cfg["head"]``) with its saved weights, on the
     backbone's device, in eval mode."""
-    head = new_slot_head(backbone, WordHeadConfig(**cfg.get("head", {"n_outputs": default_outputs})))
+    shape = cfg.get("head") or {"n_outputs": len(cfg.get("output_names", [0]))}  # folders before "head" was written
+    head = new_slot_head(backbone, WordHeadConfig(**shape))
     return load_head_weights(head, folder)
 
 
 def new_slot_head(backbone, config: WordHeadConfig, seed: int = 0) -> "WordHead":
     """A freshly initialised head of shape ``config``, sized to the backbone's hidden width."""
     return WordHead(backbone.model.config.get_text_config().hidden_size, config, seed=seed).to(backbone.device)
+
+
+def save_slot_judge(judge, folder, fields: dict, extra: dict | None = None):
+    """A slot judge's folder: adapter + ``judge_config.json`` (common keys, the head's shape, the
+    kind's ``fields``, ``extra``) + the head weights. Returns the folder."""
+    out = write_judge_folder(judge.backbone, folder, judge.kind, judge.name,
+                             {**fields, "head": judge.head.config.to_dict()}, judge.max_seconds, judge.seed, extra)
+    save_head_weights(judge.head, out)
+    return out
+
+
+def load_slot_judge(folder, kind: str, dtype: torch.dtype = torch.float32,
+                    device: str = "cpu") -> tuple[dict, object, "WordHead", str]:
+    """(judge_config, backbone with adapter, head, checkpoint hash) of a slot judge's folder of ``kind``."""
+    cfg = read_judge_config(folder, expected_kind=kind)
+    backbone, checkpoint_hash = load_backbone(folder, cfg, dtype=dtype, device=device)
+    return cfg, backbone, load_slot_head(folder, cfg, backbone), checkpoint_hash

@@ -17,25 +17,19 @@ from scipy.special import expit
 
 from evaluators.audio_io import prepare_segments
 from evaluators.backbones import AudioLLM
-from evaluators.text_units import CJK_LANGS, transcript_pieces
-from evaluators.judges.folder import (
-    load_backbone,
-    provenance_fields,
-    read_judge_config,
-    save_head_weights,
-    write_judge_folder,
-)
+from evaluators.judges.folder import provenance_fields
 from evaluators.judges.slot_head import (
     WordHead,
     WordHeadConfig,
     collate_slots,
-    load_slot_head,
-    new_slot_head,
+    load_slot_judge,
     logits_in_input_order,
+    new_slot_head,
+    save_slot_judge,
     slot_head_logits,
     span_example_fields,
 )
-
+from evaluators.text_units import CJK_LANGS, transcript_pieces
 
 
 class WordTaggerJudge:
@@ -153,21 +147,15 @@ class WordTaggerJudge:
         ``extra`` adds training-side keys (task, lora, training)."""
         fields = {"prompt": self.prompt, "prompt_version": self.prompt_version, "system_prompt": self.system_prompt,
                   "output_names": list(self.output_names), "threshold": self.threshold,
-                  "head": self.head.config.to_dict(),
                   "read_at": "final-layer hidden state at each transcript word's last token"
                              + (" + audio states in the word's time span" if self.needs_word_times else "")}
-        out = write_judge_folder(self.backbone, folder, self.kind, self.name, fields, self.max_seconds, self.seed,
-                                 extra)
-        save_head_weights(self.head, out)
-        return out
+        return save_slot_judge(self, folder, fields, extra)
 
     @classmethod
     def from_pretrained(cls, folder: str | Path, dtype: torch.dtype = torch.float32,
                         device: str = "cpu") -> "WordTaggerJudge":
         """Load a word-tagger judge folder (judge_config.json kind "word_tagger", adapter, head)."""
-        cfg = read_judge_config(folder, expected_kind=cls.kind)
-        backbone, checkpoint_hash = load_backbone(folder, cfg, dtype=dtype, device=device)
-        head = load_slot_head(folder, cfg, backbone, default_outputs=len(cfg.get("output_names", [0])))
+        cfg, backbone, head, checkpoint_hash = load_slot_judge(folder, cls.kind, dtype, device)
         return cls(backbone, head, prompt=cfg["prompt"], output_names=tuple(cfg["output_names"]),
                    threshold=float(cfg.get("threshold", 0.5)), system_prompt=cfg.get("system_prompt"),
                    max_seconds=float(cfg.get("max_seconds", 30.0)), name=cfg.get("judge_name", Path(folder).name),

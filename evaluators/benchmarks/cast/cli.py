@@ -65,11 +65,10 @@ def cmd_score_cast(args) -> int:
     """Run the detector over the outputs, print Table 3, list missing or unreadable outputs."""
     from evaluators.benchmarks.cast.scorer import score_cast
     from evaluators.judges.word_tagger import WordTaggerJudge
-    from evaluators.word_alignment import WhisperAligner
+    from evaluators.score_command import judge_and_aligner
 
     try:
-        detector = WordTaggerJudge.from_pretrained(args.judge, device=args.device)
-        aligner = WhisperAligner(args.aligner, device=args.device) if args.aligner else None
+        detector, aligner = judge_and_aligner(args, WordTaggerJudge)
         metrics = score_cast(detector, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
                              n_resamples=args.n_resamples, batch_size=args.batch_size)
     except (OSError, ValueError) as e:  # bad items / manifest / judge folder: the message names the file
@@ -83,15 +82,13 @@ def cmd_score_cast(args) -> int:
 
 def add_score_parser(ssub):
     """Add ``cast`` to the ``score`` command's subparsers; returns the parser."""
+    from evaluators.score_command import add_output_scoring_arguments
+
     c = ssub.add_parser("cast", help="CAST: stress detector over system outputs per mode -> Table 3 (Hit/Contrast/Correct)")
-    c.add_argument("--items", required=True, help="CAST items JSONL {id, pair_id, side, context, sentence, stressed_word, mode}")
-    c.add_argument("--outputs", required=True, help="outputs folder: manifest.jsonl, or <mode>/<id>.wav, or <system>/<mode>/<id>.wav")
-    c.add_argument("--judge", required=True, help="stress detector folder")
-    c.add_argument("--out", required=True, help="results folder (predictions.jsonl, metrics.json, table.json)")
-    c.add_argument("--system", help="system name when OUTPUTS holds one system (default: folder name)")
-    c.add_argument("--aligner", help="Whisper-family model id/folder for concat segments without timestamps")
-    c.add_argument("--n-resamples", type=int, default=10_000)
-    c.add_argument("--batch-size", type=int, default=8, help="outputs per forward pass (results do not depend on it)")
-    c.add_argument("--device", default="cpu")
+    add_output_scoring_arguments(
+        c, items="CAST items JSONL {id, pair_id, side, context, sentence, stressed_word, mode}",
+        outputs="outputs folder: manifest.jsonl, or <mode>/<id>.wav, or <system>/<mode>/<id>.wav",
+        judge="stress detector folder", out="results folder (predictions.jsonl, metrics.json, table.json)")
+    c.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples for the 95%% CIs")
     c.set_defaults(func=cmd_score_cast)
     return c

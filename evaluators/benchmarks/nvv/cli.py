@@ -60,11 +60,10 @@ def cmd_score_nvv(args) -> int:
     """Verify every output, print the Table 3 rows, list missing or unreadable outputs."""
     from evaluators.benchmarks.nvv.scorer import format_table, score_nvv
     from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
-    from evaluators.word_alignment import WhisperAligner
+    from evaluators.score_command import judge_and_aligner
 
     try:
-        verifier = NvvVerifierJudge.from_pretrained(args.judge, device=args.device)
-        aligner = WhisperAligner(args.aligner, device=args.device) if args.aligner else None
+        verifier, aligner = judge_and_aligner(args, NvvVerifierJudge)
         rows = score_nvv(verifier, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
                          lang=args.lang, delta=args.delta, batch_size=args.batch_size)
     except (OSError, ValueError) as e:  # bad items / manifest / judge folder: the message names the file
@@ -78,16 +77,14 @@ def cmd_score_nvv(args) -> int:
 
 def add_score_parser(ssub):
     """Add ``nvv`` to the ``score`` command's subparsers; returns the parser."""
+    from evaluators.score_command import add_output_scoring_arguments
+
     n = ssub.add_parser("nvv", help="NVV-SuperBench: NVV verifier over system outputs -> Table 3 rows + per-type F1 heatmap")
-    n.add_argument("--items", required=True, help="NVV items: the real nvbench_data_{en,zh}.json or JSONL (either schema)")
-    n.add_argument("--outputs", required=True, help="outputs folder: manifest.jsonl, or <id>.<ext>, or <system>/<id>.<ext>")
-    n.add_argument("--judge", required=True, help="NVV verifier folder")
-    n.add_argument("--out", required=True, help="results folder (predictions/, metrics/, table.json/.md, per_type_f1.png)")
-    n.add_argument("--system", help="system name when OUTPUTS holds one system (default: folder name)")
+    add_output_scoring_arguments(
+        n, items="NVV items: the real nvbench_data_{en,zh}.json or JSONL (either schema)",
+        outputs="outputs folder: manifest.jsonl, or <id>.<ext>, or <system>/<id>.<ext>",
+        judge="NVV verifier folder", out="results folder (predictions/, metrics/, table.json/.md, per_type_f1.png)")
     n.add_argument("--lang", choices=["en", "zh"], help="force the items' language")
     n.add_argument("--delta", type=int, help="position tolerance in units (default 2 words EN / 5 characters ZH)")
-    n.add_argument("--aligner", help="Whisper-family model id/folder for outputs without word timestamps")
-    n.add_argument("--batch-size", type=int, default=8, help="outputs per forward pass (results do not depend on it)")
-    n.add_argument("--device", default="cpu")
     n.set_defaults(func=cmd_score_nvv)
     return n

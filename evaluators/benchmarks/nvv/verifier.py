@@ -26,24 +26,19 @@ from evaluators.audio_io import prepare_segments
 from evaluators.backbones import SAMPLE_RATE, AudioLLM
 from evaluators.benchmarks.nvv.items import EN_UNIT, position_units
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
-from evaluators.judges.folder import (
-    load_backbone,
-    provenance_fields,
-    read_judge_config,
-    save_head_weights,
-    write_judge_folder,
-)
-from evaluators.text_units import transcript_pieces
+from evaluators.judges.folder import provenance_fields
 from evaluators.judges.slot_head import (
     WordHead,
     WordHeadConfig,
     collate_slots,
-    load_slot_head,
-    new_slot_head,
+    load_slot_judge,
     logits_in_input_order,
+    new_slot_head,
+    save_slot_judge,
     slot_head_logits,
     span_example_fields,
 )
+from evaluators.text_units import transcript_pieces
 
 NVV_PROMPT = "Listen for the non-verbal vocalization <{label}> and find where it occurs in the transcript."
 
@@ -204,21 +199,15 @@ class NvvVerifierJudge:
         ``extra`` adds training-side keys (task, lora, training)."""
         fields = {"prompt": NVV_PROMPT, "prompt_version": self.prompt_version, "system_prompt": self.system_prompt,
                   "threshold": self.threshold, "type_threshold": self.type_threshold,
-                  "boundary_margin_s": self.boundary_margin_s, "head": self.head.config.to_dict(),
-                  "types": list(self.types),
+                  "boundary_margin_s": self.boundary_margin_s, "types": list(self.types),
                   "read_at": "per boundary: hidden state at the unit before it + audio states in the gap"}
-        out = write_judge_folder(self.backbone, folder, self.kind, self.name, fields, self.max_seconds, self.seed,
-                                 extra)
-        save_head_weights(self.head, out)
-        return out
+        return save_slot_judge(self, folder, fields, extra)
 
     @classmethod
     def from_pretrained(cls, folder: str | Path, dtype: torch.dtype = torch.float32,
                         device: str = "cpu") -> "NvvVerifierJudge":
         """Load an NVV verifier folder (judge_config.json kind "nvv_verifier", adapter, head)."""
-        cfg = read_judge_config(folder, expected_kind=cls.kind)
-        backbone, checkpoint_hash = load_backbone(folder, cfg, dtype=dtype, device=device)
-        head = load_slot_head(folder, cfg, backbone)
+        cfg, backbone, head, checkpoint_hash = load_slot_judge(folder, cls.kind, dtype, device)
         return cls(backbone, head, threshold=float(cfg.get("threshold", 0.5)),
                    type_threshold=float(cfg.get("type_threshold", 0.5)),
                    boundary_margin_s=float(cfg.get("boundary_margin_s", 0.12)), system_prompt=cfg.get("system_prompt"),
