@@ -74,7 +74,7 @@ def test_every_benchmark_provides_each_piece_and_the_cli_exposes_it(name):
 @pytest.mark.parametrize("name", list(BENCHMARKS))
 def test_every_task_renders_a_model_card_for_its_judge_kind(name):
     task = BENCHMARK_TASKS[name]
-    config = {"read_at": "final prompt token", "label_words": ["a", "b"], "label_values": [1.0, 0.0],
+    config = {"preset": {"name": "p"}, "read_at": "final prompt token", "label_words": ["a", "b"], "label_values": [1.0, 0.0],
               "prompt": "p", "prompt_version": "v1", "output_names": ["stressed"], "threshold": 0.5,
               "type_threshold": 0.5, "head": {"mode": "aligned"}}
     lines = task.model_card(config, None)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 def card_sections(config: dict, validation: dict | None) -> list[str]:
     """What the judge outputs, how to run it, and its validation on held-out voices."""
-    lines = [f"Score = sum over labels of softmax(label-token logits) x value, read at the {config['read_at']}.",
+    lines = [f"Preset `{config['preset']['name']}`. Score = sum over labels of softmax(label-token logits) x value, "
+             f"read at the {config['read_at']}.",
              "", "| label | value |", "|---|---|"]
     lines += [f"| {w} | {v:g} |" for w, v in zip(config["label_words"], config["label_values"])]
     lines += ["", f"Prompt (version {config['prompt_version']}):", "", f"> {config['prompt']}", "",
