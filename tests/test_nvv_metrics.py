@@ -231,7 +231,7 @@ def test_table3_identity_is_tight_for_stable_systems():
 
 
 # --- real data: every one of the 4,500 items gets a type and a position ------------------------------
-@pytest.mark.skipif(not all(p.is_file() for p in REAL.values()), reason="../shared NVV-SuperBench data absent")
+@pytest.mark.skipif(not all(p.is_file() for p in REAL.values()), reason="real NVV-SuperBench data absent")
 def test_real_files_full_alias_coverage():
     alias, repeated, others, per_type = Counter(), Counter(), [], Counter()
     for lang, path in REAL.items():
@@ -255,7 +255,7 @@ def test_real_files_full_alias_coverage():
     assert repeated == {"en": 39, "zh": 118} and others == ["en_278", "en_286"]
 
 
-@pytest.mark.skipif(not all(p.is_file() for p in REAL.values()), reason="../shared NVV-SuperBench data absent")
+@pytest.mark.skipif(not all(p.is_file() for p in REAL.values()), reason="real NVV-SuperBench data absent")
 def test_real_files_oracle_predictions(tmp_path):
     raw = json.loads(REAL["en"].read_text())
     rows = [row(x["id"], twm=x["text_with_mark"]) for x in raw]
