@@ -153,21 +153,21 @@ def voice_names() -> list[str]:
 class AttCorpusConfig(StrictFromDict):
     """Corpus size, listener population and audio settings (validated on construction)."""
 
-    seed: int = 0
-    clips_per_voice_dimension: int = 10
-    n_human_traps: int = 24
-    n_flawed_traps: int = 12
-    annotators_per_clip: int = 3
-    careless_listener_fraction: float = 0.06
+    seed: int = 0  # seed of the corpus, its listeners and their choices
+    clips_per_voice_dimension: int = 10  # evaluation clips per (voice, capability dimension)
+    n_human_traps: int = 24  # genuine human recordings in the trap pool
+    n_flawed_traps: int = 12  # deliberately flawed clips in the trap pool
+    annotators_per_clip: int = 3  # valid listeners wanted per evaluation clip
+    careless_listener_fraction: float = 0.06  # listeners who answer at random (their batches mostly fail the traps)
     unclear_user_fraction: float = 0.55     # listeners who ever use Unclear (a few never do by chance)
     unclear_width_median: float = 0.022     # their Unclear half-width on the 0-1 scale (log-normal)
-    unclear_width_sigma: float = 1.0
-    listener_bias_sd: float = 0.234
-    judgement_noise_sd: float = 0.08
-    clip_noise_sd: float = 0.05
-    sample_rate: int = 16000
-    max_clip_s: float = 3.5
-    languages: tuple = ("zh", "en")
+    unclear_width_sigma: float = 1.0  # log-normal sigma of that half-width
+    listener_bias_sd: float = 0.234  # per-listener bias SD on the 0-1 scale
+    judgement_noise_sd: float = 0.08  # per-judgement noise SD
+    clip_noise_sd: float = 0.05  # per-clip deviation from its family/voice level
+    sample_rate: int = 16000  # Hz of the written audio
+    max_clip_s: float = 3.5  # longest clip in seconds
+    languages: tuple = ("zh", "en")  # text languages (zh required: the OOD dimensions are Chinese-only)
 
     def __post_init__(self) -> None:
         self.languages = tuple(self.languages)

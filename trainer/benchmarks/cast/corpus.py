@@ -71,23 +71,23 @@ class StressCorpusConfig(StrictFromDict):
     Items = sentences x (2 * pairs_per_sentence + controls_per_sentence + double_per_sentence);
     the defaults give 85 x 22 = 1870 items, about 3.4 s each, built in ~20 s of CPU time."""
 
-    seed: int = 0
-    languages: tuple = ("en", "zh")
+    seed: int = 0  # seed of the corpus and its listeners
+    languages: tuple = ("en", "zh")  # languages of the sentence banks
     sentences_per_language: int | None = None  # None = whole bank (42 per language); smaller for tests
-    n_speakers: int = 24
+    n_speakers: int = 24  # synthetic speakers, split like the sentences
     val_fraction: float = 0.15                # of sentences and of speakers
-    test_fraction: float = 0.15
+    test_fraction: float = 0.15  # of sentences and of speakers
     pairs_per_sentence: int = 10              # A/B pairs per sentence (speakers cycle within the split)
-    controls_per_sentence: int = 1
-    double_per_sentence: int = 1
-    strength_min: float = 0.3
-    subtle_fraction: float = 0.2
-    n_listener_pool: int = 40
-    n_listeners_per_item: int = 5
-    listener_threshold: float = 0.45
-    listener_noise: float = 0.28
-    listener_shared_sd: float = 0.12
-    sample_rate: int = 16000
+    controls_per_sentence: int = 1  # items with no contrastive stress per sentence
+    double_per_sentence: int = 1  # items with two stressed words per sentence
+    strength_min: float = 0.3  # weakest pitch-accent strength (0-1)
+    subtle_fraction: float = 0.2  # share of items rendered near strength_min
+    n_listener_pool: int = 40  # simulated listeners
+    n_listeners_per_item: int = 5  # listeners labelling each item
+    listener_threshold: float = 0.45  # perceived prominence above which a listener marks a word
+    listener_noise: float = 0.28  # per-judgement perception noise SD
+    listener_shared_sd: float = 0.12  # per-item noise shared by its listeners
+    sample_rate: int = 16000  # Hz of the written audio
 
     def __post_init__(self) -> None:
         self.languages = tuple(self.languages)

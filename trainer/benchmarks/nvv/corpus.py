@@ -74,16 +74,16 @@ class NvvCorpusConfig(StrictFromDict):
     added to the built-in bank (the corpus builds without it).
     """
 
-    seed: int = 0
-    items_per_type: int = 16
-    languages: tuple = ("en", "zh")
-    case_proportions: dict = field(default_factory=lambda: dict(DEFAULT_CASE_PROPORTIONS))
-    val_fraction: float = 0.15
-    test_fraction: float = 0.15
-    sample_rate: int = 16000
-    low_snr_gain_db: tuple = (-24.0, -14.0)
-    noise_floor_db: float = -50.0
-    real_items_dir: str | None = None
+    seed: int = 0  # seed of the corpus
+    items_per_type: int = 16  # items per (language, NVV type); 45 types
+    languages: tuple = ("en", "zh")  # languages of the sentence banks
+    case_proportions: dict = field(default_factory=lambda: dict(DEFAULT_CASE_PROPORTIONS))  # case -> share (correct, absent, misplaced, spurious, low_snr; sums to 1)
+    val_fraction: float = 0.15  # of sentences, never seen in train
+    test_fraction: float = 0.15  # of sentences, never seen in train
+    sample_rate: int = 16000  # Hz of the written audio
+    low_snr_gain_db: tuple = (-24.0, -14.0)  # (lo, hi) dB re the event nominal level for low_snr items
+    noise_floor_db: float = -50.0  # white noise re speech RMS over the whole file (dB)
+    real_items_dir: str | None = None  # optional folder with nvbench_data_{en,zh}.json whose clean texts join the bank
 
     def __post_init__(self) -> None:
         self.languages = tuple(self.languages)
