@@ -1,8 +1,8 @@
 """The ``omnijudge`` command line, built from the registries: no per-benchmark branches.
 
 Using a judge (``score``, ``metrics``) lives here; ``score <benchmark>`` and ``metrics <benchmark>``
-come from each benchmark's folder (``evaluators.benchmarks.BENCHMARKS``). Training commands (``synth``, ``train``,
-``validate``, ``release``, ``demo``) live in ``trainer`` and are plugged in through the
+come from each benchmark's folder (``evaluators.benchmarks.BENCHMARKS``). Training commands
+(``synth``, ``train``, ``validate``, ``release``, ``demo``) live in ``trainer`` and are plugged in through the
 ``omnijudge.commands`` entry-point group, so this package never imports ``trainer``: an
 inference-only install still has a working ``omnijudge score``.
 """

@@ -206,6 +206,14 @@ def test_a_folder_of_another_kind_is_refused_naming_both_kinds(judges, tmp_path)
         load_judge(tmp_path / "bad")
 
 
+def test_validate_refuses_a_judge_of_another_kind_in_one_line(judges, tmp_path):
+    from evaluators.cli import main
+
+    folder = judges["word_tagger"].save_pretrained(tmp_path / "det")
+    with pytest.raises(SystemExit, match=r"omnijudge validate att: .*'word_tagger'.*expected a 'verbalizer'"):
+        main(["validate", "att", "--judge", str(folder), "--corpus", str(tmp_path)])
+
+
 def test_score_command_refuses_a_non_verbalizer_folder(judges, tmp_path):
     from evaluators.cli import main
 

@@ -85,7 +85,13 @@ def add_validate_command(sub) -> None:
         own = _task_options(task, sp, task.add_validate_arguments)
 
         def run(args, task=task, own=own) -> int:
-            report = task.validate(args.judge, args.corpus, out=args.out, options={k: getattr(args, k) for k in own})
+            try:
+                report = task.validate(args.judge, args.corpus, out=args.out,
+                                       options={k: getattr(args, k) for k in own})
+            except (OSError, ValueError) as e:  # wrong judge kind, bad corpus file: the message names it
+                if args.verbose:
+                    raise
+                raise SystemExit(f"omnijudge validate {task.benchmark}: {e}") from None
             print(json.dumps(report, indent=2))
             return 0
 
