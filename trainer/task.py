@@ -8,6 +8,7 @@ CLI and release are shared and only call what is listed here.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -101,7 +102,5 @@ def export_judge(judge, cfg: TrainConfig, out: Path, training: dict) -> Path:
 def write_report(report: dict, out: str | Path | None) -> dict:
     """Write a validation report as JSON when ``out`` is given; returns it."""
     if out:
-        import json
-
         Path(out).write_text(json.dumps(report, indent=2))
     return report

@@ -180,7 +180,8 @@ class VerbalizerJudge:
         if "preset" not in cfg:
             raise ValueError(f"{Path(folder)}: judge_config.json has no 'preset'")
         audio_llm, checkpoint_hash = load_backbone(folder, cfg, dtype=dtype, device=device)
-        judge = cls(audio_llm, JudgePreset.from_dict(cfg["preset"]), long_clip_policy=cfg.get("long_clip_policy", "truncate"),
+        judge = cls(audio_llm, JudgePreset.from_dict(cfg["preset"]),
+                    long_clip_policy=cfg.get("long_clip_policy", "truncate"),
                     max_seconds=float(cfg.get("max_seconds", 30.0)), name=cfg.get("judge_name", Path(folder).name),
                     checkpoint_hash=checkpoint_hash, seed=int(cfg.get("seed", 0)))
         judge.config = cfg

@@ -1,8 +1,8 @@
 """Chance-corrected agreement between raters: Fleiss' and Cohen's kappa, majority labels.
 
-CAST detector validation (``docs/benchmarks.md#cast-context-conditioned-stress``): Fleiss' kappa among listeners (paper: 0.36), Cohen's
-kappa of the detector vs the listener majority (paper: 0.32) and the pairwise range among
-listeners (0.29-0.40). For word-level stress every word is an item and each rater's label is
+CAST detector validation (``docs/benchmarks.md#cast-context-conditioned-stress``): Fleiss' kappa
+among listeners (paper: 0.36), Cohen's kappa of the detector vs the listener majority (paper: 0.32)
+and the pairwise range among listeners (0.29-0.40). For word-level stress every word is an item and each rater's label is
 stressed / not stressed (1 / 0); any hashable labels work.
 
 Ratings layout: ``ratings[i]`` is the list of labels given to item ``i``, one per rater (an

@@ -1,8 +1,8 @@
 """Correlation, classification and bootstrap metrics shared by validation and ``omnijudge metrics``.
 
 Auto-ATT (``docs/benchmarks.md#audio-turing-test-auto-att``) is validated with SRCC and PLCC
-(torchmetrics) at the *voice level within each capability dimension*, plus trap-item F1 at threshold 0.5 (human = positive); system
-and voice HLS are reported with a 95 % bootstrap CI.
+(torchmetrics) at the *voice level within each capability dimension*, plus trap-item F1 at
+threshold 0.5 (human = positive); system and voice HLS are reported with a 95 % bootstrap CI.
 
 torch/torchmetrics are imported lazily inside ``srcc``/``plcc`` so that the label and bootstrap
 helpers work in light environments (e.g. scoring Gemini outputs) without importing torch.

@@ -18,6 +18,7 @@ def score_system_outputs(judge, audio, out, batch_size: int = 8) -> list[dict]:
 
 BENCHMARK = Benchmark(
     name="att", title="Audio Turing Test", docs="docs/benchmarks.md#audio-turing-test-auto-att",
-    paper="Audio Turing Test: Benchmarking the Human-likeness of Large Language Model-based Text-to-Speech Systems in Chinese",
+    paper=("Audio Turing Test: Benchmarking the Human-likeness of Large Language Model-based "
+           "Text-to-Speech Systems in Chinese"),
     judge_kind="verbalizer", load_items=load_labels, metrics=att_metrics_from_files, scorer=score_system_outputs,
     add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser, presets=PRESETS)

@@ -99,8 +99,9 @@ def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pre
                     "hallucinated_events": d["hallucinated_events"], "p_present": d["p_present"]}
 
         def fail(o: NvvOutput, e: Exception) -> dict:
-            return {**base(o), "present": False, "text_with_mark": (by_id.get(o.id) or by_safe_id[o.id]).reference_text,
-                    "hallucinated_events": [], "error": f"{o.path or o.id}: {e}"}
+            item = by_id.get(o.id) or by_safe_id[o.id]
+            return {**base(o), "present": False, "text_with_mark": item.reference_text, "hallucinated_events": [],
+                    "error": f"{o.path or o.id}: {e}"}
 
         with path.open("a", encoding="utf-8") as f:
             score_work_in_batches(verifier, todo, prepare, finish, fail, f, batch_size=batch_size)
