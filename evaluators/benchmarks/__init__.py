@@ -1,4 +1,4 @@
-"""Inference side of every benchmark: one line per benchmark, ``name: module``.
+"""Inference side of every benchmark: one line per benchmark, ``name: "module:BENCHMARK"``.
 
 Each ``evaluators/benchmarks/<name>/`` package owns its item and output formats, metrics, presets,
 scorer and the CLI subcommands it adds, and exposes them as ``BENCHMARK`` (a :class:`Benchmark`).
@@ -8,19 +8,16 @@ See ``docs/adding_a_benchmark.md``; definitions in ``docs/benchmarks.md``.
 
 from __future__ import annotations
 
-import importlib
-
 from evaluators.benchmarks.spec import Benchmark
+from evaluators.registry_entry import load_entry
 
 BENCHMARKS: dict[str, str] = {
-    "att": "evaluators.benchmarks.att",
-    "cast": "evaluators.benchmarks.cast",
-    "nvv": "evaluators.benchmarks.nvv",
+    "att": "evaluators.benchmarks.att:BENCHMARK",
+    "cast": "evaluators.benchmarks.cast:BENCHMARK",
+    "nvv": "evaluators.benchmarks.nvv:BENCHMARK",
 }
 
 
 def get_benchmark(name: str) -> Benchmark:
     """The registered benchmark ``name``; an unknown name lists the known ones."""
-    if name not in BENCHMARKS:
-        raise KeyError(f"unknown benchmark {name!r}; known: {sorted(BENCHMARKS)}")
-    return importlib.import_module(BENCHMARKS[name]).BENCHMARK
+    return load_entry(BENCHMARKS, name, "benchmark")

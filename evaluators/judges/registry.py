@@ -6,13 +6,13 @@ its own folder and adds its line here.
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import torch
 
 from evaluators.judges.folder import JudgeFolderError, read_judge_config
 from evaluators.judges.protocol import Judge
+from evaluators.registry_entry import load_entry
 
 JUDGE_KINDS: dict[str, str] = {
     "verbalizer": "evaluators.judges.verbalizer:VerbalizerJudge",
@@ -23,10 +23,7 @@ JUDGE_KINDS: dict[str, str] = {
 
 def judge_class(kind: str) -> type:
     """The class of a judge kind; an unknown kind names the known ones."""
-    if kind not in JUDGE_KINDS:
-        raise JudgeFolderError(f"unknown judge kind {kind!r}; known: {sorted(JUDGE_KINDS)}")
-    module, name = JUDGE_KINDS[kind].split(":")
-    return getattr(importlib.import_module(module), name)
+    return load_entry(JUDGE_KINDS, kind, "judge kind", error=JudgeFolderError)
 
 
 def load_judge(folder: str | Path, expected_kind: str | None = None, dtype: torch.dtype = torch.float32,

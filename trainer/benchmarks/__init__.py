@@ -8,7 +8,7 @@ built from this registry. See ``docs/adding_a_benchmark.md``.
 
 from __future__ import annotations
 
-import importlib
+from evaluators.registry_entry import load_entry
 
 BENCHMARKS: dict[str, str] = {
     "att": "trainer.benchmarks.att.task:AttHlsTask",
@@ -17,12 +17,7 @@ BENCHMARKS: dict[str, str] = {
 }
 
 
-def _load(spec: str):
-    module, name = spec.split(":")
-    return getattr(importlib.import_module(module), name)()
-
-
 #: Task name (``TrainConfig.task``) -> task object.
-TASKS = {task.name: task for task in map(_load, BENCHMARKS.values())}
+TASKS = {task.name: task for task in (load_entry(BENCHMARKS, bench, "benchmark")() for bench in BENCHMARKS)}
 #: Benchmark name -> task object.
 BENCHMARK_TASKS = {task.benchmark: task for task in TASKS.values()}
