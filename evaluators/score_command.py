@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 from evaluators.audio_io import AUDIO_EXTENSIONS
+from evaluators.backbones.specs import BACKBONES
+from evaluators.runtime_options import Runtime, add_runtime_arguments, runtime_from_args
 
 
 def add_audio_score_arguments(p: argparse.ArgumentParser, required: bool = False) -> None:
@@ -24,9 +26,14 @@ def add_audio_score_arguments(p: argparse.ArgumentParser, required: bool = False
     p.add_argument("--out", required=required, help=f"output JSONL, resumed when it exists{req}")
     p.add_argument("--batch-size", type=int, default=8, help="clips per forward pass (scores do not depend on it)")
     p.add_argument("--table", help="also write the per-system table (JSON) here")
-    p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
-    p.add_argument("--backbone", default="qwen2_5_omni", help="backbone for a preset judge")
-    p.add_argument("--base", default=None, help="base model id/folder for a preset judge ('tiny' = offline random)")
+    add_runtime_arguments(p)
+    p.add_argument("--exact-length-batches", action="store_true",
+                   help="batch only clips of equal token length: scores independent of the batch in bfloat16 "
+                        "too (slower on mixed lengths)")
+    p.add_argument("--backbone", default=None, choices=sorted(BACKBONES),
+                   help="backbone of a preset judge (default: the preset's, else read from --base's config.json)")
+    p.add_argument("--base", default=None,
+                   help="base model hub id/folder of a preset judge (default: the preset's; 'tiny' = offline random)")
 
 
 def add_output_scoring_arguments(p: argparse.ArgumentParser, items: str, outputs: str, judge: str, out: str) -> None:
@@ -38,35 +45,44 @@ def add_output_scoring_arguments(p: argparse.ArgumentParser, items: str, outputs
     p.add_argument("--out", required=True, help=out)
     p.add_argument("--system", help="system name when OUTPUTS holds one system (default: folder name)")
     p.add_argument("--aligner", help="Whisper-family model id/folder for outputs without word timestamps")
+    p.add_argument("--aligner-language", help="Whisper language code, e.g. en or zh; default: detected")
     p.add_argument("--batch-size", type=int, default=8, help="outputs per forward pass (results do not depend on it)")
-    p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
+    add_runtime_arguments(p)
 
 
 def judge_and_aligner(args, judge_cls):
     """The benchmark scorer's judge (a folder of ``judge_cls``'s kind) and its optional word aligner."""
     from evaluators.word_alignment import WhisperAligner
 
-    judge = judge_cls.from_pretrained(args.judge, device=args.device)
-    return judge, (WhisperAligner(args.aligner, device=args.device) if args.aligner else None)
+    runtime = runtime_from_args(args)
+    judge = judge_cls.from_pretrained(args.judge, **runtime.load_kwargs())
+    return judge, (WhisperAligner(args.aligner, device=runtime.device, language=args.aligner_language)
+                   if args.aligner else None)
 
 
-def load_verbalizer(judge: str, device: str = "cpu", backbone: str = "qwen2_5_omni", base: str | None = None):
+def load_verbalizer(judge: str, runtime: Runtime | None = None, backbone: str | None = None, base: str | None = None,
+                    exact_length_batches: bool = False):
     """A verbalizer judge from a judge folder (any other kind is refused, naming it) or a preset."""
     from evaluators.judges.folder import JUDGE_CONFIG
     from evaluators.judges.presets import PRESETS
     from evaluators.judges.registry import load_judge
     from evaluators.judges.verbalizer import VerbalizerJudge
 
+    runtime = runtime or Runtime()
     if (Path(judge) / JUDGE_CONFIG).is_file():
-        return load_judge(judge, expected_kind=VerbalizerJudge.kind, device=device)
+        loaded = load_judge(judge, expected_kind=VerbalizerJudge.kind, **runtime.load_kwargs())
+        loaded.exact_length_batches = exact_length_batches
+        return loaded
     if judge in PRESETS:
-        return VerbalizerJudge.from_preset(judge, backbone=backbone, base=base)
+        return VerbalizerJudge.from_preset(judge, backbone=backbone, base=base, exact_length_batches=exact_length_batches,
+                                           **runtime.load_kwargs())
     raise SystemExit(f"--judge {judge!r} is neither a judge folder (with {JUDGE_CONFIG}) "
                      f"nor a preset ({', '.join(sorted(PRESETS))})")
 
 
 def run_audio_scoring(args, score_name: str | None = None) -> int:
     """Score ``args.audio`` into ``args.out``; print the per-system table (``score_name`` column)."""
+    from evaluators.backbones import BackboneMismatchError
     from evaluators.judges.folder import JudgeFolderError
     from evaluators.scoring import collect_items, score_items
     from evaluators.system_table import format_system_table, system_score_table
@@ -75,10 +91,13 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     if missing:
         raise SystemExit(f"omnijudge score: missing {', '.join(missing)}")
     try:
-        judge = load_verbalizer(args.judge, args.device, args.backbone, args.base)
+        judge = load_verbalizer(args.judge, runtime_from_args(args), args.backbone, args.base,
+                                args.exact_length_batches)
     except JudgeFolderError as e:
         raise SystemExit(f"omnijudge score: {e}; score it with its benchmark's command "
                          f"(omnijudge score <benchmark>)") from None
+    except (BackboneMismatchError, ValueError) as e:
+        raise SystemExit(f"omnijudge score: {e}") from None
     items = collect_items(args.audio)
     if not items:
         raise SystemExit(f"{args.audio}: no audio files ({', '.join(AUDIO_EXTENSIONS)})")

@@ -1,7 +1,8 @@
 """Score a folder or manifest of audio with a judge: JSONL in, JSONL out, one row per input.
 
-Resumable: rows already in the output are not recomputed, and each batch's rows are flushed as
-soon as they exist, so a run killed at any point loses at most the batch in flight. A file that
+Resumable: rows already in the output are not recomputed (but for error rows whose ``error_kind``
+is ``"setup"``), and each batch's rows are flushed as soon as they exist, so a run killed at any
+point loses at most the batch in flight. A file that
 cannot be read (empty, truncated, not audio, NaN) becomes a row with an ``error`` field and the
 run goes on.
 """
@@ -24,6 +25,7 @@ from evaluators.audio_io import (
 )
 from evaluators.jsonl import JsonlError, read_jsonl
 from evaluators.judges.verbalizer import VerbalizerJudge, is_finite_output
+from evaluators.word_alignment import AlignerSetupError
 
 
 @dataclass
@@ -77,7 +79,12 @@ def collect_items(source: str | Path) -> list[ScoreItem]:
 
 
 def read_done_rows(out_path: Path) -> list[dict]:
-    """Rows already written; a torn last line (killed mid-write) is cut off the file."""
+    """Rows already written and done; a torn last line (killed mid-write) is cut off the file.
+
+    A row with ``error_kind == "setup"`` (an error that was not the item's fault) is not done: it is
+    left out, so a rerun recomputes that item and only its new row counts. Rows without
+    ``error_kind`` (older runs) and ``"item"`` error rows are done.
+    """
     if not out_path.is_file():
         return []
     rows, good_bytes = [], 0
@@ -89,8 +96,9 @@ def read_done_rows(out_path: Path) -> list[dict]:
                 break
             if not raw.endswith(b"\n"):
                 break
-            rows.append(row)
             good_bytes += len(raw)
+            if not (isinstance(row, dict) and row.get("error_kind") == "setup"):
+                rows.append(row)
     if good_bytes != out_path.stat().st_size:
         with out_path.open("r+b") as f:
             f.truncate(good_bytes)
@@ -153,6 +161,14 @@ def _score_chunk(judge: VerbalizerJudge, chunk: list[ScoreItem], batch_size: int
 
 #: Per-item problems that become that item's row (anything else is a bug and stops the run).
 ITEM_ERRORS = (AudioLoadError, FileNotFoundError, ValueError)
+#: Problems of the run's setup (a model, its config, the device), not of one item: they would hit
+#: every item, so they stop the run even where they subclass an ITEM_ERRORS type.
+SETUP_ERRORS = (AlignerSetupError,)
+
+
+def error_kind(e: Exception) -> str:
+    """``"setup"`` for an error that is not the item's fault (a rerun redoes its row), else ``"item"``."""
+    return "setup" if isinstance(e, SETUP_ERRORS) else "item"
 
 
 def score_work_in_batches(judge, work: Sequence[Any], prepare: Callable[[Any], dict],
@@ -164,8 +180,8 @@ def score_work_in_batches(judge, work: Sequence[Any], prepare: Callable[[Any], d
     -> its row; ``fail(w, error)`` -> its error row. ``pool_batches`` batches of items are scored per
     call, so the judge's length bucketing has a pool to sort; their rows are flushed together, so a
     kill loses at most that pool. An item whose input the judge rejects gets its error row: the pool
-    is re-scored one item at a time to find it (scores do not depend on the batch). Returns the
-    number of rows written.
+    is re-scored one item at a time to find it (scores do not depend on the batch). A ``SETUP_ERRORS``
+    error propagates (rows of earlier pools stay written). Returns the number of rows written.
     """
     pool = max(batch_size, 1) * max(pool_batches, 1)
     written = 0
@@ -176,16 +192,22 @@ def score_work_in_batches(judge, work: Sequence[Any], prepare: Callable[[Any], d
         for i, w in enumerate(chunk):
             try:
                 ready.append((i, prepare(w)))
+            except SETUP_ERRORS:
+                raise
             except ITEM_ERRORS as e:
                 rows[i] = fail(w, e)
         try:
             results = judge.score([x for _, x in ready], batch_size=batch_size) if ready else []
             for (i, _), result in zip(ready, results):
                 rows[i] = finish(chunk[i], result)
+        except SETUP_ERRORS:
+            raise
         except ITEM_ERRORS:
             for i, x in ready:
                 try:
                     rows[i] = finish(chunk[i], judge.score([x], batch_size=1)[0])
+                except SETUP_ERRORS:
+                    raise
                 except ITEM_ERRORS as e:
                     rows[i] = fail(chunk[i], e)
         for row in rows:

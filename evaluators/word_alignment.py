@@ -27,23 +27,94 @@ class Aligner(Protocol):
     def word_timestamps(self, wave: np.ndarray) -> list[TimedWord]: ...
 
 
-class WhisperAligner:
-    """Word-timestamp aligner on a Whisper-family ASR model (transformers pipeline, real weights)."""
+class AlignerSetupError(ValueError):
+    """The aligner cannot work at all (its model, config or device), whatever the clip: the run stops
+    instead of writing one error row per item."""
 
-    def __init__(self, model: str = "openai/whisper-small", device: str = "cpu"):
+
+#: Clips shorter than this (seconds) are too short to align: the item's fault, not the aligner's.
+MIN_ALIGN_SECONDS = 0.05
+
+
+class WhisperAligner:
+    """Word-timestamp aligner on a Whisper-family ASR model (transformers pipeline, real weights).
+
+    ``language``: a Whisper language code or name (``"en"``, ``"zh"``, ``"english"``) forced on the
+    decoder (task transcribe); None lets the model detect it. A model that cannot give word
+    timestamps (no ``alignment_heads``) or cannot take ``language`` raises :class:`AlignerSetupError`
+    here, before any clip is aligned.
+    """
+
+    def __init__(self, model: str = "openai/whisper-small", device: str = "cpu", language: str | None = None):
         from transformers import pipeline
 
+        self.model = model
+        self.language = language
         self.pipe = pipeline("automatic-speech-recognition", model=model, device=device)
+        gen = getattr(self.pipe.model, "generation_config", None)
+        # Word timestamps come from cross-attention (DTW over these heads); without them generate()
+        # fails on every clip, so fail once here instead.
+        if not getattr(gen, "alignment_heads", None):
+            raise AlignerSetupError(
+                f"aligner {model!r}: word timestamps need `alignment_heads` in generation_config.json, "
+                f"and this model's generation config has none")
+        if language is not None:
+            _check_language(gen, language, model)
 
     def word_timestamps(self, wave: np.ndarray) -> list[TimedWord]:
-        out = self.pipe({"raw": wave, "sampling_rate": SR}, return_timestamps="word")
+        """Timed words of ``wave`` (mono float, 16 kHz, shape (n,)): ``[(text, start_s, end_s), ...]``
+        with 0 <= start <= end <= len(wave) / 16000.
+
+        Raises ValueError when the clip itself cannot be aligned (not mono, empty, too short,
+        non-finite samples) and :class:`AlignerSetupError` when the pipeline fails on a usable clip.
+        """
+        wave = np.asarray(wave)
+        if wave.ndim != 1:
+            raise ValueError(f"cannot align audio of shape {wave.shape}: expected mono (n,)")
         duration = len(wave) / SR
-        timed = []
+        if duration < MIN_ALIGN_SECONDS:
+            raise ValueError(f"clip of {duration:.3f} s is too short to align (< {MIN_ALIGN_SECONDS} s)")
+        if not np.isfinite(wave).all():
+            raise ValueError("cannot align a clip with non-finite samples")
+        kwargs = {"generate_kwargs": {"language": self.language, "task": "transcribe"}} if self.language else {}
+        try:
+            out = self.pipe({"raw": wave, "sampling_rate": SR}, return_timestamps="word", **kwargs)
+        except Exception as e:
+            # The clip passed the checks above, so a failure inside the pipeline is the model's, its
+            # config's or the device's (out of memory, bad generation config) and would repeat on
+            # every item.
+            raise AlignerSetupError(f"aligner {self.model!r} failed: {type(e).__name__}: {e}") from e
+        timed, prev_end = [], 0.0
         for c in out.get("chunks", []):
             start, end = c["timestamp"]
-            end = duration if end is None else end  # the pipeline leaves the last end open at times
-            timed.append((c["text"], float(start), float(end)))
+            # The pipeline leaves ends open (None) at times and can place words past the clip
+            # (it decodes a 30 s padded window), so clip every time into [0, duration].
+            start = prev_end if start is None or not np.isfinite(start) else float(start)
+            end = duration if end is None or not np.isfinite(end) else float(end)
+            start = min(max(start, 0.0), duration)
+            end = min(max(end, start), duration)
+            timed.append((c["text"], start, end))
+            prev_end = end
         return timed
+
+
+def _check_language(gen, language: str, model: str) -> None:
+    """Raise :class:`AlignerSetupError` unless ``gen`` (a Whisper generation config) can force
+    ``language``; mirrors the checks ``WhisperForConditionalGeneration.generate`` makes per clip."""
+    from transformers.models.whisper.tokenization_whisper import TO_LANGUAGE_CODE
+
+    if getattr(gen, "is_multilingual", True) is False:
+        raise AlignerSetupError(f"aligner {model!r} is English-only: it takes no language (got {language!r})")
+    lang_to_id = getattr(gen, "lang_to_id", None)
+    if not lang_to_id or not getattr(gen, "task_to_id", None):
+        raise AlignerSetupError(f"aligner {model!r}: its generation config has no `lang_to_id`/`task_to_id`, "
+                                f"so language {language!r} cannot be set")
+    lang = language.lower()
+    token = lang if lang in lang_to_id else f"<|{TO_LANGUAGE_CODE.get(lang, lang)}|>"
+    if token not in lang_to_id:
+        codes = sorted(t.strip("<|>") for t in lang_to_id)
+        raise AlignerSetupError(f"aligner {model!r} does not know language {language!r}; "
+                                f"it knows {', '.join(codes)}")
 
 
 def timed_words(wave: np.ndarray, word_timestamps: list | None, aligner: Aligner | None, why: str) -> list[TimedWord]:

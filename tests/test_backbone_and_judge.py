@@ -91,7 +91,7 @@ def test_long_clip_policies(tiny_omni):
 
 def test_prompt_fields_and_preset_validation(tiny_omni):
     judge = VerbalizerJudge(tiny_omni, get_preset("instruct-follow"))
-    assert "speak slowly" in judge.user_text({"instruction": "speak slowly"})
+    assert "speak slowly" in judge.user_text({"instruction": "speak slowly"})[1]
     with pytest.raises(ValueError, match="instruction"):
         judge.user_text({})
     with pytest.raises(ValueError):

@@ -172,7 +172,9 @@ def _same(a, b) -> bool:
 def test_every_judge_kind_satisfies_the_protocol(judges, kind):
     judge = judges[kind]
     assert isinstance(judge, Judge) and judge.kind == kind and judge_class(kind) is type(judge)
-    assert set(judge.provenance()) == {"judge", "checkpoint_sha256", "prompt_version", "seed"}
+    assert set(judge.provenance()) == {"judge", "checkpoint_sha256", "prompt_version", "seed", "device", "dtype",
+                                       "attn_implementation"}
+    assert judge.provenance()["dtype"] == "float32" and judge.provenance()["device"] == "cpu"
     batched, single = judge.score(_inputs(kind), batch_size=3), judge.score(_inputs(kind), batch_size=1)
     assert len(batched) == 3 and _same(batched, single)
     json.dumps(batched)  # rows are JSON-able

@@ -1,9 +1,14 @@
-"""Word timestamps -> one span per transcript word, and the aligned head's span arithmetic (golden values)."""
+"""Word timestamps -> one span per transcript word, the aligned head's span arithmetic (golden values),
+the Whisper aligner (on a tiny random Whisper) and how its errors reach the benchmark scorers' rows."""
 
+import json
+
+import numpy as np
 import pytest
+import soundfile as sf
 import torch
 
-from evaluators.word_alignment import transcript_word_times
+from evaluators.word_alignment import AlignerSetupError, WhisperAligner, transcript_word_times
 from evaluators.judges.slot_head import WordHead, WordHeadConfig, span_token_ranges
 
 
@@ -73,3 +78,172 @@ def test_head_config_is_validated():
         WordHeadConfig(mode="attention")
     with pytest.raises(ValueError, match="width"):
         WordHeadConfig(width=10)
+
+
+# --- WhisperAligner on a tiny random Whisper (CPU, offline, built per module) ----------------------
+
+def _tiny_whisper(folder, alignment_heads=True):
+    """A random 1-layer Whisper saved with a byte-level tokenizer and a feature extractor: enough for
+    the transformers ASR pipeline to load it and decode word timestamps (gibberish text)."""
+    from tokenizers.pre_tokenizers import ByteLevel
+    from transformers import (GenerationConfig, WhisperConfig, WhisperFeatureExtractor,
+                              WhisperForConditionalGeneration, WhisperTokenizer)
+
+    specials = ["<|endoftext|>", "<|startoftranscript|>", "<|en|>", "<|zh|>", "<|translate|>", "<|transcribe|>",
+                "<|startoflm|>", "<|startofprev|>", "<|nocaptions|>", "<|notimestamps|>"]
+    stamps = [f"<|{i * 0.02:.2f}|>" for i in range(1501)]  # timestamp ids follow <|notimestamps|>
+    vocab = {t: i for i, t in enumerate(sorted(ByteLevel.alphabet()) + specials + stamps)}
+    tok = WhisperTokenizer(vocab=vocab, merges=[])
+    tok.add_special_tokens({"additional_special_tokens": specials + stamps})
+    eot, sot = vocab["<|endoftext|>"], vocab["<|startoftranscript|>"]
+    cfg = WhisperConfig(vocab_size=len(vocab), num_mel_bins=80, d_model=16, encoder_layers=1, decoder_layers=1,
+                        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32,
+                        max_target_positions=64, decoder_start_token_id=sot, pad_token_id=eot, bos_token_id=eot,
+                        eos_token_id=eot, begin_suppress_tokens=None, suppress_tokens=None)
+    torch.manual_seed(0)
+    model = WhisperForConditionalGeneration(cfg).eval()
+    # A fresh GenerationConfig: one derived from the model config drops the Whisper keys on reload.
+    gen = dict(bos_token_id=eot, eos_token_id=eot, pad_token_id=eot, decoder_start_token_id=sot, max_length=20,
+               no_timestamps_token_id=vocab["<|notimestamps|>"], is_multilingual=True,
+               lang_to_id={t: vocab[t] for t in ("<|en|>", "<|zh|>")},
+               task_to_id={"transcribe": vocab["<|transcribe|>"], "translate": vocab["<|translate|>"]})
+    if alignment_heads:
+        gen["alignment_heads"] = [[0, 0], [0, 1]]
+    model.generation_config = GenerationConfig(**gen)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    WhisperFeatureExtractor(feature_size=80).save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.fixture(scope="module")
+def tiny_whisper(tmp_path_factory):
+    return _tiny_whisper(tmp_path_factory.mktemp("tiny_whisper"))
+
+
+@pytest.fixture(scope="module")
+def aligner(tiny_whisper):
+    return WhisperAligner(tiny_whisper)
+
+
+def _noise(seconds, seed=0):
+    return (0.1 * np.random.default_rng(seed).standard_normal(int(seconds * 16000))).astype(np.float32)
+
+
+def test_whisper_timestamps_are_clipped_to_the_clip(aligner, monkeypatch):
+    # the real pipeline decodes a padded 30 s window: a random model can put words past a 1 s clip
+    timed = aligner.word_timestamps(_noise(1.0))
+    assert timed and all(0.0 <= a <= b <= 1.0 for _, a, b in timed), timed
+    chunks = [{"text": "a", "timestamp": (-0.3, 0.2)}, {"text": "b", "timestamp": (None, 0.5)},
+              {"text": "c", "timestamp": (0.4, None)}, {"text": "d", "timestamp": (0.9, 3.0)},
+              {"text": "e", "timestamp": (2.0, 2.5)}, {"text": "f", "timestamp": (0.7, 0.6)}]
+    monkeypatch.setattr(aligner, "pipe", lambda *a, **k: {"chunks": chunks})
+    assert aligner.word_timestamps(_noise(1.0)) == [("a", 0.0, 0.2), ("b", 0.2, 0.5), ("c", 0.4, 1.0),
+                                                    ("d", 0.9, 1.0), ("e", 1.0, 1.0), ("f", 0.7, 0.7)]
+
+
+def test_model_without_alignment_heads_fails_at_construction(tmp_path):
+    folder = _tiny_whisper(tmp_path / "no_heads", alignment_heads=False)
+    with pytest.raises(AlignerSetupError, match="alignment_heads.*generation_config.json") as e:
+        WhisperAligner(folder)
+    assert folder in str(e.value) and isinstance(e.value, ValueError)
+
+
+def test_language_is_passed_to_generate(tiny_whisper, aligner, monkeypatch):
+    zh = WhisperAligner(tiny_whisper, language="zh")
+    calls = []
+    for a in (zh, aligner):
+        monkeypatch.setattr(a, "pipe", lambda *x, **k: calls.append(k) or {"chunks": []})
+        a.word_timestamps(_noise(0.5))
+    assert calls[0]["generate_kwargs"] == {"language": "zh", "task": "transcribe"}
+    assert "generate_kwargs" not in calls[1]  # no language: the model detects it
+    timed = WhisperAligner(tiny_whisper, language="en").word_timestamps(_noise(1.0))  # generate accepts it
+    assert all(0.0 <= a <= b <= 1.0 for _, a, b in timed)
+    with pytest.raises(AlignerSetupError, match="does not know language 'fr'"):
+        WhisperAligner(tiny_whisper, language="fr")
+
+
+def test_bad_clip_is_the_items_fault_a_failing_pipeline_is_setup(aligner, monkeypatch):
+    for wave in (np.zeros(0, np.float32), np.zeros(100, np.float32), np.full(16000, np.nan, np.float32)):
+        with pytest.raises(ValueError) as e:
+            aligner.word_timestamps(wave)
+        assert not isinstance(e.value, AlignerSetupError)
+
+    def broken(*a, **k):
+        raise RuntimeError("CUDA out of memory")
+
+    monkeypatch.setattr(aligner, "pipe", broken)
+    with pytest.raises(AlignerSetupError, match="CUDA out of memory"):
+        aligner.word_timestamps(_noise(1.0))
+
+
+# --- error rows: setup errors stop the run; setup-kind rows are redone on rerun -------------------
+
+class _FakeVerifier:
+    def __init__(self):
+        self.scored = []
+
+    def provenance(self):
+        return {"judge": "fake"}
+
+    def score(self, inputs, batch_size=8):
+        self.scored += [x["text"] for x in inputs]
+        return [{"present": True, "text_with_mark": x["text"], "hallucinated_events": [], "p_present": 0.9}
+                for x in inputs]
+
+
+class _FakeAligner:
+    def __init__(self, error=None):
+        self.error = error
+
+    def word_timestamps(self, wave):
+        if self.error:
+            raise self.error
+        return [("hello", 0.0, 0.3), ("world", 0.3, 0.6)]
+
+
+def _nvv_setup(tmp_path, ids):
+    from evaluators.benchmarks.nvv.items import NVVItem
+    from evaluators.benchmarks.nvv.scorer import NvvOutput
+
+    items = [NVVItem(id=i, lang="en", label="<laugh>", target_type="laugh", text="hello world",
+                     reference_text=f"hello world {i}", n_units=2, events=()) for i in ids]
+    outputs = []
+    for i in ids:
+        sf.write(tmp_path / f"{i}.wav", _noise(1.0), 16000)
+        outputs.append(NvvOutput(i, "sys", tmp_path / f"{i}.wav"))
+    return items, outputs
+
+
+def test_setup_kind_error_row_is_recomputed_on_rerun_item_kind_is_kept(tmp_path):
+    from evaluators.benchmarks.nvv.scorer import verify_outputs
+    from evaluators.scoring import read_done_rows
+
+    items, outputs = _nvv_setup(tmp_path, ["a", "b", "c"])
+    pred = tmp_path / "pred" / "sys.jsonl"
+    pred.parent.mkdir()
+    old = [{"id": "a", "system": "sys", "present": False, "error": "clip too short", "error_kind": "item"},
+           {"id": "b", "system": "sys", "present": False, "error": "aligner broke", "error_kind": "setup"},
+           {"id": "c", "system": "sys", "present": False, "error": "an older run's error"}]  # no kind: kept
+    pred.write_text("".join(json.dumps(r) + "\n" for r in old))
+    assert [r["id"] for r in read_done_rows(pred)] == ["a", "c"]
+    verifier = _FakeVerifier()
+    verify_outputs(verifier, items, outputs, pred.parent, aligner=_FakeAligner())
+    assert verifier.scored == ["hello world b"]
+    rows = {r["id"]: r for r in read_done_rows(pred)}
+    assert rows["a"]["error_kind"] == "item" and "error" in rows["c"]
+    assert "error" not in rows["b"] and rows["b"]["present"] is True
+
+
+def test_aligner_setup_error_stops_the_run_item_error_becomes_a_row(tmp_path):
+    from evaluators.benchmarks.nvv.scorer import verify_outputs
+    from evaluators.scoring import read_done_rows
+
+    items, outputs = _nvv_setup(tmp_path, ["a"])
+    pred_dir = tmp_path / "pred"
+    with pytest.raises(AlignerSetupError):
+        verify_outputs(_FakeVerifier(), items, outputs, pred_dir, aligner=_FakeAligner(AlignerSetupError("broken")))
+    assert read_done_rows(pred_dir / "sys.jsonl") == []
+    verify_outputs(_FakeVerifier(), items, outputs, pred_dir, aligner=_FakeAligner(ValueError("too short")))
+    (row,) = read_done_rows(pred_dir / "sys.jsonl")
+    assert row["error_kind"] == "item" and "too short" in row["error"]

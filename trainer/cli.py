@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from evaluators.runtime_options import add_runtime_arguments, runtime_from_args
+
 
 def _parse_overrides(pairs: list[str]) -> dict:
     """``key.sub=value`` strings -> dict; values parsed as YAML scalars (numbers, true, null)."""
@@ -83,11 +85,12 @@ def add_validate_command(sub) -> None:
         sp.add_argument("--corpus", required=True, help="labelled corpus folder of this benchmark")
         sp.add_argument("--out", help="write the report JSON here")
         own = _task_options(task, sp, task.add_validate_arguments)
+        add_runtime_arguments(sp)
 
         def run(args, task=task, own=own) -> int:
             try:
                 report = task.validate(args.judge, args.corpus, out=args.out,
-                                       options={k: getattr(args, k) for k in own})
+                                       options={k: getattr(args, k) for k in own}, runtime=runtime_from_args(args))
             except (OSError, ValueError) as e:  # wrong judge kind, bad corpus file: the message names it
                 if args.verbose:
                     raise
@@ -124,11 +127,13 @@ def add_demo_command(sub) -> None:
     p.add_argument("--out", default="demo_out", help="output folder (report.json, summary.md, release/, ...)")
     p.add_argument("--config", default=None, help="run config (default: configs/auto_att/tiny.yaml, embedded)")
     p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config keys")
+    add_runtime_arguments(p)
 
     def run(args) -> int:
         from trainer.demo import run_demo
 
-        report = run_demo(Path(args.out), config_path=args.config, overrides=_parse_overrides(args.set))
+        report = run_demo(Path(args.out), config_path=args.config, overrides=_parse_overrides(args.set),
+                          runtime=runtime_from_args(args))
         print((Path(args.out) / "summary.md").read_text())
         return 0 if report else 1
 

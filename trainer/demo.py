@@ -15,6 +15,7 @@ from pathlib import Path
 from evaluators.scoring import collect_items, score_items
 from evaluators.system_table import format_system_table, system_score_table
 from evaluators.judges.verbalizer import VerbalizerJudge
+from evaluators.runtime_options import Runtime
 from trainer.benchmarks import TASKS
 from trainer.benchmarks.att.corpus import render_system_outputs
 from trainer.benchmarks.att.protocol import labelled_rows
@@ -34,8 +35,11 @@ def write_labels(rows: list[dict], path: Path) -> None:
             f.write(json.dumps({k: r[k] for k in keep}) + "\n")
 
 
-def run_demo(out: Path, config_path: str | Path | None = None, overrides: dict | None = None) -> dict:
-    """Run every stage into ``out``; returns the report dict (also written as ``report.json``)."""
+def run_demo(out: Path, config_path: str | Path | None = None, overrides: dict | None = None,
+             runtime: Runtime | None = None) -> dict:
+    """Run every stage into ``out``; returns the report dict (also written as ``report.json``).
+    ``runtime`` is where validation and scoring load the judge (default CPU float32)."""
+    runtime = runtime or Runtime()
     t0 = time.time()
     timings = {}
     out.mkdir(parents=True, exist_ok=True)
@@ -56,13 +60,13 @@ def run_demo(out: Path, config_path: str | Path | None = None, overrides: dict |
 
     t = time.time()
     validation = TASKS[cfg.task].validate(run_dir / "final", cfg.data.corpus_dir, out=run_dir / "validation.json",
-                                          options={"held_out_voice": settings.held_out_voice})
+                                          options={"held_out_voice": settings.held_out_voice}, runtime=runtime)
     timings["validate_s"] = time.time() - t
     release_dir = release(run_dir, out / "release", validation=validation)
 
     t = time.time()
     systems_dir = render_system_outputs(out / "system_outputs", seed=settings.corpus.seed + 1)
-    judge = VerbalizerJudge.from_pretrained(release_dir)
+    judge = VerbalizerJudge.from_pretrained(release_dir, **runtime.load_kwargs())
     items = collect_items(systems_dir / "manifest.jsonl" if (systems_dir / "manifest.jsonl").is_file() else systems_dir)
     scored = score_items(judge, items, out / "scores.jsonl", batch_size=8)
     table = system_score_table(scored)

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import torch
 
+from evaluators.runtime_options import Runtime
+
 if TYPE_CHECKING:
     from trainer.config import TrainConfig
 
@@ -73,8 +75,9 @@ class JudgeTask(Protocol):
         """Options of ``omnijudge validate <benchmark>`` beyond ``--judge``, ``--corpus``, ``--out``."""
 
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
-                 options: dict | None = None) -> dict:
-        """Load the judge folder, compute the task's validation report, write it to ``out``."""
+                 options: dict | None = None, runtime: Runtime | None = None) -> dict:
+        """Load the judge folder (on ``runtime``'s device and dtype; default CPU float32), compute
+        the task's validation report, write it to ``out``."""
 
     def model_card(self, config: dict, validation: dict | None) -> list[str]:
         """Markdown lines of the model card's task sections: outputs, usage, validation table."""

@@ -1,35 +1,36 @@
-"""Audio-LLM backbones: the transformers models a judge runs on, real or tiny.
+"""``AudioLLM``: one transformers audio-language model (the Qwen2.5-Omni *thinker*, or Qwen2-Audio)
+with its tokenizer, Whisper feature extractor and chat template, turning (waveform, prompt) pairs
+into left-padded model inputs exactly as the checkpoint's stock processor would.
 
-``AudioLLM`` wraps one transformers audio-language model (the Qwen2.5-Omni *thinker*, or
-Qwen2-Audio) with its tokenizer and Whisper feature extractor, and turns (waveform, chat prompt)
-pairs into left-padded model inputs. ``BACKBONES`` is the registry; each entry knows its model
-class, its real hub checkpoint and how to build a tiny random-initialised twin for CPU work.
+Prompts come from the checkpoint's own chat template (:mod:`evaluators.backbones.chat_prompt`);
+features and ``<|AUDIO|>`` counts from the processors' arithmetic
+(:mod:`evaluators.backbones.audio_features`). See ``docs/judge_folder.md#prompts``.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
 from torch import nn
-from transformers import (
-    AutoTokenizer,
-    PreTrainedModel,
-    Qwen2_5OmniThinkerConfig,
-    Qwen2_5OmniThinkerForConditionalGeneration,
-    Qwen2AudioConfig,
-    Qwen2AudioForConditionalGeneration,
-    WhisperFeatureExtractor,
-)
+from transformers import AutoTokenizer, PreTrainedModel, WhisperFeatureExtractor
 
 from evaluators.audio_io import SAMPLE_RATE
+from evaluators.backbones.audio_features import audio_token_count, max_seconds, processor_features
+from evaluators.backbones.chat_prompt import (
+    AUDIO_TOKEN,
+    PromptText,
+    expand_audio,
+    find_chat_template,
+    packaged_chat_template,
+    render_prompt,
+)
+from evaluators.backbones.checkpoint import detect_backbone, dtype_name, resolve_dtype
+from evaluators.backbones.specs import MEL_BINS, BackboneSpec, get_backbone_spec
 from evaluators.backbones.tiny_tokenizer import build_tiny_tokenizer
 
-MEL_BINS = 128
 #: Init std of a tiny backbone's (frozen) lm_head; see ``AudioLLM.tiny``.
 TINY_LM_HEAD_STD = 0.08
 #: Written next to a saved backbone so a folder says which registry entry it belongs to.
@@ -45,107 +46,28 @@ LLM_LINEAR_REGEX = (
 )
 #: Module-name fragments that must never carry a LoRA adapter.
 FROZEN_TOWERS = ("audio_tower", "visual", "multi_modal_projector")
+#: Marks where user segments go when a prompt is rendered for :meth:`AudioLLM.encode_segments`.
+_SEGMENTS = "\x00omnijudge-segments\x00"
 
 
-def audio_token_count(n_frames: int) -> int:
-    """Number of ``<|AUDIO|>`` placeholders for ``n_frames`` valid mel frames (100 frames/s).
-
-    Conv stride 2 then average-pool 2: 25 tokens per second, as the Qwen processors compute it.
-    """
-    after_conv = (n_frames - 1) // 2 + 1
-    return (after_conv - 2) // 2 + 1
-
-
-def _tiny_omni_config(tokenizer) -> Qwen2_5OmniThinkerConfig:
-    ids = tokenizer.convert_tokens_to_ids
-    cfg = Qwen2_5OmniThinkerConfig(
-        audio_config=dict(num_mel_bins=MEL_BINS, encoder_layers=2, encoder_attention_heads=4,
-                          encoder_ffn_dim=256, d_model=64, output_dim=64, n_window=100,
-                          max_source_positions=1500),
-        vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2,
-                           out_hidden_size=64, fullatt_block_indexes=[0]),
-        text_config=dict(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128,
-                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                         max_position_embeddings=4096, tie_word_embeddings=False,
-                         # mrope_section sums to head_dim / 2 = 8
-                         rope_parameters={"rope_type": "default", "rope_theta": 1e6, "mrope_section": [2, 3, 3]},
-                         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id),
-        audio_token_index=ids("<|AUDIO|>"), image_token_index=ids("<|IMAGE|>"),
-        video_token_index=ids("<|VIDEO|>"), audio_start_token_id=ids("<|audio_bos|>"),
-        audio_end_token_id=ids("<|audio_eos|>"), user_token_id=ids("user"),
-    )
-    # get_rope_index reads it, but it is not a thinker config field.
-    cfg.vision_start_token_id = ids("<|vision_bos|>")
-    return cfg
-
-
-def _tiny_qwen2_audio_config(tokenizer) -> Qwen2AudioConfig:
-    return Qwen2AudioConfig(
-        audio_config=dict(num_mel_bins=MEL_BINS, encoder_layers=2, encoder_attention_heads=4,
-                          encoder_ffn_dim=256, d_model=64, max_source_positions=1500),
-        text_config=dict(model_type="qwen2", vocab_size=len(tokenizer), hidden_size=64,
-                         intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-                         num_key_value_heads=2, max_position_embeddings=4096, tie_word_embeddings=False,
-                         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id),
-        audio_token_index=tokenizer.convert_tokens_to_ids("<|AUDIO|>"),
-    )
-
-
-@dataclass(frozen=True)
-class BackboneSpec:
-    """One registry entry.
-
-    ``pad_features_to_30s``: Qwen2-Audio's Whisper encoder only accepts 3000-frame inputs; the
-    Omni thinker reads only valid frames, so its features are computed over the real length
-    (about 20x cheaper on CPU, identical logits).
-    """
-
-    name: str
-    model_class: type[PreTrainedModel]
-    hub_id: str
-    tiny_config: Callable
-    pad_features_to_30s: bool
-    system_prompt: str
-
-
-BACKBONES: dict[str, BackboneSpec] = {
-    "qwen2_5_omni": BackboneSpec(
-        name="qwen2_5_omni",
-        model_class=Qwen2_5OmniThinkerForConditionalGeneration,
-        hub_id="Qwen/Qwen2.5-Omni-7B",
-        tiny_config=_tiny_omni_config,
-        pad_features_to_30s=False,
-        system_prompt=("You are Qwen, a virtual human developed by the Qwen Team, Alibaba Group, capable of "
-                       "perceiving auditory and visual inputs, as well as generating text and speech."),
-    ),
-    "qwen2_audio": BackboneSpec(
-        name="qwen2_audio",
-        model_class=Qwen2AudioForConditionalGeneration,
-        hub_id="Qwen/Qwen2-Audio-7B-Instruct",
-        tiny_config=_tiny_qwen2_audio_config,
-        pad_features_to_30s=True,
-        system_prompt="You are a helpful assistant.",
-    ),
-}
-
-
-def get_backbone_spec(name: str) -> BackboneSpec:
-    """Registry lookup with a clear error listing the known backbones."""
-    if name not in BACKBONES:
-        raise KeyError(f"unknown backbone {name!r}; known: {sorted(BACKBONES)}")
-    return BACKBONES[name]
+def tiny_feature_extractor(spec: BackboneSpec) -> WhisperFeatureExtractor:
+    """The feature extractor of the backbone's real checkpoint (128 mels, 10 ms hop, its window)."""
+    return WhisperFeatureExtractor(feature_size=MEL_BINS, sampling_rate=SAMPLE_RATE, hop_length=160,
+                                   chunk_length=spec.feature_seconds, n_fft=400, padding_value=0.0,
+                                   return_attention_mask=True)
 
 
 class AudioLLM(nn.Module):
     """A transformers audio-LLM plus the pieces that turn audio + prompt into its inputs.
 
-    ``forward(**batch)`` returns the transformers output with ``logits`` (B, T, V) and, when asked,
-    ``hidden_states``. Batches come from :meth:`collate` and are always left padded, so position
-    -1 of every row is that row's final prompt token.
+    ``forward(**batch)`` returns the transformers output with ``logits`` (B, T, V); judges read
+    :meth:`last_hidden_state` or :meth:`label_logits` instead. Batches come from :meth:`collate` and
+    are always left padded, so position -1 of every row is that row's final prompt token.
     """
 
     def __init__(self, model: PreTrainedModel, tokenizer, feature_extractor: WhisperFeatureExtractor,
-                 spec: BackboneSpec, source: str, tiny_seed: int | None = None):
+                 spec: BackboneSpec, source: str, tiny_seed: int | None = None, chat_template: str | None = None,
+                 template_source: str = "", attn_implementation: str | None = None):
         super().__init__()
         self.model = model
         self.tokenizer = tokenizer
@@ -155,14 +77,22 @@ class AudioLLM(nn.Module):
         self.source = source
         #: seed of a tiny random backbone built in memory (it can be rebuilt exactly); None otherwise
         self.tiny_seed = tiny_seed
-        self.audio_token = "<|AUDIO|>"
+        self.chat_template = chat_template or packaged_chat_template(spec.name)
+        self.template_source = template_source or f"packaged:{spec.name}"
+        self.attn_implementation = attn_implementation
+        self.audio_token = AUDIO_TOKEN
+        self.audio_token_id = tokenizer.convert_tokens_to_ids(AUDIO_TOKEN)
+        self._prompts: dict[tuple[str, str, str], PromptText] = {}
 
     # ---- construction -------------------------------------------------------------------------
     @classmethod
-    def tiny(cls, backbone: str = "qwen2_5_omni", seed: int = 0) -> "AudioLLM":
-        """A tiny random-initialised model of the real classes, built fully offline (CPU-sized)."""
+    def tiny(cls, backbone: str = "qwen2_5_omni", seed: int = 0, device: str | torch.device = "cpu",
+             dtype: str | torch.dtype | None = "float32") -> "AudioLLM":
+        """A tiny random-initialised model of the real classes, built fully offline, carrying the
+        real checkpoint's chat template and feature-extractor settings."""
         spec = get_backbone_spec(backbone)
         tokenizer = build_tiny_tokenizer()
+        tokenizer.chat_template = packaged_chat_template(backbone)
         torch.manual_seed(seed)
         model = spec.model_class(spec.tiny_config(tokenizer)).eval()
         # The lm_head stays frozen under LoRA. At the default init (std 0.02, hidden 64) label
@@ -170,112 +100,116 @@ class AudioLLM(nn.Module):
         # [0.2, 0.8]; a real checkpoint's head has no such cap, so give the tiny one a usable range.
         with torch.no_grad():
             model.lm_head.weight.normal_(0.0, TINY_LM_HEAD_STD)
-        fe = WhisperFeatureExtractor(feature_size=MEL_BINS, sampling_rate=SAMPLE_RATE, hop_length=160,
-                                     chunk_length=30, n_fft=400)
-        return cls(model, tokenizer, fe, spec, source=f"tiny-random:{backbone}:seed{seed}",
-                   tiny_seed=seed)
+        model = model.to(device=device, dtype=resolve_dtype(dtype, device))
+        return cls(model, tokenizer, tiny_feature_extractor(spec), spec, source=f"tiny-random:{backbone}:seed{seed}",
+                   tiny_seed=seed, template_source=f"packaged:{backbone}")
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path, backbone: str | None = None,
-                        dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu",
+                        dtype: str | torch.dtype | None = "auto", device: str | torch.device = "cpu",
                         attn_implementation: str | None = None) -> "AudioLLM":
         """Load a real (or saved tiny) checkpoint: a hub id or a local folder.
 
-        ``backbone`` names the registry entry; for a folder written by :meth:`save_pretrained` it
-        is read from the folder. Never uses ``trust_remote_code``. For Qwen2.5-Omni the thinker
-        class is loaded directly from the full checkpoint (transformers maps the ``thinker.``
-        prefix), which skips the talker and token2wav weights.
+        The backbone is read from the checkpoint's ``config.json`` ``model_type``; an explicit
+        ``backbone`` that disagrees is refused before any weight is loaded. Weights load straight
+        onto ``device`` in ``dtype`` (``"auto"``: bfloat16 on CUDA, float32 elsewhere), with no
+        float32 copy in host memory. Never uses ``trust_remote_code``. A full Qwen2.5-Omni checkpoint
+        loads as its thinker (transformers maps the ``thinker.`` keys; talker and token2wav are skipped).
         """
         path = Path(name_or_path)
-        if backbone is None:
-            meta = path / BACKBONE_FILE
-            if not meta.is_file():
-                raise ValueError(f"{name_or_path}: no {BACKBONE_FILE}; pass backbone= one of {sorted(BACKBONES)}")
-            backbone = json.loads(meta.read_text())["backbone"]
-        spec = get_backbone_spec(backbone)
-        kwargs = {"dtype": dtype}
+        found = detect_backbone(name_or_path, expected=backbone)
+        spec = get_backbone_spec(found)
+        torch_dtype = resolve_dtype(dtype, device)
+        kwargs = {"dtype": torch_dtype, "device_map": str(torch.device(device))}
         if attn_implementation:
             kwargs["attn_implementation"] = attn_implementation
-        model = spec.model_class.from_pretrained(str(name_or_path), **kwargs).to(device).eval()
+        model = spec.model_class.from_pretrained(str(name_or_path), **kwargs).eval()
         tokenizer = AutoTokenizer.from_pretrained(str(name_or_path))
         fe = WhisperFeatureExtractor.from_pretrained(str(name_or_path))
-        return cls(model, tokenizer, fe, spec, source=str(name_or_path))
+        template, template_source = find_chat_template(path if path.is_dir() else None, tokenizer, spec.name)
+        return cls(model, tokenizer, fe, spec, source=str(name_or_path), chat_template=template,
+                   template_source=template_source, attn_implementation=attn_implementation)
 
     def save_pretrained(self, out_dir: str | Path) -> None:
-        """Write model (safetensors), tokenizer, feature extractor and the backbone name."""
+        """Write model (safetensors), tokenizer with its chat template, feature extractor and the
+        backbone name."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         self.model.save_pretrained(out, safe_serialization=True)
+        self.tokenizer.chat_template = self.chat_template
         self.tokenizer.save_pretrained(out)
         self.feature_extractor.save_pretrained(out)
         (out / BACKBONE_FILE).write_text(json.dumps({"backbone": self.spec.name, "source": self.source}, indent=2))
 
-    # ---- inputs -------------------------------------------------------------------------------
+    # ---- facts --------------------------------------------------------------------------------
     @property
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
 
-    def chat_prompt(self, user_text: str, system_prompt: str | None = None) -> tuple[str, str]:
-        """Text before and after the audio placeholder, in the Qwen chat format.
+    @property
+    def dtype(self) -> torch.dtype:
+        return next(self.model.parameters()).dtype
 
-        The prompt ends with the assistant header ``"<|im_start|>assistant\\n"``: its final token,
-        the ``"\\n"``, is where a verbalizer judge reads its label logits.
-        """
+    @property
+    def max_seconds(self) -> float:
+        """Longest clip the checkpoint's processor keeps: 30 s (Qwen2-Audio), 300 s (Qwen2.5-Omni)."""
+        return max_seconds(self.feature_extractor)
+
+    def runtime(self) -> dict:
+        """How the model runs, for provenance: ``device``, ``dtype``, ``attn_implementation``."""
+        attn = getattr(self._core().config, "_attn_implementation", None) or self.attn_implementation
+        return {"device": str(self.device), "dtype": dtype_name(self.dtype), "attn_implementation": attn}
+
+    # ---- inputs -------------------------------------------------------------------------------
+    def prompt(self, text_after_audio: str = "", system_prompt: str | None = None,
+               text_before_audio: str = "") -> PromptText:
+        """The rendered chat around its audio placeholder (cached per prompt)."""
         system = self.spec.system_prompt if system_prompt is None else system_prompt
-        before = f"<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n<|audio_bos|>"
-        after = f"<|audio_eos|>{user_text}<|im_end|>\n<|im_start|>assistant\n"
-        return before, after
+        key = (system, text_before_audio, text_after_audio)
+        if key not in self._prompts:
+            self._prompts[key] = render_prompt(self.tokenizer, self.chat_template, system, text_before_audio,
+                                               text_after_audio)
+        return self._prompts[key]
 
-    def features(self, wave: np.ndarray) -> np.ndarray:
-        """Log-mel features of one clip: float32 (128, n_frames), n_frames = valid 10 ms frames.
-
-        Extracted per clip (never over a padded batch), so a clip's features, and so its score,
-        cannot depend on what else is in its batch.
-        """
-        padding = "max_length" if self.spec.pad_features_to_30s else "longest"
-        out = self.feature_extractor(wave, sampling_rate=SAMPLE_RATE, padding=padding,
-                                     return_attention_mask=True, return_tensors="np")
-        n_valid = int(out["attention_mask"][0].sum())
-        feats = out["input_features"][0]
-        return feats if self.spec.pad_features_to_30s else feats[:, :n_valid]
-
-    def encode_segments(self, n_frames: int, user_segments: list[str],
-                        system_prompt: str | None = None) -> tuple[list[int], list[int]]:
-        """Token ids of the whole prompt and the index of each user segment's last token.
-
-        The user text is tokenised segment by segment (e.g. prompt, then each transcript word), so
-        a word's last token is known exactly; ``<|AUDIO|>`` is repeated once per encoder frame.
-        """
-        before, after = self.chat_prompt("", system_prompt)
-        head, tail = "<|audio_eos|>", after[len("<|audio_eos|>"):]
-        enc = lambda text: self.tokenizer(text, add_special_tokens=False)["input_ids"]  # noqa: E731
-        ids = enc(before + self.audio_token * audio_token_count(n_frames) + head)
-        ends = []
-        for seg in user_segments:
-            ids += enc(seg)
-            ends.append(len(ids) - 1)
-        ids += enc(tail)
-        return ids, ends
-
-    def encode_text(self, features: np.ndarray, user_text: str, system_prompt: str | None = None,
-                    n_valid_frames: int | None = None) -> list[int]:
-        """Token ids of the whole prompt, with one ``<|AUDIO|>`` per audio-encoder output frame."""
-        n_frames = features.shape[1] if n_valid_frames is None else n_valid_frames
-        before, after = self.chat_prompt(user_text, system_prompt)
-        text = before + self.audio_token * audio_token_count(n_frames) + after
+    def _ids(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
-    def valid_frames(self, wave: np.ndarray, feats: np.ndarray) -> int:
-        """Mel frames that carry audio (features of Qwen2-Audio are padded to 30 s)."""
-        return min(len(wave) // 160, feats.shape[1]) if self.spec.pad_features_to_30s else feats.shape[1]
+    def features(self, wave: np.ndarray) -> tuple[np.ndarray, int]:
+        """Log-mel features of one clip as the stock processor computes them, and the number of
+        valid frames: float32 (128, F), int. Extracted per clip, never over a padded batch, so a
+        clip's features (and so its score) cannot depend on what else is in its batch."""
+        return processor_features(self.feature_extractor, wave, self.spec.pad_features_to_max)
 
-    def prepare(self, wave: np.ndarray, user_text: str, system_prompt: str | None = None) -> dict:
+    def encode_text(self, n_frames: int, text_after_audio: str, system_prompt: str | None = None,
+                    text_before_audio: str = "") -> list[int]:
+        """Token ids of the whole prompt, with one ``<|AUDIO|>`` per audio-encoder output frame."""
+        prompt = self.prompt(text_after_audio, system_prompt, text_before_audio)
+        return expand_audio(self._ids(prompt.text), self.audio_token_id, audio_token_count(n_frames))
+
+    def encode_segments(self, n_frames: int, user_segments: list[str], system_prompt: str | None = None,
+                        text_before_audio: str = "") -> tuple[list[int], list[int]]:
+        """Token ids of the whole prompt and the index of each user segment's last token.
+
+        The text after the audio is tokenised segment by segment (e.g. prompt, then each
+        transcript word), so a word's last token is known exactly.
+        """
+        prompt = self.prompt(_SEGMENTS, system_prompt, text_before_audio)
+        mid, tail = prompt.after.split(_SEGMENTS)
+        ids = expand_audio(self._ids(prompt.before + AUDIO_TOKEN + mid), self.audio_token_id,
+                           audio_token_count(n_frames))
+        ends = []
+        for seg in user_segments:
+            ids += self._ids(seg)
+            ends.append(len(ids) - 1)
+        ids += self._ids(tail)
+        return ids, ends
+
+    def prepare(self, wave: np.ndarray, user_text: str, system_prompt: str | None = None,
+                text_before_audio: str = "") -> dict:
         """One example as numpy arrays: ``input_ids`` (T,), ``input_features`` (128, F), ``n_frames``."""
-        feats = self.features(wave)
-        n_valid = self.valid_frames(wave, feats)
-        ids = self.encode_text(feats, user_text, system_prompt, n_valid_frames=n_valid)
-        return {"input_ids": np.asarray(ids, dtype=np.int64), "input_features": feats.astype(np.float32),
-                "n_frames": n_valid}
+        feats, n_valid = self.features(wave)
+        ids = self.encode_text(n_valid, user_text, system_prompt, text_before_audio)
+        return {"input_ids": np.asarray(ids, dtype=np.int64), "input_features": feats, "n_frames": n_valid}
 
     def collate(self, examples: list[dict]) -> dict[str, torch.Tensor]:
         """Left-pad token ids, right-pad features; masks mark what is real.
@@ -300,14 +234,32 @@ class AudioLLM(nn.Module):
             fmask[i, : e["n_frames"]] = 1
         return {"input_ids": ids, "attention_mask": attn, "input_features": feats, "feature_attention_mask": fmask}
 
+    # ---- model --------------------------------------------------------------------------------
+    def _core(self) -> PreTrainedModel:
+        return self.model.get_base_model() if hasattr(self.model, "get_base_model") else self.model
+
+    def _on_device(self, batch: dict) -> dict:
+        batch = {k: v.to(self.device, non_blocking=True) for k, v in batch.items()}
+        batch["input_features"] = batch["input_features"].to(self.dtype)
+        return batch
+
     def last_hidden_state(self, **batch) -> torch.Tensor:
-        """Final-layer hidden states (B, T, H) without the LM head (no (B, T, vocab) logits)."""
-        core = self.model.get_base_model() if hasattr(self.model, "get_base_model") else self.model
-        batch = {k: v.to(self.device) for k, v in batch.items()}
-        batch["input_features"] = batch["input_features"].to(self.model.dtype)
-        return core.model(**batch, use_cache=False).last_hidden_state
+        """Final-layer hidden states (B, T, H), after the final norm, without the LM head."""
+        return self._core().model(**self._on_device(batch), use_cache=False).last_hidden_state
+
+    def label_logits(self, batch: dict[str, torch.Tensor], token_ids: torch.Tensor) -> torch.Tensor:
+        """Logits of ``token_ids`` (n,) at the last position: (B, n) float32. Differentiable.
+
+        The last hidden state times the matching rows of ``lm_head`` (in float32), equal to
+        ``lm_head(h)[:, -1, token_ids]`` without materialising (B, T, vocab) logits.
+        """
+        hidden = self.last_hidden_state(**batch)[:, -1, :]
+        head = self._core().get_output_embeddings()
+        ids = token_ids.to(head.weight.device)
+        logits = hidden.float() @ head.weight.index_select(0, ids).float().T
+        if getattr(head, "bias", None) is not None:
+            logits = logits + head.bias.index_select(0, ids).float()
+        return logits
 
     def forward(self, **batch):
-        batch = {k: v.to(self.device) for k, v in batch.items()}
-        batch["input_features"] = batch["input_features"].to(self.model.dtype)
-        return self.model(**batch, use_cache=False)
+        return self.model(**self._on_device(batch), use_cache=False)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from evaluators.backbones import BACKBONE_FILE, AudioLLM
+from evaluators.backbones import BACKBONE_FILE, AudioLLM, detect_backbone
 
 JUDGE_CONFIG = "judge_config.json"
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
@@ -50,10 +50,12 @@ def file_sha256(path: str | Path, n_hex: int = 16) -> str:
     return h.hexdigest()[:n_hex]
 
 
-def provenance_fields(name: str, checkpoint_hash: str, prompt_version: str, seed: int) -> dict:
+def provenance_fields(name: str, checkpoint_hash: str, prompt_version: str, seed: int,
+                      runtime: dict | None = None) -> dict:
     """The provenance stamped on every score row: ``judge``, ``checkpoint_sha256``,
-    ``prompt_version``, ``seed``."""
-    return {"judge": name, "checkpoint_sha256": checkpoint_hash, "prompt_version": prompt_version, "seed": seed}
+    ``prompt_version``, ``seed`` and how the model ran (``device``, ``dtype``, ``attn_implementation``)."""
+    return {"judge": name, "checkpoint_sha256": checkpoint_hash, "prompt_version": prompt_version, "seed": seed,
+            **(runtime or {})}
 
 
 def read_judge_config(folder: str | Path, expected_kind: str | None = None) -> dict:
@@ -80,17 +82,24 @@ def read_judge_config(folder: str | Path, expected_kind: str | None = None) -> d
     return cfg
 
 
-def load_backbone(folder: str | Path, cfg: dict, dtype: torch.dtype = torch.float32,
-                  device: str = "cpu") -> tuple[AudioLLM, str]:
+def load_backbone(folder: str | Path, cfg: dict, dtype: str | torch.dtype | None = "auto", device: str = "cpu",
+                  attn_implementation: str | None = None, base_override: str | None = None) -> tuple[AudioLLM, str]:
     """The folder's base model with its LoRA adapter applied (unmerged, so scores match the
-    training-time model exactly) and the adapter's short hash ("base-only" without adapter)."""
+    training-time model exactly) and the adapter's short hash ("base-only" without adapter).
+
+    ``base_override`` replaces the recorded ``base_model`` (a local copy of the hub checkpoint);
+    a base of another backbone than the folder's is refused before any weight is loaded.
+    """
     from peft import PeftModel
 
     folder = Path(folder)
-    base = cfg["base_model"]
+    base = base_override or cfg["base_model"]
     if (folder / base).is_dir():
         base = str(folder / base)
-    backbone = AudioLLM.from_pretrained(base, backbone=cfg["backbone"], dtype=dtype, device=device)
+    if Path(base).is_dir():
+        detect_backbone(base, expected=cfg["backbone"])
+    backbone = AudioLLM.from_pretrained(base, backbone=cfg["backbone"], dtype=dtype, device=device,
+                                        attn_implementation=attn_implementation)
     if not (folder / ADAPTER_WEIGHTS).is_file():
         return backbone, "base-only"
     backbone.model = PeftModel.from_pretrained(backbone.model, str(folder), is_trainable=False).eval()

@@ -18,15 +18,19 @@ class JudgePreset:
 
     Attributes:
         name: registry key.
-        labels: label words, each read as the first token of its encoding (one token on the tiny
-            tokenizer; checked distinct on real tokenizers).
+        labels: label words, each read at the first token of its encoding (a label of several
+            tokens is allowed when no two labels share a first token; the judge warns once).
         values: value of each label; the score is ``sum_L softmax(logits[labels])_L * value_L``.
         prompt: user text after the audio.
+        prompt_before_audio: user text before the audio (empty for most judges).
         prompt_version: bumped whenever ``prompt`` or ``system_prompt`` changes; goes into provenance.
         system_prompt: None = the backbone's default system prompt.
         read_at: human-readable note of where the logits are read (always the last prompt position).
         aggregate: "expected" (probability-weighted value) or "argmax" (categorical presets).
         positive_threshold: scores >= this count as the positive class in binary metrics.
+        backbone: the backbone the preset is bound to (a released judge's); None = any.
+        base_model: default checkpoint (hub id or folder) when no ``--base`` is given; None = the
+            backbone's own hub checkpoint.
     """
 
     name: str
@@ -40,6 +44,9 @@ class JudgePreset:
     positive_threshold: float | None = None
     description: str = ""
     extra: dict = field(default_factory=dict)
+    prompt_before_audio: str = ""
+    backbone: str | None = None
+    base_model: str | None = None
 
     def __post_init__(self):
         if len(self.labels) < 2:

@@ -26,12 +26,13 @@ def judge_class(kind: str) -> type:
     return load_entry(JUDGE_KINDS, kind, "judge kind", error=JudgeFolderError)
 
 
-def load_judge(folder: str | Path, expected_kind: str | None = None, dtype: torch.dtype = torch.float32,
-               device: str = "cpu") -> Judge:
+def load_judge(folder: str | Path, expected_kind: str | None = None, dtype: str | torch.dtype | None = "auto",
+               device: str = "cpu", attn_implementation: str | None = None) -> Judge:
     """Load any judge folder as the class its ``kind`` names.
 
     With ``expected_kind`` a folder of another kind is refused with a message naming the folder,
-    the kind found and the kind expected.
+    the kind found and the kind expected. ``dtype`` ``"auto"`` is bfloat16 on CUDA, float32 elsewhere.
     """
     cfg = read_judge_config(folder, expected_kind=expected_kind)
-    return judge_class(cfg["kind"]).from_pretrained(folder, dtype=dtype, device=device)
+    return judge_class(cfg["kind"]).from_pretrained(folder, dtype=dtype, device=device,
+                                                       attn_implementation=attn_implementation)

@@ -256,9 +256,10 @@ def save_slot_judge(judge, folder, fields: dict, extra: dict | None = None):
     return out
 
 
-def load_slot_judge(folder, kind: str, dtype: torch.dtype = torch.float32,
-                    device: str = "cpu") -> tuple[dict, object, "WordHead", str]:
+def load_slot_judge(folder, kind: str, dtype: str | torch.dtype | None = "auto", device: str = "cpu",
+                    attn_implementation: str | None = None) -> tuple[dict, object, "WordHead", str]:
     """(judge_config, backbone with adapter, head, checkpoint hash) of a slot judge's folder of ``kind``."""
     cfg = read_judge_config(folder, expected_kind=kind)
-    backbone, checkpoint_hash = load_backbone(folder, cfg, dtype=dtype, device=device)
+    backbone, checkpoint_hash = load_backbone(folder, cfg, dtype=dtype, device=device,
+                                              attn_implementation=attn_implementation)
     return cfg, backbone, load_slot_head(folder, cfg, backbone), checkpoint_hash

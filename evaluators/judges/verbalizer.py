@@ -17,22 +17,15 @@ import numpy as np
 import torch
 
 from evaluators.audio_io import prepare_segments
-from evaluators.backbones import AudioLLM, get_backbone_spec
+from evaluators.backbones import AudioLLM, detect_backbone, get_backbone_spec
 from evaluators.judges.folder import load_backbone, provenance_fields, read_judge_config, write_judge_folder
+from evaluators.judges.label_words import check_recorded_ids, first_token_ids, label_token_pieces
 from evaluators.judges.presets import JudgePreset, get_preset
 
 
 def label_token_ids(tokenizer, labels: tuple[str, ...]) -> list[int]:
-    """First token id of each label word; raises if two labels would share a token."""
-    ids = []
-    for word in labels:
-        enc = tokenizer(word, add_special_tokens=False)["input_ids"]
-        if not enc:
-            raise ValueError(f"label word {word!r} encodes to no token")
-        ids.append(enc[0])
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"label words {labels} do not map to distinct first tokens: {ids}")
-    return ids
+    """First token id of each label word (see :func:`evaluators.judges.label_words.first_token_ids`)."""
+    return first_token_ids(tokenizer, labels)
 
 
 @dataclass
@@ -55,44 +48,53 @@ class VerbalizerJudge:
         preset: label words, values and prompt.
         long_clip_policy: "truncate" (first ``max_seconds``, with a warning) or "windows"
             (consecutive windows scored separately, averaged weighted by their length).
+        max_seconds: longest clip scored whole; None = what the checkpoint's processor keeps
+            (30 s for Qwen2-Audio, 300 s for Qwen2.5-Omni).
+        exact_length_batches: batch only segments of equal token length (no padding), so a
+            clip's score does not depend on its batch in bfloat16 either (slower on mixed lengths).
         name / checkpoint_hash / seed: provenance written on every score row.
     """
 
     kind = "verbalizer"
 
     def __init__(self, backbone: AudioLLM, preset: JudgePreset, long_clip_policy: str = "truncate",
-                 max_seconds: float = 30.0, name: str | None = None, checkpoint_hash: str = "none",
-                 seed: int = 0):
+                 max_seconds: float | None = None, name: str | None = None, checkpoint_hash: str = "none",
+                 seed: int = 0, exact_length_batches: bool = False):
         self.backbone = backbone
         self.config: dict = {}
         self.preset = preset
         self.long_clip_policy = long_clip_policy
-        self.max_seconds = max_seconds
+        self.max_seconds = min(max_seconds or backbone.max_seconds, backbone.max_seconds)
+        self.exact_length_batches = exact_length_batches
         self.name = name or preset.name
         self.checkpoint_hash = checkpoint_hash
         self.seed = seed
-        self.label_ids = torch.tensor(label_token_ids(backbone.tokenizer, preset.labels))
+        self.label_ids = torch.tensor(first_token_ids(backbone.tokenizer, preset.labels))
         self.values = torch.tensor(preset.values, dtype=torch.float32)
-        self._prompt_fields = {f for _, f, _, _ in string.Formatter().parse(preset.prompt) if f}
+        self._prompt_fields = {f for text in (preset.prompt_before_audio, preset.prompt)
+                               for _, f, _, _ in string.Formatter().parse(text) if f}
 
     # ---- model side -----------------------------------------------------------------------------
-    def user_text(self, fields: dict | None = None) -> str:
-        """The preset prompt with per-item fields (e.g. ``{instruction}``) filled in."""
+    def user_text(self, fields: dict | None = None) -> tuple[str, str]:
+        """The preset's user text (before, after the audio) with per-item fields (e.g.
+        ``{instruction}``) filled in."""
+        before, after = self.preset.prompt_before_audio, self.preset.prompt
         if not self._prompt_fields:
-            return self.preset.prompt
+            return before, after
         missing = self._prompt_fields - set(fields or {})
         if missing:
             raise ValueError(f"prompt of preset {self.preset.name!r} needs fields {sorted(missing)}")
-        return self.preset.prompt.format(**fields)
+        return before.format(**fields), after.format(**fields)
 
     def prepare(self, wave: np.ndarray, fields: dict | None = None) -> dict:
         """Model inputs of one (segment of a) clip; see ``AudioLLM.prepare``."""
-        return self.backbone.prepare(wave, self.user_text(fields), self.preset.system_prompt)
+        before, after = self.user_text(fields)
+        return self.backbone.prepare(wave, after, self.preset.system_prompt, text_before_audio=before)
 
     def label_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """Logits of the label tokens at the last position: (B, n_labels). Differentiable."""
-        logits = self.backbone(**batch).logits[:, -1, :]
-        return logits.index_select(-1, self.label_ids.to(logits.device)).float()
+        """Logits of the label tokens at the last position: (B, n_labels) float32. Differentiable;
+        computed from the last hidden state and the label rows of ``lm_head`` only."""
+        return self.backbone.label_logits(batch, self.label_ids)
 
     def expected_score(self, label_logits: torch.Tensor) -> torch.Tensor:
         """Probability-weighted label value: (B, n_labels) -> (B,)."""
@@ -124,13 +126,11 @@ class VerbalizerJudge:
                 parts = prepare_segments(wave, policy=self.long_clip_policy, max_seconds=self.max_seconds)
             for seg, weight in parts:
                 segments.append((i, weight, self.prepare(seg, item_fields)))
-        order = sorted(range(len(segments)), key=lambda k: len(segments[k][2]["input_ids"]))
         seg_probs: list[np.ndarray | None] = [None] * len(segments)
         was_training = self.backbone.model.training
         self.backbone.model.eval()
         try:
-            for start in range(0, len(order), batch_size):
-                chunk = order[start:start + batch_size]
+            for chunk in self._batches([len(s[2]["input_ids"]) for s in segments], batch_size):
                 batch = self.backbone.collate([segments[k][2] for k in chunk])
                 probs = torch.softmax(self.label_logits(batch).double(), dim=-1).cpu().numpy()
                 for k, p in zip(chunk, probs):
@@ -144,6 +144,20 @@ class VerbalizerJudge:
             weights[i] += weight
         return [self._verdict(s / w) for s, w in zip(sums, weights)]
 
+    def _batches(self, lengths: list[int], batch_size: int) -> list[list[int]]:
+        """Indices in batches: sorted by length (little padding), or, with ``exact_length_batches``,
+        never mixing two lengths (no padding at all)."""
+        order = sorted(range(len(lengths)), key=lambda k: lengths[k])
+        if not self.exact_length_batches:
+            return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+        batches: list[list[int]] = []
+        for k in order:
+            if batches and len(batches[-1]) < batch_size and lengths[batches[-1][0]] == lengths[k]:
+                batches[-1].append(k)
+            else:
+                batches.append([k])
+        return batches
+
     def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
         """The ``Judge`` protocol's batched scoring: ``{"wave", ["fields"]}`` -> ``{"score", "label",
         "probs"}`` per input, in input order (see :meth:`score_waves`)."""
@@ -153,37 +167,51 @@ class VerbalizerJudge:
 
     def provenance(self) -> dict:
         """Fields stamped on every score row."""
-        return provenance_fields(self.name, self.checkpoint_hash, self.preset.prompt_version, self.seed)
+        return provenance_fields(self.name, self.checkpoint_hash, self.preset.prompt_version, self.seed,
+                                 self.backbone.runtime())
 
     # ---- loading --------------------------------------------------------------------------------
     @classmethod
-    def from_preset(cls, preset: str | JudgePreset, backbone: str = "qwen2_5_omni",
-                    base: str | None = None, **kwargs) -> "VerbalizerJudge":
+    def from_preset(cls, preset: str | JudgePreset, backbone: str | None = None, base: str | None = None,
+                    device: str = "cpu", dtype: str | torch.dtype | None = "auto",
+                    attn_implementation: str | None = None, **kwargs) -> "VerbalizerJudge":
         """A zero-shot judge: a preset on an untuned base model.
 
-        ``base`` is a hub id or folder (default: the registry's real checkpoint); ``"tiny"`` builds
-        the offline tiny random backbone (for tests and smoke runs only: its scores mean nothing).
+        ``base`` is a hub id or folder (default: the preset's ``base_model``, else the backbone's
+        hub checkpoint); ``"tiny"`` builds the offline tiny random backbone (tests and smoke runs
+        only: its scores mean nothing). The backbone is the preset's binding, else ``backbone``,
+        else read from the checkpoint; a checkpoint of another backbone is refused before loading.
         """
         preset = get_preset(preset) if isinstance(preset, str) else preset
+        if backbone and preset.backbone and backbone != preset.backbone:
+            raise ValueError(f"preset {preset.name!r} is bound to backbone {preset.backbone!r}, not {backbone!r}")
+        wanted = preset.backbone or backbone
         if base == "tiny":
-            audio_llm = AudioLLM.tiny(backbone)
+            audio_llm = AudioLLM.tiny(wanted or "qwen2_5_omni", device=device, dtype=dtype)
         else:
-            audio_llm = AudioLLM.from_pretrained(base or get_backbone_spec(backbone).hub_id, backbone=backbone)
+            source = base or preset.base_model or get_backbone_spec(wanted or "qwen2_5_omni").hub_id
+            if Path(source).is_dir():
+                detect_backbone(source, expected=wanted)
+            audio_llm = AudioLLM.from_pretrained(source, backbone=wanted, device=device, dtype=dtype,
+                                                 attn_implementation=attn_implementation)
         return cls(audio_llm, preset, name=f"{preset.name}@{audio_llm.source}", **kwargs)
 
     @classmethod
-    def from_pretrained(cls, folder: str | Path, dtype: torch.dtype = torch.float32,
-                        device: str = "cpu") -> "VerbalizerJudge":
+    def from_pretrained(cls, folder: str | Path, dtype: str | torch.dtype | None = "auto", device: str = "cpu",
+                        attn_implementation: str | None = None, **kwargs) -> "VerbalizerJudge":
         """Load a verbalizer judge folder (``docs/judge_folder.md``): base model + LoRA adapter
         (unmerged, so scores match the training-time model exactly) + the preset it was trained with."""
         cfg = read_judge_config(folder, expected_kind=cls.kind)
         if "preset" not in cfg:
             raise ValueError(f"{Path(folder)}: judge_config.json has no 'preset'")
-        audio_llm, checkpoint_hash = load_backbone(folder, cfg, dtype=dtype, device=device)
+        audio_llm, checkpoint_hash = load_backbone(folder, cfg, dtype=dtype, device=device,
+                                                   attn_implementation=attn_implementation)
+        if cfg.get("label_token_ids"):
+            check_recorded_ids(audio_llm.tokenizer, cfg["label_token_ids"], str(folder))
         judge = cls(audio_llm, JudgePreset.from_dict(cfg["preset"]),
                     long_clip_policy=cfg.get("long_clip_policy", "truncate"),
-                    max_seconds=float(cfg.get("max_seconds", 30.0)), name=cfg.get("judge_name", Path(folder).name),
-                    checkpoint_hash=checkpoint_hash, seed=int(cfg.get("seed", 0)))
+                    max_seconds=cfg.get("max_seconds"), name=cfg.get("judge_name", Path(folder).name),
+                    checkpoint_hash=checkpoint_hash, seed=int(cfg.get("seed", 0)), **kwargs)
         judge.config = cfg
         return judge
 
@@ -192,6 +220,7 @@ class VerbalizerJudge:
         preset = self.preset
         fields = {"preset": preset.to_dict(), "prompt": preset.prompt, "prompt_version": preset.prompt_version,
                   "label_words": list(preset.labels), "label_values": list(preset.values),
+                  "label_token_ids": label_token_pieces(self.backbone.tokenizer, preset.labels),
                   "read_at": preset.read_at, "long_clip_policy": self.long_clip_policy}
         return write_judge_folder(self.backbone, folder, self.kind, self.name, fields, self.max_seconds, self.seed,
                                   extra)

@@ -49,7 +49,7 @@ class WordTaggerJudge:
     kind = "word_tagger"
 
     def __init__(self, backbone: AudioLLM, head: WordHead, prompt: str, output_names: tuple[str, ...] = ("stressed",),
-                 threshold: float = 0.5, system_prompt: str | None = None, max_seconds: float = 30.0,
+                 threshold: float = 0.5, system_prompt: str | None = None, max_seconds: float | None = None,
                  name: str = "word-tagger", checkpoint_hash: str = "none", seed: int = 0, prompt_version: str = "v1"):
         if head.config.n_outputs != len(output_names):
             raise ValueError(f"head has {head.config.n_outputs} outputs but {len(output_names)} output names")
@@ -59,7 +59,7 @@ class WordTaggerJudge:
         self.output_names = tuple(output_names)
         self.threshold = threshold
         self.system_prompt = system_prompt
-        self.max_seconds = max_seconds
+        self.max_seconds = min(max_seconds or backbone.max_seconds, backbone.max_seconds)
         self.name = name
         self.checkpoint_hash = checkpoint_hash
         self.seed = seed
@@ -93,11 +93,10 @@ class WordTaggerJudge:
             if len(word_times) != len(words):
                 raise ValueError(f"{len(word_times)} word timestamps for {len(words)} words")
         wave, _ = prepare_segments(wave, policy="truncate", max_seconds=self.max_seconds)[0]
-        feats = self.backbone.features(wave)
-        n_valid = self.backbone.valid_frames(wave, feats)
+        feats, n_valid = self.backbone.features(wave)
         segments = [self.prompt + "\nTranscript:" + ("" if lang in CJK_LANGS else " ")] + transcript_pieces(words, lang)
         ids, ends = self.backbone.encode_segments(n_valid, segments, self.system_prompt)
-        ex = {"input_ids": np.asarray(ids, dtype=np.int64), "input_features": feats.astype(np.float32),
+        ex = {"input_ids": np.asarray(ids, dtype=np.int64), "input_features": feats,
               "n_frames": n_valid, "word_pos": np.asarray(ends[1:], dtype=np.int64)}
         if self.needs_word_times:
             audio_id = self.backbone.tokenizer.convert_tokens_to_ids(self.backbone.audio_token)
@@ -139,7 +138,8 @@ class WordTaggerJudge:
                 for x, p in zip(inputs, probs)]
 
     def provenance(self) -> dict:
-        return provenance_fields(self.name, self.checkpoint_hash, self.prompt_version, self.seed)
+        return provenance_fields(self.name, self.checkpoint_hash, self.prompt_version, self.seed,
+                                 self.backbone.runtime())
 
     # ---- persistence ---------------------------------------------------------------------------
     def save_pretrained(self, folder: str | Path, extra: dict | None = None) -> Path:
@@ -152,12 +152,12 @@ class WordTaggerJudge:
         return save_slot_judge(self, folder, fields, extra)
 
     @classmethod
-    def from_pretrained(cls, folder: str | Path, dtype: torch.dtype = torch.float32,
-                        device: str = "cpu") -> "WordTaggerJudge":
+    def from_pretrained(cls, folder: str | Path, dtype: str | torch.dtype | None = "auto", device: str = "cpu",
+                        attn_implementation: str | None = None) -> "WordTaggerJudge":
         """Load a word-tagger judge folder (judge_config.json kind "word_tagger", adapter, head)."""
-        cfg, backbone, head, checkpoint_hash = load_slot_judge(folder, cls.kind, dtype, device)
+        cfg, backbone, head, checkpoint_hash = load_slot_judge(folder, cls.kind, dtype, device, attn_implementation)
         return cls(backbone, head, prompt=cfg["prompt"], output_names=tuple(cfg["output_names"]),
                    threshold=float(cfg.get("threshold", 0.5)), system_prompt=cfg.get("system_prompt"),
-                   max_seconds=float(cfg.get("max_seconds", 30.0)), name=cfg.get("judge_name", Path(folder).name),
+                   max_seconds=cfg.get("max_seconds"), name=cfg.get("judge_name", Path(folder).name),
                    checkpoint_hash=checkpoint_hash, seed=int(cfg.get("seed", 0)),
                    prompt_version=cfg.get("prompt_version", "v1"))

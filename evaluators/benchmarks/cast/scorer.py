@@ -9,8 +9,10 @@ and only the target-sentence segment is scored: its boundaries come from the man
 an aligned head also needs each transcript word's time span: from the same word timestamps or the
 aligner (``evaluators.word_alignment``).
 
-A missing or unreadable output becomes a prediction row with an ``error`` (the metrics count it as
-missing and list it); predictions are appended as they are made, and a re-run skips ids done.
+A missing or unreadable output becomes a prediction row with an ``error`` and ``error_kind``
+``"item"`` (the metrics count it as missing and list it); an aligner that cannot work
+(``AlignerSetupError``) stops the run instead. Predictions are appended as they are made, and a
+re-run skips ids done (an ``error_kind: "setup"`` row is not done: it is redone).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from evaluators.audio_io import (
 from evaluators.backbones import SAMPLE_RATE as SR
 from evaluators.benchmarks.cast.metrics import MODES, cast_metrics, tokenize
 from evaluators.jsonl import read_jsonl
-from evaluators.scoring import read_done_rows, score_work_in_batches
+from evaluators.scoring import error_kind, read_done_rows, score_work_in_batches
 from evaluators.text_units import text_lang
 from evaluators.word_alignment import (
     Aligner,
@@ -143,7 +145,7 @@ def score_cast(detector, items_path: str | Path, outputs: str | Path, out_dir: s
         return {**base(o), "words": result["words"], "probs": result["probs"]}
 
     def fail(o: CastOutput, e: Exception) -> dict:
-        return {**base(o), "error": f"{o.path or o.id}: {e}"}
+        return {**base(o), "error": f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
 
     with pred_path.open("a", encoding="utf-8") as f:
         score_work_in_batches(detector, todo, prepare, finish, fail, f, batch_size=batch_size)

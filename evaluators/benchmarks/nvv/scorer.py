@@ -6,9 +6,11 @@ Outputs: ``OUTPUTS/<id>.<ext>`` (one system, named by ``--system`` or the folder
 needs each transcript unit's time span: from the manifest's word timestamps, else from an aligner.
 
 Per system the verifier's rows (the public verifier's format plus provenance) are appended to
-``RESULTS/predictions/<system>.jsonl`` as they are made; a re-run skips ids already there. A missing
-or unreadable output becomes a row with ``present: false`` and an ``error`` (a miss, listed in the
-metrics). Then ``RESULTS/metrics/<system>.json`` (``omnijudge metrics nvv``'s report),
+``RESULTS/predictions/<system>.jsonl`` as they are made; a re-run skips ids already there (but
+redoes ``error_kind: "setup"`` rows). A missing or unreadable output becomes a row with
+``present: false``, an ``error`` and ``error_kind: "item"`` (a miss, listed in the metrics); an
+aligner that cannot work (``AlignerSetupError``) stops the run instead. Then
+``RESULTS/metrics/<system>.json`` (``omnijudge metrics nvv``'s report),
 ``RESULTS/table.json`` + ``table.md`` (paper Table 3: coverage, P, R, F1, NTD, CA-F1 per system)
 and ``RESULTS/per_type_f1.png`` (systems x types heatmap).
 """
@@ -31,7 +33,7 @@ from evaluators.benchmarks.nvv.items import NVVItem, load_items, position_units
 from evaluators.benchmarks.nvv.metrics import prediction_from_row, score_run
 from evaluators.benchmarks.nvv.taxonomy import get_system, load_taxonomy
 from evaluators.jsonl import read_jsonl
-from evaluators.scoring import read_done_rows, score_work_in_batches
+from evaluators.scoring import error_kind, read_done_rows, score_work_in_batches
 from evaluators.word_alignment import Aligner, timed_words, transcript_word_times
 
 
@@ -101,7 +103,7 @@ def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pre
         def fail(o: NvvOutput, e: Exception) -> dict:
             item = by_id.get(o.id) or by_safe_id[o.id]
             return {**base(o), "present": False, "text_with_mark": item.reference_text, "hallucinated_events": [],
-                    "error": f"{o.path or o.id}: {e}"}
+                    "error": f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
 
         with path.open("a", encoding="utf-8") as f:
             score_work_in_batches(verifier, todo, prepare, finish, fail, f, batch_size=batch_size)

@@ -91,7 +91,7 @@ class NvvVerifierJudge:
     kind = "nvv_verifier"
 
     def __init__(self, backbone: AudioLLM, head: WordHead, threshold: float = 0.5, type_threshold: float = 0.5,
-                 boundary_margin_s: float = 0.12, system_prompt: str | None = None, max_seconds: float = 30.0,
+                 boundary_margin_s: float = 0.12, system_prompt: str | None = None, max_seconds: float | None = None,
                  name: str = "nvv-verifier", checkpoint_hash: str = "none", seed: int = 0,
                  prompt_version: str = "v1"):
         self.taxonomy = load_taxonomy()
@@ -102,7 +102,8 @@ class NvvVerifierJudge:
         self.backbone, self.head = backbone, head
         self.threshold, self.type_threshold = threshold, type_threshold
         self.boundary_margin_s = boundary_margin_s
-        self.system_prompt, self.max_seconds = system_prompt, max_seconds
+        self.system_prompt = system_prompt
+        self.max_seconds = min(max_seconds or backbone.max_seconds, backbone.max_seconds)
         self.name, self.checkpoint_hash, self.seed, self.prompt_version = name, checkpoint_hash, seed, prompt_version
 
     @classmethod
@@ -124,15 +125,14 @@ class NvvVerifierJudge:
         if len(unit_times) != len(units):
             raise ValueError(f"{len(unit_times)} unit timestamps for {len(units)} {('characters' if lang == 'zh' else 'words')}")
         wave, _ = prepare_segments(wave, policy="truncate", max_seconds=self.max_seconds)[0]
-        feats = self.backbone.features(wave)
-        n_valid = self.backbone.valid_frames(wave, feats)
+        feats, n_valid = self.backbone.features(wave)
         sep = "" if lang == "zh" else " "
         prompt = NVV_PROMPT.format(label=self.label_of(target_type)) + "\nTranscript:" + sep
         segments = [prompt] + transcript_pieces(units, lang)
         ids, ends = self.backbone.encode_segments(n_valid, segments, self.system_prompt)
         spans = boundary_spans(unit_times, len(wave) / SAMPLE_RATE, self.boundary_margin_s)
         audio_id = self.backbone.tokenizer.convert_tokens_to_ids(self.backbone.audio_token)
-        ex = {"input_ids": np.asarray(ids, dtype=np.int64), "input_features": feats.astype(np.float32),
+        ex = {"input_ids": np.asarray(ids, dtype=np.int64), "input_features": feats,
               "n_frames": n_valid, "word_pos": np.asarray(ends, dtype=np.int64),
               "condition": self.types.index(target_type)}
         ex.update(span_example_fields(spans, n_valid, ids, audio_id))
@@ -192,7 +192,8 @@ class NvvVerifierJudge:
         return self.verify(*([x[k] for x in inputs] for k in keys), batch_size=batch_size)
 
     def provenance(self) -> dict:
-        return provenance_fields(self.name, self.checkpoint_hash, self.prompt_version, self.seed)
+        return provenance_fields(self.name, self.checkpoint_hash, self.prompt_version, self.seed,
+                                 self.backbone.runtime())
 
     def save_pretrained(self, folder: str | Path, extra: dict | None = None) -> Path:
         """Write this verifier as a judge folder (``docs/judge_folder.md``) with its head weights;
@@ -204,13 +205,13 @@ class NvvVerifierJudge:
         return save_slot_judge(self, folder, fields, extra)
 
     @classmethod
-    def from_pretrained(cls, folder: str | Path, dtype: torch.dtype = torch.float32,
-                        device: str = "cpu") -> "NvvVerifierJudge":
+    def from_pretrained(cls, folder: str | Path, dtype: str | torch.dtype | None = "auto", device: str = "cpu",
+                        attn_implementation: str | None = None) -> "NvvVerifierJudge":
         """Load an NVV verifier folder (judge_config.json kind "nvv_verifier", adapter, head)."""
-        cfg, backbone, head, checkpoint_hash = load_slot_judge(folder, cls.kind, dtype, device)
+        cfg, backbone, head, checkpoint_hash = load_slot_judge(folder, cls.kind, dtype, device, attn_implementation)
         return cls(backbone, head, threshold=float(cfg.get("threshold", 0.5)),
                    type_threshold=float(cfg.get("type_threshold", 0.5)),
                    boundary_margin_s=float(cfg.get("boundary_margin_s", 0.12)), system_prompt=cfg.get("system_prompt"),
-                   max_seconds=float(cfg.get("max_seconds", 30.0)), name=cfg.get("judge_name", Path(folder).name),
+                   max_seconds=cfg.get("max_seconds"), name=cfg.get("judge_name", Path(folder).name),
                    checkpoint_hash=checkpoint_hash, seed=int(cfg.get("seed", 0)),
                    prompt_version=cfg.get("prompt_version", "v1"))

@@ -18,6 +18,7 @@ from evaluators.benchmarks.att.metrics import IN_DISTRIBUTION
 from evaluators.judges.presets import get_preset
 from evaluators.judges.verbalizer import VerbalizerJudge
 from evaluators.metrics.correlation import voice_level_correlation
+from evaluators.runtime_options import Runtime
 from trainer.benchmarks.att.card import card_sections
 from trainer.benchmarks.att.corpus import AttCorpusConfig, build_att_corpus, render_system_outputs
 from trainer.benchmarks.att.protocol import labelled_rows
@@ -127,12 +128,12 @@ class AttHlsTask:
         parser.add_argument("--batch-size", type=int, default=16)
 
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
-                 options: dict | None = None) -> dict:
+                 options: dict | None = None, runtime: Runtime | None = None) -> dict:
         """Voice-level SRCC/PLCC per dimension on the held-out voices + trap F1; with ``out``, the
         per-clip predictions go beside the report."""
         options = options or {}
         return validate_folder(judge_dir, corpus_dir, options.get("held_out_voice", 3),
-                               options.get("batch_size", 16), out=out)
+                               options.get("batch_size", 16), out=out, runtime=runtime)
 
     def model_card(self, config: dict, validation: dict | None) -> list[str]:
         return card_sections(config, validation)

@@ -8,6 +8,7 @@ from pathlib import Path
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.att.metrics import att_metrics
 from evaluators.judges.verbalizer import VerbalizerJudge
+from evaluators.runtime_options import Runtime
 from trainer.benchmarks.att.protocol import labelled_rows
 
 
@@ -44,9 +45,10 @@ def validate_judge(judge: VerbalizerJudge, rows: list[dict], batch_size: int = 1
 
 
 def validate_folder(judge_dir: str | Path, corpus_dir: str | Path, held_out_voice: int = 3,
-                    batch_size: int = 16, out: str | Path | None = None) -> dict:
-    """Load a judge folder, validate it on an ATT-format corpus, optionally write the report JSON."""
-    judge = VerbalizerJudge.from_pretrained(judge_dir)
+                    batch_size: int = 16, out: str | Path | None = None, runtime: Runtime | None = None) -> dict:
+    """Load a judge folder (on ``runtime``; default CPU float32), validate it on an ATT-format
+    corpus, optionally write the report JSON."""
+    judge = VerbalizerJudge.from_pretrained(judge_dir, **(runtime or Runtime()).load_kwargs())
     rows, _ = labelled_rows(corpus_dir, held_out_voice=held_out_voice)
     out_path = Path(out) if out else None
     preds = out_path.with_name(out_path.stem + "_predictions.jsonl") if out_path else None

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from evaluators.audio_io import load_audio
 from evaluators.jsonl import read_jsonl
 from evaluators.judges.word_tagger import WordTaggerJudge
+from evaluators.runtime_options import Runtime
 from trainer.benchmarks.cast.card import card_sections
 from trainer.benchmarks.cast.corpus import StressCorpusConfig, build_stress_corpus
 from trainer.benchmarks.cast.settings import WordStressSettings
@@ -128,13 +129,13 @@ class WordStressTask:
         parser.add_argument("--split", default="test")
 
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
-                 options: dict | None = None) -> dict:
+                 options: dict | None = None, runtime: Runtime | None = None) -> dict:
         """Word P/R/F1 and CAST pair metrics on held-out items per language; with ``labels``,
         kappa among listeners and detector vs their majority."""
         options = options or {}
         labels = options.get("labels")
         listeners = read_jsonl(labels, required=("id", "listener", "stressed")) if labels else None
-        report = validate_stress_judge(WordTaggerJudge.from_pretrained(judge_dir), load_stress_rows(corpus_dir),
+        report = validate_stress_judge(WordTaggerJudge.from_pretrained(judge_dir, **(runtime or Runtime()).load_kwargs()), load_stress_rows(corpus_dir),
                                        split=options.get("split", "test"), listener_rows=listeners)
         return write_report(report, out)
 

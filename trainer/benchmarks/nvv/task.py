@@ -15,6 +15,7 @@ from evaluators.audio_io import load_audio
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, count_units
 from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
 from evaluators.jsonl import read_jsonl
+from evaluators.runtime_options import Runtime
 from trainer.benchmarks.nvv.card import card_sections
 from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, build_nvv_corpus
 from trainer.benchmarks.nvv.settings import NvvVerifySettings
@@ -151,10 +152,10 @@ class NvvVerifyTask:
         parser.add_argument("--split", default="test")
 
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
-                 options: dict | None = None) -> dict:
+                 options: dict | None = None, runtime: Runtime | None = None) -> dict:
         """Presence accuracy, P/R/F1, NTD vs what was rendered, per language / category / case, and
         the benchmark metrics vs an oracle verifier."""
-        report = validate_nvv_verifier(NvvVerifierJudge.from_pretrained(judge_dir), load_nvv_rows(corpus_dir),
+        report = validate_nvv_verifier(NvvVerifierJudge.from_pretrained(judge_dir, **(runtime or Runtime()).load_kwargs()), load_nvv_rows(corpus_dir),
                                        split=(options or {}).get("split", "test"))
         return write_report(report, out)
 

@@ -1,0 +1,101 @@
+"""Prompts built by the checkpoint's own chat template, with the audio placeholder expanded as the
+processors expand it.
+
+A judge must see exactly the token sequence its checkpoint was trained on. The stock path is
+``processor.apply_chat_template(conversation, add_generation_prompt=True, tokenize=False)``, then
+the processor replaces the one ``<|AUDIO|>`` of each audio entry with one ``<|AUDIO|>`` per
+encoder frame and tokenises the whole text. Here the conversation (system, then one user turn of
+optional text, the audio, optional text) is rendered by the same template, the text is tokenised
+with a single ``<|AUDIO|>`` (a special token, so the text on either side tokenises as it does in
+the expanded string) and that one id is repeated. See ``docs/judge_folder.md#prompts``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+AUDIO_TOKEN = "<|AUDIO|>"
+#: Processor-level template file of a hub checkpoint (what ``processor.apply_chat_template`` uses).
+PROCESSOR_TEMPLATE_FILE = "chat_template.json"
+#: Template file that ``tokenizer.save_pretrained`` writes (transformers 5).
+TOKENIZER_TEMPLATE_FILE = "chat_template.jinja"
+
+
+@lru_cache(maxsize=None)
+def packaged_chat_template(backbone: str) -> str:
+    """The chat template published with the backbone's hub checkpoint, shipped with omnijudge so
+    tiny backbones (and checkpoints that lack one) render prompts exactly as the real ones."""
+    return resources.files("evaluators.backbones").joinpath("chat_templates", f"{backbone}.jinja").read_text(
+        encoding="utf-8")
+
+
+def find_chat_template(folder: str | Path | None, tokenizer, backbone: str) -> tuple[str, str]:
+    """The template a checkpoint's processor would use, and where it came from.
+
+    Order, as ``AutoProcessor.from_pretrained`` resolves it: the folder's ``chat_template.json``,
+    then its ``chat_template.jinja`` / the tokenizer's own template, then the template published
+    with the backbone (Qwen2-Audio's processor falls back to that same template).
+    """
+    if folder is not None and Path(folder).is_dir():
+        path = Path(folder) / PROCESSOR_TEMPLATE_FILE
+        if path.is_file():
+            return json.loads(path.read_text(encoding="utf-8"))["chat_template"], str(path)
+    if getattr(tokenizer, "chat_template", None):
+        return tokenizer.chat_template, "tokenizer"
+    return packaged_chat_template(backbone), f"packaged:{backbone}"
+
+
+@dataclass(frozen=True)
+class PromptText:
+    """A rendered prompt around its single audio placeholder: ``before + <|AUDIO|> + after``."""
+
+    before: str
+    after: str
+
+    @property
+    def text(self) -> str:
+        return self.before + AUDIO_TOKEN + self.after
+
+
+def conversation(system_prompt: str, text_before_audio: str = "", text_after_audio: str = "",
+                 audio_ref: str = "audio") -> list[dict]:
+    """The chat a judge sends: a system turn, then one user turn of [text,] audio[, text].
+
+    ``audio_ref`` only fills the audio entry's ``"audio"`` key (templates test for the key, never
+    read its value).
+    """
+    content: list[dict] = []
+    if text_before_audio:
+        content.append({"type": "text", "text": text_before_audio})
+    content.append({"type": "audio", "audio": audio_ref})
+    if text_after_audio:
+        content.append({"type": "text", "text": text_after_audio})
+    return [{"role": "system", "content": system_prompt}, {"role": "user", "content": content}]
+
+
+def render_prompt(tokenizer, chat_template: str, system_prompt: str, text_before_audio: str = "",
+                  text_after_audio: str = "") -> PromptText:
+    """Render the judge's chat with ``chat_template`` (generation prompt added) and split it at
+    the one audio placeholder. Raises if the template does not yield exactly one placeholder."""
+    for name, text in (("system prompt", system_prompt), ("text before the audio", text_before_audio),
+                       ("text after the audio", text_after_audio)):
+        if AUDIO_TOKEN in text:
+            raise ValueError(f"the {name} contains {AUDIO_TOKEN!r}")
+    rendered = tokenizer.apply_chat_template(
+        conversation(system_prompt, text_before_audio, text_after_audio), chat_template=chat_template,
+        tokenize=False, add_generation_prompt=True)
+    if rendered.count(AUDIO_TOKEN) != 1:
+        raise ValueError(f"the chat template rendered {rendered.count(AUDIO_TOKEN)} {AUDIO_TOKEN} placeholders "
+                         "for one audio entry")
+    before, after = rendered.split(AUDIO_TOKEN)
+    return PromptText(before, after)
+
+
+def expand_audio(ids: list[int], audio_token_id: int, n_audio_tokens: int) -> list[int]:
+    """Replace the single ``audio_token_id`` in ``ids`` with ``n_audio_tokens`` copies."""
+    k = ids.index(audio_token_id)
+    return ids[:k] + [audio_token_id] * n_audio_tokens + ids[k + 1:]

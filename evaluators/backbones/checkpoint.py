@@ -1,0 +1,76 @@
+"""What a checkpoint is before any weight is loaded: its backbone (from ``config.json``
+``model_type``), and the dtype and device to load it with."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+from evaluators.backbones.specs import BACKBONES, backbone_for_model_type
+
+#: ``--dtype`` choices; ``auto`` is bfloat16 on CUDA, float32 elsewhere.
+DTYPE_CHOICES = ("auto", "float32", "bfloat16", "float16")
+_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+class BackboneMismatchError(ValueError):
+    """A checkpoint is not of the backbone the caller named (raised before any weight loads)."""
+
+
+def resolve_dtype(dtype: str | torch.dtype | None, device: str | torch.device = "cpu") -> torch.dtype:
+    """A torch dtype from a ``--dtype`` value: ``auto``/None is bfloat16 on CUDA, float32 elsewhere."""
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype in (None, "auto"):
+        return torch.bfloat16 if torch.device(device).type == "cuda" else torch.float32
+    if dtype not in _DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}; choose one of {DTYPE_CHOICES}")
+    return _DTYPES[dtype]
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """``torch.bfloat16`` -> ``"bfloat16"`` (what provenance records)."""
+    return str(dtype).removeprefix("torch.")
+
+
+def read_model_type(name_or_path: str | Path) -> str:
+    """``model_type`` of a checkpoint's ``config.json`` (a local folder, or a hub id through the
+    local cache / hub, fetching ``config.json`` alone)."""
+    path = Path(name_or_path)
+    if path.is_dir():
+        config_path = path / "config.json"
+        if not config_path.is_file():
+            raise FileNotFoundError(f"{path}: no config.json (not a transformers checkpoint folder)")
+        try:
+            config = json.loads(config_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{config_path}: not valid JSON ({e})") from None
+    else:
+        from transformers import PretrainedConfig
+
+        config, _ = PretrainedConfig.get_config_dict(str(name_or_path))
+    if "model_type" not in config:
+        raise ValueError(f"{name_or_path}: config.json has no model_type")
+    return str(config["model_type"])
+
+
+def detect_backbone(name_or_path: str | Path, expected: str | None = None) -> str:
+    """The registry backbone of a checkpoint, from its ``config.json`` ``model_type``.
+
+    When ``expected`` is given (an explicit ``--backbone`` or a judge folder's ``backbone``) and
+    the checkpoint is another backbone, raises :class:`BackboneMismatchError` naming both, so a
+    Qwen2-Audio folder is never half-loaded into the Qwen2.5-Omni classes.
+    """
+    model_type = read_model_type(name_or_path)
+    found = backbone_for_model_type(model_type)
+    if found is None:
+        raise BackboneMismatchError(
+            f"{name_or_path}: config.json model_type {model_type!r} is not a supported backbone "
+            f"(supported model types: {sorted(t for s in BACKBONES.values() for t in s.model_types)})")
+    if expected is not None and expected != found:
+        raise BackboneMismatchError(
+            f"{name_or_path}: a {found!r} checkpoint (config.json model_type {model_type!r}), but backbone "
+            f"{expected!r} was asked for; drop --backbone (it is read from the checkpoint) or pass --backbone {found}")
+    return found

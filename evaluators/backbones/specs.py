@@ -1,0 +1,116 @@
+"""The backbone registry: which transformers class each audio-LLM is, its hub checkpoint, how its
+checkpoints announce themselves (``config.json`` ``model_type``), and its tiny random twin."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from transformers import (
+    PreTrainedModel,
+    Qwen2_5OmniThinkerConfig,
+    Qwen2_5OmniThinkerForConditionalGeneration,
+    Qwen2AudioConfig,
+    Qwen2AudioForConditionalGeneration,
+)
+
+MEL_BINS = 128
+
+
+def _tiny_omni_config(tokenizer) -> Qwen2_5OmniThinkerConfig:
+    ids = tokenizer.convert_tokens_to_ids
+    cfg = Qwen2_5OmniThinkerConfig(
+        audio_config=dict(num_mel_bins=MEL_BINS, encoder_layers=2, encoder_attention_heads=4,
+                          encoder_ffn_dim=256, d_model=64, output_dim=64, n_window=100,
+                          max_source_positions=1500),
+        vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2,
+                           out_hidden_size=64, fullatt_block_indexes=[0]),
+        text_config=dict(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                         max_position_embeddings=32768, tie_word_embeddings=False,
+                         # mrope_section sums to head_dim / 2 = 8
+                         rope_parameters={"rope_type": "default", "rope_theta": 1e6, "mrope_section": [2, 3, 3]},
+                         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id),
+        audio_token_index=ids("<|AUDIO|>"), image_token_index=ids("<|IMAGE|>"),
+        video_token_index=ids("<|VIDEO|>"), audio_start_token_id=ids("<|audio_bos|>"),
+        audio_end_token_id=ids("<|audio_eos|>"), user_token_id=ids("user"),
+    )
+    # get_rope_index reads it, but it is not a thinker config field.
+    cfg.vision_start_token_id = ids("<|vision_bos|>")
+    return cfg
+
+
+def _tiny_qwen2_audio_config(tokenizer) -> Qwen2AudioConfig:
+    return Qwen2AudioConfig(
+        audio_config=dict(num_mel_bins=MEL_BINS, encoder_layers=2, encoder_attention_heads=4,
+                          encoder_ffn_dim=256, d_model=64, max_source_positions=1500),
+        text_config=dict(model_type="qwen2", vocab_size=len(tokenizer), hidden_size=64,
+                         intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                         num_key_value_heads=2, max_position_embeddings=8192, tie_word_embeddings=False,
+                         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id),
+        audio_token_index=tokenizer.convert_tokens_to_ids("<|AUDIO|>"),
+    )
+
+
+@dataclass(frozen=True)
+class BackboneSpec:
+    """One registry entry.
+
+    Attributes:
+        model_types: ``config.json`` ``model_type`` values of this backbone's checkpoints (a full
+            Qwen2.5-Omni checkpoint and a saved thinker both load as the thinker).
+        pad_features_to_max: Qwen2-Audio's Whisper encoder only accepts the full 30 s window; the
+            Omni thinker reads only valid frames, so only those are computed (identical values).
+        feature_seconds: the stock processor's ``chunk_length`` (the longest clip it keeps):
+            30 s for Qwen2-Audio, 300 s for Qwen2.5-Omni.
+        system_prompt: the system turn a judge sends when its preset names none.
+    """
+
+    name: str
+    model_class: type[PreTrainedModel]
+    hub_id: str
+    model_types: tuple[str, ...]
+    tiny_config: Callable
+    pad_features_to_max: bool
+    feature_seconds: int
+    system_prompt: str
+
+
+BACKBONES: dict[str, BackboneSpec] = {
+    "qwen2_5_omni": BackboneSpec(
+        name="qwen2_5_omni",
+        model_class=Qwen2_5OmniThinkerForConditionalGeneration,
+        hub_id="Qwen/Qwen2.5-Omni-7B",
+        model_types=("qwen2_5_omni", "qwen2_5_omni_thinker"),
+        tiny_config=_tiny_omni_config,
+        pad_features_to_max=False,
+        feature_seconds=300,
+        system_prompt=("You are Qwen, a virtual human developed by the Qwen Team, Alibaba Group, capable of "
+                       "perceiving auditory and visual inputs, as well as generating text and speech."),
+    ),
+    "qwen2_audio": BackboneSpec(
+        name="qwen2_audio",
+        model_class=Qwen2AudioForConditionalGeneration,
+        hub_id="Qwen/Qwen2-Audio-7B-Instruct",
+        model_types=("qwen2_audio",),
+        tiny_config=_tiny_qwen2_audio_config,
+        pad_features_to_max=True,
+        feature_seconds=30,
+        system_prompt="You are a helpful assistant.",
+    ),
+}
+
+
+def get_backbone_spec(name: str) -> BackboneSpec:
+    """Registry lookup with a clear error listing the known backbones."""
+    if name not in BACKBONES:
+        raise KeyError(f"unknown backbone {name!r}; known: {sorted(BACKBONES)}")
+    return BACKBONES[name]
+
+
+def backbone_for_model_type(model_type: str) -> str | None:
+    """The registry entry whose checkpoints carry ``model_type`` (None if no entry does)."""
+    for spec in BACKBONES.values():
+        if model_type in spec.model_types:
+            return spec.name
+    return None

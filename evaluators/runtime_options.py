@@ -1,0 +1,60 @@
+"""Where and how a command runs its model: ``--device``, ``--dtype``, ``--attn-implementation``.
+
+Every command that loads a model (``score``, every ``score <benchmark>``, ``validate``, ``demo``)
+takes these three options; what they resolved to is recorded in every score row's provenance.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+import torch
+
+from evaluators.backbones.checkpoint import DTYPE_CHOICES, resolve_dtype
+
+ATTN_CHOICES = ("eager", "sdpa", "flash_attention_2")
+
+
+def resolve_device(device: str | None) -> str:
+    """``auto``/None: ``cuda`` when a CUDA device is visible, else ``cpu``; anything else as given."""
+    if device in (None, "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        torch.device(device)
+    except RuntimeError as e:
+        raise ValueError(f"--device {device!r}: {e}") from None
+    return device
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """Resolved runtime options: ``device`` (e.g. ``cuda:1``), ``dtype`` (a ``--dtype`` value),
+    ``attn_implementation`` (None = transformers' default)."""
+
+    device: str = "cpu"
+    dtype: str = "auto"
+    attn_implementation: str | None = None
+
+    @property
+    def torch_dtype(self) -> torch.dtype:
+        return resolve_dtype(self.dtype, self.device)
+
+    def load_kwargs(self) -> dict:
+        """Keyword arguments of every judge loader (``from_pretrained``, ``from_preset``, ``load_judge``)."""
+        return {"device": self.device, "dtype": self.dtype, "attn_implementation": self.attn_implementation}
+
+
+def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
+    """``--device``, ``--dtype`` and ``--attn-implementation`` on a command that loads a model."""
+    p.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ... (default auto: cuda when available)")
+    p.add_argument("--dtype", default="auto", choices=DTYPE_CHOICES,
+                   help="weights and compute dtype (default auto: bfloat16 on CUDA, float32 on CPU)")
+    p.add_argument("--attn-implementation", default=None, choices=ATTN_CHOICES,
+                   help="attention kernel (default: transformers' choice, sdpa where available)")
+
+
+def runtime_from_args(args: argparse.Namespace) -> Runtime:
+    """The :class:`Runtime` of parsed arguments (device resolved, e.g. ``auto`` -> ``cuda``)."""
+    return Runtime(device=resolve_device(getattr(args, "device", "auto")), dtype=getattr(args, "dtype", "auto"),
+                   attn_implementation=getattr(args, "attn_implementation", None))
