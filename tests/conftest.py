@@ -33,3 +33,19 @@ def audio_folder(tmp_path):
         wave = speechlike(0.8 + 0.4 * i, seed=i, sr=sr)
         sf.write(root / system / f"clip{i}.{ext}", np.stack([wave, wave], 1) if i == 4 else wave, sr)
     return root
+
+
+@pytest.fixture(scope="session")
+def stand_in(tmp_path_factory):
+    """``stand_in(backbone)``: the tiny hub-layout checkpoint of ``backbone`` with the real Qwen
+    vocabulary (built once per session; see ``evaluators.backbones.stand_in``)."""
+    from evaluators.backbones.stand_in import write_stand_in
+
+    built: dict[str, object] = {}
+
+    def get(backbone: str):
+        if backbone not in built:
+            built[backbone] = write_stand_in(backbone, tmp_path_factory.mktemp(f"hub_{backbone}"), lm_head_std=0.15)
+        return built[backbone]
+
+    return get

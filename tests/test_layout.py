@@ -140,18 +140,22 @@ def test_no_import_cycles(package):
 def judges(tiny_omni):
     from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
     from evaluators.judges.presets import get_preset
+    from evaluators.judges.scalar_reward import ScalarRewardJudge
     from evaluators.judges.verbalizer import VerbalizerJudge
     from evaluators.judges.word_tagger import WordTaggerJudge
 
     return {"verbalizer": VerbalizerJudge(tiny_omni, get_preset("auto-att")),
             "word_tagger": WordTaggerJudge(tiny_omni, WordTaggerJudge.new_head(tiny_omni), prompt="Mark stress."),
-            "nvv_verifier": NvvVerifierJudge(tiny_omni, NvvVerifierJudge.new_head(tiny_omni))}
+            "nvv_verifier": NvvVerifierJudge(tiny_omni, NvvVerifierJudge.new_head(tiny_omni)),
+            "scalar_reward": ScalarRewardJudge(tiny_omni, ScalarRewardJudge.new_head(tiny_omni))}
 
 
 def _inputs(kind: str) -> list[dict]:
     waves = [speechlike(s, seed=i) for i, s in enumerate((0.7, 1.3, 0.9))]
     if kind == "verbalizer":
         return [{"wave": w} for w in waves]
+    if kind == "scalar_reward":
+        return [{"wave": w, "fields": {"text": t}} for w, t in zip(waves, ("the cat", "the cat sat", "a dog"))]
     if kind == "word_tagger":
         return [{"wave": w, "words": ["the", "cat", "sat"][: i + 1], "lang": "en"} for i, w in enumerate(waves)]
     return [{"wave": w, "text": "the cat sat", "lang": "en", "target_type": "breath",

@@ -58,6 +58,17 @@ def provenance_fields(name: str, checkpoint_hash: str, prompt_version: str, seed
             **(runtime or {})}
 
 
+def read_json_object(path: Path, error: type[ValueError] = JudgeFolderError) -> dict:
+    """A JSON object from ``path``; ``error`` (one line naming the file) when it is not one."""
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise error(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(obj, dict):
+        raise error(f"{path}: expected a JSON object")
+    return obj
+
+
 def read_judge_config(folder: str | Path, expected_kind: str | None = None) -> dict:
     """``judge_config.json`` of ``folder``, checked: it exists, parses, has the common keys and,
     when ``expected_kind`` is given, is of that kind (the message names the folder, the kind
@@ -66,12 +77,7 @@ def read_judge_config(folder: str | Path, expected_kind: str | None = None) -> d
     path = folder / JUDGE_CONFIG
     if not path.is_file():
         raise JudgeFolderError(f"{folder}: not a judge folder (no {JUDGE_CONFIG})")
-    try:
-        cfg = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise JudgeFolderError(f"{path}: not valid JSON ({e})") from None
-    if not isinstance(cfg, dict):
-        raise JudgeFolderError(f"{path}: expected a JSON object")
+    cfg = read_json_object(path)
     cfg.setdefault("kind", _LEGACY_KIND)
     if expected_kind is not None and cfg["kind"] != expected_kind:
         raise JudgeFolderError(f"{folder}: a {cfg['kind']!r} judge folder ({JUDGE_CONFIG} kind), expected a "

@@ -18,6 +18,7 @@ JUDGE_KINDS: dict[str, str] = {
     "verbalizer": "evaluators.judges.verbalizer:VerbalizerJudge",
     "word_tagger": "evaluators.judges.word_tagger:WordTaggerJudge",
     "nvv_verifier": "evaluators.benchmarks.nvv.verifier:NvvVerifierJudge",
+    "scalar_reward": "evaluators.judges.scalar_reward:ScalarRewardJudge",
 }
 
 

@@ -1,0 +1,285 @@
+"""ScalarRewardJudge: one real-valued reward per clip from a linear head on the last prompt token.
+
+The shape of the Bradley-Terry reward model (BTRM) of SpeechJudge (Zhang et al., "SpeechJudge:
+Towards Human-Level Judgment for Speech Naturalness", arXiv 2511.07931): an audio-LLM (there the
+Qwen2.5-Omni-7B thinker with a LoRA adapter) reads a prompt that holds the target text, then the
+clip, then an instruction; ``Linear(hidden, 1)`` maps the final-layer hidden state at the last
+position of the left-padded batch (the final prompt token) to the reward. Rewards are only
+meaningful relative to each other: a pair is judged by which reward is higher.
+
+``evaluators.judges.import_speechjudge`` turns the public BTRM checkpoint into a judge folder of
+this kind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from evaluators.audio_io import prepare_segments
+from evaluators.backbones import AudioLLM
+from evaluators.judges.folder import (
+    ADAPTER_WEIGHTS,
+    JudgeFolderError,
+    load_backbone,
+    provenance_fields,
+    read_judge_config,
+    write_judge_folder,
+)
+
+#: The head's weights in a judge folder: ``weight`` (1, hidden) and ``bias`` (1,), float32.
+REWARD_HEAD = "reward_head.safetensors"
+
+#: SpeechJudge BTRM's system turn (the Qwen2.5-Omni default system prompt).
+SPEECHJUDGE_SYSTEM_PROMPT = (
+    "You are Qwen, a virtual human developed by the Qwen Team, Alibaba Group, capable of perceiving auditory and "
+    "visual inputs, as well as generating text and speech.")
+#: SpeechJudge BTRM's three user text items before the audio; ``{text}`` is the target text.
+SPEECHJUDGE_TEXT_ITEMS = (
+    "We are evaluating the naturalness of Text-to-Speech model's output. The model need to generate a natural "
+    "speech for the target text.",
+    "Target text: {text}",
+    "Output:",
+)
+#: The Qwen2.5-Omni chat template writes consecutive text items with nothing between them
+#: ("...target text.Target text: ...Output:<|audio_bos|>"), so the three items rendered as one
+#: text item give the very same prompt.
+SPEECHJUDGE_PROMPT_BEFORE_AUDIO = "".join(SPEECHJUDGE_TEXT_ITEMS)
+#: SpeechJudge BTRM's user text after the audio.
+SPEECHJUDGE_PROMPT = ("Analysis the output above, and score it with number from 1 to 10. Note that: you only need "
+                      "to reply me a score (such as 7) and nothing else.")
+SPEECHJUDGE_PROMPT_VERSION = "speechjudge-btrm"
+READ_AT = "Linear(hidden, 1) on the final-layer hidden state at the last prompt token (left padding)"
+
+
+def _fields_of(template: str) -> set[str]:
+    return {f for _, f, _, _ in string.Formatter().parse(template) if f}
+
+
+def head_shape_error(weight_shape, bias_shape, hidden: int) -> str | None:
+    """Why a reward head's ``weight`` / ``bias`` shapes do not fit ``Linear(hidden, 1)``, or None."""
+    if tuple(weight_shape) != (1, hidden) or tuple(bias_shape) != (1,):
+        return (f"weight {tuple(weight_shape)} and bias {tuple(bias_shape)}, expected weight (1, {hidden}) and "
+                f"bias (1,) for the base model's hidden size {hidden}")
+    return None
+
+
+def weights_hash(folder: str | Path, n_hex: int = 16) -> str:
+    """Short content hash of a folder's adapter and reward head together: a new head alone changes
+    every reward, so provenance must cover both ("base-only" is never used: the head is always there)."""
+    h = hashlib.sha256()
+    for name in (ADAPTER_WEIGHTS, REWARD_HEAD):
+        path = Path(folder) / name
+        if path.is_file():
+            h.update(name.encode())
+            with open(path, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+    return h.hexdigest()[:n_hex]
+
+
+class ScalarRewardJudge:
+    """Scores a clip by a scalar reward (judge kind ``scalar_reward``).
+
+    ``score`` inputs: ``{"wave", "fields"}`` with ``fields`` filling the prompt's ``{...}`` slots
+    (SpeechJudge: ``{"text": target text}``); outputs: ``{"score": reward}`` (unbounded, higher is
+    better). :meth:`compare` judges a pair as SpeechJudge's pairwise inference does.
+
+    The prompt is ``system_prompt``, then one user turn of ``prompt_before_audio``, the clip,
+    ``prompt``, rendered by the backbone's chat template with the generation prompt added. The
+    head runs in float32 on the hidden state whatever the backbone's dtype (SpeechJudge runs it in
+    bfloat16, so bfloat16 rewards can differ from its pipeline's in the last bits; in float32 they
+    match to about 1e-5).
+
+    Args:
+        backbone: the audio-LLM (``model`` may be peft-wrapped).
+        head: ``nn.Linear(hidden, 1)``; kept in float32 on the backbone's device.
+        prompt / prompt_before_audio / system_prompt: the prompt pieces (default: SpeechJudge BTRM's).
+        prompt_version: recorded on every score row.
+        max_seconds: longest clip scored; longer clips are truncated with a ``LongClipWarning``
+            (None: what the checkpoint's processor keeps, 300 s for Qwen2.5-Omni).
+        name / checkpoint_hash / seed: provenance written on every score row.
+    """
+
+    kind = "scalar_reward"
+
+    def __init__(self, backbone: AudioLLM, head: nn.Linear, prompt: str = SPEECHJUDGE_PROMPT,
+                 prompt_before_audio: str = SPEECHJUDGE_PROMPT_BEFORE_AUDIO,
+                 system_prompt: str | None = SPEECHJUDGE_SYSTEM_PROMPT,
+                 prompt_version: str = SPEECHJUDGE_PROMPT_VERSION, max_seconds: float | None = None,
+                 name: str = "scalar-reward", checkpoint_hash: str = "none", seed: int = 0):
+        hidden = backbone.model.config.get_text_config().hidden_size
+        problem = head_shape_error(head.weight.shape, head.bias.shape if head.bias is not None else (), hidden)
+        if problem:
+            raise ValueError(f"reward head: {problem}")
+        self.backbone = backbone
+        self.head = head.to(device=backbone.device, dtype=torch.float32).eval()
+        self.prompt = prompt
+        self.prompt_before_audio = prompt_before_audio
+        self.system_prompt = system_prompt
+        self.prompt_version = prompt_version
+        self.max_seconds = min(max_seconds or backbone.max_seconds, backbone.max_seconds)
+        self.name = name
+        self.checkpoint_hash = checkpoint_hash
+        self.seed = seed
+        self.config: dict = {}
+        self._prompt_fields = _fields_of(prompt_before_audio) | _fields_of(prompt)
+
+    @classmethod
+    def new_head(cls, backbone: AudioLLM, seed: int = 0) -> nn.Linear:
+        """A fresh ``Linear(hidden, 1)`` with SpeechJudge's init (weight ~ N(0, 0.02), bias 0), float32."""
+        hidden = backbone.model.config.get_text_config().hidden_size
+        head = nn.Linear(hidden, 1)
+        gen = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            head.weight.copy_(torch.randn(1, hidden, generator=gen) * 0.02)
+            head.bias.zero_()
+        return head.to(backbone.device)
+
+    # ---- inputs ---------------------------------------------------------------------------------
+    def user_text(self, fields: dict | None = None) -> tuple[str, str]:
+        """The user text (before, after the audio) with the per-item ``fields`` filled in."""
+        if not self._prompt_fields:
+            return self.prompt_before_audio, self.prompt
+        missing = self._prompt_fields - set(fields or {})
+        if missing:
+            raise ValueError(f"judge {self.name!r} needs prompt fields {sorted(missing)} (inputs' 'fields')")
+        return self.prompt_before_audio.format(**fields), self.prompt.format(**fields)
+
+    def prepare(self, wave: np.ndarray, fields: dict | None = None) -> dict:
+        """Model inputs of one clip (mono float32, 16 kHz): ``input_ids`` (T,), ``input_features``
+        (128, F), ``n_frames``. A clip over ``max_seconds`` is truncated with a ``LongClipWarning``."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            wave, _ = prepare_segments(wave, policy="truncate", max_seconds=self.max_seconds)[0]
+        before, after = self.user_text(fields)
+        return self.backbone.prepare(wave, after, self.system_prompt, text_before_audio=before)
+
+    # ---- model ----------------------------------------------------------------------------------
+    def rewards(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Rewards of a left-padded batch (``AudioLLM.collate``): (B,) float32. Differentiable.
+
+        Position -1 is every row's final prompt token because the batch is left padded.
+        """
+        hidden = self.backbone.last_hidden_state(**batch)[:, -1, :]
+        return nn.functional.linear(hidden.float(), self.head.weight.float(), self.head.bias.float())[:, 0]
+
+    @torch.no_grad()
+    def score_waves(self, waves: list[np.ndarray], fields: list[dict] | None = None,
+                    batch_size: int = 8) -> list[float]:
+        """Rewards of clips, in input order. Clips are sorted by token length and batched (little
+        padding); in float32 a reward does not depend on its batch (to about 1e-5)."""
+        examples = [self.prepare(w, fields[i] if fields else None) for i, w in enumerate(waves)]
+        order = sorted(range(len(examples)), key=lambda i: len(examples[i]["input_ids"]))
+        out: list[float] = [0.0] * len(examples)
+        was_training = self.backbone.model.training
+        self.backbone.model.eval()
+        try:
+            for start in range(0, len(order), batch_size):
+                chunk = order[start:start + batch_size]
+                values = self.rewards(self.backbone.collate([examples[i] for i in chunk])).double().cpu().tolist()
+                for i, v in zip(chunk, values):
+                    out[i] = float(v)
+        finally:
+            self.backbone.model.train(was_training)
+        return out
+
+    def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
+        """The ``Judge`` protocol's batched scoring: ``{"wave", "fields"}`` -> ``{"score": reward}``
+        per input, in input order."""
+        values = self.score_waves([x["wave"] for x in inputs], [x.get("fields") or {} for x in inputs],
+                                  batch_size=batch_size)
+        return [{"score": v} for v in values]
+
+    def pairwise_rewards(self, wave_a: np.ndarray, wave_b: np.ndarray, text: str) -> tuple[float, float]:
+        """Rewards of two renditions of ``text``, scored in one batch as SpeechJudge's pairwise
+        inference does."""
+        a, b = self.score_waves([wave_a, wave_b], [{"text": text}] * 2, batch_size=2)
+        return a, b
+
+    def compare(self, wave_a: np.ndarray, wave_b: np.ndarray, text: str) -> str:
+        """``"A"`` if clip A's reward is higher, ``"B"`` if lower, ``"Tie"`` if equal."""
+        a, b = self.pairwise_rewards(wave_a, wave_b, text)
+        return "A" if a > b else "B" if a < b else "Tie"
+
+    def provenance(self) -> dict:
+        """Fields stamped on every score row."""
+        return provenance_fields(self.name, self.checkpoint_hash, self.prompt_version, self.seed,
+                                 runtime=self.backbone.runtime())
+
+    # ---- persistence ----------------------------------------------------------------------------
+    def config_fields(self) -> dict:
+        """This kind's own ``judge_config.json`` keys."""
+        return config_fields(self.prompt, self.prompt_before_audio, self.system_prompt, self.prompt_version,
+                             self.head.in_features)
+
+    def save_pretrained(self, folder: str | Path, extra: dict | None = None) -> Path:
+        """Write this judge as a judge folder (``docs/judge_folder.md``): adapter, ``judge_config.json``
+        and the head as ``reward_head.safetensors``; ``extra`` adds keys (task, lora, training)."""
+        out = write_judge_folder(self.backbone, folder, self.kind, self.name, self.config_fields(),
+                                 self.max_seconds, self.seed, extra)
+        save_reward_head(self.head.weight, self.head.bias, out)
+        return out
+
+    @classmethod
+    def from_pretrained(cls, folder: str | Path, dtype: str | torch.dtype | None = "auto", device: str = "cpu",
+                        attn_implementation: str | None = None) -> "ScalarRewardJudge":
+        """Load a ``scalar_reward`` judge folder: base model + LoRA adapter (unmerged) + reward head."""
+        from safetensors.torch import load_file
+
+        folder = Path(folder)
+        cfg = read_judge_config(folder, expected_kind=cls.kind)
+        path = folder / REWARD_HEAD
+        if not path.is_file():
+            raise JudgeFolderError(f"{folder}: no {REWARD_HEAD} (a scalar_reward judge needs its head weights)")
+        state = load_file(str(path))
+        if set(state) != {"weight", "bias"}:
+            raise JudgeFolderError(f"{path}: keys {sorted(state)}, expected ['bias', 'weight']")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            backbone, _ = load_backbone(folder, cfg, dtype=dtype, device=device,
+                                        attn_implementation=attn_implementation)
+        for w in caught:
+            # peft only warns when adapter tensors find no module (keys of another transformers
+            # layout); the judge would then run with part of its adapter silently missing.
+            if "missing adapter keys" in str(w.message):
+                raise JudgeFolderError(f"{folder}: {ADAPTER_WEIGHTS} does not fit the base model "
+                                       f"({str(w.message)[:300]})")
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        hidden = backbone.model.config.get_text_config().hidden_size
+        problem = head_shape_error(state["weight"].shape, state["bias"].shape, hidden)
+        if problem:
+            raise JudgeFolderError(f"{path}: {problem}")
+        head = nn.Linear(hidden, 1)
+        head.load_state_dict({k: v.float() for k, v in state.items()})
+        judge = cls(backbone, head, prompt=cfg["prompt"], prompt_before_audio=cfg.get("prompt_before_audio", ""),
+                    system_prompt=cfg.get("system_prompt"), prompt_version=cfg.get("prompt_version", "v1"),
+                    max_seconds=cfg.get("max_seconds"), name=cfg.get("judge_name", folder.name),
+                    checkpoint_hash=weights_hash(folder), seed=int(cfg.get("seed", 0)))
+        judge.config = cfg
+        return judge
+
+
+def config_fields(prompt: str, prompt_before_audio: str, system_prompt: str | None, prompt_version: str,
+                  hidden: int) -> dict:
+    """The ``scalar_reward`` kind's ``judge_config.json`` keys (shared with the importers, which
+    write a folder without loading the base model)."""
+    return {"system_prompt": system_prompt, "prompt_before_audio": prompt_before_audio, "prompt": prompt,
+            "prompt_version": prompt_version, "head": {"in_features": hidden, "out_features": 1},
+            "read_at": READ_AT}
+
+
+def save_reward_head(weight: torch.Tensor, bias: torch.Tensor, folder: str | Path) -> Path:
+    """Write ``weight`` (1, H) and ``bias`` (1,) as float32 to ``folder/reward_head.safetensors``."""
+    from safetensors.torch import save_file
+
+    path = Path(folder) / REWARD_HEAD
+    save_file({"weight": weight.detach().float().cpu().contiguous(),
+               "bias": bias.detach().float().cpu().contiguous()}, str(path))
+    return path
