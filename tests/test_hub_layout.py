@@ -155,9 +155,13 @@ def test_judge_folder_records_label_token_ids_and_refuses_another_tokenizer(stan
     judge.save_pretrained(tmp_path / "j")
     cfg = json.loads((tmp_path / "j" / "judge_config.json").read_text())
     assert cfg["label_token_ids"] == {"Good": [15216], "Fair": [60795], "Bad": [17082]}
+    # the template the judge was saved with travels with it and renders its prompts
+    assert (tmp_path / "j" / "chat_template.jinja").read_text() == judge.backbone.chat_template
+    assert cfg["chat_template_source"].endswith("chat_template.json")
     again = VerbalizerJudge.from_pretrained(tmp_path / "j")
     wave = _wave(2.0)
     assert again.score_waves([wave])[0].score == pytest.approx(judge.score_waves([wave])[0].score, abs=1e-6)
+    assert again.backbone.template_source.endswith("chat_template.jinja")
     cfg["label_token_ids"]["Good"] = [1]
     (tmp_path / "j" / "judge_config.json").write_text(json.dumps(cfg))
     with pytest.raises(ValueError, match="encodes label words differently"):

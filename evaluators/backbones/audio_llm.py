@@ -82,7 +82,7 @@ class AudioLLM(nn.Module):
         self.attn_implementation = attn_implementation
         self.audio_token = AUDIO_TOKEN
         self.audio_token_id = tokenizer.convert_tokens_to_ids(AUDIO_TOKEN)
-        self._prompts: dict[tuple[str, str, str], PromptText] = {}
+        self._prompts: dict[tuple[str, str, str, str], PromptText] = {}
 
     # ---- construction -------------------------------------------------------------------------
     @classmethod
@@ -165,7 +165,7 @@ class AudioLLM(nn.Module):
                text_before_audio: str = "") -> PromptText:
         """The rendered chat around its audio placeholder (cached per prompt)."""
         system = self.spec.system_prompt if system_prompt is None else system_prompt
-        key = (system, text_before_audio, text_after_audio)
+        key = (self.chat_template, system, text_before_audio, text_after_audio)
         if key not in self._prompts:
             self._prompts[key] = render_prompt(self.tokenizer, self.chat_template, system, text_before_audio,
                                                text_after_audio)

@@ -8,6 +8,7 @@ release copies and uploads, and what every judge kind's ``from_pretrained`` load
     adapter_model.safetensors    LoRA adapter (+ fully trained modules), peft layout
     adapter_config.json
     word_head.safetensors        slot-head weights (word_tagger, nvv_verifier)
+    chat_template.jinja          the chat template the judge's prompts are rendered with
     base/                        a tiny random base model (real judges name a hub id instead)
 
 Weights are safetensors only; nothing here ever needs ``trust_remote_code``.
@@ -27,6 +28,9 @@ from evaluators.backbones import BACKBONE_FILE, AudioLLM, detect_backbone
 JUDGE_CONFIG = "judge_config.json"
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
 HEAD_WEIGHTS = "word_head.safetensors"
+#: The chat template the judge was trained and saved with; it renders the judge's prompts even if
+#: the base checkpoint's own template changes later.
+CHAT_TEMPLATE = "chat_template.jinja"
 #: Sub-folder of a judge folder that holds a tiny base backbone (real judges name a hub id instead).
 BASE_SUBDIR = "base"
 FORMAT = "omnijudge-judge"
@@ -106,6 +110,9 @@ def load_backbone(folder: str | Path, cfg: dict, dtype: str | torch.dtype | None
         detect_backbone(base, expected=cfg["backbone"])
     backbone = AudioLLM.from_pretrained(base, backbone=cfg["backbone"], dtype=dtype, device=device,
                                         attn_implementation=attn_implementation)
+    if (folder / CHAT_TEMPLATE).is_file():
+        backbone.chat_template = (folder / CHAT_TEMPLATE).read_text(encoding="utf-8")
+        backbone.template_source = str(folder / CHAT_TEMPLATE)
     if not (folder / ADAPTER_WEIGHTS).is_file():
         return backbone, "base-only"
     backbone.model = PeftModel.from_pretrained(backbone.model, str(folder), is_trainable=False).eval()
@@ -137,9 +144,11 @@ def write_judge_folder(backbone: AudioLLM, out: str | Path, kind: str, name: str
         backbone.model.save_pretrained(str(out), safe_serialization=True)
         if not (out / ADAPTER_WEIGHTS).is_file():
             raise RuntimeError(f"peft did not write {out / ADAPTER_WEIGHTS}")
+    (out / CHAT_TEMPLATE).write_text(backbone.chat_template, encoding="utf-8")
     config = {"format": FORMAT, "format_version": FORMAT_VERSION, "kind": kind, "judge_name": name,
               "backbone": backbone.spec.name, "base_model": _save_base(backbone, out), **fields,
-              "max_seconds": max_seconds, "seed": seed, **(extra or {})}
+              "chat_template_source": backbone.template_source, "max_seconds": max_seconds, "seed": seed,
+              **(extra or {})}
     (out / JUDGE_CONFIG).write_text(json.dumps(config, indent=2, ensure_ascii=False))
     return out
 
