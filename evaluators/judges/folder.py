@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from evaluators.backbones import BACKBONE_FILE, AudioLLM, detect_backbone
+from evaluators.backbones import BACKBONE_FILE, AudioLLM
 
 JUDGE_CONFIG = "judge_config.json"
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
@@ -106,8 +106,7 @@ def load_backbone(folder: str | Path, cfg: dict, dtype: str | torch.dtype | None
     base = base_override or cfg["base_model"]
     if (folder / base).is_dir():
         base = str(folder / base)
-    if Path(base).is_dir():
-        detect_backbone(base, expected=cfg["backbone"])
+    # from_pretrained refuses a base of another backbone before loading any weight
     backbone = AudioLLM.from_pretrained(base, backbone=cfg["backbone"], dtype=dtype, device=device,
                                         attn_implementation=attn_implementation)
     if (folder / CHAT_TEMPLATE).is_file():

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from evaluators.audio_io import prepare_segments
-from evaluators.backbones import AudioLLM, detect_backbone, get_backbone_spec
+from evaluators.backbones import AudioLLM, get_backbone_spec
 from evaluators.judges.folder import load_backbone, provenance_fields, read_judge_config, write_judge_folder
 from evaluators.judges.label_words import check_recorded_ids, first_token_ids, label_token_pieces
 from evaluators.judges.presets import JudgePreset, get_preset
@@ -190,8 +190,6 @@ class VerbalizerJudge:
             audio_llm = AudioLLM.tiny(wanted or "qwen2_5_omni", device=device, dtype=dtype)
         else:
             source = base or preset.base_model or get_backbone_spec(wanted or "qwen2_5_omni").hub_id
-            if Path(source).is_dir():
-                detect_backbone(source, expected=wanted)
             audio_llm = AudioLLM.from_pretrained(source, backbone=wanted, device=device, dtype=dtype,
                                                  attn_implementation=attn_implementation)
         return cls(audio_llm, preset, name=f"{preset.name}@{audio_llm.source}", **kwargs)
