@@ -82,7 +82,8 @@ def add_validate_command(sub) -> None:
     p = sub.add_parser("validate", help="validate a judge against its benchmark's held-out labels")
     for task, sp in _task_subparsers(p, "benchmark", "validate_help"):
         sp.add_argument("--judge", required=True, help="judge folder")
-        sp.add_argument("--corpus", required=True, help="labelled corpus folder of this benchmark")
+        sp.add_argument("--corpus", required=getattr(task, "corpus_required", True),
+                        help="labelled corpus folder of this benchmark")
         sp.add_argument("--out", help="write the report JSON here")
         own = _task_options(task, sp, task.add_validate_arguments)
         add_runtime_arguments(sp)

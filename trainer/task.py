@@ -38,6 +38,7 @@ class JudgeTask(Protocol):
     settings_class: ClassVar[type]  # dataclass of the ``<name>:`` config section
     group_key: ClassVar[str]
     corpus_files: ClassVar[tuple[str, ...]]  # files whose presence means the corpus exists
+    # (optional) corpus_required: ClassVar[bool]; False when ``validate`` has another label source
 
     def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
         """Write the task's synthetic corpus (``cfg.task_config.corpus``) into ``corpus``."""

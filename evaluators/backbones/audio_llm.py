@@ -48,6 +48,8 @@ LLM_LINEAR_REGEX = (
 FROZEN_TOWERS = ("audio_tower", "visual", "multi_modal_projector")
 #: Marks where user segments go when a prompt is rendered for :meth:`AudioLLM.encode_segments`.
 _SEGMENTS = "\x00omnijudge-segments\x00"
+#: Rendered prompts kept per backbone; judges with a prompt per item (an instruction) refill it.
+_PROMPT_CACHE_SIZE = 4096
 
 
 def tiny_feature_extractor(spec: BackboneSpec) -> WhisperFeatureExtractor:
@@ -82,7 +84,7 @@ class AudioLLM(nn.Module):
         self.attn_implementation = attn_implementation
         self.audio_token = AUDIO_TOKEN
         self.audio_token_id = tokenizer.convert_tokens_to_ids(AUDIO_TOKEN)
-        self._prompts: dict[tuple[str, str, str, str], PromptText] = {}
+        self._prompts: dict[tuple[str, ...], PromptText] = {}
 
     # ---- construction -------------------------------------------------------------------------
     @classmethod
@@ -162,13 +164,16 @@ class AudioLLM(nn.Module):
 
     # ---- inputs -------------------------------------------------------------------------------
     def prompt(self, text_after_audio: str = "", system_prompt: str | None = None,
-               text_before_audio: str = "") -> PromptText:
-        """The rendered chat around its audio placeholder (cached per prompt)."""
+               text_before_audio: str = "", assistant_prefix: str = "") -> PromptText:
+        """The rendered chat around its audio placeholder, ``assistant_prefix`` pre-filled after the
+        generation prompt (cached per prompt)."""
         system = self.spec.system_prompt if system_prompt is None else system_prompt
-        key = (self.chat_template, system, text_before_audio, text_after_audio)
+        key = (self.chat_template, system, text_before_audio, text_after_audio, assistant_prefix)
         if key not in self._prompts:
+            if len(self._prompts) >= _PROMPT_CACHE_SIZE:  # per-item prompts (instructions) would grow it unbounded
+                self._prompts.clear()
             self._prompts[key] = render_prompt(self.tokenizer, self.chat_template, system, text_before_audio,
-                                               text_after_audio)
+                                               text_after_audio, assistant_prefix)
         return self._prompts[key]
 
     def _ids(self, text: str) -> list[int]:
@@ -181,9 +186,9 @@ class AudioLLM(nn.Module):
         return processor_features(self.feature_extractor, wave, self.spec.pad_features_to_max)
 
     def encode_text(self, n_frames: int, text_after_audio: str, system_prompt: str | None = None,
-                    text_before_audio: str = "") -> list[int]:
+                    text_before_audio: str = "", assistant_prefix: str = "") -> list[int]:
         """Token ids of the whole prompt, with one ``<|AUDIO|>`` per audio-encoder output frame."""
-        prompt = self.prompt(text_after_audio, system_prompt, text_before_audio)
+        prompt = self.prompt(text_after_audio, system_prompt, text_before_audio, assistant_prefix)
         return expand_audio(self._ids(prompt.text), self.audio_token_id, audio_token_count(n_frames))
 
     def encode_segments(self, n_frames: int, user_segments: list[str], system_prompt: str | None = None,
@@ -205,10 +210,10 @@ class AudioLLM(nn.Module):
         return ids, ends
 
     def prepare(self, wave: np.ndarray, user_text: str, system_prompt: str | None = None,
-                text_before_audio: str = "") -> dict:
+                text_before_audio: str = "", assistant_prefix: str = "") -> dict:
         """One example as numpy arrays: ``input_ids`` (T,), ``input_features`` (128, F), ``n_frames``."""
         feats, n_valid = self.features(wave)
-        ids = self.encode_text(n_valid, user_text, system_prompt, text_before_audio)
+        ids = self.encode_text(n_valid, user_text, system_prompt, text_before_audio, assistant_prefix)
         return {"input_ids": np.asarray(ids, dtype=np.int64), "input_features": feats, "n_frames": n_valid}
 
     def collate(self, examples: list[dict]) -> dict[str, torch.Tensor]:
@@ -253,7 +258,10 @@ class AudioLLM(nn.Module):
         The last hidden state times the matching rows of ``lm_head`` (in float32), equal to
         ``lm_head(h)[:, -1, token_ids]`` without materialising (B, T, vocab) logits.
         """
-        hidden = self.last_hidden_state(**batch)[:, -1, :]
+        return self.token_logits(self.last_hidden_state(**batch)[:, -1, :], token_ids)
+
+    def token_logits(self, hidden: torch.Tensor, token_ids: torch.Tensor) -> torch.Tensor:
+        """LM-head logits of ``token_ids`` (n,) for hidden states (B, H): (B, n) float32."""
         head = self._core().get_output_embeddings()
         ids = token_ids.to(head.weight.device)
         logits = hidden.float() @ head.weight.index_select(0, ids).float().T

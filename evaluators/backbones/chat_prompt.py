@@ -78,11 +78,12 @@ def conversation(system_prompt: str, text_before_audio: str = "", text_after_aud
 
 
 def render_prompt(tokenizer, chat_template: str, system_prompt: str, text_before_audio: str = "",
-                  text_after_audio: str = "") -> PromptText:
-    """Render the judge's chat with ``chat_template`` (generation prompt added) and split it at
-    the one audio placeholder. Raises if the template does not yield exactly one placeholder."""
+                  text_after_audio: str = "", assistant_prefix: str = "") -> PromptText:
+    """Render the judge's chat with ``chat_template`` (generation prompt added), append
+    ``assistant_prefix`` (a pre-filled start of the answer) and split it at the one audio
+    placeholder. Raises if the template does not yield exactly one placeholder."""
     for name, text in (("system prompt", system_prompt), ("text before the audio", text_before_audio),
-                       ("text after the audio", text_after_audio)):
+                       ("text after the audio", text_after_audio), ("assistant prefix", assistant_prefix)):
         if AUDIO_TOKEN in text:
             raise ValueError(f"the {name} contains {AUDIO_TOKEN!r}")
     rendered = tokenizer.apply_chat_template(
@@ -92,7 +93,7 @@ def render_prompt(tokenizer, chat_template: str, system_prompt: str, text_before
         raise ValueError(f"the chat template rendered {rendered.count(AUDIO_TOKEN)} {AUDIO_TOKEN} placeholders "
                          "for one audio entry")
     before, after = rendered.split(AUDIO_TOKEN)
-    return PromptText(before, after)
+    return PromptText(before, after + assistant_prefix)
 
 
 def expand_audio(ids: list[int], audio_token_id: int, n_audio_tokens: int) -> list[int]:

@@ -15,6 +15,7 @@ BENCHMARKS: dict[str, str] = {
     "att": "evaluators.benchmarks.att:BENCHMARK",
     "cast": "evaluators.benchmarks.cast:BENCHMARK",
     "nvv": "evaluators.benchmarks.nvv:BENCHMARK",
+    "instructttseval": "evaluators.benchmarks.instructttseval:BENCHMARK",
 }
 
 

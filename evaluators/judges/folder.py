@@ -54,6 +54,20 @@ def file_sha256(path: str | Path, n_hex: int = 16) -> str:
     return h.hexdigest()[:n_hex]
 
 
+def weights_hash(folder: str | Path, names: tuple[str, ...], n_hex: int = 16) -> str:
+    """Short content hash of several weight files of a folder together (adapter + a head): a new
+    head alone changes every output, so provenance must cover all of them. Missing files are skipped."""
+    h = hashlib.sha256()
+    for name in names:
+        path = Path(folder) / name
+        if path.is_file():
+            h.update(name.encode())
+            with open(path, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+    return h.hexdigest()[:n_hex]
+
+
 def provenance_fields(name: str, checkpoint_hash: str, prompt_version: str, seed: int,
                       runtime: dict | None = None) -> dict:
     """The provenance stamped on every score row: ``judge``, ``checkpoint_sha256``,
@@ -152,20 +166,20 @@ def write_judge_folder(backbone: AudioLLM, out: str | Path, kind: str, name: str
     return out
 
 
-def save_head_weights(head: torch.nn.Module, folder: str | Path) -> None:
-    """Write a slot head's weights to ``folder/word_head.safetensors``."""
+def save_head_weights(head: torch.nn.Module, folder: str | Path, filename: str = HEAD_WEIGHTS) -> None:
+    """Write a head's weights to ``folder/filename`` (default ``word_head.safetensors``)."""
     from safetensors.torch import save_file
 
     save_file({k: v.detach().cpu().contiguous() for k, v in head.state_dict().items()},
-              str(Path(folder) / HEAD_WEIGHTS))
+              str(Path(folder) / filename))
 
 
-def load_head_weights(head: torch.nn.Module, folder: str | Path) -> torch.nn.Module:
-    """Load ``folder/word_head.safetensors`` into ``head`` (strict); returns it in eval mode."""
+def load_head_weights(head: torch.nn.Module, folder: str | Path, filename: str = HEAD_WEIGHTS) -> torch.nn.Module:
+    """Load ``folder/filename`` into ``head`` (strict); returns it in eval mode."""
     from safetensors.torch import load_file
 
-    path = Path(folder) / HEAD_WEIGHTS
+    path = Path(folder) / filename
     if not path.is_file():
-        raise JudgeFolderError(f"{folder}: no {HEAD_WEIGHTS} (this judge kind needs its head weights)")
+        raise JudgeFolderError(f"{folder}: no {filename} (this judge kind needs its head weights)")
     head.load_state_dict(load_file(str(path)))
     return head.eval()

@@ -31,6 +31,11 @@ class JudgePreset:
         backbone: the backbone the preset is bound to (a released judge's); None = any.
         base_model: default checkpoint (hub id or folder) when no ``--base`` is given; None = the
             backbone's own hub checkpoint.
+        assistant_prefix: text pre-filled as the start of the assistant's answer (after the
+            generation prompt), so the label is read where the answer would state it (e.g. up to
+            a JSON field).
+        label_prefix: text glued before each label word when it is encoded, for labels that follow
+            a space in the answer (``" true"`` is one token on the Qwen vocabulary).
     """
 
     name: str
@@ -47,6 +52,8 @@ class JudgePreset:
     prompt_before_audio: str = ""
     backbone: str | None = None
     base_model: str | None = None
+    assistant_prefix: str = ""
+    label_prefix: str = ""
 
     def __post_init__(self):
         if len(self.labels) < 2:
@@ -61,6 +68,11 @@ class JudgePreset:
     @property
     def value_range(self) -> tuple[float, float]:
         return min(self.values), max(self.values)
+
+    @property
+    def label_texts(self) -> tuple[str, ...]:
+        """The strings whose first token is read, one per label (``label_prefix`` + word)."""
+        return tuple(self.label_prefix + word for word in self.labels)
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -1,5 +1,5 @@
 """The verbalizer preset registry: every benchmark's presets (``BENCHMARKS[...].presets``) plus the
-zero-shot presets of benchmarks that have no folder yet (InstructTTSEval, SpeechEditBench)."""
+zero-shot presets of benchmarks that have no folder yet (SpeechEditBench)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,6 @@ _PARALINGUISTIC_EVENTS = ("breath", "laugh", "cough", "sigh")
 
 #: Zero-shot presets whose benchmark has no folder yet; each moves to its benchmark when it lands.
 _WITHOUT_BENCHMARK: dict[str, JudgePreset] = {
-    "instruct-follow": JudgePreset(
-        name="instruct-follow", labels=("true", "false"), values=(1.0, 0.0),
-        prompt="Does the speech match this style instruction? Answer true or false.\nInstruction: {instruction}",
-        positive_threshold=0.5, description="InstructTTSEval: P(audio follows the instruction)."),
     "emotion": JudgePreset(
         name="emotion",
         labels=("angry", "fearful", "happy", "sad", "surprise", "excited", "frustrated", "playfulness", "neutral"),

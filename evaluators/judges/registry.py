@@ -19,6 +19,7 @@ JUDGE_KINDS: dict[str, str] = {
     "word_tagger": "evaluators.judges.word_tagger:WordTaggerJudge",
     "nvv_verifier": "evaluators.benchmarks.nvv.verifier:NvvVerifierJudge",
     "scalar_reward": "evaluators.judges.scalar_reward:ScalarRewardJudge",
+    "instruction_follow": "evaluators.benchmarks.instructttseval.judge:InstructionJudge",
 }
 
 

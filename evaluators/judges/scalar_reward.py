@@ -13,7 +13,6 @@ this kind.
 
 from __future__ import annotations
 
-import hashlib
 import string
 import warnings
 from pathlib import Path
@@ -30,6 +29,7 @@ from evaluators.judges.folder import (
     load_backbone,
     provenance_fields,
     read_judge_config,
+    weights_hash,
     write_judge_folder,
 )
 
@@ -68,20 +68,6 @@ def head_shape_error(weight_shape, bias_shape, hidden: int) -> str | None:
         return (f"weight {tuple(weight_shape)} and bias {tuple(bias_shape)}, expected weight (1, {hidden}) and "
                 f"bias (1,) for the base model's hidden size {hidden}")
     return None
-
-
-def weights_hash(folder: str | Path, n_hex: int = 16) -> str:
-    """Short content hash of a folder's adapter and reward head together: a new head alone changes
-    every reward, so provenance must cover both ("base-only" is never used: the head is always there)."""
-    h = hashlib.sha256()
-    for name in (ADAPTER_WEIGHTS, REWARD_HEAD):
-        path = Path(folder) / name
-        if path.is_file():
-            h.update(name.encode())
-            with open(path, "rb") as f:
-                for chunk in iter(lambda: f.read(1 << 20), b""):
-                    h.update(chunk)
-    return h.hexdigest()[:n_hex]
 
 
 class ScalarRewardJudge:
@@ -261,7 +247,7 @@ class ScalarRewardJudge:
         judge = cls(backbone, head, prompt=cfg["prompt"], prompt_before_audio=cfg.get("prompt_before_audio", ""),
                     system_prompt=cfg.get("system_prompt"), prompt_version=cfg.get("prompt_version", "v1"),
                     max_seconds=cfg.get("max_seconds"), name=cfg.get("judge_name", folder.name),
-                    checkpoint_hash=weights_hash(folder), seed=int(cfg.get("seed", 0)))
+                    checkpoint_hash=weights_hash(folder, (ADAPTER_WEIGHTS, REWARD_HEAD)), seed=int(cfg.get("seed", 0)))
         judge.config = cfg
         return judge
 

@@ -69,7 +69,7 @@ class VerbalizerJudge:
         self.name = name or preset.name
         self.checkpoint_hash = checkpoint_hash
         self.seed = seed
-        self.label_ids = torch.tensor(first_token_ids(backbone.tokenizer, preset.labels))
+        self.label_ids = torch.tensor(first_token_ids(backbone.tokenizer, preset.label_texts))
         self.values = torch.tensor(preset.values, dtype=torch.float32)
         self._prompt_fields = {f for text in (preset.prompt_before_audio, preset.prompt)
                                for _, f, _, _ in string.Formatter().parse(text) if f}
@@ -89,7 +89,8 @@ class VerbalizerJudge:
     def prepare(self, wave: np.ndarray, fields: dict | None = None) -> dict:
         """Model inputs of one (segment of a) clip; see ``AudioLLM.prepare``."""
         before, after = self.user_text(fields)
-        return self.backbone.prepare(wave, after, self.preset.system_prompt, text_before_audio=before)
+        return self.backbone.prepare(wave, after, self.preset.system_prompt, text_before_audio=before,
+                                     assistant_prefix=self.preset.assistant_prefix)
 
     def label_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """Logits of the label tokens at the last position: (B, n_labels) float32. Differentiable;
@@ -218,7 +219,7 @@ class VerbalizerJudge:
         preset = self.preset
         fields = {"preset": preset.to_dict(), "prompt": preset.prompt, "prompt_version": preset.prompt_version,
                   "label_words": list(preset.labels), "label_values": list(preset.values),
-                  "label_token_ids": label_token_pieces(self.backbone.tokenizer, preset.labels),
+                  "label_token_ids": label_token_pieces(self.backbone.tokenizer, preset.label_texts),
                   "read_at": preset.read_at, "long_clip_policy": self.long_clip_policy}
         return write_judge_folder(self.backbone, folder, self.kind, self.name, fields, self.max_seconds, self.seed,
                                   extra)

@@ -14,6 +14,7 @@ BENCHMARKS: dict[str, str] = {
     "att": "trainer.benchmarks.att.task:AttHlsTask",
     "cast": "trainer.benchmarks.cast.task:WordStressTask",
     "nvv": "trainer.benchmarks.nvv.task:NvvVerifyTask",
+    "instructttseval": "trainer.benchmarks.instructttseval.task:InstructFollowTask",
 }
 
 

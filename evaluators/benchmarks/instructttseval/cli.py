@@ -1,0 +1,93 @@
+"""``omnijudge metrics instructttseval`` (APS/DSD/RP/Avg from any result file, ours or the public
+Gemini script's) and ``omnijudge score instructttseval`` (a local judge over a system's outputs)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def cmd_metrics(args) -> int:
+    """Per-system task scores of result files; print the Markdown table, save JSON (``--out``)."""
+    from evaluators.benchmarks.instructttseval.metrics import metrics_from_files
+
+    if args.system and len(args.system) != len(args.results):
+        raise SystemExit(f"omnijudge metrics instructttseval: {len(args.system)} --system names for "
+                         f"{len(args.results)} --results files")
+    try:
+        report = metrics_from_files(args.results, field=args.field, missing_as_false=args.missing_as_false,
+                                    systems=args.system)
+    except (OSError, ValueError) as e:  # bad JSONL names file:line
+        raise SystemExit(f"omnijudge metrics instructttseval: {e}") from None
+    print(report["markdown"])
+    if args.out:
+        Path(args.out).write_text(json.dumps(report["systems"], indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
+def add_metrics_parser(msub):
+    p = msub.add_parser("instructttseval", help="InstructTTSEval: APS/DSD/RP/Avg %% true per system with 95%% "
+                                                "bootstrap CIs, from any result file (public Gemini or local judge)")
+    p.add_argument("--results", required=True, nargs="+", action="extend",
+                   help="result JSONL (the item rows with [task][FIELD]); one file per system")
+    p.add_argument("--field", default="gemini_score", choices=("gemini_score", "judge_score"),
+                   help="verdict field of each task (gemini_score: the public script's; judge_score: omnijudge's)")
+    p.add_argument("--missing-as-false", action="store_true",
+                   help="count null verdicts (missing audio, unparsed replies) as false; default: the public "
+                        "aggregation, where they leave the denominator")
+    p.add_argument("--system", nargs="+", action="extend", help="system names, one per --results file "
+                                                                 "(default: the file names)")
+    p.add_argument("--out", help="also write the per-system JSON report here")
+    p.set_defaults(func=cmd_metrics)
+    return p
+
+
+def cmd_score(args) -> int:
+    """Judge every (item, task) output, print the table, say how many verdicts are null."""
+    from evaluators.backbones import BackboneMismatchError
+    from evaluators.benchmarks.instructttseval.metrics import format_markdown
+    from evaluators.benchmarks.instructttseval.scorer import score_instructttseval
+    from evaluators.judges.folder import JUDGE_CONFIG, JudgeFolderError
+    from evaluators.judges.registry import load_judge
+    from evaluators.runtime_options import runtime_from_args
+    from evaluators.score_command import load_verbalizer
+
+    runtime = runtime_from_args(args)
+    try:
+        if (Path(args.judge) / JUDGE_CONFIG).is_file():
+            judge = load_judge(args.judge, **runtime.load_kwargs())
+        else:
+            judge = load_verbalizer(args.judge, runtime, args.backbone, args.base)
+        result = score_instructttseval(judge, args.items, args.outputs, args.out, system=args.system,
+                                       batch_size=args.batch_size)
+    except (OSError, ValueError, JudgeFolderError, BackboneMismatchError) as e:
+        raise SystemExit(f"omnijudge score instructttseval: {e}") from None
+    print(format_markdown({result["system"]: result["table"]}))
+    n_null = sum(r.get("judge_score") is None for r in result["rows"])
+    if n_null:
+        print(f"{n_null} verdicts null (missing or unreadable outputs, empty instructions): reasons in "
+              f"{args.out}/scores.jsonl", file=sys.stderr)
+    return 0
+
+
+def add_score_parser(ssub):
+    from evaluators.backbones.specs import BACKBONES
+    from evaluators.runtime_options import add_runtime_arguments
+
+    p = ssub.add_parser("instructttseval", help="InstructTTSEval: a local instruction-following judge over a "
+                                                "system's outputs -> the benchmark's rows + APS/DSD/RP/Avg table")
+    p.add_argument("--items", required=True, help="the benchmark's item JSONL ({id, text, APS, DSD, RP})")
+    p.add_argument("--outputs", required=True,
+                   help="the system's outputs: gen_path relative to this folder, or <id>_<TASK>.wav")
+    p.add_argument("--judge", required=True,
+                   help="instruction_follow judge folder, verbalizer judge folder, or a preset (instruct-follow)")
+    p.add_argument("--out", required=True,
+                   help="results folder (scores.jsonl, results.jsonl, table.json/.md, dimension_failures.png)")
+    p.add_argument("--system", help="system name (default: the outputs folder's name)")
+    p.add_argument("--batch-size", type=int, default=8, help="clips per forward pass (results do not depend on it)")
+    p.add_argument("--backbone", choices=sorted(BACKBONES), help="backbone of a preset judge")
+    p.add_argument("--base", help="base model hub id/folder of a preset judge ('tiny' = offline random)")
+    add_runtime_arguments(p)
+    p.set_defaults(func=cmd_score)
+    return p

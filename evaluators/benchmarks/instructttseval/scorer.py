@@ -1,0 +1,170 @@
+"""``omnijudge score instructttseval``: a local judge over one system's outputs, written as the
+benchmark's own rows, then the paper's Table 5/6 layout.
+
+Work is one (item, task) pair: the item's APS, DSD or RP instruction and the system's audio for it,
+found at ``gen_path`` relative to ``--outputs`` or as ``<id>_<TASK>.wav`` (``items.resolve_output``).
+``RESULTS/scores.jsonl`` gets one row per pair as soon as its batch is scored (resumable: a rerun
+skips pairs already there, but looks again for outputs that were missing). A missing or unreadable
+output, or an empty instruction, is a null verdict with its reason, never a crash. At the end:
+
+``RESULTS/results.jsonl``  the item file's rows as given, each task gaining ``judge_score``
+                          (true / false / null), ``p_true``, ``dimensions`` (when the judge gives
+                          them), ``judge_error`` (for nulls) and the provenance
+``RESULTS/table.json|.md``  APS / DSD / RP / Avg with 95% bootstrap CIs, items and nulls
+``RESULTS/dimension_failures.png``  conflict rate per dimension (judges with dimensions)
+
+Definitions: ``docs/benchmarks.md#instructttseval``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from evaluators.audio_io import load_audio
+from evaluators.benchmarks.instructttseval.items import TASKS, InstructItem, load_items, resolve_output
+from evaluators.benchmarks.instructttseval.metrics import format_markdown, plot_dimension_failures, system_tables
+from evaluators.scoring import error_kind, read_done_rows, score_work_in_batches
+
+#: ``error_kind`` of a pair whose output was not there: not done, so a rerun looks for it again.
+MISSING = "missing"
+
+
+@dataclass(frozen=True)
+class Work:
+    """One (item, task) pair to judge."""
+
+    item: InstructItem
+    task: str
+    path: Path | None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.item.id, self.task
+
+
+class VerbalizerInstructionJudge:
+    """A verbalizer judge (preset or folder) asked the instruction question: its ``true`` label's
+    probability is ``p_true``; the verdict is ``p_true >= positive_threshold`` (default 0.5). It has
+    no per-dimension outputs."""
+
+    def __init__(self, judge):
+        labels = judge.preset.labels
+        if "true" not in labels:
+            raise ValueError(f"judge {judge.name!r} (preset {judge.preset.name!r}) has no 'true' label: {labels}")
+        self.judge = judge
+        self.threshold = judge.preset.positive_threshold if judge.preset.positive_threshold is not None else 0.5
+
+    @property
+    def name(self) -> str:
+        return self.judge.name
+
+    def provenance(self) -> dict:
+        return self.judge.provenance()
+
+    def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
+        outs = self.judge.score([{"wave": x["wave"], "fields": {"instruction": x["instruction"]}} for x in inputs],
+                                batch_size=batch_size)
+        return [{"judge_score": o["probs"]["true"] >= self.threshold, "p_true": o["probs"]["true"]} for o in outs]
+
+
+def instruction_judge(judge):
+    """``judge`` as something whose ``score`` takes ``{"wave", "instruction", "lang"}``: an
+    ``instruction_follow`` judge as is, a verbalizer judge through :class:`VerbalizerInstructionJudge`."""
+    if getattr(judge, "kind", None) == "instruction_follow":
+        return judge
+    if getattr(judge, "kind", None) == "verbalizer":
+        return VerbalizerInstructionJudge(judge)
+    raise ValueError(f"a {getattr(judge, 'kind', type(judge).__name__)!r} judge cannot judge instructions; "
+                     "use an instruction_follow judge folder, a verbalizer folder or the instruct-follow preset")
+
+
+def collect_work(items: list[InstructItem], outputs: str | Path) -> list[Work]:
+    """Every (item, task) pair of the item file, with its output file (None when missing)."""
+    outputs = Path(outputs)
+    return [Work(item, task, resolve_output(item, task, outputs)) for item in items for task in TASKS
+            if task in item.tasks]
+
+
+def judge_pairs(judge, work: list[Work], scores_path: Path, system: str, batch_size: int = 8) -> list[dict]:
+    """Judge the pairs not yet in ``scores_path`` (appending their rows); returns every row."""
+    scores_path.parent.mkdir(parents=True, exist_ok=True)
+    done = [r for r in read_done_rows(scores_path) if r.get("error_kind") != MISSING]
+    done_keys = {(r["id"], r["task"]) for r in done}
+    todo = [w for w in work if w.key not in done_keys]
+    prov = judge.provenance()
+
+    def base(w: Work) -> dict:
+        return {"id": w.item.id, "task": w.task, "system": system, "lang": w.item.lang,
+                "audio": str(w.path) if w.path else None}
+
+    def prepare(w: Work) -> dict:
+        if w.path is None:
+            raise FileNotFoundError(f"no output for {w.item.id} {w.task} (gen_path {w.item.tasks[w.task].get('gen_path')!r})")
+        instruction = w.item.tasks[w.task].get("instruction") or ""
+        if not instruction.strip():
+            raise ValueError(f"{w.item.id} {w.task}: empty instruction")
+        return {"wave": load_audio(w.path), "instruction": instruction, "lang": w.item.lang}
+
+    def finish(w: Work, result: dict) -> dict:
+        return {**base(w), **result, **prov}
+
+    def fail(w: Work, e: Exception) -> dict:
+        kind = MISSING if w.path is None else error_kind(e)
+        return {**base(w), "judge_score": None, "error": str(e), "error_kind": kind, **prov}
+
+    with scores_path.open("a", encoding="utf-8") as out:
+        score_work_in_batches(judge, todo, prepare, finish, fail, out, batch_size=batch_size)
+        out.flush()
+        os.fsync(out.fileno())
+    latest = {(r["id"], r["task"]): r for r in read_done_rows(scores_path)}  # a rerun's row replaces a missing one
+    return [latest[w.key] for w in work if w.key in latest]
+
+
+def merge_results(items: list[InstructItem], score_rows: list[dict]) -> list[dict]:
+    """The item file's rows with each task's verdict fields added (the public script's layout,
+    ``judge_score`` beside where it writes ``gemini_score``)."""
+    by_key = {(r["id"], r["task"]): r for r in score_rows}
+    out = []
+    for item in items:
+        row = json.loads(json.dumps(item.row))  # a deep copy: the item file's row stays as given
+        for task in TASKS:
+            if task not in item.tasks or not isinstance(row.get(task), dict):
+                continue
+            r = by_key.get((item.id, task))
+            fields = {"judge_score": None, "judge_error": "not scored"} if r is None else {
+                "judge_score": r.get("judge_score"), "p_true": r.get("p_true"),
+                **({"dimensions": r["dimensions"]} if "dimensions" in r else {}),
+                **({"judge_error": r["error"]} if "error" in r else {}),
+                "judge": r.get("judge"), "checkpoint_sha256": r.get("checkpoint_sha256"),
+                "prompt_version": r.get("prompt_version")}
+            row[task].update(fields)
+        out.append(row)
+    return out
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def score_instructttseval(judge, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
+                          system: str | None = None, batch_size: int = 8, n_resamples: int = 10_000) -> dict:
+    """Judge one system's outputs for every item and task; write the files listed in the module
+    docstring. Returns ``{"system", "table", "rows"}`` (``table`` as ``metrics.task_scores``)."""
+    judge = instruction_judge(judge)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    items = load_items(items_path)
+    system = system or Path(outputs).resolve().name
+    score_rows = judge_pairs(judge, collect_work(items, outputs), out_dir / "scores.jsonl", system, batch_size)
+    results = merge_results(items, score_rows)
+    _write_atomic(out_dir / "results.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results))
+    tables = system_tables({system: results}, field="judge_score", missing_as_false=False, n_resamples=n_resamples)
+    _write_atomic(out_dir / "table.json", json.dumps(tables, indent=2, ensure_ascii=False) + "\n")
+    _write_atomic(out_dir / "table.md", format_markdown(tables) + "\n")
+    plot_dimension_failures(tables, out_dir / "dimension_failures.png")
+    return {"system": system, "table": tables[system], "rows": score_rows}

@@ -1,0 +1,158 @@
+"""Synthetic InstructTTSEval corpus: procedural voices with known attribute values and APS / DSD /
+RP instructions written from those values, matched and mismatched; deterministic by seed.
+
+Each clip is one speaker reading one sentence with attribute values drawn by
+``VoiceAttributes.sample`` and realised by ``voice.render_instructed``. For every clip and task
+(APS, DSD, RP) the corpus holds one *matched* pair (an instruction written from the clip's own
+values) and one *mismatched* pair: with probability ``near_miss_fraction`` a near miss (the same
+kind of instruction with exactly one conflicting dimension), otherwise wholly another clip's
+instruction of the same task and language (as the paper's consistency protocol builds its
+negatives; paper: "InstructTTSEval: Benchmarking Complex Natural-Language Instruction Following in
+Text-to-Speech Systems", section 4.1). Labels follow from the values: an instruction is followed iff
+no dimension it states conflicts with the clip (so another clip's instruction that happens to fit
+is labelled true, as a listener would).
+
+Splits (by speaker AND sentence AND phrasing): speakers and sentences are permuted per language
+and cut into train / val / test; test clips have unseen speakers reading unseen sentences, and
+their instructions are written from the held-out phrase pool (texts never seen in training).
+
+Output folder:
+    audio/<clip_id>.wav   16-bit PCM mono, 16 kHz
+    clips.jsonl           {clip_id, path, lang, speaker, sentence_id, text, split, attributes, realised}
+    pairs.jsonl           {id, clip_id, path, lang, task, instruction, label, kind, described, outcomes,
+                           speaker, sentence_id, split}
+    corpus_config.json    the InstructCorpusConfig used
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from evaluators.benchmarks.instructttseval.items import TASKS
+from trainer.benchmarks.instructttseval.attributes import VoiceAttributes, dimension_outcomes, follows
+from trainer.benchmarks.instructttseval.instructions import near_miss, write_instruction
+from trainer.benchmarks.instructttseval.texts import SENTENCES
+from trainer.benchmarks.instructttseval.voice import Speaker, render_instructed
+from trainer.synth.corpus_config import StrictFromDict
+from trainer.synth.corpus_io import write_jsonl, write_wav
+
+SAMPLE_RATE = 16000
+SPLITS = ("train", "val", "test")
+
+
+@dataclass
+class InstructCorpusConfig(StrictFromDict):
+    """Size and make-up of the synthetic corpus (per language unless said otherwise)."""
+
+    seed: int = 0
+    languages: tuple[str, ...] = ("en", "zh")
+    speakers: tuple[int, int, int] = (12, 0, 4)  # train / val / test speakers per language (val may be 0)
+    sentence_fraction: tuple[float, float] = (0.1, 0.2)  # val / test share of each language's sentences
+    clips_per_speaker: int = 10
+    near_miss_fraction: float = 0.6  # mismatched pairs that are near misses (else another clip's instruction)
+
+    def __post_init__(self):
+        self.languages = tuple(self.languages)
+        self.speakers = tuple(int(n) for n in self.speakers)
+        self.sentence_fraction = tuple(float(f) for f in self.sentence_fraction)
+        if not self.languages or set(self.languages) - set(SENTENCES):
+            raise ValueError(f"languages must be a non-empty subset of {sorted(SENTENCES)}")
+        if len(self.speakers) != 3 or min(self.speakers) < 0 or self.speakers[0] < 1 or self.speakers[2] < 1:
+            raise ValueError("speakers: three counts (train >= 1, val >= 0, test >= 1)")
+        if len(self.sentence_fraction) != 2 or min(self.sentence_fraction) <= 0 or sum(self.sentence_fraction) >= 0.7:
+            raise ValueError("sentence_fraction: two shares > 0 (val, test) summing below 0.7")
+        if self.clips_per_speaker < 1:
+            raise ValueError("clips_per_speaker must be >= 1")
+        if not 0.0 <= self.near_miss_fraction <= 1.0:
+            raise ValueError("near_miss_fraction must be in [0, 1]")
+
+
+def _split_sentences(n: int, fractions: tuple[float, float], rng: np.random.Generator) -> dict[str, list[int]]:
+    order = [int(i) for i in rng.permutation(n)]
+    n_val, n_test = (max(1, round(f * n)) for f in fractions)
+    return {"test": order[:n_test], "val": order[n_test:n_test + n_val], "train": order[n_test + n_val:]}
+
+
+def _pair(clip: dict, attrs: VoiceAttributes, instr, kind: str, n: int) -> dict:
+    outcomes = dimension_outcomes(attrs, instr.described)
+    return {"id": f"{clip['clip_id']}-{instr.task}-{n}", "clip_id": clip["clip_id"], "path": clip["path"],
+            "lang": clip["lang"], "task": instr.task, "instruction": instr.text, "label": follows(outcomes),
+            "kind": kind, "described": {d: list(v) for d, v in instr.described.items()}, "outcomes": outcomes,
+            "speaker": clip["speaker"], "sentence_id": clip["sentence_id"], "split": clip["split"]}
+
+
+def build_instruct_corpus(cfg: InstructCorpusConfig, out: str | Path) -> Path:
+    """Render the clips and write the files listed in the module docstring; returns ``out``."""
+    out = Path(out)
+    (out / "audio").mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(cfg.seed)
+    clips, attrs_of = [], {}
+    for lang in cfg.languages:
+        sentences = _split_sentences(len(SENTENCES[lang]), cfg.sentence_fraction, rng)
+        for split, n_speakers in zip(SPLITS, cfg.speakers):
+            for s in range(n_speakers):
+                speaker = Speaker.random(f"{lang}-{split}-spk{s}", rng)
+                for c in range(cfg.clips_per_speaker):
+                    sid = sentences[split][int(rng.integers(len(sentences[split])))]
+                    attrs = VoiceAttributes.sample(rng)
+                    clip_id = f"{speaker.id}-{c:03d}"
+                    wave, realised = render_instructed(SENTENCES[lang][sid], lang, attrs, speaker, rng, sr=SAMPLE_RATE)
+                    write_wav(out / "audio" / f"{clip_id}.wav", wave, SAMPLE_RATE)
+                    clip = {"clip_id": clip_id, "path": f"audio/{clip_id}.wav", "lang": lang, "speaker": speaker.id,
+                            "sentence_id": f"{lang}-{sid}", "text": SENTENCES[lang][sid], "split": split,
+                            "attributes": attrs.to_dict(),
+                            "realised": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in realised.items()
+                                         if isinstance(v, (int, float, str))}}
+                    clips.append(clip)
+                    attrs_of[clip_id] = attrs
+    pairs = []
+    for clip in clips:
+        attrs, pool = attrs_of[clip["clip_id"]], ("test" if clip["split"] == "test" else "train")
+        for task in TASKS:
+            pairs.append(_pair(clip, attrs, write_instruction(task, attrs, clip["lang"], rng, pool=pool), "matched", 0))
+    # mismatched pairs: near misses, or another clip's matched instruction (same task, language, split)
+    matched = {(p["lang"], p["split"], p["task"]): [] for p in pairs}
+    for p in pairs:
+        matched[(p["lang"], p["split"], p["task"])].append(p)
+    for clip in clips:
+        attrs, pool = attrs_of[clip["clip_id"]], ("test" if clip["split"] == "test" else "train")
+        for task in TASKS:
+            if rng.random() < cfg.near_miss_fraction:
+                pairs.append(_pair(clip, attrs, near_miss(task, attrs, clip["lang"], rng, pool=pool), "near_miss", 1))
+                continue
+            others = [p for p in matched[(clip["lang"], clip["split"], task)] if p["clip_id"] != clip["clip_id"]]
+            donor = others[int(rng.integers(len(others)))]
+            instr = _Borrowed(task, clip["lang"], donor["instruction"],
+                              {d: tuple(v) for d, v in donor["described"].items()})
+            pairs.append(_pair(clip, attrs, instr, "other_item", 1))
+    write_jsonl(out / "clips.jsonl", clips)
+    write_jsonl(out / "pairs.jsonl", pairs)
+    (out / "corpus_config.json").write_text(json.dumps(asdict(cfg), indent=2))
+    return out
+
+
+@dataclass(frozen=True)
+class _Borrowed:
+    """Another clip's instruction, judged against this clip's values."""
+
+    task: str
+    lang: str
+    text: str
+    described: dict
+
+
+def load_pairs(corpus: str | Path) -> list[dict]:
+    """``pairs.jsonl`` rows with ``path`` made absolute."""
+    corpus = Path(corpus)
+    rows = []
+    with open(corpus / "pairs.jsonl", encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                row = json.loads(line)
+                row["path"] = str(corpus / row["path"])
+                rows.append(row)
+    return rows

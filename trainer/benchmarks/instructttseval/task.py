@@ -1,0 +1,162 @@
+"""InstructTTSEval judge: a true/false verdict (cross-entropy over the two label tokens) trained
+alongside per-dimension outcomes (cross-entropy over matches / conflicts / not mentioned).
+
+Definitions: ``docs/benchmarks.md#instructttseval``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from evaluators.audio_io import load_audio
+from evaluators.benchmarks.instructttseval.items import DIMENSIONS, TASKS
+from evaluators.benchmarks.instructttseval.judge import OUTCOMES, InstructionJudge, trained_presets
+from evaluators.runtime_options import Runtime
+from trainer.benchmarks.instructttseval.attributes import UNSUPPORTED
+from trainer.benchmarks.instructttseval.card import card_sections
+from trainer.benchmarks.instructttseval.corpus import InstructCorpusConfig, build_instruct_corpus, load_pairs
+from trainer.benchmarks.instructttseval.settings import InstructFollowSettings
+from trainer.benchmarks.instructttseval.validation import validate_instruction_judge
+from trainer.lora import apply_lora, load_backbone
+from trainer.task import ensure_corpus, write_report
+
+if TYPE_CHECKING:
+    from trainer.config import TrainConfig
+
+#: Dimension target for a dimension the corpus cannot carry (ignored by the loss).
+IGNORE = -100
+
+
+def training_rows(corpus: str | Path) -> list[dict]:
+    """Flat rows of the corpus's pairs: ``label`` 1 (followed) / 0, ``outcome_codes`` (12 ints,
+    index into ``OUTCOMES``, ``IGNORE`` for unsupported dimensions)."""
+    rows = []
+    for p in load_pairs(corpus):
+        codes = [IGNORE if d in UNSUPPORTED else OUTCOMES.index(p["outcomes"][d]) for d in DIMENSIONS]
+        rows.append({"id": p["id"], "path": p["path"], "lang": p["lang"], "task": p["task"],
+                     "instruction": p["instruction"], "label": int(bool(p["label"])), "kind": p["kind"],
+                     "split": p["split"], "speaker": p["speaker"], "outcome_codes": codes})
+    return rows
+
+
+class InstructFollowTask:
+    """Instruction-following judge on the shared backbone; mini-batches from one task (APS/DSD/RP)."""
+
+    name = "instruct_follow"
+    benchmark = "instructttseval"
+    cli_aliases = ()
+    synth_help = ("InstructTTSEval corpus: procedural voices with known attributes, APS/DSD/RP instructions "
+                  "(EN/ZH), matched, near-miss and other-item pairs")
+    validate_help = ("agreement with reference labels per language and task (paper Table 4 layout), kappa, "
+                     "per-dimension accuracy; --pairs for your own labelled pairs, --reference for another judge")
+    settings_class = InstructFollowSettings
+    group_key = "task"
+    corpus_files = ("pairs.jsonl", "clips.jsonl")
+    corpus_required = False
+
+    def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
+        build_instruct_corpus(cfg.task_config.corpus, corpus)
+
+    def load_rows(self, cfg: TrainConfig) -> tuple[list[dict], dict]:
+        rows = training_rows(ensure_corpus(self, cfg))
+        summary = {split: {task: {"pairs": sum(r["split"] == split and r["task"] == task for r in rows),
+                                  "followed": sum(r["split"] == split and r["task"] == task and r["label"] == 1
+                                                  for r in rows)}
+                           for task in TASKS}
+                   for split in sorted({r["split"] for r in rows})}
+        return rows, summary
+
+    def build_judge(self, cfg: TrainConfig) -> InstructionJudge:
+        backbone = apply_lora(load_backbone(cfg), cfg)
+        s = cfg.task_config
+        head = InstructionJudge.new_head(backbone, width=s.head_width, seed=cfg.seed)
+        return InstructionJudge(backbone, head, trained_presets(cfg.system_prompt), unsupported=UNSUPPORTED,
+                                threshold=s.threshold, max_seconds=cfg.max_seconds, name=cfg.judge_name, seed=cfg.seed)
+
+    def trainable_modules(self, judge: InstructionJudge) -> list[torch.nn.Module]:
+        return [judge.backbone.model, judge.head]
+
+    def example(self, judge: InstructionJudge, row: dict) -> dict:
+        return judge.prepare(load_audio(row["path"]), row["instruction"], row["lang"])
+
+    def collate(self, judge: InstructionJudge, examples: list[dict], rows: list[dict]) -> dict:
+        batch = judge.backbone.collate(examples)
+        # label index into judge LABELS ("true", "false"): followed -> 0
+        batch["verdict"] = torch.tensor([0 if r["label"] else 1 for r in rows], dtype=torch.long)
+        batch["outcomes"] = torch.tensor([r["outcome_codes"] for r in rows], dtype=torch.long)
+        return batch
+
+    def _logits(self, judge: InstructionJudge, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
+        return judge.logits({k: v for k, v in batch.items() if k not in ("verdict", "outcomes")})
+
+    def loss(self, judge: InstructionJudge, batch: dict, cfg: TrainConfig) -> torch.Tensor:
+        """CE over the true/false label logits + ``dimension_weight`` x CE over each supported
+        dimension's outcome (mean over supported dimensions and rows)."""
+        verdict, dims = self._logits(judge, batch)
+        loss = F.cross_entropy(verdict, batch["verdict"].to(verdict.device))
+        w = cfg.task_config.dimension_weight
+        if w > 0:
+            target = batch["outcomes"].to(dims.device)
+            loss = loss + w * F.cross_entropy(dims.reshape(-1, len(OUTCOMES)), target.reshape(-1),
+                                              ignore_index=IGNORE)
+        return loss
+
+    def predict(self, judge: InstructionJudge, batch: dict) -> list[dict]:
+        verdict, dims = self._logits(judge, batch)
+        return [judge.decide(v, d) for v, d in zip(verdict.double().cpu().numpy(), dims.double().cpu().numpy())]
+
+    def val_metrics(self, rows: list[dict], preds: list[dict]) -> dict[str, float]:
+        out = {}
+        for task in TASKS:
+            sel = [i for i, r in enumerate(rows) if r["task"] == task]
+            if sel:
+                out[f"val/agreement/{task}"] = float(np.mean([preds[i]["judge_score"] == bool(rows[i]["label"])
+                                                              for i in sel]))
+        hits = [preds[i]["dimensions"][d] == OUTCOMES[c] for i, r in enumerate(rows)
+                for d, c in zip(DIMENSIONS, r["outcome_codes"]) if c != IGNORE]
+        if hits:
+            out["val/dimension_accuracy"] = float(np.mean(hits))
+        return out
+
+    # ---- CLI, validation, card -------------------------------------------------------------------
+    def add_synth_arguments(self, parser) -> None:
+        parser.add_argument("--clips-per-speaker", type=int, default=10)
+        parser.add_argument("--speakers", type=int, nargs=3, default=(12, 0, 4), metavar=("TRAIN", "VAL", "TEST"),
+                            help="speakers per language and split")
+        parser.add_argument("--languages", nargs="+", default=["en", "zh"], choices=["en", "zh"])
+
+    def synth(self, out: Path, seed: int, options: dict) -> str:
+        cfg = InstructCorpusConfig(seed=seed, clips_per_speaker=options["clips_per_speaker"],
+                                   speakers=tuple(options["speakers"]), languages=tuple(options["languages"]))
+        return f"wrote {build_instruct_corpus(cfg, out)}"
+
+    def add_validate_arguments(self, parser) -> None:
+        parser.add_argument("--pairs", help="labelled pairs JSONL {id, audio, instruction, lang, task, label} "
+                                            "(audio relative to the file); default: the corpus's test pairs")
+        parser.add_argument("--reference", help="another judge's verdicts on the same pairs: JSONL {id, verdict} "
+                                                "(or gemini_score / judge_score), shown side by side")
+        parser.add_argument("--per-class", type=int, default=0,
+                            help="on the corpus: matched and mismatched pairs sampled per language and task "
+                                 "(paper protocol: 25); 0 = all test pairs")
+        parser.add_argument("--batch-size", type=int, default=8)
+
+    def validate(self, judge_dir: str | Path, corpus_dir: str | Path | None, out: str | Path | None = None,
+                 options: dict | None = None, runtime: Runtime | None = None) -> dict:
+        """Agreement with reference labels per language and task (+ kappa, CIs, per-dimension
+        accuracy); see :func:`trainer.benchmarks.instructttseval.validation.validate_instruction_judge`."""
+        options = options or {}
+        if not corpus_dir and not options.get("pairs"):
+            raise ValueError("give --corpus (a synthetic InstructTTSEval corpus) or --pairs (labelled pairs JSONL)")
+        report = validate_instruction_judge(judge_dir, corpus_dir, pairs=options.get("pairs"),
+                                            reference=options.get("reference"),
+                                            per_class=options.get("per_class", 0),
+                                            batch_size=options.get("batch_size", 8), runtime=runtime, out=out)
+        return write_report(report, out)
+
+    def model_card(self, config: dict, validation: dict | None) -> list[str]:
+        return card_sections(config, validation)

@@ -1,0 +1,187 @@
+"""How well an instruction-following judge agrees with reference labels, in the layout of the
+paper's human-agreement table (paper: "InstructTTSEval: Benchmarking Complex Natural-Language
+Instruction Following in Text-to-Speech Systems", Table 4: per language and task, 25 matched + 25
+mismatched pairs, agreement with the annotators' majority).
+
+Pairs come from a synthetic corpus's test split (labels from the rendered values; unseen speakers,
+sentences and instruction phrasings) or from a labelled JSONL file (``--pairs``: listener
+majorities, ``label`` true/false or ``votes`` [true, false, ...]). With ``--reference`` another
+judge's verdicts on the same pairs (e.g. the public Gemini judge's) are scored beside the local
+judge's. Each cell: agreement % with a 95% bootstrap CI, Cohen's kappa, agreement on matched and on
+mismatched pairs, and the number of pairs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from evaluators.audio_io import load_audio
+from evaluators.benchmarks.instructttseval.items import DIMENSIONS, TASKS
+from evaluators.benchmarks.instructttseval.scorer import instruction_judge
+from evaluators.jsonl import JsonlError, read_jsonl
+from evaluators.judges.registry import load_judge
+from evaluators.metrics.agreement import cohen_kappa
+from evaluators.metrics.correlation import bootstrap_ci
+from evaluators.runtime_options import Runtime
+from trainer.benchmarks.instructttseval.corpus import load_pairs
+
+
+def pairs_from_file(path: str | Path) -> list[dict]:
+    """Labelled pairs ``{id, audio, instruction, lang, task, label | votes, [kind]}``; ``audio`` is
+    relative to the file; ``votes`` (a list of booleans) -> majority; ``kind`` defaults to
+    "matched" for true labels. Bad rows raise naming file:line."""
+    path = Path(path)
+    out = []
+    for r in read_jsonl(path, required=("id", "audio", "instruction", "lang", "task")):
+        where = f"{path}:{r['_line']}"
+        if r["task"] not in TASKS:
+            raise JsonlError(f"{where}: task {r['task']!r} not in {TASKS}")
+        if isinstance(r.get("votes"), list) and r["votes"]:
+            votes = [v is True for v in r["votes"]]
+            label = sum(votes) * 2 > len(votes)
+        elif isinstance(r.get("label"), bool):
+            label = r["label"]
+        else:
+            raise JsonlError(f"{where}: needs 'label' (true/false) or 'votes' (a list of true/false)")
+        out.append({"id": str(r["id"]), "path": str(path.parent / r["audio"]), "instruction": r["instruction"],
+                    "lang": r["lang"], "task": r["task"], "label": label,
+                    "kind": r.get("kind") or ("matched" if label else "mismatched")})
+    return out
+
+
+def corpus_test_pairs(corpus: str | Path, per_class: int = 0, seed: int = 0) -> list[dict]:
+    """The corpus's test pairs; with ``per_class`` > 0, that many matched and that many mismatched
+    pairs per language and task, drawn with ``seed`` (the paper's protocol is 25 + 25)."""
+    rows = [r for r in load_pairs(corpus) if r["split"] == "test"]
+    if per_class <= 0:
+        return rows
+    rng = np.random.default_rng(seed)
+    out = []
+    for lang in sorted({r["lang"] for r in rows}):
+        for task in TASKS:
+            for matched in (True, False):
+                cell = [r for r in rows if r["lang"] == lang and r["task"] == task
+                        and (r["kind"] == "matched") == matched]
+                take = rng.permutation(len(cell))[:per_class]
+                out += [cell[int(i)] for i in sorted(take)]
+    return out
+
+
+def read_reference(path: str | Path) -> dict[str, bool | None]:
+    """Another judge's verdicts by pair id: ``verdict`` / ``gemini_score`` / ``judge_score`` (only a
+    JSON ``true`` is true, as in the public aggregation; null stays null)."""
+    out = {}
+    for r in read_jsonl(path, required=("id",)):
+        key = next((k for k in ("verdict", "gemini_score", "judge_score") if k in r), None)
+        if key is None:
+            raise JsonlError(f"{path}:{r['_line']}: needs 'verdict', 'gemini_score' or 'judge_score'")
+        out[str(r["id"])] = None if r[key] is None else r[key] is True
+    return out
+
+
+def agreement_cell(labels: list[bool], verdicts: list[bool | None], kinds: list[str], n_resamples: int = 10_000,
+                   seed: int = 0) -> dict:
+    """Agreement of ``verdicts`` with ``labels`` (null verdicts count as disagreement and are
+    counted): % with a 95% bootstrap CI, Cohen's kappa, % on matched / mismatched pairs."""
+    hits = [v is not None and v == lab for v, lab in zip(verdicts, labels)]
+    if not hits:
+        return {"n": 0}
+    point, lo, hi = bootstrap_ci(np.asarray(hits, dtype=float), n_resamples=n_resamples, seed=seed)
+    matched = [h for h, k in zip(hits, kinds) if k == "matched"]
+    mismatched = [h for h, k in zip(hits, kinds) if k != "matched"]
+    kappa = cohen_kappa([bool(v) if v is not None else None for v in verdicts], labels) \
+        if any(v is not None for v in verdicts) else float("nan")
+    return {"n": len(hits), "n_matched": len(matched), "n_mismatched": len(mismatched),
+            "n_null": sum(v is None for v in verdicts), "agreement": 100 * point, "ci95": [100 * lo, 100 * hi],
+            "kappa": kappa, "agreement_matched": 100 * float(np.mean(matched)) if matched else None,
+            "agreement_mismatched": 100 * float(np.mean(mismatched)) if mismatched else None}
+
+
+def agreement_table(pairs: list[dict], verdicts: list[bool | None]) -> dict:
+    """Cells per language x task, plus each language's and each task's pooled cell and the total."""
+    langs = sorted({p["lang"] for p in pairs})
+    table: dict[str, dict] = {}
+    for lang in [*langs, "all"]:
+        row = {}
+        for task in [*TASKS, "all"]:
+            sel = [i for i, p in enumerate(pairs) if lang in ("all", p["lang"]) and task in ("all", p["task"])]
+            if sel:
+                row[task] = agreement_cell([pairs[i]["label"] for i in sel], [verdicts[i] for i in sel],
+                                           [pairs[i]["kind"] for i in sel])
+        table[lang] = row
+    return table
+
+
+def dimension_accuracy(pairs: list[dict], outputs: list[dict]) -> dict:
+    """Per task and dimension: accuracy of the judge's outcome against the corpus's outcome (pairs
+    that carry ``outcomes``; unsupported dimensions left out)."""
+    out: dict[str, dict] = {}
+    for task in TASKS:
+        row = {}
+        for dim in DIMENSIONS:
+            hits = [o["dimensions"][dim] == p["outcomes"][dim] for p, o in zip(pairs, outputs)
+                    if p["task"] == task and "outcomes" in p and o.get("dimensions", {}).get(dim) not in
+                    (None, "unsupported")]
+            if hits:
+                row[dim] = {"accuracy": 100 * float(np.mean(hits)), "n": len(hits)}
+        if row:
+            out[task] = row
+    return out
+
+
+def format_agreement(table: dict, title: str) -> str:
+    """Markdown in the layout of the paper's Table 4 (rows: languages + all; columns: tasks + all)."""
+    lines = [f"**{title}**", "", "| | APS | DSD | RP | Avg |", "|---|---|---|---|---|"]
+    for lang, row in table.items():
+        cells = []
+        for task in [*TASKS, "all"]:
+            c = row.get(task)
+            cells.append("-" if not c or not c.get("n") else
+                         f"{c['agreement']:.1f}% [{c['ci95'][0]:.1f}, {c['ci95'][1]:.1f}] (n={c['n']}, κ={c['kappa']:.2f})")
+        lines.append(f"| {lang.upper() if lang != 'all' else 'Avg'} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def validate_instruction_judge(judge_dir: str | Path, corpus_dir: str | Path | None, pairs: str | Path | None = None,
+                               reference: str | Path | None = None, per_class: int = 0, batch_size: int = 8,
+                               runtime: Runtime | None = None, out: str | Path | None = None) -> dict:
+    """Score the pairs with the judge and report agreement with the labels (and the reference
+    judge's, when given). With ``out``, per-pair verdicts go to ``<out stem>.pairs.jsonl``."""
+    rows = pairs_from_file(pairs) if pairs else corpus_test_pairs(corpus_dir, per_class)
+    if not rows:
+        raise ValueError("no pairs to validate on")
+    judge = instruction_judge(load_judge(judge_dir, **(runtime or Runtime()).load_kwargs()))
+    outputs: list[dict] = []
+    for start in range(0, len(rows), 64):
+        chunk = rows[start:start + 64]
+        inputs = [{"wave": load_audio(r["path"]), "instruction": r["instruction"], "lang": r["lang"]} for r in chunk]
+        outputs += judge.score(inputs, batch_size=batch_size)
+    verdicts = [o["judge_score"] for o in outputs]
+    report = {"judge": str(judge_dir), "source": str(pairs or corpus_dir), "n_pairs": len(rows),
+              "protocol": (f"{per_class} matched + {per_class} mismatched per language and task" if per_class and not pairs
+                           else "all pairs"),
+              "agreement": agreement_table(rows, verdicts)}
+    md = [format_agreement(report["agreement"], f"{judge.name} vs reference labels")]
+    dims = dimension_accuracy(rows, outputs)
+    if dims:
+        report["dimension_accuracy"] = dims
+    if reference:
+        ref = read_reference(reference)
+        missing = [r["id"] for r in rows if r["id"] not in ref]
+        ref_verdicts = [ref.get(r["id"]) for r in rows]
+        report["reference"] = {"file": str(reference), "missing": len(missing),
+                               "agreement": agreement_table(rows, ref_verdicts),
+                               "judge_vs_reference": agreement_cell(
+                                   [v is True for v in ref_verdicts], verdicts, [r["kind"] for r in rows])}
+        md.append(format_agreement(report["reference"]["agreement"], f"reference ({Path(reference).name}) vs labels"))
+    report["markdown"] = "\n\n".join(md)
+    if out:
+        path = Path(out)
+        with open(path.with_suffix(".pairs.jsonl"), "w", encoding="utf-8") as f:
+            for r, o in zip(rows, outputs):
+                f.write(json.dumps({"id": r["id"], "lang": r["lang"], "task": r["task"], "label": r["label"],
+                                    "kind": r["kind"], **o}, ensure_ascii=False) + "\n")
+    return report
