@@ -145,6 +145,44 @@ class _Borrowed:
     described: dict
 
 
+def write_benchmark_items(corpus: str | Path, out: str | Path, split: str = "test", seed: int = 0) -> dict[str, Path]:
+    """The corpus's ``split`` clips as a benchmark run: per language ``items_<lang>.jsonl`` in the
+    benchmark's item format (each task's instruction is the clip's matched or mismatched one, by a
+    seeded coin), the "system outputs" ``outputs/gen_wav/<id>_<TASK>.wav`` (the clip) and
+    ``truth_<lang>.jsonl``: the same rows with the corpus's label as ``gemini_score``, so
+    ``omnijudge metrics instructttseval --results truth_<lang>.jsonl`` gives the true rates.
+    Returns ``{"items_<lang>": path, "truth_<lang>": path, "outputs": folder}``."""
+    import shutil
+
+    corpus, out = Path(corpus), Path(out)
+    (out / "outputs" / "gen_wav").mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    pairs = [p for p in load_pairs(corpus) if p["split"] == split]
+    by_clip: dict[str, dict[str, list[dict]]] = {}
+    for p in pairs:
+        by_clip.setdefault(p["clip_id"], {}).setdefault(p["task"], []).append(p)
+    texts = {c["clip_id"]: c["text"] for c in (json.loads(x) for x in open(corpus / "clips.jsonl", encoding="utf-8"))}
+    rows: dict[str, list[tuple[dict, dict]]] = {}
+    for clip_id in sorted(by_clip):
+        tasks = by_clip[clip_id]
+        lang = next(iter(tasks.values()))[0]["lang"]
+        item_id = f"{lang}_{len(rows.get(lang, []))}"
+        item, truth = {"id": item_id, "text": texts[clip_id]}, {"id": item_id, "text": texts[clip_id]}
+        for task in TASKS:
+            pick = tasks[task][int(rng.integers(len(tasks[task])))]
+            gen_path = f"gen_wav/{item_id}_{task}.wav"
+            shutil.copyfile(pick["path"], out / "outputs" / gen_path)
+            item[task] = {"instruction": pick["instruction"], "gen_path": gen_path}
+            truth[task] = {**item[task], "gemini_score": bool(pick["label"])}
+        rows.setdefault(lang, []).append((item, truth))
+    written: dict[str, Path] = {"outputs": out / "outputs"}
+    for lang, pairs_of_lang in rows.items():
+        for name, k in (("items", 0), ("truth", 1)):
+            written[f"{name}_{lang}"] = out / f"{name}_{lang}.jsonl"
+            write_jsonl(written[f"{name}_{lang}"], [r[k] for r in pairs_of_lang])
+    return written
+
+
 def load_pairs(corpus: str | Path) -> list[dict]:
     """``pairs.jsonl`` rows with ``path`` made absolute."""
     corpus = Path(corpus)

@@ -19,7 +19,12 @@ from evaluators.benchmarks.instructttseval.judge import OUTCOMES, InstructionJud
 from evaluators.runtime_options import Runtime
 from trainer.benchmarks.instructttseval.attributes import UNSUPPORTED
 from trainer.benchmarks.instructttseval.card import card_sections
-from trainer.benchmarks.instructttseval.corpus import InstructCorpusConfig, build_instruct_corpus, load_pairs
+from trainer.benchmarks.instructttseval.corpus import (
+    InstructCorpusConfig,
+    build_instruct_corpus,
+    load_pairs,
+    write_benchmark_items,
+)
 from trainer.benchmarks.instructttseval.settings import InstructFollowSettings
 from trainer.benchmarks.instructttseval.validation import validate_instruction_judge
 from trainer.lora import apply_lora, load_backbone
@@ -129,11 +134,17 @@ class InstructFollowTask:
         parser.add_argument("--speakers", type=int, nargs=3, default=(12, 0, 4), metavar=("TRAIN", "VAL", "TEST"),
                             help="speakers per language and split")
         parser.add_argument("--languages", nargs="+", default=["en", "zh"], choices=["en", "zh"])
+        parser.add_argument("--benchmark-run", help="also write the test clips as a benchmark run here: "
+                                                    "items_<lang>.jsonl, outputs/gen_wav/, truth_<lang>.jsonl")
 
     def synth(self, out: Path, seed: int, options: dict) -> str:
         cfg = InstructCorpusConfig(seed=seed, clips_per_speaker=options["clips_per_speaker"],
                                    speakers=tuple(options["speakers"]), languages=tuple(options["languages"]))
-        return f"wrote {build_instruct_corpus(cfg, out)}"
+        text = f"wrote {build_instruct_corpus(cfg, out)}"
+        if options.get("benchmark_run"):
+            written = write_benchmark_items(out, options["benchmark_run"], seed=seed)
+            text += "\nbenchmark run: " + ", ".join(str(p) for p in written.values())
+        return text
 
     def add_validate_arguments(self, parser) -> None:
         parser.add_argument("--pairs", help="labelled pairs JSONL {id, audio, instruction, lang, task, label} "

@@ -36,10 +36,10 @@ _SPEED_STEP = {"steady": 1.0, "speeding_up": 1.67, "slowing_down": 1 / 1.67}
 _LEVEL_DB = {"soft": -32.0, "normal": -20.0, "loud": -9.0}  # RMS dBFS of active speech at centre
 _VOL_CHANGE_DB = {"steady": 0.0, "rising": 10.0, "falling": -10.0}  # start -> end
 # texture -> (aspiration noise re voiced RMS, glottal tilt pole, cycle jitter, HF buzz); hoarse adds
-# rough episodes (period doubling + strong jitter) in ~40% of 120 ms blocks: continuous doubling
+# rough episodes (period doubling + strong jitter) in ~30% of 120 ms blocks: continuous doubling
 # would make the voice read as an octave lower, intermittent roughness is what hoarse voices do
 _TEXTURE = {"smooth": (0.0, 0.93, 0.002, 0.0), "breathy": (1.1, 0.965, 0.004, 0.0),
-            "hoarse": (0.55, 0.9, 0.008, 0.0), "bright": (0.0, 0.7, 0.002, 0.5)}
+            "hoarse": (0.55, 0.9, 0.008, 0.0), "bright": (0.0, 0.7, 0.002, 0.2)}
 # vowel table: speech.py's a e i o u schwa, plus a nasal murmur for the "um" filler
 _V = np.vstack([_VOWELS, [[280.0, 1000.0, 2200.0]]])
 _SCHWA, _NASAL = 5, 6
@@ -88,12 +88,13 @@ def _disperse() -> np.ndarray:
     return np.array([[a, 1.0, 0.0, 1.0, a, 0.0] for a in (-0.7, -0.6, -0.5, -0.4, 0.5, 0.6)])
 
 
-def _soft_limit(x: np.ndarray, knee: float = 0.6, ceil: float = 0.985) -> np.ndarray:
+def _soft_limit(x: np.ndarray, knee: float = 0.8, ceil: float = 0.985) -> np.ndarray:
     """Identity below `knee`, tanh-saturating to `ceil` above (continuous slope): the level
     compression of shouting, used instead of hard clipping."""
     y = x.copy()
     over = np.abs(x) > knee
-    y[over] = np.sign(x[over]) * (knee + (ceil - knee) * np.tanh((np.abs(x[over]) - knee) / (ceil - knee)))
+    mag = np.abs(x[over])
+    y[over] = np.sign(x[over]) * (knee + (ceil - knee) * np.tanh((mag - knee) / (ceil - knee)))
     return y
 
 
@@ -112,12 +113,15 @@ def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Spe
         raise ValueError(f"text has no speakable syllables: {text!r}")
     old, emo, expressive = a.age == "elderly", a.emotion, a.tone == "expressive"
     breath, tilt, jit, buzz = _TEXTURE[a.texture]
-    breath += speaker.breath_base + 0.15 * old + 0.6 * (a.volume == "soft")
+    # soft = near whisper; capped so a soft breathy voice keeps some pitch (HNR ~ -2 dB)
+    breath = min(breath + speaker.breath_base + 0.15 * old + 0.6 * (a.volume == "soft"), 1.3)
     # aging: male F0 rises, female F0 and formants drop (as in aging voices)
     f0_base = _BASE_F0[a.gender] * ({"male": 1.08, "female": 0.92}[a.gender] if old else 1.0)
     f0_base *= speaker.f0_scale * _PITCH[a.pitch]
     fscale = _FORMANT[a.gender] * speaker.formant_jitter * (0.96 if old and a.gender == "female" else 1.0)
-    fscale *= 1.0 if old else 1.02  # young: slightly brighter
+    fscale *= 1.0 if old else 1.02  # young: slightly brighter (formants and source)
+    if not old:
+        tilt -= 0.01
     if a.volume == "loud" or emo == "angry":
         tilt = min(tilt, 0.8)  # shouting / tense source: flatter spectral tilt
     if a.volume == "soft":
@@ -126,6 +130,8 @@ def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Spe
     shimmer = 0.04 + 0.12 * old + 0.2 * (a.texture == "hoarse")
     mumbled = a.clarity == "mumbled"
     bw_mult, central, cons_gain = (2.6, 0.55, 0.3) if mumbled else (0.8, 0.0, 1.5)
+    cons_gain *= 1.4 if emo == "angry" else 1.0  # hard, forceful consonants
+    cons_gain *= 0.6 if a.volume == "loud" else 1.0  # shouting raises vowels more than consonants
     rate = _RATE[a.speed] * speaker.rate_scale * (0.85 if old else 1.0)
 
     # ---- per-syllable random draws, made once so re-planning after truncation stays consistent
@@ -157,34 +163,37 @@ def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Spe
         t, out, filler_done = lead, [], False
         for i, s in enumerate(syls[:n]):
             if i == rep:  # a cut-off repetition of the coming syllable
-                out.append([s.vowel, s.consonant, s.tone, t, 0.6 * d[i], "repeat", i]); t += 0.6 * d[i] + 0.1
+                out.append([s.vowel, s.consonant, s.tone, t, 0.6 * d[i], "repeat", i])
+                t += 0.6 * d[i] + 0.1
             out.append([s.vowel, s.consonant, s.tone, t, d[i], "final" if final[i] else "syl", i])
             t += d[i]
             if i in pauses:
                 t += pauses[i]
-                if not filler_done:  # "um/uh": long neutral vowel, then its nasal end
-                    out.append([_SCHWA, 0, 0, t, 0.34, "filler", i]); out.append([_NASAL, 0, 0, t + 0.34, 0.18, "filler", i])
-                    t += 0.52 + 0.15; filler_done = True
+                if not filler_done:  # "um/uh" (zh 嗯/呃): long neutral vowel, then its nasal end
+                    out += [[_SCHWA, 0, 0, t, 0.34, "filler", i], [_NASAL, 0, 0, t + 0.34, 0.18, "filler", i]]
+                    t += 0.52 + 0.15
+                    filler_done = True
             elif s.phrase_final and i < n - 1:
                 t += phrase_gap[i]
-        return out, t
+        return out, t, sorted(pauses.values())
 
     n = len(syls)
-    segs, t_end = plan(n)
-    while t_end + trail > max_s and n > 3:
+    segs, t_end, hes_pauses = plan(n)
+    while t_end + trail > max_s and n > 3:  # drop syllables from the end until the clip fits
         n -= 1
-        segs, t_end = plan(n)
+        segs, t_end, hes_pauses = plan(n)
     total = int(min(max_s, t_end + trail) * sr)
     t0, t1 = segs[0][3], segs[-1][3] + segs[-1][4]
     tmid, span = 0.5 * (t0 + t1), max(t1 - t0, 1e-3)
 
     # ---- F0 control points (semitones re f0_base), 5 per syllable as in speech.render_utterance.
-    # Expressive accents: each half's syllables get a symmetric set of offsets (+-4.5 st; zh less, its
-    # tones move F0 too) in high/low alternation, so only the contour moves the halves' medians
+    # Expressive accents: each half's syllables get a symmetric set of peak offsets (+-6 st; zh less,
+    # its tones move F0 too) in high/low alternation, each a hat over the syllable so F0 sweeps
+    # through every level (a plateau per syllable would make the halves' medians jumpy)
     accent = {}
     for second in (False, True):
         ids = [j for j, g in enumerate(segs) if g[5] != "filler" and (g[3] + 0.5 * g[4] >= tmid) == second]
-        vals = np.linspace(-4.5, 4.5, len(ids)) * (0.6 if lang == "zh" else 1.0) if len(ids) > 1 else np.zeros(len(ids))
+        vals = np.linspace(-6.0, 6.0, len(ids)) * (0.6 if lang == "zh" else 1.0) * (len(ids) > 1)
         hi, lo = list(rng.permutation(vals[vals > 0])), list(rng.permutation(vals[vals <= 0]))
         seq = []
         while hi or lo:  # alternate, starting with the longer list
@@ -200,17 +209,19 @@ def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Spe
             shape = np.full(5, -3.0)
         else:
             if expressive:
-                off, peak = accent[j], accent[j] > 0
-                move = np.linspace(-1.5, 1.5, 5) if peak and emo == "happy" else np.array([0, 1, 1.5, 1, 0]) * peak
-            else:
-                off, move = mono[i], np.zeros(5)
+                hat = [0.1, 0.4, 0.7, 1.0, 1.0] if emo == "happy" and accent[j] > 0 else [0.2, 0.7, 1.0, 0.7, 0.2]
+                off, move = 0.0, accent[j] * np.array(hat)  # happy: peaks rise through the syllable
+            else:  # monotone; happy keeps a small rise on alternate syllables
+                off, move = mono[i], np.linspace(-0.5, 0.5, 5) * (emo == "happy" and i % 2 == 0)
             shape = off + move + np.array(_TONES[tone]) * (1.0 if expressive else 0.25)
             if role == "final" and emo in ("sad", "angry"):
                 shape = shape + np.linspace(0.0, -4.0 if emo == "sad" else -5.0, 5)  # falling ends
         loc.append(shape)
     ct, loc, fill = np.stack(ct), np.concatenate(loc), np.repeat(fill, 5)
-    # the contour spans exactly start->end of the voiced control points; fillers stay flat
-    glob = _CONTOUR_ST[a.pitch_contour] * ((ct - 0.5 * (ct[0, 0] + ct[-1, -1])) / (ct[-1, -1] - ct[0, 0]))
+    # the contour spans exactly start->end of the voiced control points as a gentle S (tanh): the
+    # halves' medians then differ by ~0.64 of the full rise rather than 0.5; fillers stay flat
+    x = 2.0 * (ct - 0.5 * (ct[0, 0] + ct[-1, -1])) / (ct[-1, -1] - ct[0, 0])
+    glob = 0.5 * _CONTOUR_ST[a.pitch_contour] * np.tanh(1.2 * x) / np.tanh(1.2)
     glob = np.where(fill.reshape(-1, 5), glob.mean(axis=1, keepdims=True), glob).ravel()
     ct = ct.ravel()
     tt = np.arange(total) / sr
@@ -222,8 +233,12 @@ def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Spe
         syl[int(st * sr):int((st + d) * sr)] = role != "filler"
     med = [np.median(local[syl & m]) if (syl & m).any() else 0.0 for m in (tt < tmid, tt >= tmid)]
     semis = local - np.interp(tt, [tmid - 0.15, tmid + 0.15], med) + np.interp(tt, ct, glob)
-    k = total // 64 + 2  # slow smooth wander (micro-prosody)
-    semis += np.interp(tt, np.arange(k) * 64 / sr, rng.normal(0.0, 0.12 + 0.25 * expressive, k))
+    # micro-prosody: 4 ms F0 perturbation (~0.6%; over ~1% pYIN and listeners hear roughness) and,
+    # when expressive, a 50 ms wander
+    k = total // 64 + 2
+    semis += np.interp(tt, np.arange(k) * 64 / sr, rng.normal(0.0, 0.1, k))
+    k = total // 800 + 2
+    semis += np.interp(tt, np.arange(k) * 800 / sr, rng.normal(0.0, 0.1 + 0.4 * expressive, k))
     if old:  # tremor: 5-6 Hz vibrato of +-0.6 semitone
         semis += 0.6 * np.sin(2 * np.pi * rng.uniform(5.0, 6.0) * tt + rng.uniform(0, 2 * np.pi))
     f0 = np.clip(f0_base * 2.0 ** (semis / 12.0), 62.0, 560.0)
@@ -232,7 +247,7 @@ def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Spe
     envs: dict[int, np.ndarray] = {}
     rough = np.zeros(total)
     if a.texture == "hoarse":
-        rough = np.repeat(rng.random(total // int(0.12 * sr) + 1) < 0.4, int(0.12 * sr))[:total].astype(float)
+        rough = np.repeat(rng.random(total // int(0.12 * sr) + 1) < 0.3, int(0.12 * sr))[:total].astype(float)
     cons = []
     for v, c, tone, st, d, role, i in segs:
         cdur = _CONS[c][1] * (1.3 if mumbled else 1.0) if c else 0.0
@@ -263,17 +278,14 @@ def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Spe
     per = sr / f0[idx]
     rw = rough[idx]
     alt = np.where(np.arange(idx.size) % 2 == 0, 1.0, -1.0)
-    pos = idx - 1 + frac + per * (rng.normal(0.0, 1.0, idx.size) * (jit + 0.03 * rw) + alt * 0.03 * rw)
-    amp = (1.0 + rng.normal(0.0, shimmer, idx.size)) * (1.0 - 0.45 * rw * (alt < 0))
+    pos = idx - 1 + frac + per * (rng.normal(0.0, 1.0, idx.size) * (jit + 0.03 * rw) + alt * 0.02 * rw)
+    amp = (1.0 + rng.normal(0.0, shimmer, idx.size)) * (1.0 - 0.3 * rw * (alt < 0))
     pos = np.clip(pos, 0, total - 2)
     i0 = pos.astype(int)
     pulses = np.zeros(total)
     np.add.at(pulses, i0, amp * (1.0 - (pos - i0)))
     np.add.at(pulses, i0 + 1, amp * (pos - i0))
     src = signal.lfilter([1.0 - tilt], [1.0, -tilt], pulses)
-    if buzz > 0.0 or emo == "angry":  # bright/tense: strong flat high harmonics
-        hf = signal.sosfilt(_butter(2500.0, None, sr), pulses)
-        src = src + hf * (buzz + 0.2 * (emo == "angry")) * np.std(src) / max(np.std(hf), 1e-9)
     src = signal.sosfilt(_disperse(), src)
     src_rms = float(np.std(src)) or 1.0
     if breath > 0.0:  # aspiration noise, pulsed with the glottal cycle
@@ -285,6 +297,13 @@ def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Spe
         y = signal.sosfilt(_formants(v, round(fscale, 3), bw_mult, central, sr), src * env)
         on = env > 0.5
         voiced += y / (np.sqrt(np.mean(y[on] ** 2)) if on.any() else 1.0)
+    # flat-spectrum pulse harmonics above 2.5 kHz, added after the formant cascade (which would
+    # roll them off): buzzy-bright texture, shouting's flatter tilt, angry's tense source
+    hf_gain = buzz + 0.1 * (a.volume == "loud") + 0.08 * (emo == "angry")
+    if hf_gain > 0.0:
+        hf = signal.sosfilt(_disperse(), signal.sosfilt(_butter(2500.0, None, sr), pulses))
+        hf *= np.minimum(np.sum(list(envs.values()), axis=0), 1.0)
+        voiced += hf * hf_gain / max(float(np.std(hf[hf != 0])), 1e-9)
     active = np.sum(list(envs.values()), axis=0) > 0.5
     rms = float(np.sqrt(np.mean(voiced[active] ** 2))) if active.any() else 1e-3
     out = voiced
@@ -304,7 +323,7 @@ def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Spe
     ramp_db = _VOL_CHANGE_DB[a.volume_change] * np.clip((tt - tmid) / span, -0.5, 0.5)
     out *= 10.0 ** (ramp_db / 20.0)
     out += rng.standard_normal(total) * 10.0 ** ((_LEVEL_DB[a.volume] - 55.0) / 20.0)  # room tone
-    limited = bool(np.max(np.abs(out)) > 0.6)
+    limited = bool(np.max(np.abs(out)) > 0.8)
     if limited:
         out = _soft_limit(out)
 
@@ -325,14 +344,15 @@ def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Spe
         "duration_s": total / sr, "n_syllables": n, "n_text_syllables": len(syls),
         "f0_base_hz": float(f0_base), "f0_mean_hz": float(np.mean(voiced_f0)),
         "f0_range_st": float(np.percentile(st_rel, 95) - np.percentile(st_rel, 5)),
-        "f0_first_half_hz": float(np.median(f0[active & half])), "f0_second_half_hz": float(np.median(f0[active & ~half])),
+        "f0_first_half_hz": float(np.median(f0[active & half])),
+        "f0_second_half_hz": float(np.median(f0[active & ~half])),
         "rate_sps": rate_half(t0, t1), "rate_first_half_sps": rate_half(t0, tmid),
         "rate_second_half_sps": rate_half(tmid, t1),
         "rms_target_dbfs": _LEVEL_DB[a.volume], "rms_dbfs": db(active),
         "rms_first_half_dbfs": db(active & half), "rms_second_half_dbfs": db(active & ~half),
         "formant_scale": float(fscale), "tilt": float(tilt), "breath": float(breath),
         "bandwidth_mult": bw_mult, "centralisation": central, "lowpass_hz": 2500.0 if mumbled else None,
-        "hesitation_pauses_s": [float(x) for x in pause_len[:n_pause]] if a.fluency == "hesitant" and n >= 5 else [],
+        "hesitation_pauses_s": [float(x) for x in hes_pauses],
         "peak": float(np.max(np.abs(out))), "soft_limited": limited,
     }
     return np.clip(out, -0.99, 0.99).astype(np.float32), info
@@ -351,26 +371,26 @@ def measure(wave: np.ndarray, sr: int = 16000) -> dict:
     y = np.asarray(wave, dtype=np.float32)
     hop, fl = sr // 50, 1024
     f0, vflag, _ = librosa.pyin(y, fmin=60.0, fmax=600.0, sr=sr, frame_length=fl, hop_length=hop,
-                                resolution=0.25)
+                                resolution=0.25)  # 0.25 st grid: 4x faster than 0.1, ample here
     rms = librosa.feature.rms(y=y, frame_length=fl, hop_length=hop)[0][: f0.size]
     rdb = 20.0 * np.log10(rms + 1e-10)
     loud = np.percentile(rdb, 95)
     sound = rdb > max(loud - 35.0, -90.0)
     on = np.nonzero(sound)[0]
     first, last = (on[0], on[-1]) if on.size else (0, rdb.size - 1)
-    voiced = vflag & np.isfinite(f0) & sound
-    if voiced.sum() < 5:  # nearly unvoiced (whisper): fall back to all non-silent frames
+    voiced = vflag & sound
+    if voiced.sum() < 5:  # (nearly) unvoiced, e.g. whispery: level over all non-silent frames
         voiced = sound
     half = np.arange(f0.size) < (first + last) / 2
 
     def med_f0(m):
-        m = m & vflag & np.isfinite(f0)
+        m = m & vflag & sound
         return float(np.median(f0[m])) if m.any() else float("nan")
 
     def db(m):
         return float(10.0 * np.log10(np.mean(rms[m] ** 2) + 1e-20)) if m.any() else float("nan")
 
-    fv = f0[voiced & np.isfinite(f0)]
+    fv = f0[vflag & sound]
     st = 12.0 * np.log2(fv / np.median(fv)) if fv.size else np.zeros(1)
     silent_runs, run = [], 0
     for s in sound[first:last + 1]:
@@ -384,7 +404,8 @@ def measure(wave: np.ndarray, sr: int = 16000) -> dict:
         "f0_median_hz": float(np.median(fv)) if fv.size else float("nan"),
         "f0_range_st": float(np.percentile(st, 95) - np.percentile(st, 5)),
         "f0_first_half_hz": f1, "f0_second_half_hz": f2, "f0_change_st": float(12.0 * np.log2(f2 / f1)),
-        "rms_dbfs": db(voiced), "rms_first_half_dbfs": db(voiced & half), "rms_second_half_dbfs": db(voiced & ~half),
+        "rms_dbfs": db(voiced), "rms_first_half_dbfs": db(voiced & half),
+        "rms_second_half_dbfs": db(voiced & ~half),
         "onset_rate": float(np.sum(sound[np.clip(onsets, 0, sound.size - 1)]) / max(nonsilent_s, 1e-3)),
         "longest_silence_s": float(max(silent_runs, default=0) * hop / sr),
         "voiced_fraction": float(vflag[first:last + 1].mean()),

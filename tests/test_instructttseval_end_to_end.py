@@ -1,0 +1,88 @@
+"""InstructTTSEval on tiny data, CPU: synth -> train -> validate (Table 4 layout, with a reference
+judge) -> release -> score a benchmark run -> the same numbers from `metrics`."""
+
+import json
+
+import pytest
+
+from evaluators.benchmarks.instructttseval.judge import InstructionJudge
+from evaluators.cli import main
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    from trainer.benchmarks.instructttseval.corpus import InstructCorpusConfig, build_instruct_corpus
+    from trainer.config import load_config
+    from trainer.train import train
+
+    root = tmp_path_factory.mktemp("instructttseval")
+    corpus = build_instruct_corpus(InstructCorpusConfig(seed=0, speakers=(1, 0, 1), clips_per_speaker=2),
+                                   root / "corpus")
+    cfg = load_config("configs/instructttseval/tiny.yaml",
+                      {"data.corpus_dir": str(corpus), "out_dir": str(root / "run"), "optim.max_epochs": 1,
+                       "optim.warmup_steps": 2})
+    return root, corpus, train(cfg)
+
+
+def test_corpus_pairs_are_balanced_and_held_out(trained):
+    root, corpus, _ = trained
+    pairs = [json.loads(x) for x in (corpus / "pairs.jsonl").read_text().splitlines()]
+    assert len(pairs) == 2 * 2 * 2 * 3 * 2  # langs x speakers x clips x tasks x (matched, mismatched)
+    assert all(p["label"] for p in pairs if p["kind"] == "matched")
+    assert all(not p["label"] for p in pairs if p["kind"] == "near_miss")
+    assert {p["outcomes"]["accent"] for p in pairs} == {"not_mentioned"}
+    train = {p["speaker"] for p in pairs if p["split"] == "train"}
+    test = {p["speaker"] for p in pairs if p["split"] == "test"}
+    assert train and test and not train & test
+    train_sent = {p["sentence_id"] for p in pairs if p["split"] == "train"}
+    assert not train_sent & {p["sentence_id"] for p in pairs if p["split"] == "test"}
+
+
+def test_validate_release_score_and_metrics(trained, tmp_path, capsys):
+    root, corpus, run = trained
+    final = run / "final"
+    cfg = json.loads((final / "judge_config.json").read_text())
+    assert cfg["kind"] == "instruction_follow" and cfg["unsupported"] == ["accent"]
+    assert set(cfg["prompts"]) == {"en", "zh"}
+
+    # a reference judge that says true to everything, beside the local judge
+    test_pairs = [json.loads(x) for x in (corpus / "pairs.jsonl").read_text().splitlines()]
+    ref = tmp_path / "ref.jsonl"
+    ref.write_text("".join(json.dumps({"id": p["id"], "gemini_score": True}) + "\n" for p in test_pairs
+                           if p["split"] == "test"))
+    report_path = tmp_path / "v.json"
+    assert main(["validate", "instructttseval", "--judge", str(final), "--corpus", str(corpus),
+                 "--reference", str(ref), "--out", str(report_path)]) == 0
+    report = json.loads(report_path.read_text())
+    cell = report["agreement"]["en"]["APS"]
+    assert cell["n"] == 4 and cell["n_matched"] == 2 and 0 <= cell["agreement"] <= 100
+    ref_cell = report["reference"]["agreement"]["all"]["all"]
+    n_true = sum(p["label"] for p in test_pairs if p["split"] == "test")
+    assert ref_cell["agreement"] == pytest.approx(100 * n_true / ref_cell["n"])  # says true to all
+    assert "| EN |" in report["markdown"] and "APS" in report["dimension_accuracy"]
+    assert (tmp_path / "v.pairs.jsonl").is_file()
+
+    rel = tmp_path / "release"
+    assert main(["release", "--checkpoint", str(run), "--out", str(rel)]) == 0
+    assert "instruction" in (rel / "README.md").read_text().lower()
+    assert isinstance(InstructionJudge.from_pretrained(rel), InstructionJudge)
+
+    from trainer.benchmarks.instructttseval.corpus import write_benchmark_items
+
+    bench = write_benchmark_items(corpus, tmp_path / "bench")
+    out = tmp_path / "results"
+    capsys.readouterr()
+    assert main(["score", "instructttseval", "--items", str(bench["items_en"]), "--outputs", str(bench["outputs"]),
+                 "--judge", str(rel), "--out", str(out), "--batch-size", "3"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("| system | APS | DSD | RP | Avg |")
+    results = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert len(results) == 2 and all(isinstance(r[t]["judge_score"], bool) for r in results for t in ("APS", "DSD", "RP"))
+    # the same numbers through `metrics`, from the result file alone
+    assert main(["metrics", "instructttseval", "--results", str(out / "results.jsonl"), "--field", "judge_score",
+                 "--system", "outputs", "--out", str(tmp_path / "m.json")]) == 0
+    table = json.loads((out / "table.json").read_text())["outputs"]
+    again = json.loads((tmp_path / "m.json").read_text())["outputs"]
+    assert again["tasks"] == table["tasks"] and again["avg"] == table["avg"]
+    # the truth file goes through the same metric code in the public field
+    assert main(["metrics", "instructttseval", "--results", str(bench["truth_en"])]) == 0
