@@ -94,6 +94,13 @@ def full_size_backbone(name: str, device: str, dtype: torch.dtype, attn: str | N
                     attn_implementation=attn)
 
 
+#: An APS instruction (the published example's first lines) for presets with an ``{instruction}`` field.
+EXAMPLE_INSTRUCTION = ("gender: Male.\n\npitch: Mid-range male pitch, slightly elevated at the beginning and then "
+                       "stabilizing.\n\nspeed: Initially brisk, then slightly relaxing the pace during the latter part "
+                       "of the utterance.\n\nvolume: Conversational level, with a brief initial emphasis then "
+                       "maintained steadily.\n\nage: Young adult.")
+
+
 def clips(n: int, lo: float, hi: float, seed: int = 0) -> list[np.ndarray]:
     """Speech-like clips of ``lo``-``hi`` s (harmonic source, syllabic envelope, noise)."""
     rng = np.random.default_rng(seed)
@@ -106,14 +113,15 @@ def clips(n: int, lo: float, hi: float, seed: int = 0) -> list[np.ndarray]:
     return out
 
 
-def timed_scores(judge: VerbalizerJudge, waves, batch_size: int, device: str) -> tuple[float, np.ndarray, float]:
+def timed_scores(judge: VerbalizerJudge, waves, batch_size: int, device: str,
+                 fields: list[dict] | None = None) -> tuple[float, np.ndarray, float]:
     """(seconds, scores, peak GiB) of one scoring pass."""
     cuda = torch.device(device).type == "cuda"
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
     t = time.perf_counter()
-    scores = np.array([o.score for o in judge.score_waves(waves, batch_size=batch_size)])
+    scores = np.array([o.score for o in judge.score_waves(waves, batch_size=batch_size, fields=fields)])
     if cuda:
         torch.cuda.synchronize()
     peak = torch.cuda.max_memory_allocated() / 2**30 if cuda else float("nan")
@@ -131,6 +139,9 @@ def main() -> None:
     ap.add_argument("--min-seconds", type=float, default=5.0)
     ap.add_argument("--max-seconds", type=float, default=10.0)
     ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--preset", default=None,
+                    help="verbalizer preset (default auto-att, auto-att-released on Qwen2-Audio); instruct-follow "
+                         "times the InstructTTSEval drop-in (the public template + an APS instruction, ~1k tokens)")
     args = ap.parse_args()
     dtype = resolve_dtype(args.dtype, args.device)
     t = time.perf_counter()
@@ -143,14 +154,17 @@ def main() -> None:
           f"attention {backbone.runtime()['attn_implementation']}, "
           f"tokenizer: {tokenizer_for_bench()[1] if args.size == 'full' else 'tiny offline tokenizer'}, "
           f"built in {time.perf_counter() - t:.1f} s")
-    preset = "auto-att-released" if args.backbone == "qwen2_audio" else "auto-att"
+    preset = args.preset or ("auto-att-released" if args.backbone == "qwen2_audio" else "auto-att")
     judge = VerbalizerJudge(backbone, get_preset(preset))
     waves = clips(args.clips, args.min_seconds, args.max_seconds)
+    fields = [{"instruction": EXAMPLE_INSTRUCTION}] * len(waves)
     audio_s = sum(len(w) for w in waves) / 16000
-    judge.score_waves(waves[:2], batch_size=2)  # warm-up (kernels, allocator)
+    n_tokens = len(judge.prepare(waves[0], fields[0])["input_ids"])
+    print(f"preset {preset}: {n_tokens} prompt tokens for the first clip ({len(waves[0]) / 16000:.1f} s)")
+    judge.score_waves(waves[:2], batch_size=2, fields=fields[:2])  # warm-up (kernels, allocator)
     runs = {}
     for bs in (1, args.batch_size):
-        dt, scores, peak = timed_scores(judge, waves, bs, args.device)
+        dt, scores, peak = timed_scores(judge, waves, bs, args.device, fields)
         runs[bs] = (dt, scores)
         print(f"batch {bs:3d}: {args.clips / dt:7.2f} clips/s ({audio_s / dt:7.1f} s of audio per s), "
               f"peak memory {peak:.1f} GiB")
@@ -159,7 +173,7 @@ def main() -> None:
     print(f"batch invariance ({dtype}), mixed-length batches: max |score(b{args.batch_size}) - score(b1)| = "
           f"{np.max(np.abs(sn - s1)):.2e} (score range {judge.preset.value_range})")
     judge.exact_length_batches = True
-    _, exact, _ = timed_scores(judge, waves, args.batch_size, args.device)
+    _, exact, _ = timed_scores(judge, waves, args.batch_size, args.device, fields)
     print(f"batch invariance ({dtype}), exact-length batches: max |score - score(b1)| = "
           f"{np.max(np.abs(exact - s1)):.2e}")
 

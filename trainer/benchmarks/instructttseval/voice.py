@@ -83,19 +83,16 @@ def _formants(v: int, scale: float, bw_mult: float, centralise: float, sr: int) 
 
 @lru_cache(maxsize=1)
 def _disperse() -> np.ndarray:
-    """First-order all-pass cascade: smears each glottal pulse over a few ms (flat magnitude), which
-    lowers the crest factor so loud speech reaches its RMS without clipping."""
+    """First-order all-pass cascade: smears each glottal pulse over a few ms (flat magnitude),
+    trimming the crest factor (~0.5 dB) so loud speech needs less peak limiting."""
     return np.array([[a, 1.0, 0.0, 1.0, a, 0.0] for a in (-0.7, -0.6, -0.5, -0.4, 0.5, 0.6)])
 
 
 def _soft_limit(x: np.ndarray, knee: float = 0.8, ceil: float = 0.985) -> np.ndarray:
     """Identity below `knee`, tanh-saturating to `ceil` above (continuous slope): the level
     compression of shouting, used instead of hard clipping."""
-    y = x.copy()
-    over = np.abs(x) > knee
-    mag = np.abs(x[over])
-    y[over] = np.sign(x[over]) * (knee + (ceil - knee) * np.tanh((mag - knee) / (ceil - knee)))
-    return y
+    mag = np.abs(x)
+    return np.where(mag > knee, np.sign(x) * (knee + (ceil - knee) * np.tanh((mag - knee) / (ceil - knee))), x)
 
 
 def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Speaker,
@@ -150,7 +147,7 @@ def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Spe
         step = np.clip((p - 0.5) / 0.1, -1.0, 1.0)  # step-like speed change around the middle
         r = rate * np.exp(np.log(_SPEED_STEP[a.speed_change]) / 1.8 * step)
         d = np.exp(d_noise[:n]) / r
-        final = np.array([s.phrase_final for s in syls[:n]]); final[-1] = True
+        final = np.array([s.phrase_final for s in syls[:n - 1]] + [True])
         d *= np.where(final, 1.7 if emo == "sad" else 1.25, 1.0)
         if emo == "happy":  # bouncy long-short rhythm
             d *= np.where(np.arange(n) % 2 == 0, 1.25, 0.8)
@@ -185,70 +182,14 @@ def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Spe
     total = int(min(max_s, t_end + trail) * sr)
     t0, t1 = segs[0][3], segs[-1][3] + segs[-1][4]
     tmid, span = 0.5 * (t0 + t1), max(t1 - t0, 1e-3)
-
-    # ---- F0 control points (semitones re f0_base), 5 per syllable as in speech.render_utterance.
-    # Expressive accents: each half's syllables get a symmetric set of peak offsets (+-6 st; zh less,
-    # its tones move F0 too) in high/low alternation, each a hat over the syllable so F0 sweeps
-    # through every level (a plateau per syllable would make the halves' medians jumpy)
-    accent = {}
-    for second in (False, True):
-        ids = [j for j, g in enumerate(segs) if g[5] != "filler" and (g[3] + 0.5 * g[4] >= tmid) == second]
-        vals = np.linspace(-6.0, 6.0, len(ids)) * (0.6 if lang == "zh" else 1.0) * (len(ids) > 1)
-        hi, lo = list(rng.permutation(vals[vals > 0])), list(rng.permutation(vals[vals <= 0]))
-        seq = []
-        while hi or lo:  # alternate, starting with the longer list
-            hi, lo = (hi, lo) if len(hi) >= len(lo) else (lo, hi)
-            seq.append(hi.pop())
-            hi, lo = lo, hi
-        accent.update(zip(ids, seq))
-    ct, loc, fill = [], [], []
-    for j, (v, c, tone, st, d, role, i) in enumerate(segs):
-        ct.append(st + 0.1 * d + np.linspace(0.0, 0.85 * d, 5))
-        fill.append(role == "filler")
-        if role == "filler":
-            shape = np.full(5, -3.0)
-        else:
-            if expressive:
-                hat = [0.1, 0.4, 0.7, 1.0, 1.0] if emo == "happy" and accent[j] > 0 else [0.2, 0.7, 1.0, 0.7, 0.2]
-                off, move = 0.0, accent[j] * np.array(hat)  # happy: peaks rise through the syllable
-            else:  # monotone; happy keeps a small rise on alternate syllables
-                off, move = mono[i], np.linspace(-0.5, 0.5, 5) * (emo == "happy" and i % 2 == 0)
-            shape = off + move + np.array(_TONES[tone]) * (1.0 if expressive else 0.25)
-            if role == "final" and emo in ("sad", "angry"):
-                shape = shape + np.linspace(0.0, -4.0 if emo == "sad" else -5.0, 5)  # falling ends
-        loc.append(shape)
-    ct, loc, fill = np.stack(ct), np.concatenate(loc), np.repeat(fill, 5)
-    # the contour spans exactly start->end of the voiced control points as a gentle S (tanh): the
-    # halves' medians then differ by ~0.64 of the full rise rather than 0.5; fillers stay flat
-    x = 2.0 * (ct - 0.5 * (ct[0, 0] + ct[-1, -1])) / (ct[-1, -1] - ct[0, 0])
-    glob = 0.5 * _CONTOUR_ST[a.pitch_contour] * np.tanh(1.2 * x) / np.tanh(1.2)
-    glob = np.where(fill.reshape(-1, 5), glob.mean(axis=1, keepdims=True), glob).ravel()
-    ct = ct.ravel()
     tt = np.arange(total) / sr
-    local = np.interp(tt, ct, loc)
-    # re-centre the local movement on each half's median over syllable time (crossfade 0.3 s), so
-    # duration weighting and tones do not tilt a steady contour
-    syl = np.zeros(total, bool)
-    for v, c, tone, st, d, role, i in segs:
-        syl[int(st * sr):int((st + d) * sr)] = role != "filler"
-    med = [np.median(local[syl & m]) if (syl & m).any() else 0.0 for m in (tt < tmid, tt >= tmid)]
-    semis = local - np.interp(tt, [tmid - 0.15, tmid + 0.15], med) + np.interp(tt, ct, glob)
-    # micro-prosody: 4 ms F0 perturbation (~0.6%; over ~1% pYIN and listeners hear roughness) and,
-    # when expressive, a 50 ms wander
-    k = total // 64 + 2
-    semis += np.interp(tt, np.arange(k) * 64 / sr, rng.normal(0.0, 0.1, k))
-    k = total // 800 + 2
-    semis += np.interp(tt, np.arange(k) * 800 / sr, rng.normal(0.0, 0.1 + 0.4 * expressive, k))
-    if old:  # tremor: 5-6 Hz vibrato of +-0.6 semitone
-        semis += 0.6 * np.sin(2 * np.pi * rng.uniform(5.0, 6.0) * tt + rng.uniform(0, 2 * np.pi))
-    f0 = np.clip(f0_base * 2.0 ** (semis / 12.0), 62.0, 560.0)
 
     # ---- voicing envelopes, per vowel (formant set); roughness weight: hoarse episodes, sad creak
     envs: dict[int, np.ndarray] = {}
     rough = np.zeros(total)
     if a.texture == "hoarse":
         rough = np.repeat(rng.random(total // int(0.12 * sr) + 1) < 0.3, int(0.12 * sr))[:total].astype(float)
-    cons = []
+    cons, syl = [], np.zeros(total, bool)  # syl: voiced time of real syllables (not fillers)
     for v, c, tone, st, d, role, i in segs:
         cdur = _CONS[c][1] * (1.3 if mumbled else 1.0) if c else 0.0
         s0, s1 = int((st + 0.7 * cdur) * sr), min(int((st + d) * sr), total)
@@ -267,16 +208,71 @@ def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Spe
             rough[s0 + seg.size // 2:s1] = 1.0
         env = envs.setdefault(v, np.zeros(total))
         env[s0:s1] = np.maximum(env[s0:s1], seg)
+        syl[s0:s1] |= role != "filler"
         if c:
             cons.append((c, int(st * sr), int(cdur * sr)))
+
+    # ---- F0 control points (semitones re f0_base), 5 per syllable as in speech.render_utterance.
+    # Expressive accents: each half's syllables get a symmetric set of peak offsets (+-5.5 st; zh less,
+    # its tones move F0 too) in high/low alternation, each a hat over the syllable so F0 sweeps
+    # through every level (a plateau per syllable would make the halves' medians jumpy)
+    accent = {}
+    for second in (False, True):
+        ids = [j for j, g in enumerate(segs) if g[5] != "filler" and (g[3] + 0.5 * g[4] >= tmid) == second]
+        vals = np.linspace(-5.5, 5.5, len(ids)) * (0.6 if lang == "zh" else 1.0) * (len(ids) > 1)
+        hi, lo = list(rng.permutation(vals[vals > 0])), list(rng.permutation(vals[vals <= 0]))
+        seq = []
+        while hi or lo:  # alternate, starting with the longer list
+            hi, lo = (hi, lo) if len(hi) >= len(lo) else (lo, hi)
+            seq.append(hi.pop())
+            hi, lo = lo, hi
+        accent.update(zip(ids, seq))
+    ct, loc, fill = [], [], []
+    for j, (v, c, tone, st, d, role, i) in enumerate(segs):
+        ct.append(st + 0.1 * d + np.linspace(0.0, 0.85 * d, 5))
+        fill.append(role == "filler")
+        if role == "filler":
+            shape = np.full(5, -3.0)
+        else:
+            if expressive:
+                hat = [0.1, 0.4, 0.7, 1.0, 1.0] if emo == "happy" and accent[j] > 0 else [0.5, 0.9, 1.0, 0.9, 0.5]
+                off, move = 0.0, accent[j] * np.array(hat)  # happy: peaks rise through the syllable
+            else:  # monotone; happy keeps a small rise on alternate syllables
+                off, move = mono[i], np.linspace(-0.5, 0.5, 5) * (emo == "happy" and i % 2 == 0)
+            shape = off + move + np.array(_TONES[tone]) * (1.0 if expressive else 0.25)
+            if role == "final" and emo in ("sad", "angry"):
+                shape = shape + np.linspace(0.0, -4.0 if emo == "sad" else -5.0, 5)  # falling ends
+        loc.append(shape)
+    ct, loc, fill = np.stack(ct), np.concatenate(loc), np.repeat(fill, 5)
+    # the contour spans exactly start->end of the voiced control points as a gentle S (tanh): the
+    # halves' medians then differ by ~0.64 of the full rise rather than 0.5; fillers stay flat
+    x = 2.0 * (ct - 0.5 * (ct[0, 0] + ct[-1, -1])) / (ct[-1, -1] - ct[0, 0])
+    glob = 0.5 * _CONTOUR_ST[a.pitch_contour] * np.tanh(1.2 * x) / np.tanh(1.2)
+    glob = np.where(fill.reshape(-1, 5), glob.mean(axis=1, keepdims=True), glob).ravel()
+    ct = ct.ravel()
+    local = np.interp(tt, ct, loc)
+    # re-centre the local movement on each half's median over voiced syllable time (crossfade
+    # 0.3 s), so duration weighting and tones do not tilt a steady contour
+    contour = np.interp(tt, ct, glob)
+    shift = [np.median((local + contour)[syl & m]) - np.median(contour[syl & m]) if (syl & m).any() else 0.0
+             for m in (tt < tmid, tt >= tmid)]  # each half's median F0 lands on the contour's
+    semis = local + contour - np.interp(tt, [tmid - 0.15, tmid + 0.15], shift)
+    # micro-prosody: 4 ms F0 perturbation (~0.6%; over ~1% pYIN and listeners hear roughness) and,
+    # when expressive, a 50 ms wander
+    k = total // 64 + 2
+    semis += np.interp(tt, np.arange(k) * 64 / sr, rng.normal(0.0, 0.1, k))
+    k = total // 800 + 2
+    semis += np.interp(tt, np.arange(k) * 800 / sr, rng.normal(0.0, 0.1 + 0.4 * expressive, k))
+    if old:  # tremor: 5-6 Hz vibrato of +-0.6 semitone
+        semis += 0.6 * np.sin(2 * np.pi * rng.uniform(5.0, 6.0) * tt + rng.uniform(0, 2 * np.pi))
+    f0 = np.clip(f0_base * 2.0 ** (semis / 12.0), 62.0, 560.0)
 
     # ---- glottal source: fractional-position pulses with jitter, shimmer, and where rough, period
     # doubling (alternate pulses weaker and shifted) plus strong jitter
     phase = np.cumsum(f0 / sr)
     idx = np.nonzero(np.diff(np.floor(phase)))[0] + 1
     frac = (np.ceil(phase[idx - 1]) - phase[idx - 1]) / np.maximum(phase[idx] - phase[idx - 1], 1e-9)
-    per = sr / f0[idx]
-    rw = rough[idx]
+    per, rw = sr / f0[idx], rough[idx]
     alt = np.where(np.arange(idx.size) % 2 == 0, 1.0, -1.0)
     pos = idx - 1 + frac + per * (rng.normal(0.0, 1.0, idx.size) * (jit + 0.03 * rw) + alt * 0.02 * rw)
     amp = (1.0 + rng.normal(0.0, shimmer, idx.size)) * (1.0 - 0.3 * rw * (alt < 0))
@@ -285,8 +281,7 @@ def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Spe
     pulses = np.zeros(total)
     np.add.at(pulses, i0, amp * (1.0 - (pos - i0)))
     np.add.at(pulses, i0 + 1, amp * (pos - i0))
-    src = signal.lfilter([1.0 - tilt], [1.0, -tilt], pulses)
-    src = signal.sosfilt(_disperse(), src)
+    src = signal.sosfilt(_disperse(), signal.lfilter([1.0 - tilt], [1.0, -tilt], pulses))
     src_rms = float(np.std(src)) or 1.0
     if breath > 0.0:  # aspiration noise, pulsed with the glottal cycle
         gate = 0.6 + 0.4 * np.cos(2 * np.pi * phase)
@@ -362,9 +357,11 @@ def measure(wave: np.ndarray, sr: int = 16000) -> dict:
     """Attributes re-estimated from audio alone (librosa pYIN, fmin 60, fmax 600 Hz; 20 ms hop).
 
     Returns F0 median (Hz) and 5-95th percentile range (semitones) over voiced frames, RMS (dBFS)
-    over voiced frames, first- vs second-half medians/RMS of the non-silent span, an onset rate
-    (onsets per second of non-silent audio) as a speaking-rate proxy and the longest internal
-    silence (s, frames more than 35 dB below the loud frames).
+    over voiced frames, first- vs second-half medians/RMS of the non-silent span (and their F0
+    interval ``f0_change_st``), an onset rate (onsets per second of non-silent audio) as a
+    speaking-rate proxy and the longest internal silence (s, frames > 35 dB below the loud ones).
+    Halves without voiced frames give NaN (pYIN drops very rough or whispery frames). The first
+    call in a fresh environment compiles librosa's numba kernels (~25 s, cached afterwards).
     """
     import librosa  # optional heavy import: only tests and corpus reports measure
 
@@ -392,10 +389,7 @@ def measure(wave: np.ndarray, sr: int = 16000) -> dict:
 
     fv = f0[vflag & sound]
     st = 12.0 * np.log2(fv / np.median(fv)) if fv.size else np.zeros(1)
-    silent_runs, run = [], 0
-    for s in sound[first:last + 1]:
-        run = 0 if s else run + 1
-        silent_runs.append(run)
+    gaps = np.diff(on) - 1 if on.size > 1 else np.zeros(1, int)  # silent frames between sounds
     onsets = librosa.onset.onset_detect(y=y, sr=sr, hop_length=hop, units="frames")
     nonsilent_s = float(sound.sum() * hop / sr)
     f1, f2 = med_f0(half), med_f0(~half)
@@ -407,6 +401,6 @@ def measure(wave: np.ndarray, sr: int = 16000) -> dict:
         "rms_dbfs": db(voiced), "rms_first_half_dbfs": db(voiced & half),
         "rms_second_half_dbfs": db(voiced & ~half),
         "onset_rate": float(np.sum(sound[np.clip(onsets, 0, sound.size - 1)]) / max(nonsilent_s, 1e-3)),
-        "longest_silence_s": float(max(silent_runs, default=0) * hop / sr),
+        "longest_silence_s": float(gaps.max() * hop / sr),
         "voiced_fraction": float(vflag[first:last + 1].mean()),
     }
