@@ -77,7 +77,10 @@ def test_drop_in_preset_is_bound_to_qwen2_5_omni():
 @pytest.fixture(scope="module")
 def tiny_judge():
     backbone = AudioLLM.tiny("qwen2_5_omni", seed=0)
-    return InstructionJudge(backbone, InstructionJudge.new_head(backbone, width=32, seed=0), name="tiny-instruct")
+    values = {"gender": ["male", "female"], "pitch": ["low+steady", "mid+steady", "high+rising"],
+              "emotion": ["neutral", "happy", "sad", "angry"]}
+    return InstructionJudge(backbone, InstructionJudge.new_head(backbone, values, width=32, seed=0),
+                            name="tiny-instruct")
 
 
 def test_instruction_judge_round_trip_and_batch_invariance(tiny_judge, tmp_path):
@@ -86,11 +89,20 @@ def test_instruction_judge_round_trip_and_batch_invariance(tiny_judge, tmp_path)
     one = [tiny_judge.score([x], batch_size=1)[0] for x in inputs]
     batched = tiny_judge.score(inputs, batch_size=4)
     for a, b in zip(one, batched):
-        assert abs(a["p_true"] - b["p_true"]) < 1e-5
-        assert a["dimensions"] == b["dimensions"]
-    assert one[0]["dimensions"]["accent"] == "unsupported" and "accent" not in one[0]["dimension_probs"]
-    assert set(one[0]["dimensions"]) == {"gender", "pitch", "speed", "volume", "age", "clarity", "fluency", "accent",
-                                         "texture", "emotion", "tone", "personality"}
+        assert abs(a["p_true"] - b["p_true"]) < 1e-5 and abs(a["p_true_dimensions"] - b["p_true_dimensions"]) < 1e-5
+        assert a["dimensions"] == b["dimensions"] and a["voice_values"] == b["voice_values"]
+    out = one[0]
+    assert out["dimensions"]["accent"] == "unsupported" and "accent" not in out["dimension_probs"]
+    assert set(out["dimensions"]) == {"gender", "pitch", "speed", "volume", "age", "clarity", "fluency", "accent",
+                                      "texture", "emotion", "tone", "personality"}
+    assert out["voice_values"]["gender"] in ("male", "female") and set(out["voice_values"]) == {"gender", "pitch",
+                                                                                                "emotion"}
+    assert out["p_true"] == out["p_true_label_tokens"]  # verdict_source label_tokens
+    for dim, probs in out["dimension_probs"].items():
+        assert abs(sum(probs.values()) - 1.0) < 1e-5, dim
+    # P(follows) = prod over dimensions of (1 - P(conflicts))
+    expected = np.prod([1 - p["conflicts"] for p in out["dimension_probs"].values()])
+    assert abs(out["p_true_dimensions"] - expected) < 1e-5
     folder = tiny_judge.save_pretrained(tmp_path / "judge")
     cfg = json.loads((folder / "judge_config.json").read_text())
     assert cfg["kind"] == "instruction_follow" and (folder / "dimension_head.safetensors").is_file()
@@ -178,3 +190,16 @@ def test_pairs_file_takes_labels_or_votes(tmp_path):
     path.write_text(json.dumps({"id": "c", "audio": "c.wav", "instruction": "x", "lang": "en", "task": "APS"}) + "\n")
     with pytest.raises(ValueError, match=r"pairs.jsonl:1: needs 'label'"):
         pairs_from_file(path)
+
+
+def test_outcomes_from_voice_and_stated_values_golden():
+    """Two values + "not stated": P_text = (0.5, 0.25 | none 0.25), P_audio = (0.8, 0.2) ->
+    matches = 0.5*0.8 + 0.25*0.2 = 0.45, not mentioned 0.25, conflicts 0.30; two such dimensions
+    -> P(follows) = 0.7 * 0.7 = 0.49."""
+    from evaluators.benchmarks.instructttseval.attribute_head import follow_probability, outcome_probs
+
+    audio = torch.log(torch.tensor([[[0.8, 0.2], [0.8, 0.2]]]))
+    text = torch.log(torch.tensor([[[0.5, 0.25, 0.25], [0.5, 0.25, 0.25]]]))
+    out = outcome_probs(audio, text)
+    assert torch.allclose(out[0, 0], torch.tensor([0.45, 0.30, 0.25]), atol=1e-6)
+    assert abs(float(follow_probability(out)[0]) - 0.49) < 1e-6

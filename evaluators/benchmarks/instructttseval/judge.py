@@ -1,14 +1,16 @@
-"""InstructionJudge: does a clip follow a style instruction? A true/false verbalizer verdict plus a
-per-dimension read-out, from one forward pass.
+"""InstructionJudge: does a clip follow a style instruction? A true/false verbalizer verdict and
+a per-dimension read-out, from one forward pass.
 
-The verdict is read like every verbalizer judge's: ``P(true) = softmax(logits[true, false])_true``
-at the final prompt position (the "\\n" closing the assistant header), from the LM head's rows of
-the two label words. The same final hidden state feeds a small dimension head that says, for each
-of InstructTTSEval's 12 dimensions, whether the voice *matches* what the instruction states,
-*conflicts* with it, or the instruction does *not mention* it (paper: "InstructTTSEval:
-Benchmarking Complex Natural-Language Instruction Following in Text-to-Speech Systems", Table 3
-and appendix C; ``docs/benchmarks.md#instructttseval``). Dimensions the judge was never trained on
-(``unsupported``, e.g. accent on procedural voices) are reported as "unsupported", not guessed.
+The verbalizer verdict is read like every verbalizer judge's: ``P(true) = softmax(logits[true,
+false])_true`` at the final prompt position (the "\\n" closing the assistant header), from the LM
+head's rows of the two label words. An :class:`AttributeHead` on the same pass's hidden states says,
+for each of InstructTTSEval's 12 dimensions, which value the voice has, which the instruction
+states, and so whether they *match*, *conflict*, or the dimension is *not mentioned* (paper:
+"InstructTTSEval: Benchmarking Complex Natural-Language Instruction Following in Text-to-Speech
+Systems", Table 3 and appendix C; ``docs/benchmarks.md#instructttseval``); from those,
+``P(follows) = prod_d (1 - P(conflicts_d))``. ``verdict_source`` picks which of the two is the
+judge's verdict (``label_tokens`` or ``dimensions``); both probabilities are always reported.
+Dimensions the head has no values for (e.g. accent on procedural voices) are "unsupported".
 """
 
 from __future__ import annotations
@@ -17,14 +19,20 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from torch import nn
 
 from evaluators.audio_io import prepare_segments
 from evaluators.backbones import AudioLLM
+from evaluators.benchmarks.instructttseval.attribute_head import (
+    OUTCOMES,
+    AttributeHead,
+    follow_probability,
+    outcome_probs,
+)
 from evaluators.benchmarks.instructttseval.items import DIMENSIONS
 from evaluators.benchmarks.instructttseval.prompts import TRAINED_PROMPT_VERSION, TRAINED_PROMPTS
 from evaluators.judges.folder import (
     ADAPTER_WEIGHTS,
+    JudgeFolderError,
     load_backbone,
     load_head_weights,
     provenance_fields,
@@ -36,75 +44,69 @@ from evaluators.judges.folder import (
 from evaluators.judges.label_words import check_recorded_ids, first_token_ids, label_token_pieces
 from evaluators.judges.preset import JudgePreset
 
-#: Per-dimension outcome classes, in the dimension head's output order.
-OUTCOMES = ("matches", "conflicts", "not_mentioned")
 DIMENSION_HEAD = "dimension_head.safetensors"
 LABELS = ("true", "false")
+VERDICT_SOURCES = ("label_tokens", "dimensions")
 
 
 def trained_presets(system_prompt: str | None = None) -> dict[str, JudgePreset]:
     """The trained judge's prompt per language (``TRAINED_PROMPTS``) as verbalizer presets."""
-    return {lang: JudgePreset(name=f"instructttseval-{lang}", labels=LABELS, values=(1.0, 0.0), prompt=prompt,
-                              prompt_version=TRAINED_PROMPT_VERSION, system_prompt=system_prompt,
-                              positive_threshold=0.5)
-            for lang, prompt in TRAINED_PROMPTS.items()}
-
-
-class DimensionHead(nn.Module):
-    """Final hidden state (B, H) -> per-dimension outcome logits (B, 12, 3): Linear-GELU-Linear."""
-
-    def __init__(self, hidden_size: int, width: int = 256):
-        super().__init__()
-        self.width = width
-        self.net = nn.Sequential(nn.Linear(hidden_size, width), nn.GELU(),
-                                 nn.Linear(width, len(DIMENSIONS) * len(OUTCOMES)))
-
-    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        return self.net(hidden.float()).view(-1, len(DIMENSIONS), len(OUTCOMES))
+    return {lang: JudgePreset(name=f"instructttseval-{lang}", labels=LABELS, values=(1.0, 0.0), prompt=after,
+                              prompt_before_audio=before, prompt_version=TRAINED_PROMPT_VERSION,
+                              system_prompt=system_prompt, positive_threshold=0.5)
+            for lang, (before, after) in TRAINED_PROMPTS.items()}
 
 
 class InstructionJudge:
     """Instruction-following judge (judge kind ``instruction_follow``).
 
     ``score`` inputs: ``{"wave", "instruction", "lang"}`` (``lang`` "en" or "zh" picks the prompt);
-    outputs: ``{"judge_score": bool, "p_true": float, "dimensions": {dim: outcome},
-    "dimension_probs": {dim: {outcome: p}}}``.
+    outputs: ``judge_score`` (bool), ``p_true`` (of the verdict source), ``p_true_label_tokens``,
+    ``p_true_dimensions``, ``dimensions`` {dim: outcome}, ``dimension_probs`` {dim: {outcome: p}},
+    ``voice_values`` / ``stated_values`` {dim: value} (what the head hears and reads).
 
     Args:
         backbone: the audio-LLM (``model`` may be peft-wrapped).
-        head: the :class:`DimensionHead`.
+        head: the :class:`AttributeHead` (its dimensions are the supported ones).
         presets: the prompt per language (labels ``true``/``false``); default :func:`trained_presets`.
-        unsupported: dimensions reported as "unsupported" (never trained).
+        verdict_source: "label_tokens" (the verbalizer read) or "dimensions" (no dimension conflicts).
         threshold: P(true) at or above which the verdict is true.
         max_seconds: clips are cut to this (None = what the checkpoint's processor keeps).
     """
 
     kind = "instruction_follow"
 
-    def __init__(self, backbone: AudioLLM, head: DimensionHead, presets: dict[str, JudgePreset] | None = None,
-                 unsupported: tuple[str, ...] = ("accent",), threshold: float = 0.5, max_seconds: float | None = None,
+    def __init__(self, backbone: AudioLLM, head: AttributeHead, presets: dict[str, JudgePreset] | None = None,
+                 verdict_source: str = "label_tokens", threshold: float = 0.5, max_seconds: float | None = None,
                  name: str = "instructttseval-judge", checkpoint_hash: str = "none", seed: int = 0):
         self.backbone, self.head = backbone, head
         self.presets = presets or trained_presets()
         labels = {p.labels for p in self.presets.values()}
         if labels != {LABELS}:
             raise ValueError(f"every prompt of an instruction judge reads the labels {LABELS}, got {labels}")
-        unknown = set(unsupported) - set(DIMENSIONS)
+        unknown = set(head.dims) - set(DIMENSIONS)
         if unknown:
             raise ValueError(f"unknown dimensions {sorted(unknown)}; known: {DIMENSIONS}")
-        self.unsupported = tuple(unsupported)
+        if verdict_source not in VERDICT_SOURCES:
+            raise ValueError(f"verdict_source {verdict_source!r} not in {VERDICT_SOURCES}")
+        self.verdict_source = verdict_source
         self.threshold = threshold
         self.max_seconds = min(max_seconds or backbone.max_seconds, backbone.max_seconds)
         self.name, self.checkpoint_hash, self.seed = name, checkpoint_hash, seed
         self.label_ids = torch.tensor(first_token_ids(backbone.tokenizer, LABELS))
         self.config: dict = {}
 
+    @property
+    def unsupported(self) -> tuple[str, ...]:
+        return tuple(d for d in DIMENSIONS if d not in self.head.dims)
+
     @classmethod
-    def new_head(cls, backbone: AudioLLM, width: int = 256, seed: int = 0) -> DimensionHead:
-        """A freshly initialised dimension head, on the backbone's device, float32."""
+    def new_head(cls, backbone: AudioLLM, dimension_values: dict[str, list[str]], width: int = 128,
+                 seed: int = 0) -> AttributeHead:
+        """A freshly initialised attribute head, on the backbone's device, float32."""
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            head = DimensionHead(backbone.model.config.get_text_config().hidden_size, width)
+            head = AttributeHead(backbone.model.config.get_text_config().hidden_size, dimension_values, width)
         return head.to(backbone.device)
 
     # ---- inputs --------------------------------------------------------------------------------
@@ -125,26 +127,36 @@ class InstructionJudge:
                                      assistant_prefix=preset.assistant_prefix)
 
     # ---- model ---------------------------------------------------------------------------------
-    def logits(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-        """(verdict logits (B, 2) over true/false, dimension logits (B, 12, 3)), float32, from one
-        forward pass. Differentiable."""
-        hidden = self.backbone.last_hidden_state(**batch)[:, -1, :]
-        return self.backbone.token_logits(hidden, self.label_ids), self.head(hidden)
+    def logits(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """From one forward pass, float32 and differentiable: verdict logits (B, 2) over true/false
+        at the final position, audio value logits (B, D, V) and text value logits (B, D, V + 1)."""
+        hidden = self.backbone.last_hidden_state(**batch)
+        ids = batch["input_ids"].to(hidden.device)
+        audio_mask = ids == self.backbone.audio_token_id
+        text_mask = (batch["attention_mask"].to(hidden.device) > 0) & ~audio_mask
+        audio, text = self.head(hidden, audio_mask, text_mask)
+        return self.backbone.token_logits(hidden[:, -1, :], self.label_ids), audio, text
 
-    def decide(self, verdict: np.ndarray, dims: np.ndarray) -> dict:
-        """One clip's outputs from its verdict logits (2,) and dimension logits (12, 3)."""
-        p_true = float(np.exp(verdict[0] - np.logaddexp(verdict[0], verdict[1])))
-        z = dims - dims.max(axis=1, keepdims=True)
-        probs = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
-        outcomes, dim_probs = {}, {}
-        for d, dim in enumerate(DIMENSIONS):
-            if dim in self.unsupported:
-                outcomes[dim] = "unsupported"
+    def decide(self, verdict: np.ndarray, audio: np.ndarray, text: np.ndarray) -> dict:
+        """One clip's outputs from its verdict logits (2,), audio (D, V) and text (D, V + 1) logits."""
+        p_label = float(np.exp(verdict[0] - np.logaddexp(verdict[0], verdict[1])))
+        outcomes = outcome_probs(torch.from_numpy(audio)[None], torch.from_numpy(text)[None])
+        p_dims = float(follow_probability(outcomes)[0])
+        outcomes = outcomes[0].numpy()
+        out = {"dimensions": {}, "dimension_probs": {}, "voice_values": {}, "stated_values": {}}
+        for dim in DIMENSIONS:
+            if dim not in self.head.dims:
+                out["dimensions"][dim] = "unsupported"
                 continue
-            outcomes[dim] = OUTCOMES[int(np.argmax(probs[d]))]
-            dim_probs[dim] = {o: round(float(p), 6) for o, p in zip(OUTCOMES, probs[d])}
-        return {"judge_score": p_true >= self.threshold, "p_true": p_true, "dimensions": outcomes,
-                "dimension_probs": dim_probs}
+            k, values = self.head.dims.index(dim), self.head.dimension_values[dim]
+            out["dimensions"][dim] = OUTCOMES[int(np.argmax(outcomes[k]))]
+            out["dimension_probs"][dim] = {o: round(float(p), 6) for o, p in zip(OUTCOMES, outcomes[k])}
+            out["voice_values"][dim] = values[int(np.argmax(audio[k, : len(values)]))]
+            stated = int(np.argmax(text[k]))  # the last column is "not stated"; padding is -inf
+            out["stated_values"][dim] = values[stated] if stated < text.shape[1] - 1 else None
+        p_true = p_label if self.verdict_source == "label_tokens" else p_dims
+        return {"judge_score": p_true >= self.threshold, "p_true": p_true, "p_true_label_tokens": p_label,
+                "p_true_dimensions": p_dims, **out}
 
     @torch.no_grad()
     def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
@@ -158,9 +170,10 @@ class InstructionJudge:
         try:
             for start in range(0, len(order), batch_size):
                 chunk = order[start:start + batch_size]
-                verdict, dims = self.logits(self.backbone.collate([examples[k] for k in chunk]))
-                for k, v, d in zip(chunk, verdict.double().cpu().numpy(), dims.double().cpu().numpy()):
-                    out[k] = self.decide(v, d)
+                verdict, audio, text = (x.double().cpu().numpy() for x in
+                                        self.logits(self.backbone.collate([examples[k] for k in chunk])))
+                for j, k in enumerate(chunk):
+                    out[k] = self.decide(verdict[j], audio[j], text[j])
         finally:
             self.backbone.model.train(was_training)
         return out
@@ -175,9 +188,11 @@ class InstructionJudge:
         fields = {"prompts": {lang: p.to_dict() for lang, p in self.presets.items()},
                   "prompt_version": self.presets[sorted(self.presets)[0]].prompt_version,
                   "label_words": list(LABELS), "label_token_ids": label_token_pieces(self.backbone.tokenizer, LABELS),
+                  "verdict_source": self.verdict_source, "threshold": self.threshold,
                   "dimensions": list(DIMENSIONS), "outcomes": list(OUTCOMES), "unsupported": list(self.unsupported),
-                  "threshold": self.threshold, "head": {"width": self.head.width},
-                  "read_at": "final prompt token (verdict: label rows of the LM head; dimensions: head on the same state)"}
+                  "head": {"width": self.head.width, "dimension_values": self.head.dimension_values},
+                  "read_at": "final prompt token (label rows of the LM head); dimensions: attention-pooled audio "
+                             "and text states"}
         out = write_judge_folder(self.backbone, folder, self.kind, self.name, fields, self.max_seconds, self.seed,
                                  extra)
         save_head_weights(self.head, out, DIMENSION_HEAD)
@@ -192,11 +207,14 @@ class InstructionJudge:
         checkpoint_hash = weights_hash(folder, (ADAPTER_WEIGHTS, DIMENSION_HEAD))
         if cfg.get("label_token_ids"):
             check_recorded_ids(backbone.tokenizer, cfg["label_token_ids"], str(folder))
-        head = DimensionHead(backbone.model.config.get_text_config().hidden_size,
-                             int(cfg.get("head", {}).get("width", 256)))
+        head_cfg = cfg.get("head") or {}
+        if not head_cfg.get("dimension_values"):
+            raise JudgeFolderError(f"{folder}: judge_config.json head has no dimension_values")
+        head = AttributeHead(backbone.model.config.get_text_config().hidden_size, head_cfg["dimension_values"],
+                             int(head_cfg.get("width", 128)))
         head = load_head_weights(head, folder, DIMENSION_HEAD).to(backbone.device)
         presets = {lang: JudgePreset.from_dict(d) for lang, d in cfg["prompts"].items()}
-        judge = cls(backbone, head, presets, unsupported=tuple(cfg.get("unsupported", ())),
+        judge = cls(backbone, head, presets, verdict_source=cfg.get("verdict_source", "label_tokens"),
                     threshold=float(cfg.get("threshold", 0.5)), max_seconds=cfg.get("max_seconds"),
                     name=cfg.get("judge_name", Path(folder).name), checkpoint_hash=checkpoint_hash,
                     seed=int(cfg.get("seed", 0)))

@@ -22,11 +22,15 @@ CONSISTENCY_PREFIX = '```json\n{\n    "一致性":'
 
 #: Trained-judge prompt version; bump when a template below changes.
 TRAINED_PROMPT_VERSION = "instructttseval-v1"
-#: The trained judge's user text after the audio, per language (``{instruction}`` filled per item).
-TRAINED_PROMPTS: dict[str, str] = {
-    "en": ("Style instruction:\n{instruction}\n\nDoes the voice in the audio follow every style attribute the "
-           "instruction states? Ignore attributes it does not mention. Answer true or false."),
-    "zh": "风格描述：\n{instruction}\n\n音频中的语音是否符合描述提到的所有风格特征？未提及的特征不作要求。请回答 true 或 false。",
+#: The trained judge's user text per language: (before the audio, after it); ``{instruction}`` is
+#: filled per item. The instruction comes first, as in the public judge, so every audio position
+#: can already attend to what the instruction asks.
+TRAINED_PROMPTS: dict[str, tuple[str, str]] = {
+    "en": ("Style instruction:\n{instruction}\n\nSpeech:",
+           "Does the voice follow every style attribute the instruction states? Ignore attributes it does not "
+           "mention. Answer true or false."),
+    "zh": ("风格描述：\n{instruction}\n\n语音：",
+           "语音是否符合描述提到的所有风格特征？未提及的特征不作要求。请回答 true 或 false。"),
 }
 
 

@@ -15,6 +15,7 @@ near-miss instruction that changes one value is a true negative, as the public j
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -69,6 +70,18 @@ EMOTION_PROSODY: dict[str, dict[str, tuple[str, ...]]] = {
 
 #: Outcome classes of a per-dimension verdict (the judge's dimension head, in this order).
 OUTCOMES = ("matches", "conflicts", "not_mentioned")
+
+
+def dimension_values() -> dict[str, list[str]]:
+    """Each supported dimension's values as the judge's head names them: the values of its
+    attributes joined by "+" (e.g. pitch "low+rising"), every combination."""
+    return {d: [value_name(c) for c in itertools.product(*(VALUES[a] for a in DIMENSION_ATTRIBUTES[d]))]
+            for d in DIMENSIONS if d not in UNSUPPORTED}
+
+
+def value_name(values: tuple[str, ...] | list[str]) -> str:
+    """A dimension value as the judge's head names it (``("low", "rising")`` -> "low+rising")."""
+    return "+".join(values)
 
 
 def derive_personality(a: dict) -> str:

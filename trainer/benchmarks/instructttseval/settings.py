@@ -11,8 +11,9 @@ from trainer.benchmarks.instructttseval.corpus import InstructCorpusConfig
 class InstructFollowSettings:
     """InstructTTSEval judge: true/false verdict + per-dimension head, loss weights, synthetic corpus."""
 
-    head_width: int = 256  # hidden width of the dimension head (final state -> 12 x 3 outcome logits)
-    dimension_weight: float = 0.5  # L = CE(verdict) + dimension_weight * CE(dimension outcomes)
+    head_width: int = 128  # hidden width of the attribute head's voice and instruction classifiers
+    dimension_weight: float = 1.0  # L = CE(verdict) + dimension_weight * (CE(voice values) + CE(stated values) + BCE(no conflicts))
+    verdict_source: str = "label_tokens"  # judge_score from: label_tokens (verbalizer read) | dimensions (no dimension conflicts)
     threshold: float = 0.5  # P(true) at or above which the verdict is true
     corpus: InstructCorpusConfig = field(default_factory=InstructCorpusConfig)  # synthetic corpus, built when data.corpus_dir has none
 
@@ -21,5 +22,7 @@ class InstructFollowSettings:
             raise ValueError("head_width must be >= 1")
         if self.dimension_weight < 0:
             raise ValueError("dimension_weight must be >= 0")
+        if self.verdict_source not in ("label_tokens", "dimensions"):
+            raise ValueError(f"verdict_source {self.verdict_source!r} not in ('label_tokens', 'dimensions')")
         if not 0.0 < self.threshold < 1.0:
             raise ValueError("threshold must be in (0, 1)")

@@ -6,6 +6,7 @@ Definitions: ``docs/benchmarks.md#instructttseval``.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,10 +15,11 @@ import torch
 import torch.nn.functional as F
 
 from evaluators.audio_io import load_audio
-from evaluators.benchmarks.instructttseval.items import DIMENSIONS, TASKS
-from evaluators.benchmarks.instructttseval.judge import OUTCOMES, InstructionJudge, trained_presets
+from evaluators.benchmarks.instructttseval.attribute_head import OUTCOMES, follow_probability, outcome_probs
+from evaluators.benchmarks.instructttseval.items import TASKS
+from evaluators.benchmarks.instructttseval.judge import InstructionJudge, trained_presets
 from evaluators.runtime_options import Runtime
-from trainer.benchmarks.instructttseval.attributes import UNSUPPORTED
+from trainer.benchmarks.instructttseval.attributes import VoiceAttributes, dimension_values, value_name
 from trainer.benchmarks.instructttseval.card import card_sections
 from trainer.benchmarks.instructttseval.corpus import (
     InstructCorpusConfig,
@@ -33,19 +35,27 @@ from trainer.task import ensure_corpus, write_report
 if TYPE_CHECKING:
     from trainer.config import TrainConfig
 
-#: Dimension target for a dimension the corpus cannot carry (ignored by the loss).
+#: Target of a value the corpus does not know (ignored by the loss).
 IGNORE = -100
 
 
 def training_rows(corpus: str | Path) -> list[dict]:
-    """Flat rows of the corpus's pairs: ``label`` 1 (followed) / 0, ``outcome_codes`` (12 ints,
-    index into ``OUTCOMES``, ``IGNORE`` for unsupported dimensions)."""
+    """Flat rows of the corpus's pairs: ``label`` 1 (followed) / 0; per supported dimension (the
+    order of ``dimension_values()``) ``voice_codes`` (the clip's value) and ``stated_codes`` (the
+    value the instruction states, or the "not stated" column: the largest value count)."""
+    values = dimension_values()
+    none = max(len(v) for v in values.values())
+    clips = {c["clip_id"]: VoiceAttributes(**c["attributes"])
+             for c in (json.loads(x) for x in open(Path(corpus) / "clips.jsonl", encoding="utf-8"))}
     rows = []
     for p in load_pairs(corpus):
-        codes = [IGNORE if d in UNSUPPORTED else OUTCOMES.index(p["outcomes"][d]) for d in DIMENSIONS]
+        attrs = clips[p["clip_id"]]
+        voice = [values[d].index(value_name(attrs.dimension_value(d))) for d in values]
+        stated = [values[d].index(value_name(p["described"][d])) if d in p["described"] else none for d in values]
         rows.append({"id": p["id"], "path": p["path"], "lang": p["lang"], "task": p["task"],
                      "instruction": p["instruction"], "label": int(bool(p["label"])), "kind": p["kind"],
-                     "split": p["split"], "speaker": p["speaker"], "outcome_codes": codes})
+                     "split": p["split"], "speaker": p["speaker"], "voice_codes": voice, "stated_codes": stated,
+                     "outcome_codes": [OUTCOMES.index(p["outcomes"][d]) for d in values]})
     return rows
 
 
@@ -79,8 +89,8 @@ class InstructFollowTask:
     def build_judge(self, cfg: TrainConfig) -> InstructionJudge:
         backbone = apply_lora(load_backbone(cfg), cfg)
         s = cfg.task_config
-        head = InstructionJudge.new_head(backbone, width=s.head_width, seed=cfg.seed)
-        return InstructionJudge(backbone, head, trained_presets(cfg.system_prompt), unsupported=UNSUPPORTED,
+        head = InstructionJudge.new_head(backbone, dimension_values(), width=s.head_width, seed=cfg.seed)
+        return InstructionJudge(backbone, head, trained_presets(cfg.system_prompt), verdict_source=s.verdict_source,
                                 threshold=s.threshold, max_seconds=cfg.max_seconds, name=cfg.judge_name, seed=cfg.seed)
 
     def trainable_modules(self, judge: InstructionJudge) -> list[torch.nn.Module]:
@@ -93,39 +103,48 @@ class InstructFollowTask:
         batch = judge.backbone.collate(examples)
         # label index into judge LABELS ("true", "false"): followed -> 0
         batch["verdict"] = torch.tensor([0 if r["label"] else 1 for r in rows], dtype=torch.long)
-        batch["outcomes"] = torch.tensor([r["outcome_codes"] for r in rows], dtype=torch.long)
+        batch["follows"] = torch.tensor([float(r["label"]) for r in rows])
+        batch["voice"] = torch.tensor([r["voice_codes"] for r in rows], dtype=torch.long)
+        batch["stated"] = torch.tensor([r["stated_codes"] for r in rows], dtype=torch.long)
         return batch
 
-    def _logits(self, judge: InstructionJudge, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
-        return judge.logits({k: v for k, v in batch.items() if k not in ("verdict", "outcomes")})
+    def _logits(self, judge: InstructionJudge, batch: dict):
+        return judge.logits({k: v for k, v in batch.items() if k not in ("verdict", "follows", "voice", "stated")})
 
     def loss(self, judge: InstructionJudge, batch: dict, cfg: TrainConfig) -> torch.Tensor:
-        """CE over the true/false label logits + ``dimension_weight`` x CE over each supported
-        dimension's outcome (mean over supported dimensions and rows)."""
-        verdict, dims = self._logits(judge, batch)
-        loss = F.cross_entropy(verdict, batch["verdict"].to(verdict.device))
+        """``CE(verdict label tokens) + dimension_weight x [CE(voice values) + CE(stated values) +
+        BCE(P(no dimension conflicts), followed)]``."""
+        verdict, audio, text = self._logits(judge, batch)
+        dev = verdict.device
+        loss = F.cross_entropy(verdict, batch["verdict"].to(dev))
         w = cfg.task_config.dimension_weight
         if w > 0:
-            target = batch["outcomes"].to(dims.device)
-            loss = loss + w * F.cross_entropy(dims.reshape(-1, len(OUTCOMES)), target.reshape(-1),
-                                              ignore_index=IGNORE)
+            voice = F.cross_entropy(audio.reshape(-1, audio.shape[-1]), batch["voice"].to(dev).reshape(-1),
+                                    ignore_index=IGNORE)
+            stated = F.cross_entropy(text.reshape(-1, text.shape[-1]), batch["stated"].to(dev).reshape(-1),
+                                     ignore_index=IGNORE)
+            p_follow = follow_probability(outcome_probs(audio, text)).clamp(1e-6, 1 - 1e-6)
+            follow = F.binary_cross_entropy(p_follow, batch["follows"].to(dev))
+            loss = loss + w * (voice + stated + follow)
         return loss
 
     def predict(self, judge: InstructionJudge, batch: dict) -> list[dict]:
-        verdict, dims = self._logits(judge, batch)
-        return [judge.decide(v, d) for v, d in zip(verdict.double().cpu().numpy(), dims.double().cpu().numpy())]
+        verdict, audio, text = (x.double().cpu().numpy() for x in self._logits(judge, batch))
+        return [judge.decide(v, a, t) for v, a, t in zip(verdict, audio, text)]
 
     def val_metrics(self, rows: list[dict], preds: list[dict]) -> dict[str, float]:
         out = {}
         for task in TASKS:
             sel = [i for i, r in enumerate(rows) if r["task"] == task]
-            if sel:
-                out[f"val/agreement/{task}"] = float(np.mean([preds[i]["judge_score"] == bool(rows[i]["label"])
-                                                              for i in sel]))
-        hits = [preds[i]["dimensions"][d] == OUTCOMES[c] for i, r in enumerate(rows)
-                for d, c in zip(DIMENSIONS, r["outcome_codes"]) if c != IGNORE]
+            for key, name in (("p_true_label_tokens", "label_tokens"), ("p_true_dimensions", "dimensions")):
+                if sel:
+                    out[f"val/agreement/{name}/{task}"] = float(np.mean(
+                        [(preds[i][key] >= 0.5) == bool(rows[i]["label"]) for i in sel]))
+        dims = list(dimension_values())
+        hits = [preds[i]["voice_values"][d] == dimension_values()[d][c] for i, r in enumerate(rows)
+                for d, c in zip(dims, r["voice_codes"])]
         if hits:
-            out["val/dimension_accuracy"] = float(np.mean(hits))
+            out["val/voice_value_accuracy"] = float(np.mean(hits))
         return out
 
     # ---- CLI, validation, card -------------------------------------------------------------------

@@ -165,6 +165,11 @@ def validate_instruction_judge(judge_dir: str | Path, corpus_dir: str | Path | N
                            else "all pairs"),
               "agreement": agreement_table(rows, verdicts)}
     md = [format_agreement(report["agreement"], f"{judge.name} vs reference labels")]
+    for key in ("p_true_label_tokens", "p_true_dimensions"):  # both verdicts of an instruction_follow judge
+        if outputs and key in outputs[0]:
+            other = [o[key] >= getattr(judge, "threshold", 0.5) for o in outputs]
+            report[f"agreement_{key[7:]}"] = agreement_table(rows, other)
+            md.append(format_agreement(report[f"agreement_{key[7:]}"], f"verdict from {key[7:]} vs reference labels"))
     dims = dimension_accuracy(rows, outputs)
     if dims:
         report["dimension_accuracy"] = dims

@@ -1,0 +1,91 @@
+"""AttributeHead: per dimension, what the voice has and what the instruction states, and from the
+two whether the voice matches, conflicts or is not asked about.
+
+For each dimension ``d`` the head attention-pools the backbone's last hidden states twice with
+learned queries, once over the audio positions (``a_d``) and once over the text positions
+(``t_d``), and classifies:
+
+* ``P_audio(v | d)`` over the dimension's values (e.g. gender: male, female), from ``a_d``;
+* ``P_text(v | d)`` over the same values plus "not stated", from ``t_d``.
+
+Outcomes follow by construction: ``P(not_mentioned) = P_text(none)``, ``P(matches) = sum_v
+P_text(v) P_audio(v)``, ``P(conflicts)`` = the rest; and an instruction is followed when no
+dimension conflicts: ``P(follows) = prod_d (1 - P(conflicts_d))``. Factoring the comparison this
+way gives each side its own supervision (the voice's values, the instruction's stated values), so
+the head learns where a direct match/mismatch target gives no gradient to either side alone.
+Definitions: ``docs/benchmarks.md#instructttseval``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+#: Per-dimension outcome classes, in this order everywhere.
+OUTCOMES = ("matches", "conflicts", "not_mentioned")
+
+
+class AttributeHead(nn.Module):
+    """Hidden states (B, T, H) -> audio value logits (B, D, V) and text value logits (B, D, V + 1).
+
+    Args:
+        hidden_size: H of the backbone's LLM.
+        dimension_values: dimension -> its value names (at least 2); ``D`` dimensions, ``V`` the
+            largest value count (shorter dimensions are masked with -inf).
+        width: hidden width of the classifiers.
+    """
+
+    def __init__(self, hidden_size: int, dimension_values: dict[str, list[str]], width: int = 128):
+        super().__init__()
+        bad = {d: v for d, v in dimension_values.items() if len(v) < 2 or len(set(v)) != len(v)}
+        if bad or not dimension_values:
+            raise ValueError(f"every dimension needs at least 2 distinct values: {bad or 'none given'}")
+        self.dimension_values = {d: list(v) for d, v in dimension_values.items()}
+        self.dims = list(self.dimension_values)
+        self.width = width
+        n_dims, n_values = len(self.dims), max(len(v) for v in self.dimension_values.values())
+        self.queries = nn.Parameter(torch.randn(2, n_dims, hidden_size) * hidden_size ** -0.5)
+        self.audio_proj = nn.Sequential(nn.Linear(hidden_size, width), nn.GELU())
+        self.text_proj = nn.Sequential(nn.Linear(hidden_size, width), nn.GELU())
+        self.audio_out = nn.Parameter(torch.randn(n_dims, n_values, width) * width ** -0.5)
+        self.text_out = nn.Parameter(torch.randn(n_dims, n_values + 1, width) * width ** -0.5)
+        self.audio_bias = nn.Parameter(torch.zeros(n_dims, n_values))
+        self.text_bias = nn.Parameter(torch.zeros(n_dims, n_values + 1))
+        valid = torch.zeros(n_dims, n_values, dtype=torch.bool)
+        for k, d in enumerate(self.dims):
+            valid[k, : len(self.dimension_values[d])] = True
+        self.register_buffer("valid", valid, persistent=False)
+
+    @staticmethod
+    def _pool(hidden: torch.Tensor, queries: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Attention pooling: (B, T, H), (D, H), (B, T) bool -> (B, D, H)."""
+        scores = torch.einsum("bth,dh->bdt", hidden, queries) * hidden.shape[-1] ** -0.5
+        scores = scores.masked_fill(~mask[:, None, :], float("-inf"))
+        return torch.einsum("bdt,bth->bdh", torch.softmax(scores, dim=-1).nan_to_num(0.0), hidden)
+
+    def forward(self, hidden: torch.Tensor, audio_mask: torch.Tensor,
+                text_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        hidden = hidden.float()
+        a = self.audio_proj(self._pool(hidden, self.queries[0], audio_mask))
+        t = self.text_proj(self._pool(hidden, self.queries[1], text_mask))
+        audio = torch.einsum("bdw,dvw->bdv", a, self.audio_out) + self.audio_bias
+        text = torch.einsum("bdw,dvw->bdv", t, self.text_out) + self.text_bias
+        neg = torch.finfo(audio.dtype).min
+        audio = audio.masked_fill(~self.valid, neg)
+        text = text.masked_fill(~torch.cat([self.valid, torch.ones_like(self.valid[:, :1])], dim=1), neg)
+        return audio, text
+
+
+def outcome_probs(audio_logits: torch.Tensor, text_logits: torch.Tensor) -> torch.Tensor:
+    """(B, D, V), (B, D, V + 1) logits -> (B, D, 3) probabilities of :data:`OUTCOMES`."""
+    p_audio = torch.softmax(audio_logits, dim=-1)
+    p_text = torch.softmax(text_logits, dim=-1)
+    not_mentioned = p_text[..., -1]
+    matches = (p_text[..., :-1] * p_audio).sum(-1)
+    conflicts = (1.0 - not_mentioned - matches).clamp(min=0.0)
+    return torch.stack([matches, conflicts, not_mentioned], dim=-1)
+
+
+def follow_probability(outcomes: torch.Tensor) -> torch.Tensor:
+    """(B, D, 3) outcome probabilities -> (B,) P(no dimension conflicts)."""
+    return torch.prod(1.0 - outcomes[..., 1], dim=-1)
