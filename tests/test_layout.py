@@ -138,6 +138,7 @@ def test_no_import_cycles(package):
 # ---- judges -----------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def judges(tiny_omni):
+    from evaluators.benchmarks.instructttseval.judge import InstructionJudge
     from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
     from evaluators.judges.presets import get_preset
     from evaluators.judges.scalar_reward import ScalarRewardJudge
@@ -147,7 +148,9 @@ def judges(tiny_omni):
     return {"verbalizer": VerbalizerJudge(tiny_omni, get_preset("auto-att")),
             "word_tagger": WordTaggerJudge(tiny_omni, WordTaggerJudge.new_head(tiny_omni), prompt="Mark stress."),
             "nvv_verifier": NvvVerifierJudge(tiny_omni, NvvVerifierJudge.new_head(tiny_omni)),
-            "scalar_reward": ScalarRewardJudge(tiny_omni, ScalarRewardJudge.new_head(tiny_omni))}
+            "scalar_reward": ScalarRewardJudge(tiny_omni, ScalarRewardJudge.new_head(tiny_omni)),
+            "instruction_follow": InstructionJudge(tiny_omni, InstructionJudge.new_head(
+                tiny_omni, {"gender": ["male", "female"], "pitch": ["low", "mid", "high"]}))}
 
 
 def _inputs(kind: str) -> list[dict]:
@@ -158,6 +161,9 @@ def _inputs(kind: str) -> list[dict]:
         return [{"wave": w, "fields": {"text": t}} for w, t in zip(waves, ("the cat", "the cat sat", "a dog"))]
     if kind == "word_tagger":
         return [{"wave": w, "words": ["the", "cat", "sat"][: i + 1], "lang": "en"} for i, w in enumerate(waves)]
+    if kind == "instruction_follow":
+        return [{"wave": w, "instruction": t, "lang": lang}
+                for w, t, lang in zip(waves, ("gender: Male.", "音高：偏高。", "Speak slowly."), ("en", "zh", "en"))]
     return [{"wave": w, "text": "the cat sat", "lang": "en", "target_type": "breath",
              "unit_times": [[0.0, 0.2], [0.2, 0.4], [0.4, 0.6]]} for w in waves]
 

@@ -1,9 +1,11 @@
 """AttributeHead: per dimension, what the voice has and what the instruction states, and from the
 two whether the voice matches, conflicts or is not asked about.
 
-For each dimension ``d`` the head attention-pools the backbone's last hidden states twice with
-learned queries, once over the audio positions (``a_d``) and once over the text positions
-(``t_d``), and classifies:
+A small convolution runs along each stream first (text positions: byte or word-piece n-grams
+become words; audio positions: local acoustic patterns). For each dimension ``d`` the head then
+attention-pools with learned queries: over the text positions (``t_d``), and over the first and
+the second half of the audio positions separately (``a_d``: both halves, so rises, falls and
+changes of pace or loudness are visible), and classifies:
 
 * ``P_audio(v | d)`` over the dimension's values (e.g. gender: male, female), from ``a_d``;
 * ``P_text(v | d)`` over the same values plus "not stated", from ``t_d``.
@@ -44,8 +46,10 @@ class AttributeHead(nn.Module):
         self.dims = list(self.dimension_values)
         self.width = width
         n_dims, n_values = len(self.dims), max(len(v) for v in self.dimension_values.values())
+        self.text_conv = nn.Conv1d(hidden_size, hidden_size, kernel_size=7, padding=3)
+        self.audio_conv = nn.Conv1d(hidden_size, hidden_size, kernel_size=5, padding=2)
         self.queries = nn.Parameter(torch.randn(2, n_dims, hidden_size) * hidden_size ** -0.5)
-        self.audio_proj = nn.Sequential(nn.Linear(hidden_size, width), nn.GELU())
+        self.audio_proj = nn.Sequential(nn.Linear(2 * hidden_size, width), nn.GELU())
         self.text_proj = nn.Sequential(nn.Linear(hidden_size, width), nn.GELU())
         self.audio_out = nn.Parameter(torch.randn(n_dims, n_values, width) * width ** -0.5)
         self.text_out = nn.Parameter(torch.randn(n_dims, n_values + 1, width) * width ** -0.5)
@@ -63,11 +67,25 @@ class AttributeHead(nn.Module):
         scores = scores.masked_fill(~mask[:, None, :], float("-inf"))
         return torch.einsum("bdt,bth->bdh", torch.softmax(scores, dim=-1).nan_to_num(0.0), hidden)
 
+    @staticmethod
+    def _conv(conv: nn.Conv1d, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Residual convolution over the positions of ``mask`` only (others zeroed first)."""
+        x = hidden * mask[..., None]
+        return x + nn.functional.gelu(conv(x.transpose(1, 2)).transpose(1, 2))
+
     def forward(self, hidden: torch.Tensor, audio_mask: torch.Tensor,
                 text_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         hidden = hidden.float()
-        a = self.audio_proj(self._pool(hidden, self.queries[0], audio_mask))
-        t = self.text_proj(self._pool(hidden, self.queries[1], text_mask))
+        audio_h = self._conv(self.audio_conv, hidden, audio_mask)
+        text_h = self._conv(self.text_conv, hidden, text_mask)
+        # halves of each row's audio positions: rank of the position among them vs their count
+        rank = torch.cumsum(audio_mask.long(), dim=1)
+        first = audio_mask & (2 * rank <= audio_mask.sum(1, keepdim=True))
+        second = audio_mask & ~first
+        a = torch.cat([self._pool(audio_h, self.queries[0], first), self._pool(audio_h, self.queries[0], second)],
+                      dim=-1)
+        a = self.audio_proj(a)
+        t = self.text_proj(self._pool(text_h, self.queries[1], text_mask))
         audio = torch.einsum("bdw,dvw->bdv", a, self.audio_out) + self.audio_bias
         text = torch.einsum("bdw,dvw->bdv", t, self.text_out) + self.text_bias
         neg = torch.finfo(audio.dtype).min

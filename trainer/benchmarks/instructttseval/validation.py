@@ -26,6 +26,7 @@ from evaluators.judges.registry import load_judge
 from evaluators.metrics.agreement import cohen_kappa
 from evaluators.metrics.correlation import bootstrap_ci
 from evaluators.runtime_options import Runtime
+from trainer.benchmarks.instructttseval.attributes import VoiceAttributes, value_name
 from trainer.benchmarks.instructttseval.corpus import load_pairs
 
 
@@ -132,6 +133,21 @@ def dimension_accuracy(pairs: list[dict], outputs: list[dict]) -> dict:
     return out
 
 
+def voice_value_accuracy(corpus: str | Path, pairs: list[dict], outputs: list[dict]) -> dict:
+    """Per dimension: how often the judge's read of the voice (``voice_values``) equals the value
+    the clip was rendered with (each clip counted once)."""
+    clips = {c["clip_id"]: VoiceAttributes(**c["attributes"])
+             for c in (json.loads(x) for x in open(Path(corpus) / "clips.jsonl", encoding="utf-8"))}
+    seen, hits = set(), {}
+    for p, o in zip(pairs, outputs):
+        if p.get("clip_id") not in clips or p["clip_id"] in seen or not o.get("voice_values"):
+            continue
+        seen.add(p["clip_id"])
+        for dim, value in o["voice_values"].items():
+            hits.setdefault(dim, []).append(value == value_name(clips[p["clip_id"]].dimension_value(dim)))
+    return {dim: {"accuracy": 100 * float(np.mean(h)), "n_clips": len(h)} for dim, h in hits.items()}
+
+
 def format_agreement(table: dict, title: str) -> str:
     """Markdown in the layout of the paper's Table 4 (rows: languages + all; columns: tasks + all)."""
     lines = [f"**{title}**", "", "| | APS | DSD | RP | Avg |", "|---|---|---|---|---|"]
@@ -173,6 +189,8 @@ def validate_instruction_judge(judge_dir: str | Path, corpus_dir: str | Path | N
     dims = dimension_accuracy(rows, outputs)
     if dims:
         report["dimension_accuracy"] = dims
+    if corpus_dir and not pairs:
+        report["voice_value_accuracy"] = voice_value_accuracy(corpus_dir, rows, outputs)
     if reference:
         ref = read_reference(reference)
         missing = [r["id"] for r in rows if r["id"] not in ref]
