@@ -22,7 +22,8 @@ import numpy as np
 from evaluators.benchmarks.instructttseval.items import DIMENSIONS, TASKS
 from evaluators.jsonl import read_jsonl
 
-OUTCOMES = ("conflicts", "matches", "not_mentioned")  # "unsupported" dimensions are not counted
+#: Outcomes counted per dimension ("unsupported" dimensions are not counted).
+COUNTED_OUTCOMES = ("conflicts", "matches", "not_mentioned")
 # resamples x rows per bootstrap chunk (int32 indices + int64 gathers: ~48 MB), bounding memory for big files
 _CHUNK_ELEMS = 4_000_000
 
@@ -157,7 +158,7 @@ def dimension_failures(rows: list[dict]) -> dict[str, dict[str, dict[str, int]]]
                 continue
             per_task = out.setdefault(task, {})
             for dim, outcome in dims.items():
-                counts = per_task.setdefault(dim, dict.fromkeys(OUTCOMES, 0))
+                counts = per_task.setdefault(dim, dict.fromkeys(COUNTED_OUTCOMES, 0))
                 if outcome in counts:
                     counts[outcome] += 1
     order = {d: i for i, d in enumerate(DIMENSIONS)}

@@ -48,11 +48,11 @@ SPLITS = ("train", "val", "test")
 class InstructCorpusConfig(StrictFromDict):
     """Size and make-up of the synthetic corpus (per language unless said otherwise)."""
 
-    seed: int = 0
-    languages: tuple[str, ...] = ("en", "zh")
+    seed: int = 0  # seeds every draw: speakers, sentences, attributes, instructions, pairs
+    languages: tuple[str, ...] = ("en", "zh")  # en and/or zh
     speakers: tuple[int, int, int] = (12, 0, 4)  # train / val / test speakers per language (val may be 0)
     sentence_fraction: tuple[float, float] = (0.1, 0.2)  # val / test share of each language's sentences
-    clips_per_speaker: int = 10
+    clips_per_speaker: int = 10  # clips per speaker; each gives a matched and a mismatched pair per task
     near_miss_fraction: float = 0.6  # mismatched pairs that are near misses (else another clip's instruction)
 
     def __post_init__(self):

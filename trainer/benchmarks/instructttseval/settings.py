@@ -9,7 +9,7 @@ from trainer.benchmarks.instructttseval.corpus import InstructCorpusConfig
 
 @dataclass
 class InstructFollowSettings:
-    """InstructTTSEval judge: true/false verdict + per-dimension head, loss weights, synthetic corpus."""
+    """InstructTTSEval judge: true/false verdict + attribute head, loss weights, synthetic corpus."""
 
     head_width: int = 128  # hidden width of the attribute head's voice and instruction classifiers
     dimension_weight: float = 1.0  # L = CE(verdict) + dimension_weight * (CE(voice values) + CE(stated values) + BCE(no conflicts))
