@@ -90,10 +90,14 @@ def test_long_clip_policies(tiny_omni):
 
 
 def test_prompt_fields_and_preset_validation(tiny_omni):
-    judge = VerbalizerJudge(tiny_omni, get_preset("instruct-follow"))
-    assert "speak slowly" in judge.user_text({"instruction": "speak slowly"})[1]
-    with pytest.raises(ValueError, match="instruction"):
+    judge = VerbalizerJudge(tiny_omni, get_preset("style"))
+    assert "storytelling" in judge.user_text({"style": "storytelling"})[1]
+    with pytest.raises(ValueError, match="style"):
         judge.user_text({})
+    # the InstructTTSEval drop-in reads ' true' / ' false': one token each on the real Qwen vocabulary,
+    # the same first byte on the tiny byte-level one, so it is refused there instead of misread
+    with pytest.raises(ValueError, match="share a first token"):
+        VerbalizerJudge(tiny_omni, get_preset("instruct-follow"))
     with pytest.raises(ValueError):
         JudgePreset(name="bad", labels=("a", "b"), values=(1.0,), prompt="x")
     with pytest.raises(KeyError, match="known"):
