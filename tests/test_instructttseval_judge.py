@@ -157,6 +157,9 @@ def test_scorer_rows_nulls_and_resume(tiny_judge, tmp_path):
     assert result["table"]["tasks"]["RP"]["n_null"] == 2 and result["table"]["tasks"]["APS"]["n_valid"] == 3
     assert (out / "table.md").read_text().startswith("| system | APS | DSD | RP | Avg |")
     assert (out / "dimension_failures.png").is_file()
+    # rerun with the output still missing: no new row
+    score_instructttseval(tiny_judge, items, outputs, out, batch_size=4, n_resamples=200)
+    assert len((out / "scores.jsonl").read_text().splitlines()) == 9
     # rerun: nothing recomputed but the missing output, which has appeared since
     sf.write(outputs / "gen_wav" / "en_1_DSD.wav", _wave(2.0), 16000)
     score_instructttseval(tiny_judge, items, outputs, out, batch_size=4, n_resamples=200)

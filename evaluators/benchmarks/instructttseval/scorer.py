@@ -91,9 +91,12 @@ def collect_work(items: list[InstructItem], outputs: str | Path) -> list[Work]:
 def judge_pairs(judge, work: list[Work], scores_path: Path, system: str, batch_size: int = 8) -> list[dict]:
     """Judge the pairs not yet in ``scores_path`` (appending their rows); returns every row."""
     scores_path.parent.mkdir(parents=True, exist_ok=True)
-    done = [r for r in read_done_rows(scores_path) if r.get("error_kind") != MISSING]
-    done_keys = {(r["id"], r["task"]) for r in done}
-    todo = [w for w in work if w.key not in done_keys]
+    rows = read_done_rows(scores_path)
+    done_keys = {(r["id"], r["task"]) for r in rows if r.get("error_kind") != MISSING}
+    still_missing = {(r["id"], r["task"]) for r in rows if r.get("error_kind") == MISSING}
+    # a pair whose output was missing is judged again once the file exists; while it is still
+    # missing its row stands (no new row per rerun)
+    todo = [w for w in work if w.key not in done_keys and not (w.path is None and w.key in still_missing)]
     prov = judge.provenance()
 
     def base(w: Work) -> dict:
