@@ -191,3 +191,21 @@ def test_score_cli_takes_presets_on_hub_checkpoints_with_no_other_flag(stand_in,
         main(["score", "--judge", "auto-att", "--backbone", "qwen2_5_omni", "--base", str(stand_in("qwen2_audio")),
               "--audio", str(audio), "--out", str(tmp_path / "refused2.jsonl")])
     assert not (tmp_path / "refused.jsonl").exists()
+
+
+def test_tiny_backbone_with_the_real_vocabulary_rebuilds_exactly(tmp_path):
+    """``backbone.source: tiny-qwen-vocab``: the tiny random model over the real Qwen vocabulary
+    (words are single tokens); its judge folder's ``base/`` is the same model."""
+    llm = AudioLLM.tiny("qwen2_5_omni", seed=3, vocab="qwen")
+    assert llm.tiny_vocab == "qwen" and llm.source.endswith(":qwen-vocab")
+    assert [llm.tokenizer(w, add_special_tokens=False)["input_ids"] for w in ("Good", "Fair", "Bad")] == \
+        [[i] for i in RELEASED_IDS]
+    assert llm.tokenizer.convert_tokens_to_ids("<|AUDIO|>") == llm.audio_token_id == 151646
+    judge = VerbalizerJudge(llm, JudgePreset(name="p", labels=("Good", "Bad"), values=(1.0, 0.0), prompt=PROMPT))
+    folder = judge.save_pretrained(tmp_path / "judge")
+    again = VerbalizerJudge.from_pretrained(folder)
+    assert again.backbone.tokenizer.convert_tokens_to_ids("Good") == RELEASED_IDS[0]
+    wave = _wave(1.5)
+    assert again.score_waves([wave])[0].probs == pytest.approx(judge.score_waves([wave])[0].probs, abs=1e-6)
+    with pytest.raises(ValueError, match="tiny vocabulary"):
+        AudioLLM.tiny("qwen2_5_omni", vocab="words")

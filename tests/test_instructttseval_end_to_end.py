@@ -27,9 +27,18 @@ def trained(tmp_path_factory):
 def test_corpus_pairs_are_balanced_and_held_out(trained):
     root, corpus, _ = trained
     pairs = [json.loads(x) for x in (corpus / "pairs.jsonl").read_text().splitlines()]
-    assert len(pairs) == 2 * 2 * 2 * 3 * 2  # langs x speakers x clips x tasks x (matched, mismatched)
+    # langs x clips x tasks x (train: matched, mismatched; test: 2 wordings x matched, near miss, other item)
+    assert sum(p["split"] == "train" for p in pairs) == 2 * 2 * 3 * 2
+    assert sum(p["split"] == "test" for p in pairs) == 2 * 2 * 3 * 6
+    assert len({p["id"] for p in pairs}) == len(pairs)
     assert all(p["label"] for p in pairs if p["kind"] == "matched")
     assert all(not p["label"] for p in pairs if p["kind"] == "near_miss")
+    test = [p for p in pairs if p["split"] == "test"]
+    assert {(p["phrasing"], p["kind"]) for p in test} == {(w, k) for w in ("seen", "held_out")
+                                                          for k in ("matched", "near_miss", "other_item")}
+    # "seen" wording, new texts: no test instruction of the paper protocol is a training instruction
+    train_texts = {p["instruction"] for p in pairs if p["split"] == "train"}
+    assert not {p["instruction"] for p in test if p["kind"] == "matched"} & train_texts
     assert {p["outcomes"]["accent"] for p in pairs} == {"not_mentioned"}
     train = {p["speaker"] for p in pairs if p["split"] == "train"}
     test = {p["speaker"] for p in pairs if p["split"] == "test"}
@@ -55,9 +64,14 @@ def test_validate_release_score_and_metrics(trained, tmp_path, capsys):
                  "--reference", str(ref), "--out", str(report_path)]) == 0
     report = json.loads(report_path.read_text())
     cell = report["agreement"]["en"]["APS"]
+    # headline: the paper's protocol (own vs another item's instruction); the others beside it
+    assert report["protocol"].startswith("paper")
     assert cell["n"] == 4 and cell["n_matched"] == 2 and 0 <= cell["agreement"] <= 100
+    assert set(report["protocols"]) == {"near_miss", "held_out_phrasing"}
+    assert report["protocols"]["near_miss"]["agreement"]["en"]["APS"]["n"] == 4
     ref_cell = report["reference"]["agreement"]["all"]["all"]
-    n_true = sum(p["label"] for p in test_pairs if p["split"] == "test")
+    n_true = sum(p["label"] for p in test_pairs if p["split"] == "test" and p["phrasing"] == "seen"
+                 and p["kind"] in ("matched", "other_item"))
     assert ref_cell["agreement"] == pytest.approx(100 * n_true / ref_cell["n"])  # says true to all
     assert "| EN |" in report["markdown"] and "APS" in report["dimension_accuracy"]
     assert (tmp_path / "v.pairs.jsonl").is_file()

@@ -41,7 +41,7 @@ class BackboneConfig:
     """Which audio-LLM the judge runs on."""
 
     name: str = "qwen2_5_omni"  # registry key: qwen2_5_omni | qwen2_audio
-    source: str = "tiny"  # "tiny" (offline random CPU model) or a hub id / local folder
+    source: str = "tiny"  # "tiny" / "tiny-qwen-vocab" (offline random CPU model, byte / real Qwen vocabulary) or a hub id / folder
     tiny_seed: int = 0  # seed of the tiny random initialisation
     dtype: str = "float32"  # float32 | bfloat16 | float16 (weights of the frozen base)
     attn_implementation: str | None = None  # e.g. sdpa, flash_attention_2; None = transformers default

@@ -12,6 +12,8 @@ from evaluators.backbones import FROZEN_TOWERS, AudioLLM
 if TYPE_CHECKING:
     from trainer.config import TrainConfig
 
+#: ``backbone.source`` values that build an offline tiny random backbone -> its vocabulary
+TINY_SOURCES = {"tiny": "byte", "tiny-qwen-vocab": "qwen"}
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -38,8 +40,8 @@ def trainable_parameter_count(model: torch.nn.Module) -> tuple[int, int]:
 def load_backbone(cfg: TrainConfig) -> AudioLLM:
     """The configured backbone: tiny (offline random) or a real checkpoint, frozen."""
     bb = cfg.backbone
-    if bb.source == "tiny":
-        audio_llm = AudioLLM.tiny(bb.name, seed=bb.tiny_seed)
+    if bb.source in TINY_SOURCES:
+        audio_llm = AudioLLM.tiny(bb.name, seed=bb.tiny_seed, vocab=TINY_SOURCES[bb.source])
     else:
         audio_llm = AudioLLM.from_pretrained(bb.source, backbone=bb.name, dtype=DTYPES[bb.dtype],
                                              attn_implementation=bb.attn_implementation)

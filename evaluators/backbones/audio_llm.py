@@ -33,6 +33,11 @@ from evaluators.backbones.tiny_tokenizer import build_tiny_tokenizer
 
 #: Init std of a tiny backbone's (frozen) lm_head; see ``AudioLLM.tiny``.
 TINY_LM_HEAD_STD = 0.08
+#: Vocabularies of the tiny random backbone: "byte" (259 byte-level tokens + the specials; the
+#: default, small and fast) or "qwen" (the real Qwen2 BPE vocabulary, built offline from the
+#: ``qwen.tiktoken`` the ``dashscope`` package ships: words are single tokens, as on the real
+#: checkpoints, so a tiny model can learn to read free text).
+TINY_VOCABS = ("byte", "qwen")
 #: Written next to a saved backbone so a folder says which registry entry it belongs to.
 BACKBONE_FILE = "omnijudge_backbone.json"
 
@@ -69,7 +74,7 @@ class AudioLLM(nn.Module):
 
     def __init__(self, model: PreTrainedModel, tokenizer, feature_extractor: WhisperFeatureExtractor,
                  spec: BackboneSpec, source: str, tiny_seed: int | None = None, chat_template: str | None = None,
-                 template_source: str = "", attn_implementation: str | None = None):
+                 template_source: str = "", attn_implementation: str | None = None, tiny_vocab: str = "byte"):
         super().__init__()
         self.model = model
         self.tokenizer = tokenizer
@@ -79,6 +84,8 @@ class AudioLLM(nn.Module):
         self.source = source
         #: seed of a tiny random backbone built in memory (it can be rebuilt exactly); None otherwise
         self.tiny_seed = tiny_seed
+        #: vocabulary of a tiny random backbone (:data:`TINY_VOCABS`), to rebuild it exactly
+        self.tiny_vocab = tiny_vocab
         self.chat_template = chat_template or packaged_chat_template(spec.name)
         self.template_source = template_source or f"packaged:{spec.name}"
         self.attn_implementation = attn_implementation
@@ -89,11 +96,21 @@ class AudioLLM(nn.Module):
     # ---- construction -------------------------------------------------------------------------
     @classmethod
     def tiny(cls, backbone: str = "qwen2_5_omni", seed: int = 0, device: str | torch.device = "cpu",
-             dtype: str | torch.dtype | None = "float32") -> "AudioLLM":
+             dtype: str | torch.dtype | None = "float32", vocab: str = "byte") -> "AudioLLM":
         """A tiny random-initialised model of the real classes, built fully offline, carrying the
-        real checkpoint's chat template and feature-extractor settings."""
+        real checkpoint's chat template and feature-extractor settings; ``vocab`` is one of
+        :data:`TINY_VOCABS` (``"qwen"`` needs the ``dashscope`` package for ``qwen.tiktoken``)."""
         spec = get_backbone_spec(backbone)
-        tokenizer = build_tiny_tokenizer()
+        if vocab not in TINY_VOCABS:
+            raise ValueError(f"tiny vocabulary {vocab!r} not in {TINY_VOCABS}")
+        if vocab == "qwen":
+            import copy
+
+            from evaluators.backbones.stand_in import qwen_tokenizer
+
+            tokenizer = copy.deepcopy(qwen_tokenizer())  # the cached one is shared; this one gets a template
+        else:
+            tokenizer = build_tiny_tokenizer()
         tokenizer.chat_template = packaged_chat_template(backbone)
         torch.manual_seed(seed)
         model = spec.model_class(spec.tiny_config(tokenizer)).eval()
@@ -103,8 +120,9 @@ class AudioLLM(nn.Module):
         with torch.no_grad():
             model.lm_head.weight.normal_(0.0, TINY_LM_HEAD_STD)
         model = model.to(device=device, dtype=resolve_dtype(dtype, device))
-        return cls(model, tokenizer, tiny_feature_extractor(spec), spec, source=f"tiny-random:{backbone}:seed{seed}",
-                   tiny_seed=seed, template_source=f"packaged:{backbone}")
+        source = f"tiny-random:{backbone}:seed{seed}" + (":qwen-vocab" if vocab == "qwen" else "")
+        return cls(model, tokenizer, tiny_feature_extractor(spec), spec, source=source, tiny_seed=seed,
+                   template_source=f"packaged:{backbone}", tiny_vocab=vocab)
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path, backbone: str | None = None,

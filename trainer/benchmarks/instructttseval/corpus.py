@@ -2,25 +2,30 @@
 RP instructions written from those values, matched and mismatched; deterministic by seed.
 
 Each clip is one speaker reading one sentence with attribute values drawn by
-``VoiceAttributes.sample`` and realised by ``voice.render_instructed``. For every clip and task
-(APS, DSD, RP) the corpus holds one *matched* pair (an instruction written from the clip's own
-values) and one *mismatched* pair: with probability ``near_miss_fraction`` a near miss (the same
-kind of instruction with exactly one conflicting dimension), otherwise wholly another clip's
-instruction of the same task and language (as the paper's consistency protocol builds its
-negatives; paper: "InstructTTSEval: Benchmarking Complex Natural-Language Instruction Following in
-Text-to-Speech Systems", section 4.1). Labels follow from the values: an instruction is followed iff
-no dimension it states conflicts with the clip (so another clip's instruction that happens to fit
-is labelled true, as a listener would).
+``VoiceAttributes.sample`` and realised by ``voice.render_instructed``. Pairs per clip and task
+(APS, DSD, RP), with labels that follow from the values (an instruction is followed iff no
+dimension it states conflicts with the clip, so another clip's instruction that happens to fit is
+labelled true, as a listener would):
 
-Splits (by speaker AND sentence AND phrasing): speakers and sentences are permuted per language
-and cut into train / val / test; test clips have unseen speakers reading unseen sentences, and
-their instructions are written from the held-out phrase pool (texts never seen in training).
+* train / val clips: one *matched* pair (an instruction written from the clip's own values) and one
+  *mismatched* pair: with probability ``near_miss_fraction`` a near miss (the same kind of
+  instruction with exactly one conflicting dimension), otherwise another clip's instruction;
+* test clips, in each of two wordings (``phrasing``): a matched pair, a near miss and another
+  clip's instruction (``other_item``: how the paper's consistency protocol builds its negatives;
+  paper: "InstructTTSEval: Benchmarking Complex Natural-Language Instruction Following in
+  Text-to-Speech Systems", section 4.1 and Table 4). ``seen``: written from the training phrase
+  bank, every text new (none equals a training instruction); ``held_out``: written from the
+  held-out phrase bank (wordings never seen in training: what a pretrained backbone's language
+  knowledge is for).
+
+Splits (by speaker AND sentence): speakers and sentences are permuted per language and cut into
+train / val / test; test clips have unseen speakers reading unseen sentences.
 
 Output folder:
     audio/<clip_id>.wav   16-bit PCM mono, 16 kHz
     clips.jsonl           {clip_id, path, lang, speaker, sentence_id, text, split, attributes, realised}
-    pairs.jsonl           {id, clip_id, path, lang, task, instruction, label, kind, described, outcomes,
-                           speaker, sentence_id, split}
+    pairs.jsonl           {id, clip_id, path, lang, task, instruction, label, kind, phrasing, described,
+                           outcomes, speaker, sentence_id, split}
     corpus_config.json    the InstructCorpusConfig used
 """
 
@@ -42,6 +47,8 @@ from trainer.synth.corpus_io import write_jsonl, write_wav
 
 SAMPLE_RATE = 16000
 SPLITS = ("train", "val", "test")
+#: Wordings of the test instructions: the training phrase bank (new texts) or the held-out one.
+PHRASINGS = ("seen", "held_out")
 
 
 @dataclass
@@ -77,12 +84,78 @@ def _split_sentences(n: int, fractions: tuple[float, float], rng: np.random.Gene
     return {"test": order[:n_test], "val": order[n_test:n_test + n_val], "train": order[n_test + n_val:]}
 
 
-def _pair(clip: dict, attrs: VoiceAttributes, instr, kind: str, n: int) -> dict:
+def _pair(clip: dict, attrs: VoiceAttributes, instr, kind: str, pair_id: str, phrasing: str = "seen") -> dict:
     outcomes = dimension_outcomes(attrs, instr.described)
-    return {"id": f"{clip['clip_id']}-{instr.task}-{n}", "clip_id": clip["clip_id"], "path": clip["path"],
+    return {"id": pair_id, "clip_id": clip["clip_id"], "path": clip["path"],
             "lang": clip["lang"], "task": instr.task, "instruction": instr.text, "label": follows(outcomes),
-            "kind": kind, "described": {d: list(v) for d, v in instr.described.items()}, "outcomes": outcomes,
-            "speaker": clip["speaker"], "sentence_id": clip["sentence_id"], "split": clip["split"]}
+            "kind": kind, "phrasing": phrasing, "described": {d: list(v) for d, v in instr.described.items()},
+            "outcomes": outcomes, "speaker": clip["speaker"], "sentence_id": clip["sentence_id"],
+            "split": clip["split"]}
+
+
+def _borrow(clip: dict, attrs: VoiceAttributes, donors: list[dict], rng: np.random.Generator, pair_id: str,
+            phrasing: str = "seen") -> dict:
+    """A pair of ``clip`` with a random other clip's matched instruction (same task and language)."""
+    others = [p for p in donors if p["clip_id"] != clip["clip_id"]]
+    donor = others[int(rng.integers(len(others)))]
+    instr = _Borrowed(donor["task"], clip["lang"], donor["instruction"],
+                      {d: tuple(v) for d, v in donor["described"].items()})
+    return _pair(clip, attrs, instr, "other_item", pair_id, phrasing)
+
+
+def _by_cell(pairs: list[dict]) -> dict[tuple, list[dict]]:
+    cells: dict[tuple, list[dict]] = {}
+    for p in pairs:
+        cells.setdefault((p["lang"], p["split"], p["task"]), []).append(p)
+    return cells
+
+
+def _train_pairs(clips: list[dict], attrs_of: dict, cfg: InstructCorpusConfig, rng: np.random.Generator) -> list[dict]:
+    """Train / val clips: per task one matched pair and one mismatched pair (a near miss with
+    probability ``near_miss_fraction``, else another clip's instruction), training wording."""
+    pairs = [_pair(c, attrs_of[c["clip_id"]], write_instruction(task, attrs_of[c["clip_id"]], c["lang"], rng),
+                   "matched", f"{c['clip_id']}-{task}-0") for c in clips for task in TASKS]
+    donors = _by_cell(pairs)
+    for c in clips:
+        attrs = attrs_of[c["clip_id"]]
+        for task in TASKS:
+            pair_id = f"{c['clip_id']}-{task}-1"
+            if rng.random() < cfg.near_miss_fraction:
+                pairs.append(_pair(c, attrs, near_miss(task, attrs, c["lang"], rng), "near_miss", pair_id))
+            else:
+                pairs.append(_borrow(c, attrs, donors[(c["lang"], c["split"], task)], rng, pair_id))
+    return pairs
+
+
+def _unseen(write, seen_texts: set[str], tries: int = 50):
+    """``write()`` again until its text is not one of ``seen_texts`` (the last try is kept)."""
+    for _ in range(tries):
+        instr = write()
+        if instr.text not in seen_texts:
+            break
+    return instr
+
+
+def _test_pairs(clips: list[dict], attrs_of: dict, phrasing: str, seen_texts: set[str],
+                rng: np.random.Generator) -> list[dict]:
+    """Test clips, one wording (``seen``: the training phrase bank, every instruction text new;
+    ``held_out``: the held-out phrase bank): per task a matched pair, a near miss and another
+    clip's instruction."""
+    pool = "train" if phrasing == "seen" else "test"
+    ids = lambda c, task, kind: f"{c['clip_id']}-{task}-{phrasing}-{kind}"  # noqa: E731
+    pairs = [_pair(c, attrs_of[c["clip_id"]],
+                   _unseen(lambda: write_instruction(task, attrs_of[c["clip_id"]], c["lang"], rng, pool=pool),
+                           seen_texts), "matched", ids(c, task, "matched"), phrasing)
+             for c in clips for task in TASKS]
+    donors = _by_cell(pairs)
+    for c in clips:
+        attrs = attrs_of[c["clip_id"]]
+        for task in TASKS:
+            instr = _unseen(lambda: near_miss(task, attrs, c["lang"], rng, pool=pool), seen_texts)
+            pairs.append(_pair(c, attrs, instr, "near_miss", ids(c, task, "near_miss"), phrasing))
+            pairs.append(_borrow(c, attrs, donors[(c["lang"], c["split"], task)], rng, ids(c, task, "other_item"),
+                                 phrasing))
+    return pairs
 
 
 def build_instruct_corpus(cfg: InstructCorpusConfig, out: str | Path) -> Path:
@@ -109,26 +182,12 @@ def build_instruct_corpus(cfg: InstructCorpusConfig, out: str | Path) -> Path:
                                          if isinstance(v, (int, float, str))}}
                     clips.append(clip)
                     attrs_of[clip_id] = attrs
-    pairs = []
-    for clip in clips:
-        attrs, pool = attrs_of[clip["clip_id"]], ("test" if clip["split"] == "test" else "train")
-        for task in TASKS:
-            pairs.append(_pair(clip, attrs, write_instruction(task, attrs, clip["lang"], rng, pool=pool), "matched", 0))
-    # mismatched pairs: near misses, or another clip's matched instruction (same task, language, split)
-    matched = {(p["lang"], p["split"], p["task"]): [] for p in pairs}
-    for p in pairs:
-        matched[(p["lang"], p["split"], p["task"])].append(p)
-    for clip in clips:
-        attrs, pool = attrs_of[clip["clip_id"]], ("test" if clip["split"] == "test" else "train")
-        for task in TASKS:
-            if rng.random() < cfg.near_miss_fraction:
-                pairs.append(_pair(clip, attrs, near_miss(task, attrs, clip["lang"], rng, pool=pool), "near_miss", 1))
-                continue
-            others = [p for p in matched[(clip["lang"], clip["split"], task)] if p["clip_id"] != clip["clip_id"]]
-            donor = others[int(rng.integers(len(others)))]
-            instr = _Borrowed(task, clip["lang"], donor["instruction"],
-                              {d: tuple(v) for d, v in donor["described"].items()})
-            pairs.append(_pair(clip, attrs, instr, "other_item", 1))
+    train_clips = [c for c in clips if c["split"] != "test"]
+    test_clips = [c for c in clips if c["split"] == "test"]
+    pairs = _train_pairs(train_clips, attrs_of, cfg, rng)
+    seen_texts = {p["instruction"] for p in pairs}
+    for phrasing in PHRASINGS:
+        pairs += _test_pairs(test_clips, attrs_of, phrasing, seen_texts, rng)
     write_jsonl(out / "clips.jsonl", clips)
     write_jsonl(out / "pairs.jsonl", pairs)
     (out / "corpus_config.json").write_text(json.dumps(asdict(cfg), indent=2))
@@ -147,8 +206,8 @@ class _Borrowed:
 
 def write_benchmark_items(corpus: str | Path, out: str | Path, split: str = "test", seed: int = 0) -> dict[str, Path]:
     """The corpus's ``split`` clips as a benchmark run: per language ``items_<lang>.jsonl`` in the
-    benchmark's item format (each task's instruction is the clip's matched or mismatched one, by a
-    seeded coin), the "system outputs" ``outputs/gen_wav/<id>_<TASK>.wav`` (the clip) and
+    benchmark's item format (each task's instruction is the clip's own or another clip's, as in the
+    paper's protocol, by a seeded coin), the "system outputs" ``outputs/gen_wav/<id>_<TASK>.wav`` (the clip) and
     ``truth_<lang>.jsonl``: the same rows with the corpus's label as ``gemini_score``, so
     ``omnijudge metrics instructttseval --results truth_<lang>.jsonl`` gives the true rates.
     Returns ``{"items_<lang>": path, "truth_<lang>": path, "outputs": folder}``."""
@@ -157,7 +216,8 @@ def write_benchmark_items(corpus: str | Path, out: str | Path, split: str = "tes
     corpus, out = Path(corpus), Path(out)
     (out / "outputs" / "gen_wav").mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
-    pairs = [p for p in load_pairs(corpus) if p["split"] == split]
+    pairs = [p for p in load_pairs(corpus) if p["split"] == split and p.get("phrasing", "seen") == "seen"
+             and p["kind"] in ("matched", "other_item")]
     by_clip: dict[str, dict[str, list[dict]]] = {}
     for p in pairs:
         by_clip.setdefault(p["clip_id"], {}).setdefault(p["task"], []).append(p)

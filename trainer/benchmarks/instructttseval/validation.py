@@ -4,7 +4,7 @@ Instruction Following in Text-to-Speech Systems", Table 4: per language and task
 mismatched pairs, agreement with the annotators' majority).
 
 Pairs come from a synthetic corpus's test split (labels from the rendered values; unseen speakers,
-sentences and instruction phrasings) or from a labelled JSONL file (``--pairs``: listener
+sentences and instruction texts; see :data:`PROTOCOLS`) or from a labelled JSONL file (``--pairs``: listener
 majorities, ``label`` true/false or ``votes`` [true, false, ...]). With ``--reference`` another
 judge's verdicts on the same pairs (e.g. the public Gemini judge's) are scored beside the local
 judge's. Each cell: agreement % with a 95% bootstrap CI, Cohen's kappa, agreement on matched and on
@@ -53,19 +53,31 @@ def pairs_from_file(path: str | Path) -> list[dict]:
     return out
 
 
-def corpus_test_pairs(corpus: str | Path, per_class: int = 0, seed: int = 0) -> list[dict]:
-    """The corpus's test pairs; with ``per_class`` > 0, that many matched and that many mismatched
-    pairs per language and task, drawn with ``seed`` (the paper's protocol is 25 + 25)."""
-    rows = [r for r in load_pairs(corpus) if r["split"] == "test"]
+#: Test-pair subsets of a synthetic corpus: (wording, the two kinds of pairs). ``paper`` is the
+#: paper's protocol (a clip's own instruction vs a random other item's), with instruction texts new
+#: to the judge; ``near_miss`` makes every negative differ in exactly one dimension; and
+#: ``held_out_phrasing`` uses wordings never seen in training.
+PROTOCOLS = {"paper": ("seen", ("matched", "other_item")), "near_miss": ("seen", ("matched", "near_miss")),
+             "held_out_phrasing": ("held_out", ("matched", "other_item"))}
+
+
+def corpus_test_pairs(corpus: str | Path, per_class: int = 0, seed: int = 0, protocol: str = "paper") -> list[dict]:
+    """The corpus's test pairs of one of :data:`PROTOCOLS`; with ``per_class`` > 0, that many
+    matched and that many mismatched pairs per language and task, drawn with ``seed`` (the paper's
+    protocol is 25 + 25)."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol {protocol!r} not in {sorted(PROTOCOLS)}")
+    phrasing, kinds = PROTOCOLS[protocol]
+    rows = [r for r in load_pairs(corpus) if r["split"] == "test" and r.get("phrasing", "seen") == phrasing
+            and r["kind"] in kinds]
     if per_class <= 0:
         return rows
     rng = np.random.default_rng(seed)
     out = []
     for lang in sorted({r["lang"] for r in rows}):
         for task in TASKS:
-            for matched in (True, False):
-                cell = [r for r in rows if r["lang"] == lang and r["task"] == task
-                        and (r["kind"] == "matched") == matched]
+            for kind in kinds:
+                cell = [r for r in rows if r["lang"] == lang and r["task"] == task and r["kind"] == kind]
                 take = rng.permutation(len(cell))[:per_class]
                 out += [cell[int(i)] for i in sorted(take)]
     return out
@@ -161,50 +173,72 @@ def format_agreement(table: dict, title: str) -> str:
     return "\n".join(lines)
 
 
-def validate_instruction_judge(judge_dir: str | Path, corpus_dir: str | Path | None, pairs: str | Path | None = None,
-                               reference: str | Path | None = None, per_class: int = 0, batch_size: int = 8,
-                               runtime: Runtime | None = None, out: str | Path | None = None) -> dict:
-    """Score the pairs with the judge and report agreement with the labels (and the reference
-    judge's, when given). With ``out``, per-pair verdicts go to ``<out stem>.pairs.jsonl``."""
-    rows = pairs_from_file(pairs) if pairs else corpus_test_pairs(corpus_dir, per_class)
-    if not rows:
-        raise ValueError("no pairs to validate on")
-    judge = instruction_judge(load_judge(judge_dir, **(runtime or Runtime()).load_kwargs()))
+def _score_pairs(judge, rows: list[dict], batch_size: int) -> list[dict]:
     outputs: list[dict] = []
     for start in range(0, len(rows), 64):
         chunk = rows[start:start + 64]
         inputs = [{"wave": load_audio(r["path"]), "instruction": r["instruction"], "lang": r["lang"]} for r in chunk]
         outputs += judge.score(inputs, batch_size=batch_size)
+    return outputs
+
+
+def validate_instruction_judge(judge_dir: str | Path, corpus_dir: str | Path | None, pairs: str | Path | None = None,
+                               reference: str | Path | None = None, per_class: int = 0, batch_size: int = 8,
+                               runtime: Runtime | None = None, out: str | Path | None = None) -> dict:
+    """Score the pairs with the judge and report agreement with the labels (and the reference
+    judge's, when given). On a corpus the headline is the ``paper`` protocol; the other
+    :data:`PROTOCOLS` are reported beside it. With ``out``, per-pair verdicts go to
+    ``<out stem>.pairs.jsonl``."""
+    if pairs:
+        subsets = {"pairs": pairs_from_file(pairs)}
+    else:
+        subsets = {name: corpus_test_pairs(corpus_dir, per_class, protocol=name) for name in PROTOCOLS}
+        subsets = {name: rows for name, rows in subsets.items() if rows}
+    rows = list({r["id"]: r for subset in subsets.values() for r in subset}.values())
+    if not rows:
+        raise ValueError("no pairs to validate on")
+    judge = instruction_judge(load_judge(judge_dir, **(runtime or Runtime()).load_kwargs()))
+    by_id = dict(zip((r["id"] for r in rows), _score_pairs(judge, rows, batch_size)))
+    headline_name = next(iter(subsets))
+    headline = subsets[headline_name]
+    outputs = [by_id[r["id"]] for r in headline]
     verdicts = [o["judge_score"] for o in outputs]
-    report = {"judge": str(judge_dir), "source": str(pairs or corpus_dir), "n_pairs": len(rows),
-              "protocol": (f"{per_class} matched + {per_class} mismatched per language and task" if per_class and not pairs
-                           else "all pairs"),
-              "agreement": agreement_table(rows, verdicts)}
-    md = [format_agreement(report["agreement"], f"{judge.name} vs reference labels")]
+    report = {"judge": str(judge_dir), "source": str(pairs or corpus_dir), "n_pairs": len(headline),
+              "protocol": (f"{headline_name}: " if not pairs else "") + (
+                  f"{per_class} + {per_class} per language and task" if per_class and not pairs else "all pairs"),
+              "agreement": agreement_table(headline, verdicts)}
+    md = [format_agreement(report["agreement"], f"{judge.name} vs reference labels ({headline_name})")]
     for key in ("p_true_label_tokens", "p_true_dimensions"):  # both verdicts of an instruction_follow judge
         if outputs and key in outputs[0]:
             other = [o[key] >= getattr(judge, "threshold", 0.5) for o in outputs]
-            report[f"agreement_{key[7:]}"] = agreement_table(rows, other)
-            md.append(format_agreement(report[f"agreement_{key[7:]}"], f"verdict from {key[7:]} vs reference labels"))
-    dims = dimension_accuracy(rows, outputs)
+            report[f"agreement_{key[7:]}"] = agreement_table(headline, other)
+            md.append(format_agreement(report[f"agreement_{key[7:]}"], f"verdict from {key[7:]} ({headline_name})"))
+    for name, subset in subsets.items():
+        if name != headline_name:
+            table = agreement_table(subset, [by_id[r["id"]]["judge_score"] for r in subset])
+            report.setdefault("protocols", {})[name] = {"n_pairs": len(subset), "agreement": table}
+            md.append(format_agreement(table, f"{judge.name} vs reference labels ({name})"))
+    all_outputs = [by_id[r["id"]] for r in rows]
+    dims = dimension_accuracy(rows, all_outputs)
     if dims:
         report["dimension_accuracy"] = dims
     if corpus_dir and not pairs:
-        report["voice_value_accuracy"] = voice_value_accuracy(corpus_dir, rows, outputs)
+        report["voice_value_accuracy"] = voice_value_accuracy(corpus_dir, rows, all_outputs)
     if reference:
         ref = read_reference(reference)
-        missing = [r["id"] for r in rows if r["id"] not in ref]
-        ref_verdicts = [ref.get(r["id"]) for r in rows]
+        missing = [r["id"] for r in headline if r["id"] not in ref]
+        ref_verdicts = [ref.get(r["id"]) for r in headline]
         report["reference"] = {"file": str(reference), "missing": len(missing),
-                               "agreement": agreement_table(rows, ref_verdicts),
+                               "agreement": agreement_table(headline, ref_verdicts),
                                "judge_vs_reference": agreement_cell(
-                                   [v is True for v in ref_verdicts], verdicts, [r["kind"] for r in rows])}
+                                   [v is True for v in ref_verdicts], verdicts, [r["kind"] for r in headline])}
         md.append(format_agreement(report["reference"]["agreement"], f"reference ({Path(reference).name}) vs labels"))
     report["markdown"] = "\n\n".join(md)
     if out:
         path = Path(out)
         with open(path.with_suffix(".pairs.jsonl"), "w", encoding="utf-8") as f:
-            for r, o in zip(rows, outputs):
+            for r, o in zip(rows, all_outputs):
                 f.write(json.dumps({"id": r["id"], "lang": r["lang"], "task": r["task"], "label": r["label"],
-                                    "kind": r["kind"], **o}, ensure_ascii=False) + "\n")
+                                    "kind": r["kind"], "phrasing": r.get("phrasing"), **o},
+                                   ensure_ascii=False) + "\n")
     return report
