@@ -42,6 +42,10 @@ __all__ = [
 
 #: Every judge hears mono float32 audio at this rate (Hz): the Whisper feature extractors' rate.
 SAMPLE_RATE = 16_000
+#: Shortest clip a judge takes, in seconds: one 25 ms analysis window of the encoders' features.
+MIN_SECONDS = 0.025
+#: Header sample rates accepted, Hz (telephone-band to studio; anything else is a damaged header).
+MIN_SAMPLE_RATE, MAX_SAMPLE_RATE = 1_000, 384_000
 AUDIO_EXTENSIONS: tuple[str, ...] = (".wav", ".flac", ".mp3", ".ogg")
 LONG_CLIP_POLICIES: tuple[str, ...] = ("truncate", "windows")
 
@@ -89,8 +93,9 @@ def load_audio(path: str | os.PathLike, target_sr: int = SAMPLE_RATE) -> np.ndar
 
     Raises:
         AudioLoadError: missing file, a directory, empty file (0 bytes), not audio or truncated
-            header, unsupported codec (e.g. MP3 without libsndfile support), zero samples, NaN or
-            Inf samples. The message contains the path.
+            header, unsupported codec (e.g. MP3 without libsndfile support), zero samples, a
+            header sample rate outside ``MIN_SAMPLE_RATE``-``MAX_SAMPLE_RATE``, a clip shorter
+            than ``MIN_SECONDS``, NaN or Inf samples. The message contains the path.
 
     Note: a file whose header is intact but whose sample data is cut short loads the samples
     that are present (libsndfile trims the frame count to the file size); only a damaged header
@@ -121,8 +126,9 @@ def load_audio(path: str | os.PathLike, target_sr: int = SAMPLE_RATE) -> np.ndar
 
     if data.shape[0] == 0:
         raise AudioLoadError(p, "audio contains zero samples")
-    if sr <= 0:
-        raise AudioLoadError(p, f"invalid sample rate {sr} in header")
+    if not MIN_SAMPLE_RATE <= sr <= MAX_SAMPLE_RATE:
+        # a crafted header (1 Hz, 2e9 Hz) would make resampling allocate tens of GiB
+        raise AudioLoadError(p, f"sample rate {sr} Hz in header is outside {MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz")
     if not np.all(np.isfinite(data)):
         bad = int(np.count_nonzero(~np.isfinite(data)))
         raise AudioLoadError(p, f"{bad} sample(s) are NaN or Inf")
@@ -133,6 +139,11 @@ def load_audio(path: str | os.PathLike, target_sr: int = SAMPLE_RATE) -> np.ndar
     if sr != target_sr:
         g = math.gcd(int(sr), target_sr)
         mono = resample_poly(mono, target_sr // g, int(sr) // g)
+    min_samples = round(MIN_SECONDS * target_sr)
+    if len(mono) < min_samples:
+        # the encoders' 25 ms STFT window cannot even be centred on a shorter clip
+        raise AudioLoadError(p, f"clip is too short: {len(mono)} samples ({1000 * len(mono) / target_sr:.1f} ms) "
+                                f"at {target_sr} Hz; at least {min_samples} ({1000 * MIN_SECONDS:.0f} ms) are needed")
     return np.ascontiguousarray(mono, dtype=np.float32)
 
 

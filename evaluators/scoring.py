@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,15 +40,19 @@ class ScoreItem:
 
 
 def items_from_folder(folder: str | Path) -> list[ScoreItem]:
-    """Every audio file under ``folder`` (recursive, sorted). id = relative path without extension;
-    system = first sub-folder name when files sit in sub-folders."""
+    """Every audio file under ``folder`` (recursive, sorted). id = relative path without extension,
+    or with it where two files share a stem (``x.wav`` and ``x.flac`` become ids ``x.wav`` and
+    ``x.flac``, never two rows called ``x``); system = first sub-folder name when files sit in
+    sub-folders."""
     folder = Path(folder)
+    files = [p.relative_to(folder) for p in sorted(folder.rglob("*"))
+             if p.is_file() and p.suffix.lower() in AUDIO_EXTENSIONS]
+    stems = Counter(str(rel.with_suffix("")) for rel in files)
     items = []
-    for p in sorted(folder.rglob("*")):
-        if p.is_file() and p.suffix.lower() in AUDIO_EXTENSIONS:
-            rel = p.relative_to(folder)
-            system = rel.parts[0] if len(rel.parts) > 1 else None
-            items.append(ScoreItem(id=str(rel.with_suffix("")), path=p, system=system))
+    for rel in files:
+        stem = str(rel.with_suffix(""))
+        items.append(ScoreItem(id=stem if stems[stem] == 1 else str(rel), path=folder / rel,
+                               system=rel.parts[0] if len(rel.parts) > 1 else None))
     return items
 
 

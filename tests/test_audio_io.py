@@ -168,6 +168,30 @@ def test_non_finite_samples(tmp_path, bad_value):
     _assert_error_names(path, ei, "nan or inf")
 
 
+@pytest.mark.parametrize("samples", [1, 200, 399])
+def test_too_short_clip_is_an_error_naming_its_length(tmp_path, samples):
+    """A clip shorter than one 25 ms window used to fail deep inside the feature STFT."""
+    path = tmp_path / "short.wav"
+    sf.write(path, _sine(16000, samples / 16000), 16000)
+    with pytest.raises(AudioLoadError) as ei:
+        load_audio(path)
+    _assert_error_names(path, ei, f"{samples} samples")
+    sf.write(path, _sine(16000, 400 / 16000), 16000)
+    assert len(load_audio(path)) == 400
+
+
+@pytest.mark.parametrize("sr", [1, 999, 2_000_000_000])
+def test_absurd_header_sample_rate_is_refused_before_resampling(tmp_path, sr):
+    path = tmp_path / "rate.wav"
+    sf.write(path, _sine(8000, 0.1), 8000)
+    raw = bytearray(path.read_bytes())
+    raw[24:28] = int(sr).to_bytes(4, "little")  # the RIFF fmt chunk's sample rate
+    path.write_bytes(bytes(raw))
+    with pytest.raises(AudioLoadError) as ei:
+        load_audio(path)
+    _assert_error_names(path, ei, "sample rate")
+
+
 # ---- long clips -------------------------------------------------------------------------------
 
 

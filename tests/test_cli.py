@@ -31,13 +31,43 @@ def test_score_rejects_unknown_judge(tmp_path):
         main(["score", "--judge", "not-a-judge", "--audio", str(tmp_path), "--out", str(tmp_path / "o.jsonl")])
 
 
+def _judge_folder(path):
+    path.mkdir(parents=True)
+    (path / "judge_config.json").write_text(json.dumps({
+        "judge_name": "x", "base_model": "b", "backbone": "qwen2_5_omni", "preset": {"name": "auto-att"},
+        "lora": {"r": 32, "alpha": 32}, "read_at": "final", "label_words": ["Human"], "label_values": [1.0],
+        "prompt": "p", "prompt_version": "v1", "seed": 0, "kind": "verbalizer", "task": "att_hls"}))
+    (path / "adapter_model.safetensors").write_bytes(b"weights")
+    return path
+
+
 def test_release_push_needs_repo_id(tmp_path):
     from trainer.release import release
 
-    (tmp_path / "j").mkdir()
-    (tmp_path / "j" / "judge_config.json").write_text(json.dumps({
-        "judge_name": "x", "base_model": "b", "backbone": "qwen2_5_omni", "preset": {"name": "auto-att"},
-        "lora": {"r": 32, "alpha": 32}, "read_at": "final", "label_words": ["Human"], "label_values": [1.0],
-        "prompt": "p", "prompt_version": "v1", "seed": 0}))
+    _judge_folder(tmp_path / "j")
     with pytest.raises(ValueError, match="repo-id"):
         release(tmp_path / "j", tmp_path / "out", push=True)
+
+
+def test_release_never_destroys(tmp_path):
+    from trainer.release import ReleaseError, release
+
+    judge = _judge_folder(tmp_path / "run" / "final")
+    for bad in (judge, judge / "sub", tmp_path / "run", tmp_path / "run" / "rel"):  # the judge, inside, around
+        with pytest.raises(ReleaseError, match="checkpoint"):
+            release(tmp_path / "run", bad)
+    assert (judge / "adapter_model.safetensors").read_bytes() == b"weights"
+    with pytest.raises(ReleaseError, match="checkpoint"):
+        release(judge, judge)
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "mine.txt").write_text("keep")
+    with pytest.raises(ReleaseError, match="--overwrite"):
+        release(tmp_path / "run", taken)
+    assert (taken / "mine.txt").read_text() == "keep"
+    # an empty folder is fine; --overwrite swaps the old content out only once the new one is complete
+    (tmp_path / "empty").mkdir()
+    assert (release(tmp_path / "run", tmp_path / "empty") / "README.md").is_file()
+    out = release(tmp_path / "run", taken, overwrite=True)
+    assert not (out / "mine.txt").exists() and (out / "adapter_model.safetensors").read_bytes() == b"weights"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "run", "taken"]  # no temporary folder left

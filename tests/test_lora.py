@@ -67,3 +67,20 @@ def test_extra_trainable_audio_tower_leaves_base_weights_untouched():
     assert all(torch.equal(p, base[n]) for n, p in model.named_parameters() if n in base)
     trained = [n for n, p in model.named_parameters() if p.requires_grad]
     assert all("lora_" in n or "modules_to_save" in n for n in trained)
+
+
+def test_a_trained_judge_without_safetensors_weights_is_refused(tmp_path):
+    """A folder whose adapter is a pickle (``adapter_model.bin``) or missing would otherwise score
+    with the untuned base model; it is refused before any weight loads."""
+    from evaluators.judges.folder import JudgeFolderError
+    from evaluators.judges.registry import load_judge
+
+    judge = build_trainable_judge(_cfg())
+    folder = judge.save_pretrained(tmp_path / "j")
+    load_judge(folder)  # loads as written
+    (folder / "adapter_model.safetensors").rename(folder / "adapter_model.bin")
+    with pytest.raises(JudgeFolderError, match="adapter_model.bin"):
+        load_judge(folder)
+    (folder / "adapter_model.bin").unlink()
+    with pytest.raises(JudgeFolderError, match="no adapter_model.safetensors"):
+        load_judge(folder)

@@ -87,3 +87,13 @@ def test_missing_manifest_file_is_an_error_row(judge, audio_folder, tmp_path):
                         + json.dumps({"id": "ok", "audio": str(audio_folder / "sysA" / "clip0.wav")}) + "\n")
     rows = score_items(judge, collect_items(manifest), tmp_path / "s.jsonl")
     assert "error" in rows[0] and "nope.wav" in rows[0]["error"] and "score" in rows[1]
+
+
+def test_folder_ids_keep_the_extension_only_where_two_files_share_a_stem(tmp_path):
+    wave = np.zeros(1600, dtype=np.float32)
+    (tmp_path / "a").mkdir()
+    for name in ("a/x.wav", "a/x.flac", "a/y.wav"):
+        sf.write(tmp_path / name, wave, 16000)
+    (tmp_path / "z.mp3").write_bytes(b"")
+    ids = {i.id: i.path.name for i in collect_items(tmp_path)}
+    assert ids == {"a/x.flac": "x.flac", "a/x.wav": "x.wav", "a/y": "y.wav", "z": "z.mp3"}

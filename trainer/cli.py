@@ -105,7 +105,8 @@ def add_validate_command(sub) -> None:
 def add_release_command(sub) -> None:
     p = sub.add_parser("release", help="package a trained judge (adapter + judge_config + model card); --push to the Hub")
     p.add_argument("--checkpoint", required=True, help="run folder (uses its final/) or judge folder")
-    p.add_argument("--out", required=True, help="release folder to write")
+    p.add_argument("--out", required=True, help="release folder to write (new or empty; never inside the checkpoint)")
+    p.add_argument("--overwrite", action="store_true", help="replace a non-empty --out (swapped in once complete)")
     p.add_argument("--validation", help="validation report JSON (default: the run's validation.json)")
     p.add_argument("--push", action="store_true", help="upload with huggingface_hub")
     p.add_argument("--repo-id", help="Hub repo id for --push")
@@ -116,7 +117,7 @@ def add_release_command(sub) -> None:
 
         validation = json.loads(Path(args.validation).read_text()) if args.validation else None
         out = release(args.checkpoint, args.out, validation=validation, push=args.push, repo_id=args.repo_id,
-                      private=not args.public)
+                      private=not args.public, overwrite=args.overwrite)
         print(f"release folder: {out}")
         return 0
 

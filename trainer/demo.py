@@ -62,7 +62,7 @@ def run_demo(out: Path, config_path: str | Path | None = None, overrides: dict |
     validation = TASKS[cfg.task].validate(run_dir / "final", cfg.data.corpus_dir, out=run_dir / "validation.json",
                                           options={"held_out_voice": settings.held_out_voice}, runtime=runtime)
     timings["validate_s"] = time.time() - t
-    release_dir = release(run_dir, out / "release", validation=validation)
+    release_dir = release(run_dir, out / "release", validation=validation, overwrite=True)  # the demo's own folder
 
     t = time.time()
     systems_dir = render_system_outputs(out / "system_outputs", seed=settings.corpus.seed + 1)

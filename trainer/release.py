@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from pathlib import Path
 
 from evaluators.judges.folder import JUDGE_CONFIG, read_judge_config
@@ -33,31 +34,64 @@ def model_card(config: dict, validation: dict | None) -> str:
     return "\n".join(lines)
 
 
+class ReleaseError(ValueError):
+    """A release that would destroy or clobber something: ``--out`` not empty, or inside the checkpoint."""
+
+
+def _check_out(out: Path, protected: Path, overwrite: bool) -> None:
+    """Refuse an ``out`` that is, holds or sits inside ``protected``, or that is not empty."""
+    resolved, protected = out.resolve(), protected.resolve()
+    if resolved == protected or protected in resolved.parents or resolved in protected.parents:
+        raise ReleaseError(f"{out}: the release folder may not be, contain or sit inside the checkpoint {protected}")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
+        raise ReleaseError(f"{out}: exists and is not empty (give --overwrite to replace it)")
+
+
 def release(checkpoint: str | Path, out: str | Path, validation: dict | None = None, push: bool = False,
-            repo_id: str | None = None, private: bool = True) -> Path:
+            repo_id: str | None = None, private: bool = True, overwrite: bool = False) -> Path:
     """Copy a trained judge into a release folder with a model card; optionally push to the Hub.
 
     ``checkpoint`` is a run folder (its ``final/`` is used) or a judge folder. Validation numbers
-    come from ``validation`` or the run's ``validation.json`` when present.
+    come from ``validation`` or the run's ``validation.json`` when present. A non-empty ``out`` is
+    refused unless ``overwrite``; ``out`` may never be, hold or sit inside the checkpoint. The
+    release is written into a temporary sibling folder and renamed into place, so a failure midway
+    leaves ``out`` as it was.
     """
     src = Path(checkpoint)
     if not (src / JUDGE_CONFIG).is_file() and (src / "final" / JUDGE_CONFIG).is_file():
         run_dir, src = src, src / "final"
+        protected = run_dir
     else:
-        run_dir = src.parent
+        run_dir, protected = src.parent, src
     if not (src / JUDGE_CONFIG).is_file():
         raise FileNotFoundError(f"{checkpoint}: no {JUDGE_CONFIG} (train a judge first)")
     config = read_judge_config(src)  # refuse a malformed folder before copying anything
     out = Path(out)
-    if out.exists():
-        shutil.rmtree(out)
-    shutil.copytree(src, out)
+    _check_out(out, protected, overwrite)
     if validation is None and (run_dir / "validation.json").is_file():
         validation = json.loads((run_dir / "validation.json").read_text())
-    if validation:
-        config["validation"] = validation
-        (out / JUDGE_CONFIG).write_text(json.dumps(config, indent=2, ensure_ascii=False))
-    (out / "README.md").write_text(model_card(config, validation))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    tmp.chmod(0o755)  # mkdtemp makes it owner-only; a release folder is meant to be shared
+    try:
+        shutil.copytree(src, tmp, dirs_exist_ok=True)
+        if validation:
+            config["validation"] = validation
+            (tmp / JUDGE_CONFIG).write_text(json.dumps(config, indent=2, ensure_ascii=False))
+        (tmp / "README.md").write_text(model_card(config, validation))
+        if out.exists():  # empty, or --overwrite: keep the old one until the new one is complete
+            old = out.with_name(f".{out.name}.old-{tmp.name.rsplit('.', 1)[-1]}")
+            out.rename(old)
+            tmp.rename(out)
+            if old.is_dir():
+                shutil.rmtree(old)
+            else:
+                old.unlink()
+        else:
+            tmp.rename(out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
     if push:
         if not repo_id:
             raise ValueError("--push needs --repo-id")

@@ -117,6 +117,13 @@ def load_backbone(folder: str | Path, cfg: dict, dtype: str | torch.dtype | None
     from peft import PeftModel
 
     folder = Path(folder)
+    if not (folder / ADAPTER_WEIGHTS).is_file():
+        # never score a trained judge with its untuned base: pickled or missing adapter weights stop here
+        others = [p.name for p in folder.glob("adapter_model*")]
+        if others or (folder / "adapter_config.json").is_file() or cfg.get("lora"):
+            raise JudgeFolderError(f"{folder}: no {ADAPTER_WEIGHTS}" + (f" (found {', '.join(sorted(others))}: "
+                                   "only safetensors weights are loaded; convert them)" if others else
+                                   " although the judge was trained with LoRA"))
     base = base_override or cfg["base_model"]
     if (folder / base).is_dir():
         base = str(folder / base)
