@@ -154,14 +154,37 @@ def _score_chunk(judge: VerbalizerJudge, chunk: list[ScoreItem], batch_size: int
         waves.append(wave)
         ok.append((it, base))
     if waves:
-        outs = judge.score_waves(waves, batch_size=batch_size, fields=[it.fields for it, _ in ok])
+        outs = _score_isolating_items(judge, waves, [it.fields for it, _ in ok], batch_size)
         for (it, base), wave, o in zip(ok, waves, outs):
+            if isinstance(o, Exception):
+                results[it.id] = {**base, "error": f"scoring failed on this clip: {type(o).__name__}: {o}",
+                                  "error_kind": "item", **prov}
+                continue
             if not is_finite_output(o):
                 results[it.id] = {**base, "error": "judge produced a non-finite score", **prov}
                 continue
             results[it.id] = {**base, "score": o.score, "label": o.label, "probs": o.probs,
                               "duration_s": round(len(wave) / SAMPLE_RATE, 3), **prov}
     return [results[it.id] for it in chunk]
+
+
+def _score_isolating_items(judge: VerbalizerJudge, waves: list, fields: list[dict], batch_size: int) -> list:
+    """``judge.score_waves`` over all clips; if that raises, every clip again on its own, so one
+    clip the model cannot take becomes that clip's exception (in its place in the list) instead of
+    losing the chunk. When every clip fails on its own too, the problem is not the clips: the
+    first error is raised."""
+    try:
+        return judge.score_waves(waves, batch_size=batch_size, fields=fields)
+    except (AudioLoadError, ValueError, RuntimeError, IndexError) as batch_error:
+        outs: list = []
+        for wave, f in zip(waves, fields):
+            try:
+                outs.append(judge.score_waves([wave], batch_size=1, fields=[f])[0])
+            except (AudioLoadError, ValueError, RuntimeError, IndexError) as e:
+                outs.append(e)
+        if len(outs) > 1 and all(isinstance(o, Exception) for o in outs):
+            raise batch_error
+        return outs
 
 
 #: Per-item problems that become that item's row (anything else is a bug and stops the run).

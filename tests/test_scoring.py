@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from evaluators.audio_io import load_audio
 from evaluators.judges.presets import get_preset
 from evaluators.scoring import collect_items, read_done_rows, score_items
 from evaluators.system_table import system_score_table
@@ -97,3 +98,30 @@ def test_folder_ids_keep_the_extension_only_where_two_files_share_a_stem(tmp_pat
     (tmp_path / "z.mp3").write_bytes(b"")
     ids = {i.id: i.path.name for i in collect_items(tmp_path)}
     assert ids == {"a/x.flac": "x.flac", "a/x.wav": "x.wav", "a/y": "y.wav", "z": "z.mp3"}
+
+
+def test_a_clip_the_model_fails_on_becomes_its_row_and_the_rest_are_scored(judge, audio_folder, tmp_path,
+                                                                           monkeypatch):
+    """An unexpected failure inside the model for one clip used to lose its whole chunk on every
+    rerun; now the batch is retried clip by clip and only the guilty clip gets an error row."""
+    items = collect_items(audio_folder)
+    poison = len(load_audio(items[1].path))
+    original = judge.score_waves
+
+    def score_waves(waves, **kw):
+        if any(len(w) == poison for w in waves):
+            raise RuntimeError("stft: input too small")
+        return original(waves, **kw)
+
+    monkeypatch.setattr(judge, "score_waves", score_waves)
+    out = tmp_path / "scores.jsonl"
+    rows = score_items(judge, items, out, batch_size=4)
+    assert len(rows) == len(items)
+    bad = [r for r in rows if "error" in r]
+    assert [r["id"] for r in bad] == [items[1].id] and "stft: input too small" in bad[0]["error"]
+    assert all("score" in r for r in rows if r["id"] != items[1].id)
+
+    # a failure on every clip is the run's problem, not the clips': it stops the run
+    monkeypatch.setattr(judge, "score_waves", lambda waves, **kw: (_ for _ in ()).throw(RuntimeError("device lost")))
+    with pytest.raises(RuntimeError, match="device lost"):
+        score_items(judge, items, tmp_path / "other.jsonl", batch_size=4)
