@@ -10,6 +10,7 @@ run goes on.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -27,6 +28,8 @@ from evaluators.audio_io import (
 from evaluators.jsonl import JsonlError, read_jsonl
 from evaluators.judges.verbalizer import VerbalizerJudge, is_finite_output
 from evaluators.word_alignment import AlignerSetupError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -86,23 +89,34 @@ def collect_items(source: str | Path) -> list[ScoreItem]:
 def read_done_rows(out_path: Path) -> list[dict]:
     """Rows already written and done; a torn last line (killed mid-write) is cut off the file.
 
+    A line that is not a JSON object with a string ``id`` is skipped with a warning naming
+    file:line (kept in the file; its item is scored again); of two rows with one id (two writers)
+    the first counts.
+
     A row with ``error_kind == "setup"`` (an error that was not the item's fault) is not done: it is
     left out, so a rerun recomputes that item and only its new row counts. Rows without
     ``error_kind`` (older runs) and ``"item"`` error rows are done.
     """
     if not out_path.is_file():
         return []
-    rows, good_bytes = [], 0
+    rows, good_bytes, seen = [], 0, set()
     with out_path.open("rb") as f:
-        for raw in f:
+        for n, raw in enumerate(f, start=1):
+            if not raw.endswith(b"\n"):
+                break  # the torn last line of a killed run: cut off below, its item scored again
+            good_bytes += len(raw)
             try:
                 row = json.loads(raw)
-            except json.JSONDecodeError:
-                break
-            if not raw.endswith(b"\n"):
-                break
-            good_bytes += len(raw)
-            if not (isinstance(row, dict) and row.get("error_kind") == "setup"):
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                log.warning("%s:%d: not a JSON row, skipped (its item will be scored again)", out_path, n)
+                continue
+            if not isinstance(row, dict) or not isinstance(row.get("id"), str):
+                log.warning("%s:%d: row without a string 'id' skipped (its item will be scored again)", out_path, n)
+                continue
+            if row["id"] in seen:  # a second writer's copy: the first row counts
+                continue
+            if row.get("error_kind") != "setup":
+                seen.add(row["id"])
                 rows.append(row)
     if good_bytes != out_path.stat().st_size:
         with out_path.open("r+b") as f:
@@ -111,11 +125,12 @@ def read_done_rows(out_path: Path) -> list[dict]:
 
 
 def score_items(judge: VerbalizerJudge, items: list[ScoreItem], out_path: str | Path, batch_size: int = 8,
-                chunk_size: int = 256, progress=None) -> list[dict]:
+                chunk_size: int | None = None, progress=None) -> list[dict]:
     """Score ``items`` into ``out_path`` (JSONL), skipping ids already there. Returns all rows.
 
-    Audio is read ``chunk_size`` items at a time (bounded memory); within a chunk the judge batches
-    by length. Each row: ``id``, ``system``, ``score``, ``label``, ``probs`` {label: p},
+    Audio is read ``chunk_size`` items at a time (default 4 batches: bounded memory, and the rows
+    of each chunk are flushed and fsynced together, so a kill loses at most one chunk); within a
+    chunk the judge batches by length. Each row: ``id``, ``system``, ``score``, ``label``, ``probs`` {label: p},
     ``duration_s``, provenance (``judge``, ``checkpoint_sha256``, ``prompt_version``, ``seed``),
     or ``error`` instead of the score fields.
     """
@@ -126,6 +141,7 @@ def score_items(judge: VerbalizerJudge, items: list[ScoreItem], out_path: str | 
     todo = [it for it in items if it.id not in done_ids]
     prov = judge.provenance()
     rows = list(done)
+    chunk_size = chunk_size or 4 * max(batch_size, 1)
     with out_path.open("a", encoding="utf-8") as out:
         for start in range(0, len(todo), chunk_size):
             chunk = todo[start:start + chunk_size]

@@ -125,3 +125,14 @@ def test_a_clip_the_model_fails_on_becomes_its_row_and_the_rest_are_scored(judge
     monkeypatch.setattr(judge, "score_waves", lambda waves, **kw: (_ for _ in ()).throw(RuntimeError("device lost")))
     with pytest.raises(RuntimeError, match="device lost"):
         score_items(judge, items, tmp_path / "other.jsonl", batch_size=4)
+
+
+def test_done_rows_survive_corrupt_lines_rows_without_id_and_duplicates(tmp_path, caplog):
+    out = tmp_path / "scores.jsonl"
+    lines = ['{"id": "a", "score": 1}', "{not json", '{"score": 2}', '["a list"]', '{"id": "b", "score": 3}',
+             '{"id": "a", "score": 9}', '{"id": "c", "error": "x", "error_kind": "setup"}']
+    out.write_text("\n".join(lines) + '\n{"id": "d", "sco')
+    rows = read_done_rows(out)
+    assert [(r["id"], r["score"]) for r in rows] == [("a", 1), ("b", 3)]
+    assert out.read_text() == "\n".join(lines) + "\n"  # only the torn tail is cut; nothing else is lost
+    assert f"{out}:2: not a JSON row" in caplog.text and f"{out}:3: row without a string 'id'" in caplog.text
