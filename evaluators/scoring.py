@@ -86,12 +86,12 @@ def collect_items(source: str | Path) -> list[ScoreItem]:
     raise FileNotFoundError(f"{source}: no such folder or manifest")
 
 
-def read_done_rows(out_path: Path) -> list[dict]:
+def read_done_rows(out_path: Path, key: Callable[[dict], Any] | None = None) -> list[dict]:
     """Rows already written and done; a torn last line (killed mid-write) is cut off the file.
 
     A line that is not a JSON object with a string ``id`` is skipped with a warning naming
-    file:line (kept in the file; its item is scored again); of two rows with one id (two writers)
-    the first counts.
+    file:line (kept in the file; its item is scored again). With ``key`` (e.g. the id), of two rows
+    with one key (two writers) the first counts.
 
     A row with ``error_kind == "setup"`` (an error that was not the item's fault) is not done: it is
     left out, so a rerun recomputes that item and only its new row counts. Rows without
@@ -113,10 +113,11 @@ def read_done_rows(out_path: Path) -> list[dict]:
             if not isinstance(row, dict) or not isinstance(row.get("id"), str):
                 log.warning("%s:%d: row without a string 'id' skipped (its item will be scored again)", out_path, n)
                 continue
-            if row["id"] in seen:  # a second writer's copy: the first row counts
+            if key is not None and key(row) in seen:  # a second writer's copy: the first row counts
                 continue
             if row.get("error_kind") != "setup":
-                seen.add(row["id"])
+                if key is not None:
+                    seen.add(key(row))
                 rows.append(row)
     if good_bytes != out_path.stat().st_size:
         with out_path.open("r+b") as f:
@@ -136,7 +137,7 @@ def score_items(judge: VerbalizerJudge, items: list[ScoreItem], out_path: str | 
     """
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    done = read_done_rows(out_path)
+    done = read_done_rows(out_path, key=lambda r: r["id"])
     done_ids = {r["id"] for r in done}
     todo = [it for it in items if it.id not in done_ids]
     prov = judge.provenance()

@@ -132,7 +132,8 @@ def test_done_rows_survive_corrupt_lines_rows_without_id_and_duplicates(tmp_path
     lines = ['{"id": "a", "score": 1}', "{not json", '{"score": 2}', '["a list"]', '{"id": "b", "score": 3}',
              '{"id": "a", "score": 9}', '{"id": "c", "error": "x", "error_kind": "setup"}']
     out.write_text("\n".join(lines) + '\n{"id": "d", "sco')
-    rows = read_done_rows(out)
+    rows = read_done_rows(out, key=lambda r: r["id"])
     assert [(r["id"], r["score"]) for r in rows] == [("a", 1), ("b", 3)]
+    assert [(r["id"], r["score"]) for r in read_done_rows(out)] == [("a", 1), ("b", 3), ("a", 9)]  # no key: all
     assert out.read_text() == "\n".join(lines) + "\n"  # only the torn tail is cut; nothing else is lost
     assert f"{out}:2: not a JSON row" in caplog.text and f"{out}:3: row without a string 'id'" in caplog.text

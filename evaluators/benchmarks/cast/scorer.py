@@ -113,6 +113,11 @@ def _segment(wave: np.ndarray, out: CastOutput, sentence: str, words: list[str],
     return wave, transcript_word_times(inside, words, duration_s=dur)
 
 
+def _row_key(row: dict) -> tuple:
+    """A prediction row's identity: one row per (system, mode, item)."""
+    return row.get("system"), row.get("mode"), row["id"]
+
+
 def score_cast(detector, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
                aligner: Aligner | None = None, system: str | None = None, n_resamples: int = 10_000,
                seed: int = 0, batch_size: int = 8) -> dict:
@@ -124,7 +129,7 @@ def score_cast(detector, items_path: str | Path, outputs: str | Path, out_dir: s
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     pred_path = out_dir / "predictions.jsonl"
-    done = {(r["system"], r["mode"], r["id"]) for r in read_done_rows(pred_path)}
+    done = {_row_key(r) for r in read_done_rows(pred_path, key=_row_key)}
     todo = [o for o in collect_outputs(outputs, items, system) if (o.system, o.mode, o.id) not in done]
     need_times = getattr(detector, "needs_word_times", False)
 
@@ -149,7 +154,7 @@ def score_cast(detector, items_path: str | Path, outputs: str | Path, out_dir: s
 
     with pred_path.open("a", encoding="utf-8") as f:
         score_work_in_batches(detector, todo, prepare, finish, fail, f, batch_size=batch_size)
-    preds = read_done_rows(pred_path)
+    preds = read_done_rows(pred_path, key=_row_key)
     metrics = cast_metrics(items, preds, threshold=detector.threshold, n_resamples=n_resamples, seed=seed)
     metrics["errors"] = [{"id": r["id"], "system": r["system"], "mode": r["mode"], "error": r["error"]}
                          for r in preds if "error" in r]

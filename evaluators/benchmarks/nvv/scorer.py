@@ -90,7 +90,7 @@ def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pre
 
     for name in sorted({o.system for o in outputs}):
         path = pred_dir / f"{sanitize_item_id(name)}.jsonl"
-        done = {r["id"] for r in read_done_rows(path)}
+        done = {r["id"] for r in read_done_rows(path, key=lambda r: r["id"])}
         todo = [o for o in outputs if o.system == name and o.id not in done]
 
         def base(o: NvvOutput, name=name) -> dict:
@@ -173,7 +173,7 @@ def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: st
     (out_dir / "metrics").mkdir(parents=True, exist_ok=True)
     for name in sorted({o.system for o in expected}):
         pred_path = out_dir / "predictions" / f"{sanitize_item_id(name)}.jsonl"
-        done = read_done_rows(pred_path)
+        done = read_done_rows(pred_path, key=lambda r: r["id"])
         preds = [prediction_from_row(r, f"{pred_path}:{i + 1}") for i, r in enumerate(done)]
         report = score_run(items, preds, delta=delta, system=name if _is_table2_system(name) else None)
         report["errors"] = [{"id": r["id"], "error": r["error"]} for r in done if "error" in r]
