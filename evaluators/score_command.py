@@ -24,6 +24,9 @@ def add_audio_score_arguments(p: argparse.ArgumentParser, required: bool = False
     p.add_argument("--audio", required=required,
                    help=f"folder of audio (recursive) or JSONL manifest {{id, audio, [system]}}{req}")
     p.add_argument("--out", required=required, help=f"output JSONL, resumed when it exists{req}")
+    p.add_argument("--resume-mismatch", choices=("refuse", "rescore"), default="refuse",
+                   help="when --out holds rows of another judge: refuse (default), or move the file aside "
+                        "(<stem>.replaced-<n>.jsonl) and score again")
     p.add_argument("--batch-size", type=int, default=8, help="clips per forward pass (scores do not depend on it)")
     p.add_argument("--table", help="also write the per-system table (JSON) here")
     add_runtime_arguments(p)
@@ -47,6 +50,9 @@ def add_output_scoring_arguments(p: argparse.ArgumentParser, items: str, outputs
     p.add_argument("--aligner", help="Whisper-family model id/folder for outputs without word timestamps")
     p.add_argument("--aligner-language", help="Whisper language code, e.g. en or zh; default: detected")
     p.add_argument("--batch-size", type=int, default=8, help="outputs per forward pass (results do not depend on it)")
+    p.add_argument("--resume-mismatch", choices=("refuse", "rescore"), default="refuse",
+                   help="when OUT holds rows of another judge: refuse (default), or move that file aside "
+                        "(<stem>.replaced-<n>.jsonl) and score again")
     add_runtime_arguments(p)
 
 
@@ -84,7 +90,7 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     """Score ``args.audio`` into ``args.out``; print the per-system table (``score_name`` column)."""
     from evaluators.backbones import BackboneMismatchError
     from evaluators.judges.folder import JudgeFolderError
-    from evaluators.scoring import collect_items, score_items
+    from evaluators.scoring import ResumeMismatchError, collect_items, score_items
     from evaluators.system_table import format_system_table, system_score_table
 
     missing = [f"--{k}" for k in ("judge", "audio", "out") if not getattr(args, k)]
@@ -101,8 +107,11 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     items = collect_items(args.audio)
     if not items:
         raise SystemExit(f"{args.audio}: no audio files ({', '.join(AUDIO_EXTENSIONS)})")
-    rows = score_items(judge, items, args.out, batch_size=args.batch_size,
-                       progress=lambda done, total: print(f"\rscored {done}/{total}", end="", file=sys.stderr))
+    try:
+        rows = score_items(judge, items, args.out, batch_size=args.batch_size, resume_mismatch=args.resume_mismatch,
+                           progress=lambda done, total: print(f"\rscored {done}/{total}", end="", file=sys.stderr))
+    except ResumeMismatchError as e:
+        raise SystemExit(f"omnijudge score: {e}") from None
     print(file=sys.stderr)
     n_err = sum("error" in r for r in rows)
     table = system_score_table(rows)

@@ -125,22 +125,58 @@ def read_done_rows(out_path: Path, key: Callable[[dict], Any] | None = None) -> 
     return rows
 
 
+#: Provenance fields that say which judge wrote a row: a resumed run must match them.
+JUDGE_IDENTITY = ("judge", "checkpoint_sha256", "prompt_version")
+#: What a resumed run does with rows another judge wrote: stop, or move the file aside and start over.
+RESUME_MISMATCH = ("refuse", "rescore")
+
+
+class ResumeMismatchError(ValueError):
+    """The output file holds rows of another judge than the one scoring now."""
+
+
+def check_resume_identity(rows: list[dict], prov: dict, out_path: Path, policy: str = "refuse") -> list[dict]:
+    """``rows`` read back from ``out_path`` if every one was written by the judge of ``prov``
+    (:data:`JUDGE_IDENTITY`). Otherwise ``refuse`` raises :class:`ResumeMismatchError` naming both
+    judges; ``rescore`` renames the file to ``<stem>.replaced-<n><suffix>`` (kept, never deleted)
+    and returns no rows, so everything is scored again by this judge."""
+    if policy not in RESUME_MISMATCH:
+        raise ValueError(f"resume_mismatch {policy!r} not in {RESUME_MISMATCH}")
+    mine = tuple(prov.get(k) for k in JUDGE_IDENTITY)
+    other = next((r for r in rows if tuple(r.get(k) for k in JUDGE_IDENTITY) != mine), None)
+    if other is None:
+        return rows
+    theirs = ", ".join(f"{k}={other.get(k)}" for k in JUDGE_IDENTITY)
+    if policy == "refuse":
+        raise ResumeMismatchError(
+            f"{out_path}: holds rows of another judge ({theirs}); this run is "
+            f"{', '.join(f'{k}={v}' for k, v in zip(JUDGE_IDENTITY, mine))}. Give a new --out, or "
+            "--resume-mismatch rescore to move the file aside and score again")
+    n = 1
+    while (aside := out_path.with_name(f"{out_path.stem}.replaced-{n}{out_path.suffix}")).exists():
+        n += 1
+    out_path.rename(aside)
+    log.warning("%s: rows of another judge (%s) moved to %s; scoring again", out_path, theirs, aside)
+    return []
+
+
 def score_items(judge: VerbalizerJudge, items: list[ScoreItem], out_path: str | Path, batch_size: int = 8,
-                chunk_size: int | None = None, progress=None) -> list[dict]:
+                chunk_size: int | None = None, progress=None, resume_mismatch: str = "refuse") -> list[dict]:
     """Score ``items`` into ``out_path`` (JSONL), skipping ids already there. Returns all rows.
 
     Audio is read ``chunk_size`` items at a time (default 4 batches: bounded memory, and the rows
     of each chunk are flushed and fsynced together, so a kill loses at most one chunk); within a
     chunk the judge batches by length. Each row: ``id``, ``system``, ``score``, ``label``, ``probs`` {label: p},
     ``duration_s``, provenance (``judge``, ``checkpoint_sha256``, ``prompt_version``, ``seed``),
-    or ``error`` instead of the score fields.
+    or ``error`` instead of the score fields. Rows another judge wrote are handled by
+    ``resume_mismatch`` (:func:`check_resume_identity`).
     """
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    done = read_done_rows(out_path, key=lambda r: r["id"])
+    prov = judge.provenance()
+    done = check_resume_identity(read_done_rows(out_path, key=lambda r: r["id"]), prov, out_path, resume_mismatch)
     done_ids = {r["id"] for r in done}
     todo = [it for it in items if it.id not in done_ids]
-    prov = judge.provenance()
     rows = list(done)
     chunk_size = chunk_size or 4 * max(batch_size, 1)
     with out_path.open("a", encoding="utf-8") as out:

@@ -167,6 +167,15 @@ def test_scorer_rows_nulls_and_resume(tiny_judge, tmp_path):
     assert len(rows2) == 10 and rows2[-1]["id"] == "en_1" and isinstance(rows2[-1]["judge_score"], bool)
     results = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     assert isinstance(results[1]["DSD"]["judge_score"], bool)
+    # another judge never resumes these rows
+    from evaluators.scoring import ResumeMismatchError
+
+    tiny_judge.name, name = "another-judge", tiny_judge.name
+    try:
+        with pytest.raises(ResumeMismatchError, match="another judge"):
+            score_instructttseval(tiny_judge, items, outputs, out, batch_size=4, n_resamples=200)
+    finally:
+        tiny_judge.name = name
 
 
 def test_agreement_cell_golden_values():

@@ -137,3 +137,21 @@ def test_done_rows_survive_corrupt_lines_rows_without_id_and_duplicates(tmp_path
     assert [(r["id"], r["score"]) for r in read_done_rows(out)] == [("a", 1), ("b", 3), ("a", 9)]  # no key: all
     assert out.read_text() == "\n".join(lines) + "\n"  # only the torn tail is cut; nothing else is lost
     assert f"{out}:2: not a JSON row" in caplog.text and f"{out}:3: row without a string 'id'" in caplog.text
+
+
+def test_resume_refuses_rows_of_another_judge_or_rescores_keeping_the_old_file(judge, tiny_omni, audio_folder,
+                                                                               tmp_path):
+    from evaluators.scoring import ResumeMismatchError
+
+    items = collect_items(audio_folder)
+    out = tmp_path / "scores.jsonl"
+    first = score_items(judge, items[:2], out, batch_size=2)
+    other = VerbalizerJudge(tiny_omni, get_preset("auto-att"), name="another-judge", seed=7)
+    with pytest.raises(ResumeMismatchError, match="judge=tiny-test"):
+        score_items(other, items, out, batch_size=2)
+    assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == [r["id"] for r in first]  # untouched
+    rows = score_items(other, items, out, batch_size=2, resume_mismatch="rescore")
+    assert len(rows) == len(items) and {r["judge"] for r in rows} == {"another-judge"}
+    aside = tmp_path / "scores.replaced-1.jsonl"
+    assert [json.loads(x)["judge"] for x in aside.read_text().splitlines()] == ["tiny-test", "tiny-test"]
+    assert score_items(other, items, out, batch_size=2) == rows  # the same judge resumes as before

@@ -60,7 +60,7 @@ def cmd_score(args) -> int:
         else:
             judge = load_verbalizer(args.judge, runtime, args.backbone, args.base)
         result = score_instructttseval(judge, args.items, args.outputs, args.out, system=args.system,
-                                       batch_size=args.batch_size)
+                                       batch_size=args.batch_size, resume_mismatch=args.resume_mismatch)
     except (OSError, ValueError, JudgeFolderError, BackboneMismatchError) as e:
         raise SystemExit(f"omnijudge score instructttseval: {e}") from None
     print(format_markdown({result["system"]: result["table"]}))
@@ -86,6 +86,9 @@ def add_score_parser(ssub):
                    help="results folder (scores.jsonl, results.jsonl, table.json/.md, dimension_failures.png)")
     p.add_argument("--system", help="system name (default: the outputs folder's name)")
     p.add_argument("--batch-size", type=int, default=8, help="clips per forward pass (results do not depend on it)")
+    p.add_argument("--resume-mismatch", choices=("refuse", "rescore"), default="refuse",
+                   help="when OUT/scores.jsonl holds rows of another judge: refuse (default), or move it aside "
+                        "(scores.replaced-<n>.jsonl) and score again")
     p.add_argument("--backbone", choices=sorted(BACKBONES), help="backbone of a preset judge")
     p.add_argument("--base", help="base model hub id/folder of a preset judge ('tiny' = offline random)")
     add_runtime_arguments(p)

@@ -26,7 +26,7 @@ from pathlib import Path
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.instructttseval.items import TASKS, InstructItem, load_items, resolve_output
 from evaluators.benchmarks.instructttseval.metrics import format_markdown, plot_dimension_failures, system_tables
-from evaluators.scoring import error_kind, read_done_rows, score_work_in_batches
+from evaluators.scoring import check_resume_identity, error_kind, read_done_rows, score_work_in_batches
 
 #: ``error_kind`` of a pair whose output was not there: not done, so a rerun looks for it again.
 MISSING = "missing"
@@ -88,10 +88,12 @@ def collect_work(items: list[InstructItem], outputs: str | Path) -> list[Work]:
             if task in item.tasks]
 
 
-def judge_pairs(judge, work: list[Work], scores_path: Path, system: str, batch_size: int = 8) -> list[dict]:
-    """Judge the pairs not yet in ``scores_path`` (appending their rows); returns every row."""
+def judge_pairs(judge, work: list[Work], scores_path: Path, system: str, batch_size: int = 8,
+                resume_mismatch: str = "refuse") -> list[dict]:
+    """Judge the pairs not yet in ``scores_path`` (appending their rows); returns every row. Rows
+    another judge wrote are handled by ``resume_mismatch`` (``scoring.check_resume_identity``)."""
     scores_path.parent.mkdir(parents=True, exist_ok=True)
-    rows = read_done_rows(scores_path)
+    rows = check_resume_identity(read_done_rows(scores_path), judge.provenance(), scores_path, resume_mismatch)
     done_keys = {(r["id"], r["task"]) for r in rows if r.get("error_kind") != MISSING}
     still_missing = {(r["id"], r["task"]) for r in rows if r.get("error_kind") == MISSING}
     # a pair whose output was missing is judged again once the file exists; while it is still
@@ -155,7 +157,8 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def score_instructttseval(judge, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
-                          system: str | None = None, batch_size: int = 8, n_resamples: int = 10_000) -> dict:
+                          system: str | None = None, batch_size: int = 8, n_resamples: int = 10_000,
+                          resume_mismatch: str = "refuse") -> dict:
     """Judge one system's outputs for every item and task; write the files listed in the module
     docstring. Returns ``{"system", "table", "rows"}`` (``table`` as ``metrics.task_scores``)."""
     judge = instruction_judge(judge)
@@ -163,7 +166,8 @@ def score_instructttseval(judge, items_path: str | Path, outputs: str | Path, ou
     out_dir.mkdir(parents=True, exist_ok=True)
     items = load_items(items_path)
     system = system or Path(outputs).resolve().name
-    score_rows = judge_pairs(judge, collect_work(items, outputs), out_dir / "scores.jsonl", system, batch_size)
+    score_rows = judge_pairs(judge, collect_work(items, outputs), out_dir / "scores.jsonl", system, batch_size,
+                             resume_mismatch)
     results = merge_results(items, score_rows)
     _write_atomic(out_dir / "results.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results))
     tables = system_tables({system: results}, field="judge_score", missing_as_false=False, n_resamples=n_resamples)

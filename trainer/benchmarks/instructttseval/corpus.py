@@ -61,6 +61,7 @@ class InstructCorpusConfig(StrictFromDict):
     sentence_fraction: tuple[float, float] = (0.1, 0.2)  # val / test share of each language's sentences
     clips_per_speaker: int = 10  # clips per speaker; each gives a matched and a mismatched pair per task
     near_miss_fraction: float = 0.6  # mismatched pairs that are near misses (else another clip's instruction)
+    tasks_per_clip: int = 3  # train / val clips: pairs for this many of APS/DSD/RP (drawn per clip); test: all 3
 
     def __post_init__(self):
         self.languages = tuple(self.languages)
@@ -76,6 +77,8 @@ class InstructCorpusConfig(StrictFromDict):
             raise ValueError("clips_per_speaker must be >= 1")
         if not 0.0 <= self.near_miss_fraction <= 1.0:
             raise ValueError("near_miss_fraction must be in [0, 1]")
+        if not 1 <= self.tasks_per_clip <= len(TASKS):
+            raise ValueError(f"tasks_per_clip must be in 1..{len(TASKS)}")
 
 
 def _split_sentences(n: int, fractions: tuple[float, float], rng: np.random.Generator) -> dict[str, list[int]]:
@@ -111,16 +114,21 @@ def _by_cell(pairs: list[dict]) -> dict[tuple, list[dict]]:
 
 
 def _train_pairs(clips: list[dict], attrs_of: dict, cfg: InstructCorpusConfig, rng: np.random.Generator) -> list[dict]:
-    """Train / val clips: per task one matched pair and one mismatched pair (a near miss with
-    probability ``near_miss_fraction``, else another clip's instruction), training wording."""
+    """Train / val clips, for ``tasks_per_clip`` tasks each: one matched pair and one mismatched pair
+    (a near miss with probability ``near_miss_fraction``, else another clip's instruction),
+    training wording. Fewer tasks per clip buy more clips (voices) for the same training steps."""
+    tasks_of = {c["clip_id"]: (TASKS if cfg.tasks_per_clip == len(TASKS) else
+                               tuple(t for t in TASKS if t in rng.choice(TASKS, cfg.tasks_per_clip, replace=False)))
+                for c in clips}
     pairs = [_pair(c, attrs_of[c["clip_id"]], write_instruction(task, attrs_of[c["clip_id"]], c["lang"], rng),
-                   "matched", f"{c['clip_id']}-{task}-0") for c in clips for task in TASKS]
+                   "matched", f"{c['clip_id']}-{task}-0") for c in clips for task in tasks_of[c["clip_id"]]]
     donors = _by_cell(pairs)
     for c in clips:
         attrs = attrs_of[c["clip_id"]]
-        for task in TASKS:
+        for task in tasks_of[c["clip_id"]]:
             pair_id = f"{c['clip_id']}-{task}-1"
-            if rng.random() < cfg.near_miss_fraction:
+            lonely = all(p["clip_id"] == c["clip_id"] for p in donors[(c["lang"], c["split"], task)])
+            if rng.random() < cfg.near_miss_fraction or lonely:  # no other clip to borrow from: a near miss
                 pairs.append(_pair(c, attrs, near_miss(task, attrs, c["lang"], rng), "near_miss", pair_id))
             else:
                 pairs.append(_borrow(c, attrs, donors[(c["lang"], c["split"], task)], rng, pair_id))
