@@ -90,6 +90,7 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     """Score ``args.audio`` into ``args.out``; print the per-system table (``score_name`` column)."""
     from evaluators.backbones import BackboneMismatchError
     from evaluators.judges.folder import JudgeFolderError
+    from evaluators.output_lock import OutputLockedError
     from evaluators.scoring import ResumeMismatchError, collect_items, score_items
     from evaluators.system_table import format_system_table, system_score_table
 
@@ -110,7 +111,7 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     try:
         rows = score_items(judge, items, args.out, batch_size=args.batch_size, resume_mismatch=args.resume_mismatch,
                            progress=lambda done, total: print(f"\rscored {done}/{total}", end="", file=sys.stderr))
-    except ResumeMismatchError as e:
+    except (ResumeMismatchError, OutputLockedError) as e:
         raise SystemExit(f"omnijudge score: {e}") from None
     print(file=sys.stderr)
     n_err = sum("error" in r for r in rows)

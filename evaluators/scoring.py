@@ -26,6 +26,7 @@ from evaluators.audio_io import (
     sanitize_item_id,
 )
 from evaluators.jsonl import JsonlError, read_jsonl
+from evaluators.output_lock import output_lock
 from evaluators.judges.verbalizer import VerbalizerJudge, is_finite_output
 from evaluators.word_alignment import AlignerSetupError
 
@@ -174,22 +175,24 @@ def score_items(judge: VerbalizerJudge, items: list[ScoreItem], out_path: str | 
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     prov = judge.provenance()
-    done = check_resume_identity(read_done_rows(out_path, key=lambda r: r["id"]), prov, out_path, resume_mismatch)
-    done_ids = {r["id"] for r in done}
-    todo = [it for it in items if it.id not in done_ids]
-    rows = list(done)
-    chunk_size = chunk_size or 4 * max(batch_size, 1)
-    with out_path.open("a", encoding="utf-8") as out:
-        for start in range(0, len(todo), chunk_size):
-            chunk = todo[start:start + chunk_size]
-            new_rows = _score_chunk(judge, chunk, batch_size, prov)
-            for row in new_rows:
-                out.write(json.dumps(row, ensure_ascii=False) + "\n")
-            out.flush()
-            os.fsync(out.fileno())
-            rows.extend(new_rows)
-            if progress:
-                progress(len(rows), len(items))
+    with output_lock(out_path):
+        done = check_resume_identity(read_done_rows(out_path, key=lambda r: r["id"]), prov, out_path,
+                                     resume_mismatch)
+        done_ids = {r["id"] for r in done}
+        todo = [it for it in items if it.id not in done_ids]
+        rows = list(done)
+        chunk_size = chunk_size or 4 * max(batch_size, 1)
+        with out_path.open("a", encoding="utf-8") as out:
+            for start in range(0, len(todo), chunk_size):
+                chunk = todo[start:start + chunk_size]
+                new_rows = _score_chunk(judge, chunk, batch_size, prov)
+                for row in new_rows:
+                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
+                out.flush()
+                os.fsync(out.fileno())
+                rows.extend(new_rows)
+                if progress:
+                    progress(len(rows), len(items))
     return rows
 
 

@@ -155,3 +155,24 @@ def test_resume_refuses_rows_of_another_judge_or_rescores_keeping_the_old_file(j
     aside = tmp_path / "scores.replaced-1.jsonl"
     assert [json.loads(x)["judge"] for x in aside.read_text().splitlines()] == ["tiny-test", "tiny-test"]
     assert score_items(other, items, out, batch_size=2) == rows  # the same judge resumes as before
+
+
+def test_a_second_writer_on_the_same_output_is_refused_and_a_dead_ones_lock_taken_over(judge, audio_folder,
+                                                                                       tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from evaluators.output_lock import OutputLockedError, output_lock
+
+    out = tmp_path / "scores.jsonl"
+    items = collect_items(audio_folder)
+    with output_lock(out):
+        with pytest.raises(OutputLockedError, match="another run is writing it"):
+            score_items(judge, items, out, batch_size=2)
+    assert not out.exists() and not (tmp_path / "scores.jsonl.lock").exists()
+    # a lock left by a killed run (its pid is gone) does not block the rerun
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (tmp_path / "scores.jsonl.lock").write_text(json.dumps({"host": os.uname().nodename, "pid": int(dead.stdout)}))
+    assert len(score_items(judge, items, out, batch_size=2)) == len(items)
+    assert not (tmp_path / "scores.jsonl.lock").exists()

@@ -31,6 +31,7 @@ from evaluators.audio_io import (
 from evaluators.backbones import SAMPLE_RATE as SR
 from evaluators.benchmarks.cast.metrics import MODES, cast_metrics, tokenize
 from evaluators.jsonl import read_jsonl
+from evaluators.output_lock import output_lock
 from evaluators.scoring import check_resume_identity, error_kind, read_done_rows, score_work_in_batches
 from evaluators.text_units import text_lang
 from evaluators.word_alignment import (
@@ -122,9 +123,18 @@ def score_cast(detector, items_path: str | Path, outputs: str | Path, out_dir: s
                aligner: Aligner | None = None, system: str | None = None, n_resamples: int = 10_000,
                seed: int = 0, batch_size: int = 8, resume_mismatch: str = "refuse") -> dict:
     """Detect stressed words in every output (``batch_size`` outputs per forward pass; rows do not
-    depend on it), append PRED rows to ``out_dir/predictions.jsonl`` (resumable), compute the CAST
-    metrics and write ``out_dir/metrics.json`` + ``table.json``. Rows another detector wrote are
-    handled by ``resume_mismatch`` (``evaluators.scoring.check_resume_identity``)."""
+    depend on it), append PRED rows to ``out_dir/predictions.jsonl`` (resumable; one writer at a
+    time), compute the CAST metrics and write ``out_dir/metrics.json`` + ``table.json``. Rows
+    another detector wrote are handled by ``resume_mismatch``
+    (``evaluators.scoring.check_resume_identity``)."""
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    with output_lock(Path(out_dir) / "predictions.jsonl"):
+        return _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resamples, seed, batch_size,
+                           resume_mismatch)
+
+
+def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resamples, seed, batch_size,
+                resume_mismatch) -> dict:
     items = read_jsonl(items_path, required=("id", "pair_id", "side", "sentence", "stressed_word"))
     by_id = {it["id"]: it for it in items}
     out_dir = Path(out_dir)

@@ -26,6 +26,7 @@ from pathlib import Path
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.instructttseval.items import TASKS, InstructItem, load_items, resolve_output
 from evaluators.benchmarks.instructttseval.metrics import format_markdown, plot_dimension_failures, system_tables
+from evaluators.output_lock import output_lock
 from evaluators.scoring import check_resume_identity, error_kind, read_done_rows, score_work_in_batches
 
 #: ``error_kind`` of a pair whose output was not there: not done, so a rerun looks for it again.
@@ -166,8 +167,9 @@ def score_instructttseval(judge, items_path: str | Path, outputs: str | Path, ou
     out_dir.mkdir(parents=True, exist_ok=True)
     items = load_items(items_path)
     system = system or Path(outputs).resolve().name
-    score_rows = judge_pairs(judge, collect_work(items, outputs), out_dir / "scores.jsonl", system, batch_size,
-                             resume_mismatch)
+    with output_lock(out_dir / "scores.jsonl"):
+        score_rows = judge_pairs(judge, collect_work(items, outputs), out_dir / "scores.jsonl", system, batch_size,
+                                 resume_mismatch)
     results = merge_results(items, score_rows)
     _write_atomic(out_dir / "results.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results))
     tables = system_tables({system: results}, field="judge_score", missing_as_false=False, n_resamples=n_resamples)

@@ -33,6 +33,7 @@ from evaluators.benchmarks.nvv.items import NVVItem, load_items, position_units
 from evaluators.benchmarks.nvv.metrics import prediction_from_row, score_run
 from evaluators.benchmarks.nvv.taxonomy import get_system, load_taxonomy
 from evaluators.jsonl import read_jsonl
+from evaluators.output_lock import output_lock
 from evaluators.scoring import check_resume_identity, error_kind, read_done_rows, score_work_in_batches
 from evaluators.word_alignment import Aligner, timed_words, transcript_word_times
 
@@ -170,8 +171,9 @@ def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: st
     items = load_items(items_path, lang=lang)
     out_dir = Path(out_dir)
     expected = collect_outputs(outputs, items, system)
-    verify_outputs(verifier, items, expected, out_dir / "predictions", aligner, batch_size=batch_size,
-                   resume_mismatch=resume_mismatch)
+    with output_lock(out_dir / "predictions"):
+        verify_outputs(verifier, items, expected, out_dir / "predictions", aligner, batch_size=batch_size,
+                       resume_mismatch=resume_mismatch)
     reports, rows = {}, []
     (out_dir / "metrics").mkdir(parents=True, exist_ok=True)
     for name in sorted({o.system for o in expected}):
