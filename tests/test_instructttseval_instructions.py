@@ -176,3 +176,19 @@ def test_bad_arguments():
         write_instruction("APS", attrs, "fr", rng)
     with pytest.raises(ValueError):
         near_miss("APS", attrs, "en", rng, pool="val")
+
+
+def test_tasks_per_clip_trades_pairs_for_clips_and_test_clips_keep_every_task(tmp_path):
+    import json
+
+    from trainer.benchmarks.instructttseval.corpus import InstructCorpusConfig, build_instruct_corpus
+
+    cfg = InstructCorpusConfig(seed=1, languages=("en",), speakers=(2, 0, 1), clips_per_speaker=3, tasks_per_clip=1)
+    pairs = [json.loads(x) for x in (build_instruct_corpus(cfg, tmp_path) / "pairs.jsonl").read_text().splitlines()]
+    train = [p for p in pairs if p["split"] == "train"]
+    assert len(train) == 2 * 3 * 2  # clips x (matched, mismatched) for one task each
+    assert all(len({p["task"] for p in train if p["clip_id"] == c}) == 1 for c in {p["clip_id"] for p in train})
+    test = [p for p in pairs if p["split"] == "test"]
+    assert len(test) == 3 * 3 * 6  # every task, two wordings x three kinds
+    with pytest.raises(ValueError, match="tasks_per_clip"):
+        InstructCorpusConfig(tasks_per_clip=0)

@@ -117,8 +117,8 @@ def _train_pairs(clips: list[dict], attrs_of: dict, cfg: InstructCorpusConfig, r
     """Train / val clips, for ``tasks_per_clip`` tasks each: one matched pair and one mismatched pair
     (a near miss with probability ``near_miss_fraction``, else another clip's instruction),
     training wording. Fewer tasks per clip buy more clips (voices) for the same training steps."""
-    tasks_of = {c["clip_id"]: (TASKS if cfg.tasks_per_clip == len(TASKS) else
-                               tuple(t for t in TASKS if t in rng.choice(TASKS, cfg.tasks_per_clip, replace=False)))
+    tasks_of = {c["clip_id"]: TASKS if cfg.tasks_per_clip == len(TASKS) else
+                tuple(sorted(rng.choice(TASKS, cfg.tasks_per_clip, replace=False).tolist(), key=TASKS.index))
                 for c in clips}
     pairs = [_pair(c, attrs_of[c["clip_id"]], write_instruction(task, attrs_of[c["clip_id"]], c["lang"], rng),
                    "matched", f"{c['clip_id']}-{task}-0") for c in clips for task in tasks_of[c["clip_id"]]]
