@@ -137,14 +137,16 @@ class ResumeMismatchError(ValueError):
 
 
 def check_resume_identity(rows: list[dict], prov: dict, out_path: Path, policy: str = "refuse") -> list[dict]:
-    """``rows`` read back from ``out_path`` if every one was written by the judge of ``prov``
-    (:data:`JUDGE_IDENTITY`). Otherwise ``refuse`` raises :class:`ResumeMismatchError` naming both
+    """``rows`` read back from ``out_path`` if every one that names its judge was written by the
+    judge of ``prov`` (:data:`JUDGE_IDENTITY`). Otherwise ``refuse`` raises :class:`ResumeMismatchError` naming both
     judges; ``rescore`` renames the file to ``<stem>.replaced-<n><suffix>`` (kept, never deleted)
     and returns no rows, so everything is scored again by this judge."""
     if policy not in RESUME_MISMATCH:
         raise ValueError(f"resume_mismatch {policy!r} not in {RESUME_MISMATCH}")
     mine = tuple(prov.get(k) for k in JUDGE_IDENTITY)
-    other = next((r for r in rows if tuple(r.get(k) for k in JUDGE_IDENTITY) != mine), None)
+    # rows that carry no identity at all (hand-made, or older than provenance) cannot be checked
+    other = next((r for r in rows if any(k in r for k in JUDGE_IDENTITY)
+                  and tuple(r.get(k) for k in JUDGE_IDENTITY) != mine), None)
     if other is None:
         return rows
     theirs = ", ".join(f"{k}={other.get(k)}" for k in JUDGE_IDENTITY)
