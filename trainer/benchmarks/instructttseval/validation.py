@@ -4,8 +4,8 @@ Instruction Following in Text-to-Speech Systems", Table 4: per language and task
 mismatched pairs, agreement with the annotators' majority).
 
 Pairs come from a synthetic corpus's test split (labels from the rendered values; unseen speakers,
-sentences and instruction texts; see :data:`PROTOCOLS`) or from a labelled JSONL file (``--pairs``: listener
-majorities, ``label`` true/false or ``votes`` [true, false, ...]). With ``--reference`` another
+sentences and instruction texts; see :data:`PROTOCOLS`) or from a labelled JSONL file
+(``--pairs``: listener majorities, ``label`` true/false or ``votes`` [true, false, ...]). With ``--reference`` another
 judge's verdicts on the same pairs (e.g. the public Gemini judge's) are scored beside the local
 judge's. Each cell: agreement % with a 95% bootstrap CI, Cohen's kappa, agreement on matched and on
 mismatched pairs, and the number of pairs.
