@@ -45,6 +45,17 @@ class Runtime:
         return {"device": self.device, "dtype": self.dtype, "attn_implementation": self.attn_implementation}
 
 
+def batch_size_arg(text: str) -> int:
+    """``--batch-size`` as argparse reads it: a positive integer, else a one-line usage error."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
     """``--device``, ``--dtype`` and ``--attn-implementation`` on a command that loads a model."""
     p.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ... (default auto: cuda when available)")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from evaluators.audio_io import AUDIO_EXTENSIONS
 from evaluators.backbones.specs import BACKBONES
-from evaluators.runtime_options import Runtime, add_runtime_arguments, runtime_from_args
+from evaluators.runtime_options import Runtime, add_runtime_arguments, batch_size_arg, runtime_from_args
 
 
 def add_audio_score_arguments(p: argparse.ArgumentParser, required: bool = False) -> None:
@@ -27,7 +27,8 @@ def add_audio_score_arguments(p: argparse.ArgumentParser, required: bool = False
     p.add_argument("--resume-mismatch", choices=("refuse", "rescore"), default="refuse",
                    help="when --out holds rows of another judge: refuse (default), or move the file aside "
                         "(<stem>.replaced-<n>.jsonl) and score again")
-    p.add_argument("--batch-size", type=int, default=8, help="clips per forward pass (scores do not depend on it)")
+    p.add_argument("--batch-size", type=batch_size_arg, default=8,
+                   help="clips per forward pass (scores do not depend on it)")
     p.add_argument("--table", help="also write the per-system table (JSON) here")
     add_runtime_arguments(p)
     p.add_argument("--exact-length-batches", action="store_true",
@@ -49,7 +50,8 @@ def add_output_scoring_arguments(p: argparse.ArgumentParser, items: str, outputs
     p.add_argument("--system", help="system name when OUTPUTS holds one system (default: folder name)")
     p.add_argument("--aligner", help="Whisper-family model id/folder for outputs without word timestamps")
     p.add_argument("--aligner-language", help="Whisper language code, e.g. en or zh; default: detected")
-    p.add_argument("--batch-size", type=int, default=8, help="outputs per forward pass (results do not depend on it)")
+    p.add_argument("--batch-size", type=batch_size_arg, default=8,
+                   help="outputs per forward pass (results do not depend on it)")
     p.add_argument("--resume-mismatch", choices=("refuse", "rescore"), default="refuse",
                    help="when OUT holds rows of another judge: refuse (default), or move that file aside "
                         "(<stem>.replaced-<n>.jsonl) and score again")

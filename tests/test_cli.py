@@ -71,3 +71,11 @@ def test_release_never_destroys(tmp_path):
     out = release(tmp_path / "run", taken, overwrite=True)
     assert not (out / "mine.txt").exists() and (out / "adapter_model.safetensors").read_bytes() == b"weights"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "run", "taken"]  # no temporary folder left
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "two"])
+def test_batch_size_must_be_a_positive_integer(tmp_path, capsys, bad):
+    with pytest.raises(SystemExit) as e:
+        main(["score", "--judge", "auto-att", "--audio", str(tmp_path), "--out", str(tmp_path / "o.jsonl"),
+              "--batch-size", bad])
+    assert e.value.code == 2 and "--batch-size" in capsys.readouterr().err

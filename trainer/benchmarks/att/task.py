@@ -18,7 +18,7 @@ from evaluators.benchmarks.att.metrics import IN_DISTRIBUTION
 from evaluators.judges.presets import get_preset
 from evaluators.judges.verbalizer import VerbalizerJudge
 from evaluators.metrics.correlation import voice_level_correlation
-from evaluators.runtime_options import Runtime
+from evaluators.runtime_options import Runtime, batch_size_arg
 from trainer.benchmarks.att.card import card_sections
 from trainer.benchmarks.att.corpus import AttCorpusConfig, build_att_corpus, render_system_outputs
 from trainer.benchmarks.att.protocol import labelled_rows
@@ -125,7 +125,7 @@ class AttHlsTask:
 
     def add_validate_arguments(self, parser) -> None:
         parser.add_argument("--held-out-voice", type=int, default=3)
-        parser.add_argument("--batch-size", type=int, default=16)
+        parser.add_argument("--batch-size", type=batch_size_arg, default=16)
 
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
                  options: dict | None = None, runtime: Runtime | None = None) -> dict:

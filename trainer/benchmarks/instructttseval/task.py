@@ -18,7 +18,7 @@ from evaluators.audio_io import load_audio
 from evaluators.benchmarks.instructttseval.attribute_head import OUTCOMES, follow_probability, outcome_probs
 from evaluators.benchmarks.instructttseval.items import TASKS
 from evaluators.benchmarks.instructttseval.judge import InstructionJudge, trained_presets
-from evaluators.runtime_options import Runtime
+from evaluators.runtime_options import Runtime, batch_size_arg
 from trainer.benchmarks.instructttseval.attributes import VoiceAttributes, dimension_values, value_name
 from trainer.benchmarks.instructttseval.card import card_sections
 from trainer.benchmarks.instructttseval.corpus import (
@@ -179,7 +179,7 @@ class InstructFollowTask:
         parser.add_argument("--per-class", type=int, default=0,
                             help="on the corpus: matched and mismatched pairs sampled per language and task "
                                  "(paper protocol: 25); 0 = all test pairs")
-        parser.add_argument("--batch-size", type=int, default=8)
+        parser.add_argument("--batch-size", type=batch_size_arg, default=8)
 
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path | None, out: str | Path | None = None,
                  options: dict | None = None, runtime: Runtime | None = None) -> dict:
