@@ -120,6 +120,7 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     table = system_score_table(rows)
     print(format_system_table(table, score_name=score_name or judge.preset.name))
     if args.table:
+        Path(args.table).parent.mkdir(parents=True, exist_ok=True)
         Path(args.table).write_text(json.dumps(table, indent=2))
     print(f"{len(rows)} rows in {args.out} ({n_err} errors)", file=sys.stderr)
     return 0

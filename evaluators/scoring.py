@@ -78,10 +78,12 @@ def items_from_manifest(manifest: str | Path) -> list[ScoreItem]:
 
 
 def collect_items(source: str | Path) -> list[ScoreItem]:
-    """A folder (walked) or a ``.jsonl`` manifest."""
+    """A folder (walked), one audio file (id = its stem) or a ``.jsonl`` manifest."""
     source = Path(source)
     if source.is_dir():
         return items_from_folder(source)
+    if source.is_file() and source.suffix.lower() in AUDIO_EXTENSIONS:
+        return [ScoreItem(id=source.stem, path=source)]
     if source.is_file():
         return items_from_manifest(source)
     raise FileNotFoundError(f"{source}: no such folder or manifest")

@@ -176,3 +176,8 @@ def test_a_second_writer_on_the_same_output_is_refused_and_a_dead_ones_lock_take
     (tmp_path / "scores.jsonl.lock").write_text(json.dumps({"host": os.uname().nodename, "pid": int(dead.stdout)}))
     assert len(score_items(judge, items, out, batch_size=2)) == len(items)
     assert not (tmp_path / "scores.jsonl.lock").exists()
+
+
+def test_one_audio_file_is_one_item(audio_folder):
+    (item,) = collect_items(audio_folder / "sysA" / "clip0.wav")
+    assert item.id == "clip0" and item.system is None
