@@ -95,11 +95,11 @@ def load_audio(path: str | os.PathLike, target_sr: int = SAMPLE_RATE) -> np.ndar
         AudioLoadError: missing file, a directory, empty file (0 bytes), not audio or truncated
             header, unsupported codec (e.g. MP3 without libsndfile support), zero samples, a
             header sample rate outside ``MIN_SAMPLE_RATE``-``MAX_SAMPLE_RATE``, a clip shorter
-            than ``MIN_SECONDS``, NaN or Inf samples. The message contains the path.
+            than ``MIN_SECONDS``, a WAV cut short of what its header claims, NaN or Inf samples.
+            The message contains the path.
 
-    Note: a file whose header is intact but whose sample data is cut short loads the samples
-    that are present (libsndfile trims the frame count to the file size); only a damaged header
-    is an error.
+    Note: a WAV file whose header claims more frames than the file holds (cut short in a copy
+    or a download) is an error naming both lengths; libsndfile would quietly read what is there.
     """
     if int(target_sr) != target_sr or target_sr <= 0:
         raise ValueError(f"target_sr must be a positive integer, got {target_sr!r}")
@@ -126,6 +126,11 @@ def load_audio(path: str | os.PathLike, target_sr: int = SAMPLE_RATE) -> np.ndar
 
     if data.shape[0] == 0:
         raise AudioLoadError(p, "audio contains zero samples")
+    claimed = _wav_claimed_frames(p)
+    if claimed is not None and claimed - data.shape[0] > max(1, claimed // 1000):
+        # libsndfile quietly trims the frame count to what the file holds; a cut file is not a clip
+        raise AudioLoadError(p, f"file is truncated: its header claims {claimed} frames ({claimed / sr:.3f} s) "
+                                f"but it holds {data.shape[0]} ({data.shape[0] / sr:.3f} s)")
     if not MIN_SAMPLE_RATE <= sr <= MAX_SAMPLE_RATE:
         # a crafted header (1 Hz, 2e9 Hz) would make resampling allocate tens of GiB
         raise AudioLoadError(p, f"sample rate {sr} Hz in header is outside {MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz")
@@ -145,6 +150,32 @@ def load_audio(path: str | os.PathLike, target_sr: int = SAMPLE_RATE) -> np.ndar
         raise AudioLoadError(p, f"clip is too short: {len(mono)} samples ({1000 * len(mono) / target_sr:.1f} ms) "
                                 f"at {target_sr} Hz; at least {min_samples} ({1000 * MIN_SECONDS:.0f} ms) are needed")
     return np.ascontiguousarray(mono, dtype=np.float32)
+
+
+def _wav_claimed_frames(path: Path) -> int | None:
+    """Frames a RIFF/WAVE header's ``data`` chunk claims (its byte size / the ``fmt `` block
+    align), or None when the file is not plain RIFF WAVE or the size is a streaming placeholder."""
+    try:
+        with path.open("rb") as f:
+            if f.read(12)[:4] != b"RIFF":
+                return None
+            block_align = None
+            while header := f.read(8):
+                if len(header) < 8:
+                    return None
+                chunk, size = header[:4], int.from_bytes(header[4:], "little")
+                if chunk == b"fmt ":
+                    fmt = f.read(size + (size & 1))
+                    block_align = int.from_bytes(fmt[12:14], "little") if len(fmt) >= 14 else None
+                    continue
+                if chunk == b"data":
+                    if not block_align or size in (0, 0xFFFFFFFF):
+                        return None
+                    return size // block_align
+                f.seek(size + (size & 1), 1)
+    except OSError:
+        return None
+    return None
 
 
 # --------------------------------------------------------------------------------------------

@@ -180,6 +180,26 @@ def test_too_short_clip_is_an_error_naming_its_length(tmp_path, samples):
     assert len(load_audio(path)) == 400
 
 
+@pytest.mark.parametrize("subtype", ["PCM_16", "PCM_24", "FLOAT"])
+def test_wav_cut_short_of_its_header_is_an_error_naming_both_lengths(tmp_path, subtype):
+    """A WAV cut to 300 bytes (header claims 5 s) used to be scored as a 0.016 s clip."""
+    path = tmp_path / "cut.wav"
+    sf.write(path, _sine(16000, 5.0), 16000, subtype=subtype)
+    whole = path.read_bytes()
+    path.write_bytes(whole[:300 + 44])
+    with pytest.raises(AudioLoadError) as ei:
+        load_audio(path)
+    _assert_error_names(path, ei, "header claims 80000 frames (5.000 s)")
+    path.write_bytes(whole)
+    assert len(load_audio(path)) == 80000
+    # a streaming writer's placeholder size (0xFFFFFFFF) is not a claim
+    raw = bytearray(whole)
+    at = raw.index(b"data") + 4
+    raw[at:at + 4] = (0xFFFFFFFF).to_bytes(4, "little")
+    path.write_bytes(bytes(raw))
+    assert len(load_audio(path)) == 80000
+
+
 @pytest.mark.parametrize("sr", [1, 999, 2_000_000_000])
 def test_absurd_header_sample_rate_is_refused_before_resampling(tmp_path, sr):
     path = tmp_path / "rate.wav"
