@@ -17,6 +17,14 @@ from evaluators.backbones.specs import BACKBONES
 from evaluators.runtime_options import Runtime, add_runtime_arguments, batch_size_arg, runtime_from_args
 
 
+def add_resume_mismatch_argument(p: argparse.ArgumentParser) -> None:
+    """``--resume-mismatch``: what a rerun does with output rows another judge wrote
+    (``evaluators.scoring.check_resume_identity``)."""
+    p.add_argument("--resume-mismatch", choices=("refuse", "rescore"), default="refuse",
+                   help="when the output holds rows of another judge: refuse (default), or move that file aside "
+                        "(<stem>.replaced-<n>.jsonl) and score again")
+
+
 def add_audio_score_arguments(p: argparse.ArgumentParser, required: bool = False) -> None:
     """The options of audio scoring; ``required`` makes --judge/--audio/--out required flags."""
     req = " (required)" if not required else ""
@@ -24,9 +32,7 @@ def add_audio_score_arguments(p: argparse.ArgumentParser, required: bool = False
     p.add_argument("--audio", required=required,
                    help=f"folder of audio (recursive) or JSONL manifest {{id, audio, [system]}}{req}")
     p.add_argument("--out", required=required, help=f"output JSONL, resumed when it exists{req}")
-    p.add_argument("--resume-mismatch", choices=("refuse", "rescore"), default="refuse",
-                   help="when --out holds rows of another judge: refuse (default), or move the file aside "
-                        "(<stem>.replaced-<n>.jsonl) and score again")
+    add_resume_mismatch_argument(p)
     p.add_argument("--batch-size", type=batch_size_arg, default=8,
                    help="clips per forward pass (scores do not depend on it)")
     p.add_argument("--table", help="also write the per-system table (JSON) here")
@@ -52,9 +58,7 @@ def add_output_scoring_arguments(p: argparse.ArgumentParser, items: str, outputs
     p.add_argument("--aligner-language", help="Whisper language code, e.g. en or zh; default: detected")
     p.add_argument("--batch-size", type=batch_size_arg, default=8,
                    help="outputs per forward pass (results do not depend on it)")
-    p.add_argument("--resume-mismatch", choices=("refuse", "rescore"), default="refuse",
-                   help="when OUT holds rows of another judge: refuse (default), or move that file aside "
-                        "(<stem>.replaced-<n>.jsonl) and score again")
+    add_resume_mismatch_argument(p)
     add_runtime_arguments(p)
 
 

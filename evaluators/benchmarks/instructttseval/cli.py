@@ -74,6 +74,7 @@ def cmd_score(args) -> int:
 def add_score_parser(ssub):
     from evaluators.backbones.specs import BACKBONES
     from evaluators.runtime_options import add_runtime_arguments, batch_size_arg
+    from evaluators.score_command import add_resume_mismatch_argument
 
     p = ssub.add_parser("instructttseval", help="InstructTTSEval: a local instruction-following judge over a "
                                                 "system's outputs -> the benchmark's rows + APS/DSD/RP/Avg table")
@@ -87,9 +88,7 @@ def add_score_parser(ssub):
     p.add_argument("--system", help="system name (default: the outputs folder's name)")
     p.add_argument("--batch-size", type=batch_size_arg, default=8,
                    help="clips per forward pass (results do not depend on it)")
-    p.add_argument("--resume-mismatch", choices=("refuse", "rescore"), default="refuse",
-                   help="when OUT/scores.jsonl holds rows of another judge: refuse (default), or move it aside "
-                        "(scores.replaced-<n>.jsonl) and score again")
+    add_resume_mismatch_argument(p)
     p.add_argument("--backbone", choices=sorted(BACKBONES), help="backbone of a preset judge")
     p.add_argument("--base", help="base model hub id/folder of a preset judge ('tiny' = offline random)")
     add_runtime_arguments(p)
