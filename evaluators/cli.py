@@ -22,7 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
     from evaluators.score_command import add_audio_score_arguments, run_audio_scoring
 
     parser = argparse.ArgumentParser(prog="omnijudge", description="Train, validate, release and run learned speech judges.")
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="debug logging, and full tracebacks instead of one-line errors")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("score", help="score a folder or manifest of audio with a judge -> JSONL; "
@@ -46,6 +47,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Errors a user can fix (a bad file, key, value or folder): one line and exit code 2, no
+#: traceback unless ``--verbose``. Anything else is a bug and keeps its traceback.
+USER_ERRORS = (OSError, ValueError)
+USAGE_EXIT_CODE = 2
+
+
+def command_name(args: argparse.Namespace) -> str:
+    """``score``, ``score cast``, ``synth nvv``...: the words a user typed to pick the command."""
+    words = [args.command]
+    for dest in ("benchmark", "corpus"):
+        if getattr(args, dest, None):
+            words.append(getattr(args, dest))
+    return " ".join(words)
+
+
+def one_line_error(args: argparse.Namespace, message: str) -> str:
+    """``omnijudge <cmd>: <file>[:<line>]: <what is wrong>``; a message that already names the
+    command keeps it, and line breaks (YAML marks, nested causes) become ``; ``."""
+    message = "; ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    prefix = f"omnijudge {command_name(args)}"
+    return message if message.startswith("omnijudge ") else f"{prefix}: {message}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -54,7 +78,18 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("lightning.pytorch").propagate = False
     if not hasattr(args, "func"):
         parser.error(f"{args.command} is unavailable in this install")
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except SystemExit as e:  # a command's own "file: what is wrong" exit
+        if args.verbose or e.code is None or isinstance(e.code, int):
+            raise
+        print(one_line_error(args, e.code), file=sys.stderr)
+        return USAGE_EXIT_CODE
+    except USER_ERRORS as e:
+        if args.verbose:
+            raise
+        print(one_line_error(args, e), file=sys.stderr)
+        return USAGE_EXIT_CODE
 
 
 if __name__ == "__main__":

@@ -26,9 +26,10 @@ def test_help_config(capsys):
     assert "lora.r = 32" in capsys.readouterr().out
 
 
-def test_score_rejects_unknown_judge(tmp_path):
-    with pytest.raises(SystemExit, match="neither a judge folder"):
-        main(["score", "--judge", "not-a-judge", "--audio", str(tmp_path), "--out", str(tmp_path / "o.jsonl")])
+def test_score_rejects_unknown_judge(tmp_path, capsys):
+    assert main(["score", "--judge", "not-a-judge", "--audio", str(tmp_path), "--out", str(tmp_path / "o.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("omnijudge score: ") and "neither a judge folder" in err and err.count("\n") == 1
 
 
 def _judge_folder(path):

@@ -111,6 +111,89 @@ def test_training_resumes_from_last_checkpoint(demo, monkeypatch):
     train(cfg, resume=True)
     assert len(calls) == steps_per_epoch  # only the second epoch ran: continued, not restarted
     assert torch.load(ckpt, weights_only=False)["global_step"] == 2 * steps_per_epoch
+    assert len(list((out / "run" / "logs").glob("version_*/metrics.csv"))) == 2  # both runs' logs kept
+
+
+_KILL_AT_STEP = """
+import os, signal, sys
+from trainer.config import load_config
+from trainer.module import JudgeModule
+from trainer.train import train
+original = JudgeModule.training_step
+def step(self, batch, batch_idx):
+    if self.trainer.global_step == {kill}:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return original(self, batch, batch_idx)
+JudgeModule.training_step = step
+train(load_config(sys.argv[1], {{"out_dir": sys.argv[2]}}))
+"""
+
+
+def _adapter_tensors(folder):
+    from safetensors.torch import load_file
+
+    return load_file(str(folder / "final" / "adapter_model.safetensors"))
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(demo, tmp_path_factory):
+    """A 2-epoch run with step checkpoints every 3 steps and dropout on, never killed."""
+    import torch
+
+    from trainer.config import load_config
+    from trainer.train import train
+
+    out, _ = demo
+    root = tmp_path_factory.mktemp("resume")
+    cfg_path = root / "cfg.yaml"
+    load_config(out / "run" / "train_config.yaml",
+                {"optim.max_epochs": 2, "optim.checkpoint_every_n_steps": 3, "lora.dropout": 0.1}).save(cfg_path)
+    train(load_config(cfg_path, {"out_dir": str(root / "whole")}))
+    steps = torch.load(root / "whole" / "checkpoints" / "last.ckpt", weights_only=True)["global_step"]
+    return cfg_path, root / "whole", steps
+
+
+@pytest.mark.parametrize("where", ["mid_epoch", "after_epoch_end"])
+def test_killed_training_resumes_to_the_same_adapter(uninterrupted, tmp_path, where):
+    """SIGKILL between two checkpoints, rerun: the final adapter equals the uninterrupted run's
+    tensor for tensor (sampler position, RNG and optimizer all restored)."""
+    import subprocess
+    import sys
+
+    import torch
+
+    from trainer.config import load_config
+    from trainer.train import train
+
+    cfg_path, whole, steps = uninterrupted
+    per_epoch = steps // 2
+    kill = {"mid_epoch": 3 + 2, "after_epoch_end": per_epoch + 2}[where]
+    killed = subprocess.run([sys.executable, "-c", _KILL_AT_STEP.format(kill=kill), str(cfg_path),
+                             str(tmp_path / "cut")], capture_output=True, text=True, timeout=600)
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    saved = torch.load(tmp_path / "cut" / "checkpoints" / "last.ckpt", weights_only=True)
+    assert saved["global_step"] == {"mid_epoch": 3, "after_epoch_end": per_epoch}[where]
+    assert saved["omnijudge_resume"]["batches_done"] == (3 if where == "mid_epoch" else 0)
+    assert not (tmp_path / "cut" / "final").exists()
+    train(load_config(cfg_path, {"out_dir": str(tmp_path / "cut")}))
+    a, b = _adapter_tensors(whole), _adapter_tensors(tmp_path / "cut")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_corrupt_checkpoint_is_one_line_naming_the_file(demo, tmp_path):
+    from trainer.config import load_config
+    from trainer.resume import ResumeError
+    from trainer.train import train
+
+    out, _ = demo
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    good = (out / "run" / "checkpoints" / "last.ckpt").read_bytes()
+    (run / "checkpoints" / "last.ckpt").write_bytes(good[: len(good) // 2])
+    with pytest.raises(ResumeError, match=r"last\.ckpt: cannot resume .*--no-resume"):
+        train(load_config(out / "run" / "train_config.yaml", {"out_dir": str(run)}))
+    rc = main(["train", "--config", str(out / "run" / "train_config.yaml"), "--set", f"out_dir={run}"])
+    assert rc == 2
 
 
 @pytest.mark.slow

@@ -218,20 +218,24 @@ def test_a_folder_of_another_kind_is_refused_naming_both_kinds(judges, tmp_path)
         load_judge(tmp_path / "bad")
 
 
-def test_validate_refuses_a_judge_of_another_kind_in_one_line(judges, tmp_path):
+def test_validate_refuses_a_judge_of_another_kind_in_one_line(judges, tmp_path, capsys):
     from evaluators.cli import main
 
     folder = judges["word_tagger"].save_pretrained(tmp_path / "det")
-    with pytest.raises(SystemExit, match=r"omnijudge validate att: .*'word_tagger'.*expected a 'verbalizer'"):
-        main(["validate", "att", "--judge", str(folder), "--corpus", str(tmp_path)])
+    capsys.readouterr()
+    assert main(["validate", "att", "--judge", str(folder), "--corpus", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert re.match(r"omnijudge validate att: .*'word_tagger'.*expected a 'verbalizer'", err) and err.count("\n") == 1
+    with pytest.raises(SystemExit):  # --verbose: the exception itself, for the traceback
+        main(["--verbose", "validate", "att", "--judge", str(folder), "--corpus", str(tmp_path)])
 
 
-def test_score_command_refuses_a_non_verbalizer_folder(judges, tmp_path):
+def test_score_command_refuses_a_non_verbalizer_folder(judges, tmp_path, capsys):
     from evaluators.cli import main
 
     folder = judges["word_tagger"].save_pretrained(tmp_path / "det")
-    with pytest.raises(SystemExit, match="'word_tagger' judge folder.*omnijudge score <benchmark>"):
-        main(["score", "--judge", str(folder), "--audio", str(tmp_path), "--out", str(tmp_path / "o.jsonl")])
+    assert main(["score", "--judge", str(folder), "--audio", str(tmp_path), "--out", str(tmp_path / "o.jsonl")]) == 2
+    assert re.search("'word_tagger' judge folder.*omnijudge score <benchmark>", capsys.readouterr().err)
 
 
 # ---- batched benchmark scoring ----------------------------------------------------------------------

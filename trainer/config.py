@@ -90,10 +90,13 @@ class OptimSettings:
     max_epochs: int = 3  # passes over the training split
     grad_clip: float = 1.0  # gradient-norm clip (0 = off)
     accumulate_grad_batches: int = 1  # micro-batches per optimizer step
+    checkpoint_every_n_steps: int = 100  # also write checkpoints/last.ckpt every N optimizer steps (0 = only at epoch ends)
 
     def __post_init__(self):
         _check(self.lr > 0, "optim.lr must be > 0")
         _check(self.max_epochs >= 1, "optim.max_epochs must be >= 1")
+        _check(self.accumulate_grad_batches >= 1, "optim.accumulate_grad_batches must be >= 1")
+        _check(self.checkpoint_every_n_steps >= 0, "optim.checkpoint_every_n_steps must be >= 0")
 
 
 @dataclass

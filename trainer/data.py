@@ -23,17 +23,19 @@ class GroupedBatchSampler(Sampler[list[int]]):
     epoch (seeded).
 
     Under DDP each rank takes every ``world_size``-th batch, so ranks see disjoint batches.
+    ``start=(epoch, batches_done)`` resumes a killed run: the first iteration is that epoch's order
+    without the batches already trained on; ``len()`` stays the whole epoch, as Lightning counts it.
     """
 
     def __init__(self, groups: list[str], batch_size: int, seed: int = 0, shuffle: bool = True,
-                 rank: int = 0, world_size: int = 1):
+                 rank: int = 0, world_size: int = 1, start: tuple[int, int] = (0, 0)):
         self.groups = list(groups)
         self.batch_size = batch_size
         self.seed = seed
         self.shuffle = shuffle
         self.rank = rank
         self.world_size = world_size
-        self.epoch = 0
+        self.epoch, self._skip = start
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch
@@ -55,7 +57,8 @@ class GroupedBatchSampler(Sampler[list[int]]):
         return batches[self.rank:usable:self.world_size]
 
     def __iter__(self):
-        batches = self._batches()
+        batches = self._batches()[self._skip:]
+        self._skip = 0
         self.epoch += 1
         return iter(batches)
 
@@ -89,8 +92,10 @@ def rows_to_dataset(rows: list[dict]) -> Dataset:
 class JudgeDataModule(L.LightningDataModule):
     """Train split in one-group batches (the task's ``group_key``); validation = the test split."""
 
-    def __init__(self, rows: list[dict], task, judge, batch_size: int = 8, seed: int = 0, num_workers: int = 0):
+    def __init__(self, rows: list[dict], task, judge, batch_size: int = 8, seed: int = 0, num_workers: int = 0,
+                 start: tuple[int, int] = (0, 0)):
         super().__init__()
+        self.start = start  # (epoch, batches done) of a resumed run
         self.group_key = task.group_key
         self.train_ds = rows_to_dataset([r for r in rows if r["split"] == "train"])
         self.val_ds = rows_to_dataset([r for r in rows if r["split"] == "test"])
@@ -105,14 +110,19 @@ class JudgeDataModule(L.LightningDataModule):
         world = self.trainer.world_size if self.trainer else 1
         rank = self.trainer.global_rank if self.trainer else 0
         sampler = GroupedBatchSampler(self.train_ds[self.group_key], self.batch_size, seed=self.seed,
-                                      rank=rank, world_size=world)
+                                      rank=rank, world_size=world, start=self.start)
         return DataLoader(self.train_ds, batch_sampler=sampler, collate_fn=self.collator,
-                          num_workers=self.num_workers)
+                          num_workers=self.num_workers, generator=self._loader_generator())
 
     def val_dataloader(self) -> DataLoader:
         sampler = GroupedBatchSampler(self.val_ds[self.group_key], self.batch_size * 2, shuffle=False)
         return DataLoader(self.val_ds, batch_sampler=sampler, collate_fn=self.collator,
-                          num_workers=self.num_workers)
+                          num_workers=self.num_workers, generator=self._loader_generator())
+
+    def _loader_generator(self) -> torch.Generator:
+        # Each iterator draws a worker seed; from its own generator it leaves the global RNG
+        # (dropout) untouched, so a run resumed at an epoch end draws the same dropout masks.
+        return torch.Generator().manual_seed(self.seed)
 
 
 def seed_everything(seed: int) -> None:

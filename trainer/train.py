@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 import logging
 import time
+import warnings
 from pathlib import Path
 
 import lightning as L
-from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.loggers import CSVLogger
 
 from trainer.config import TrainConfig
 from trainer.data import JudgeDataModule, seed_everything
 from trainer.lora import trainable_parameter_count
 from trainer.module import JudgeModule
+from trainer.resume import ResumeCheckpoint, ResumePosition, read_resume_state
 from trainer.benchmarks import TASKS
 from trainer.task import ensure_corpus as ensure_task_corpus
 from trainer.task import export_judge
@@ -29,7 +30,8 @@ def ensure_corpus(cfg: TrainConfig) -> Path:
 
 
 def _loggers(cfg: TrainConfig, run_dir: Path) -> list:
-    loggers = [CSVLogger(str(run_dir), name="logs", version="")]
+    # A new logs/version_<n> per (re)run: Lightning's CSV writer deletes a reused folder's metrics.
+    loggers = [CSVLogger(str(run_dir), name="logs")]
     if cfg.logging.logger == "wandb":
         from lightning.pytorch.loggers import WandbLogger
 
@@ -56,14 +58,21 @@ def _strategy(cfg: TrainConfig):
 
 
 def train(cfg: TrainConfig, resume: bool = True) -> Path:
-    """Train a judge; returns the run folder. Re-running with the same ``out_dir`` resumes.
+    """Train a judge; returns the run folder. Re-running with the same ``out_dir`` resumes from
+    ``checkpoints/last.ckpt`` exactly where the last run stopped (``trainer/resume.py``).
 
-    Writes ``out_dir/train_config.yaml``, Lightning checkpoints (trainable weights only) under
-    ``out_dir/checkpoints``, CSV logs under ``out_dir/logs`` and the trained judge folder
+    Writes ``out_dir/train_config.yaml``, ``checkpoints/last.ckpt`` (trainable weights only, every
+    epoch end and every ``optim.checkpoint_every_n_steps``), CSV logs under
+    ``out_dir/logs/version_<n>`` (one per run, none deleted) and the trained judge folder
     ``out_dir/final`` (adapter safetensors + judge_config.json [+ base/ for tiny backbones]).
     """
     t0 = time.time()
     run_dir = Path(cfg.out_dir)
+    last = run_dir / "checkpoints" / "last.ckpt"
+    position, rng = ResumePosition(), None
+    if resume and last.is_file():
+        position, rng = read_resume_state(last)  # before any work: a corrupt file stops here
+        log.info("resuming from %s at epoch %d, batch %d", last, position.epoch, position.batches_done)
     run_dir.mkdir(parents=True, exist_ok=True)
     cfg.save(run_dir / "train_config.yaml")
     seed_everything(cfg.seed)
@@ -76,20 +85,22 @@ def train(cfg: TrainConfig, resume: bool = True) -> Path:
     n_train, n_total = trainable_parameter_count(module)
     log.info("trainable parameters: %d of %d", n_train, n_total)
     dm = JudgeDataModule(rows, task, judge, batch_size=cfg.data.batch_size, seed=cfg.seed,
-                         num_workers=cfg.data.num_workers)
+                         num_workers=cfg.data.num_workers, start=(position.epoch, position.batches_done))
     module.trained.train()  # backbones load in eval mode; Lightning keeps each module's mode
-    ckpt = ModelCheckpoint(dirpath=str(run_dir / "checkpoints"), save_last=True, save_top_k=0,
-                           every_n_epochs=1, save_weights_only=False)
+    ckpt = ResumeCheckpoint(last, cfg.optim.checkpoint_every_n_steps, restore_rng=rng)
     trainer = L.Trainer(
         max_epochs=cfg.optim.max_epochs, accelerator=cfg.hardware.accelerator, devices=cfg.hardware.devices,
         num_nodes=cfg.hardware.num_nodes, strategy=_strategy(cfg), precision=cfg.hardware.precision,
         gradient_clip_val=cfg.optim.grad_clip or None, accumulate_grad_batches=cfg.optim.accumulate_grad_batches,
         logger=_loggers(cfg, run_dir), callbacks=[ckpt], log_every_n_steps=cfg.logging.log_every_n_steps,
-        use_distributed_sampler=False, num_sanity_val_steps=0, enable_progress_bar=False,
+        use_distributed_sampler=False, num_sanity_val_steps=0, enable_progress_bar=False, enable_checkpointing=False,
         enable_model_summary=False, check_val_every_n_epoch=max(cfg.optim.max_epochs, 1),
     )
-    last = run_dir / "checkpoints" / "last.ckpt"
-    trainer.fit(module, datamodule=dm, ckpt_path=str(last) if resume and last.is_file() else None)
+    with warnings.catch_warnings():
+        # The sampler skips the batches a mid-epoch checkpoint already trained on (see resume.py),
+        # which Lightning cannot see and warns about.
+        warnings.filterwarnings("ignore", message=".*resuming from a checkpoint that ended before the epoch ended.*")
+        trainer.fit(module, datamodule=dm, ckpt_path=str(last) if resume and last.is_file() else None)
     if trainer.is_global_zero:
         export_judge(judge, cfg, run_dir / FINAL_SUBDIR,
                      training={"trainable_parameters": n_train, "total_parameters": n_total,
