@@ -226,7 +226,7 @@ def test_validate_refuses_a_judge_of_another_kind_in_one_line(judges, tmp_path, 
     assert main(["validate", "att", "--judge", str(folder), "--corpus", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert re.match(r"omnijudge validate att: .*'word_tagger'.*expected a 'verbalizer'", err) and err.count("\n") == 1
-    with pytest.raises(SystemExit):  # --verbose: the exception itself, for the traceback
+    with pytest.raises(JudgeFolderError):  # --verbose: the exception itself, for the traceback
         main(["--verbose", "validate", "att", "--judge", str(folder), "--corpus", str(tmp_path)])
 
 
