@@ -17,12 +17,15 @@ from evaluators.backbones.specs import BACKBONES
 from evaluators.runtime_options import Runtime, add_runtime_arguments, batch_size_arg, runtime_from_args
 
 
-def add_resume_mismatch_argument(p: argparse.ArgumentParser) -> None:
-    """``--resume-mismatch``: what a rerun does with output rows another judge wrote
-    (``evaluators.scoring.check_resume_identity``)."""
+def add_resume_arguments(p: argparse.ArgumentParser) -> None:
+    """What a rerun does with the rows already in its output (``evaluators.scoring.resume_rows``):
+    ``--resume-mismatch`` for rows another judge wrote, ``--retry-errors`` for error rows."""
     p.add_argument("--resume-mismatch", choices=("refuse", "rescore"), default="refuse",
                    help="when the output holds rows of another judge: refuse (default), or move that file aside "
                         "(<stem>.replaced-<n>.jsonl) and score again")
+    p.add_argument("--retry-errors", action="store_true",
+                   help="score the items of earlier error rows again (e.g. after fixing their files); "
+                        "their old rows are removed")
 
 
 def add_audio_score_arguments(p: argparse.ArgumentParser, required: bool = False) -> None:
@@ -32,7 +35,7 @@ def add_audio_score_arguments(p: argparse.ArgumentParser, required: bool = False
     p.add_argument("--audio", required=required,
                    help=f"folder of audio (recursive) or JSONL manifest {{id, audio, [system]}}{req}")
     p.add_argument("--out", required=required, help=f"output JSONL, resumed when it exists{req}")
-    add_resume_mismatch_argument(p)
+    add_resume_arguments(p)
     p.add_argument("--batch-size", type=batch_size_arg, default=8,
                    help="clips per forward pass (scores do not depend on it)")
     p.add_argument("--table", help="also write the per-system table (JSON) here")
@@ -58,7 +61,7 @@ def add_output_scoring_arguments(p: argparse.ArgumentParser, items: str, outputs
     p.add_argument("--aligner-language", help="Whisper language code, e.g. en or zh; default: detected")
     p.add_argument("--batch-size", type=batch_size_arg, default=8,
                    help="outputs per forward pass (results do not depend on it)")
-    add_resume_mismatch_argument(p)
+    add_resume_arguments(p)
     add_runtime_arguments(p)
 
 
@@ -116,6 +119,7 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
         raise SystemExit(f"{args.audio}: no audio files ({', '.join(AUDIO_EXTENSIONS)})")
     try:
         rows = score_items(judge, items, args.out, batch_size=args.batch_size, resume_mismatch=args.resume_mismatch,
+                           retry_errors=args.retry_errors,
                            progress=lambda done, total: print(f"\rscored {done}/{total}", end="", file=sys.stderr))
     except (ResumeMismatchError, OutputLockedError) as e:
         raise SystemExit(f"omnijudge score: {e}") from None

@@ -165,8 +165,47 @@ def check_resume_identity(rows: list[dict], prov: dict, out_path: Path, policy: 
     return []
 
 
+def drop_error_rows(out_path: Path) -> int:
+    """Remove the rows with an ``error`` from ``out_path`` (``--retry-errors``), so their items are
+    scored again and the file keeps one row per item; every other line is kept byte for byte. The
+    file is rewritten through a temporary sibling and renamed, so a kill leaves old or new whole.
+    Returns the number of rows removed."""
+    kept, dropped = [], 0
+    with out_path.open("rb") as f:
+        for raw in f:
+            try:
+                row = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                row = None
+            if isinstance(row, dict) and "error" in row:
+                dropped += 1
+            else:
+                kept.append(raw)
+    if dropped:
+        tmp = out_path.with_name(out_path.name + ".retry.tmp")
+        with tmp.open("wb") as f:
+            f.writelines(kept)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, out_path)
+    return dropped
+
+
+def resume_rows(out_path: Path, prov: dict, key: Callable[[dict], Any] | None = None,
+                resume_mismatch: str = "refuse", retry_errors: bool = False) -> list[dict]:
+    """The rows a rerun keeps from ``out_path``: read back (:func:`read_done_rows`), checked to be
+    this judge's (:func:`check_resume_identity`), and without error rows when ``retry_errors``
+    (they are removed from the file by :func:`drop_error_rows` and their items scored again)."""
+    rows = check_resume_identity(read_done_rows(out_path, key=key), prov, out_path, resume_mismatch)
+    if retry_errors and any("error" in r for r in rows):
+        log.info("%s: %d error rows removed, their items are scored again", out_path, drop_error_rows(out_path))
+        rows = [r for r in rows if "error" not in r]
+    return rows
+
+
 def score_items(judge: VerbalizerJudge, items: list[ScoreItem], out_path: str | Path, batch_size: int = 8,
-                chunk_size: int | None = None, progress=None, resume_mismatch: str = "refuse") -> list[dict]:
+                chunk_size: int | None = None, progress=None, resume_mismatch: str = "refuse",
+                retry_errors: bool = False) -> list[dict]:
     """Score ``items`` into ``out_path`` (JSONL), skipping ids already there. Returns all rows.
 
     Audio is read ``chunk_size`` items at a time (default 4 batches: bounded memory, and the rows
@@ -174,14 +213,13 @@ def score_items(judge: VerbalizerJudge, items: list[ScoreItem], out_path: str | 
     chunk the judge batches by length. Each row: ``id``, ``system``, ``score``, ``label``, ``probs`` {label: p},
     ``duration_s``, provenance (``judge``, ``checkpoint_sha256``, ``prompt_version``, ``seed``),
     or ``error`` instead of the score fields. Rows another judge wrote are handled by
-    ``resume_mismatch`` (:func:`check_resume_identity`).
+    ``resume_mismatch`` (:func:`check_resume_identity`); ``retry_errors`` scores error rows again.
     """
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     prov = judge.provenance()
     with output_lock(out_path):
-        done = check_resume_identity(read_done_rows(out_path, key=lambda r: r["id"]), prov, out_path,
-                                     resume_mismatch)
+        done = resume_rows(out_path, prov, lambda r: r["id"], resume_mismatch, retry_errors)
         done_ids = {r["id"] for r in done}
         todo = [it for it in items if it.id not in done_ids]
         rows = list(done)

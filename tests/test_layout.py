@@ -24,6 +24,13 @@ from conftest import speechlike
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _required_flags(parser, benchmark: str) -> list[str]:
+    """Placeholder values for the required options of ``score <benchmark>``."""
+    score = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction").choices["score"]
+    sub = next(a for a in score._actions if a.__class__.__name__ == "_SubParsersAction").choices[benchmark]
+    return [x for a in sub._actions if a.required and a.option_strings for x in (a.option_strings[0], "x")]
+
+
 def _subcommands(parser, *path: str) -> set[str]:
     """Names (aliases included) of the sub-subcommands under ``path`` of an argparse parser."""
     for name in path:
@@ -69,6 +76,8 @@ def test_every_benchmark_provides_each_piece_and_the_cli_exposes_it(name):
         assert name in _subcommands(parser, command), (command, name)
     for alias in task.cli_aliases:  # older names keep working
         assert alias in _subcommands(parser, "validate") and alias in _subcommands(parser, "synth")
+    args = parser.parse_args(["score", name, *_required_flags(parser, name)])
+    assert args.resume_mismatch == "refuse" and args.retry_errors is False  # every scorer resumes the same way
 
 
 @pytest.mark.parametrize("name", list(BENCHMARKS))

@@ -181,3 +181,21 @@ def test_a_second_writer_on_the_same_output_is_refused_and_a_dead_ones_lock_take
 def test_one_audio_file_is_one_item(audio_folder):
     (item,) = collect_items(audio_folder / "sysA" / "clip0.wav")
     assert item.id == "clip0" and item.system is None
+
+
+def test_retry_errors_scores_fixed_files_again_and_keeps_one_row_per_item(judge, audio_folder, tmp_path):
+    _add_bad_files(audio_folder)
+    out = tmp_path / "scores.jsonl"
+    score_items(judge, collect_items(audio_folder), out, batch_size=4)
+    sf.write(audio_folder / "sysB" / "text.wav", sf.read(audio_folder / "sysA" / "clip0.wav")[0], 16000)  # fixed
+    before = out.read_bytes()
+    score_items(judge, collect_items(audio_folder), out, batch_size=4)
+    assert out.read_bytes() == before  # a plain rerun keeps error rows as they are
+    rows = score_items(judge, collect_items(audio_folder), out, batch_size=4, retry_errors=True)
+    lines = [json.loads(l) for l in out.read_text().splitlines()]
+    assert len(lines) == len(rows) == 9 and len({r["id"] for r in lines}) == 9
+    by_id = {r["id"]: r for r in lines}
+    assert "error" not in by_id["sysB/text"] and np.isfinite(by_id["sysB/text"]["score"])
+    assert {k for k, r in by_id.items() if "error" in r} == {"sysB/empty", "sysB/nan", "sysB/truncated"}
+    good = {k: r["score"] for k, r in by_id.items() if k.startswith("sysA")}
+    assert good == {r["id"]: r["score"] for r in map(json.loads, before.decode().splitlines()) if r["id"] in good}

@@ -32,7 +32,7 @@ from evaluators.backbones import SAMPLE_RATE as SR
 from evaluators.benchmarks.cast.metrics import MODES, cast_metrics, tokenize
 from evaluators.jsonl import read_jsonl
 from evaluators.output_lock import output_lock
-from evaluators.scoring import check_resume_identity, error_kind, read_done_rows, score_work_in_batches
+from evaluators.scoring import error_kind, read_done_rows, resume_rows, score_work_in_batches
 from evaluators.text_units import text_lang
 from evaluators.word_alignment import (
     Aligner,
@@ -121,27 +121,28 @@ def _row_key(row: dict) -> tuple:
 
 def score_cast(detector, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
                aligner: Aligner | None = None, system: str | None = None, n_resamples: int = 10_000,
-               seed: int = 0, batch_size: int = 8, resume_mismatch: str = "refuse") -> dict:
+               seed: int = 0, batch_size: int = 8, resume_mismatch: str = "refuse",
+               retry_errors: bool = False) -> dict:
     """Detect stressed words in every output (``batch_size`` outputs per forward pass; rows do not
     depend on it), append PRED rows to ``out_dir/predictions.jsonl`` (resumable; one writer at a
     time), compute the CAST metrics and write ``out_dir/metrics.json`` + ``table.json``. Rows
-    another detector wrote are handled by ``resume_mismatch``
-    (``evaluators.scoring.check_resume_identity``)."""
+    another detector wrote are handled by ``resume_mismatch``, error rows by ``retry_errors``
+    (``evaluators.scoring.resume_rows``)."""
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     with output_lock(Path(out_dir) / "predictions.jsonl"):
         return _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resamples, seed, batch_size,
-                           resume_mismatch)
+                           resume_mismatch, retry_errors)
 
 
 def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resamples, seed, batch_size,
-                resume_mismatch) -> dict:
+                resume_mismatch, retry_errors) -> dict:
     items = read_jsonl(items_path, required=("id", "pair_id", "side", "sentence", "stressed_word"))
     by_id = {it["id"]: it for it in items}
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     pred_path = out_dir / "predictions.jsonl"
-    done = {_row_key(r) for r in check_resume_identity(read_done_rows(pred_path, key=_row_key), detector.provenance(),
-                                                       pred_path, resume_mismatch)}
+    done = {_row_key(r) for r in resume_rows(pred_path, detector.provenance(), _row_key, resume_mismatch,
+                                             retry_errors)}
     todo = [o for o in collect_outputs(outputs, items, system) if (o.system, o.mode, o.id) not in done]
     need_times = getattr(detector, "needs_word_times", False)
 

@@ -27,7 +27,7 @@ from evaluators.audio_io import load_audio
 from evaluators.benchmarks.instructttseval.items import TASKS, InstructItem, load_items, resolve_output
 from evaluators.benchmarks.instructttseval.metrics import format_markdown, plot_dimension_failures, system_tables
 from evaluators.output_lock import output_lock
-from evaluators.scoring import check_resume_identity, error_kind, read_done_rows, score_work_in_batches
+from evaluators.scoring import error_kind, read_done_rows, resume_rows, score_work_in_batches
 
 #: ``error_kind`` of a pair whose output was not there: not done, so a rerun looks for it again.
 MISSING = "missing"
@@ -90,11 +90,12 @@ def collect_work(items: list[InstructItem], outputs: str | Path) -> list[Work]:
 
 
 def judge_pairs(judge, work: list[Work], scores_path: Path, system: str, batch_size: int = 8,
-                resume_mismatch: str = "refuse") -> list[dict]:
+                resume_mismatch: str = "refuse", retry_errors: bool = False) -> list[dict]:
     """Judge the pairs not yet in ``scores_path`` (appending their rows); returns every row. Rows
-    another judge wrote are handled by ``resume_mismatch`` (``scoring.check_resume_identity``)."""
+    another judge wrote are handled by ``resume_mismatch``, error rows by ``retry_errors``
+    (``scoring.resume_rows``)."""
     scores_path.parent.mkdir(parents=True, exist_ok=True)
-    rows = check_resume_identity(read_done_rows(scores_path), judge.provenance(), scores_path, resume_mismatch)
+    rows = resume_rows(scores_path, judge.provenance(), None, resume_mismatch, retry_errors)
     done_keys = {(r["id"], r["task"]) for r in rows if r.get("error_kind") != MISSING}
     still_missing = {(r["id"], r["task"]) for r in rows if r.get("error_kind") == MISSING}
     # a pair whose output was missing is judged again once the file exists; while it is still
@@ -159,7 +160,7 @@ def _write_atomic(path: Path, text: str) -> None:
 
 def score_instructttseval(judge, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
                           system: str | None = None, batch_size: int = 8, n_resamples: int = 10_000,
-                          resume_mismatch: str = "refuse") -> dict:
+                          resume_mismatch: str = "refuse", retry_errors: bool = False) -> dict:
     """Judge one system's outputs for every item and task; write the files listed in the module
     docstring. Returns ``{"system", "table", "rows"}`` (``table`` as ``metrics.task_scores``)."""
     judge = instruction_judge(judge)
@@ -169,7 +170,7 @@ def score_instructttseval(judge, items_path: str | Path, outputs: str | Path, ou
     system = system or Path(outputs).resolve().name
     with output_lock(out_dir / "scores.jsonl"):
         score_rows = judge_pairs(judge, collect_work(items, outputs), out_dir / "scores.jsonl", system, batch_size,
-                                 resume_mismatch)
+                                 resume_mismatch, retry_errors)
     results = merge_results(items, score_rows)
     _write_atomic(out_dir / "results.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results))
     tables = system_tables({system: results}, field="judge_score", missing_as_false=False, n_resamples=n_resamples)

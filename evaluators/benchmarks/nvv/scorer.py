@@ -34,7 +34,7 @@ from evaluators.benchmarks.nvv.metrics import prediction_from_row, score_run
 from evaluators.benchmarks.nvv.taxonomy import get_system, load_taxonomy
 from evaluators.jsonl import read_jsonl
 from evaluators.output_lock import output_lock
-from evaluators.scoring import check_resume_identity, error_kind, read_done_rows, score_work_in_batches
+from evaluators.scoring import error_kind, read_done_rows, resume_rows, score_work_in_batches
 from evaluators.word_alignment import Aligner, timed_words, transcript_word_times
 
 
@@ -72,10 +72,12 @@ def collect_outputs(outputs: str | Path, items: list[NVVItem], system: str | Non
 
 
 def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pred_dir: Path,
-                   aligner: Aligner | None = None, batch_size: int = 8, resume_mismatch: str = "refuse") -> None:
+                   aligner: Aligner | None = None, batch_size: int = 8, resume_mismatch: str = "refuse",
+                   retry_errors: bool = False) -> None:
     """Append one verifier row per not-yet-done (system, item) to ``pred_dir/<system>.jsonl``,
     verifying ``batch_size`` outputs per forward pass (rows do not depend on it). Rows another
-    verifier wrote are handled by ``resume_mismatch`` (``evaluators.scoring.check_resume_identity``)."""
+    verifier wrote are handled by ``resume_mismatch``, error rows by ``retry_errors``
+    (``evaluators.scoring.resume_rows``)."""
     by_id = {it.id: it for it in items}
     by_safe_id = {sanitize_item_id(k): it for k, it in by_id.items()}
     pred_dir.mkdir(parents=True, exist_ok=True)
@@ -92,8 +94,8 @@ def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pre
 
     for name in sorted({o.system for o in outputs}):
         path = pred_dir / f"{sanitize_item_id(name)}.jsonl"
-        done = {r["id"] for r in check_resume_identity(read_done_rows(path, key=lambda r: r["id"]),
-                                                       verifier.provenance(), path, resume_mismatch)}
+        done = {r["id"] for r in resume_rows(path, verifier.provenance(), lambda r: r["id"], resume_mismatch,
+                                             retry_errors)}
         todo = [o for o in outputs if o.system == name and o.id not in done]
 
         def base(o: NvvOutput, name=name) -> dict:
@@ -164,7 +166,8 @@ def _is_table2_system(name: str) -> bool:
 
 def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
               aligner: Aligner | None = None, system: str | None = None, lang: str | None = None,
-              delta: int | None = None, batch_size: int = 8, resume_mismatch: str = "refuse") -> list[dict]:
+              delta: int | None = None, batch_size: int = 8, resume_mismatch: str = "refuse",
+              retry_errors: bool = False) -> list[dict]:
     """Verify every output (resumable), score each system, write predictions, metrics, the table and
     the heatmap under ``out_dir``; returns the table rows. A system named as in paper Table 2 gets
     that system's coverage and is scored on its supported types."""
@@ -173,7 +176,7 @@ def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: st
     expected = collect_outputs(outputs, items, system)
     with output_lock(out_dir / "predictions"):
         verify_outputs(verifier, items, expected, out_dir / "predictions", aligner, batch_size=batch_size,
-                       resume_mismatch=resume_mismatch)
+                       resume_mismatch=resume_mismatch, retry_errors=retry_errors)
     reports, rows = {}, []
     (out_dir / "metrics").mkdir(parents=True, exist_ok=True)
     for name in sorted({o.system for o in expected}):
