@@ -80,3 +80,38 @@ def test_batch_size_must_be_a_positive_integer(tmp_path, capsys, bad):
         main(["score", "--judge", "auto-att", "--audio", str(tmp_path), "--out", str(tmp_path / "o.jsonl"),
               "--batch-size", bad])
     assert e.value.code == 2 and "--batch-size" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("base", ["../elsewhere", "base/../../x", "link"])
+def test_a_recorded_base_that_leaves_the_judge_folder_is_refused(tmp_path, base):
+    from evaluators.judges.folder import JudgeFolderError, resolve_recorded_base
+
+    folder = tmp_path / "judge"
+    folder.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (folder / "link").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(JudgeFolderError, match="leaves the judge folder"):
+        resolve_recorded_base(folder, base)
+
+
+def test_a_recorded_base_inside_the_folder_a_hub_id_or_an_absolute_path_loads(tmp_path):
+    from evaluators.judges.folder import resolve_recorded_base
+
+    folder = tmp_path / "judge"
+    (folder / "base").mkdir(parents=True)
+    assert resolve_recorded_base(folder, "base") == str((folder / "base").resolve())
+    assert resolve_recorded_base(folder, "Qwen/Qwen2.5-Omni-7B") == "Qwen/Qwen2.5-Omni-7B"
+    assert resolve_recorded_base(folder, str(tmp_path)) == str(tmp_path)
+
+
+def test_release_of_a_judge_trained_from_a_local_base_needs_a_hub_id(tmp_path):
+    from trainer.release import ReleaseError, release
+
+    judge = _judge_folder(tmp_path / "j")
+    cfg = json.loads((judge / "judge_config.json").read_text())
+    (judge / "judge_config.json").write_text(json.dumps(dict(cfg, base_model=str(tmp_path / "models" / "omni"))))
+    with pytest.raises(ReleaseError, match="local folder; give --base-model"):
+        release(judge, tmp_path / "rel")
+    out = release(judge, tmp_path / "rel", base_model="Qwen/Qwen2.5-Omni-7B")
+    assert json.loads((out / "judge_config.json").read_text())["base_model"] == "Qwen/Qwen2.5-Omni-7B"
+    assert json.loads((judge / "judge_config.json").read_text())["base_model"].endswith("omni")  # source untouched

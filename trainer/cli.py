@@ -108,6 +108,8 @@ def add_release_command(sub) -> None:
     p.add_argument("--out", required=True, help="release folder to write (new or empty; never inside the checkpoint)")
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty --out (swapped in once complete)")
     p.add_argument("--validation", help="validation report JSON (default: the run's validation.json)")
+    p.add_argument("--base-model", help="hub id of the base model to record (required when the judge was "
+                                        "trained from a local folder)")
     p.add_argument("--push", action="store_true", help="upload with huggingface_hub")
     p.add_argument("--repo-id", help="Hub repo id for --push")
     p.add_argument("--public", action="store_true", help="create the Hub repo public (default private)")
@@ -117,7 +119,7 @@ def add_release_command(sub) -> None:
 
         validation = json.loads(Path(args.validation).read_text()) if args.validation else None
         out = release(args.checkpoint, args.out, validation=validation, push=args.push, repo_id=args.repo_id,
-                      private=not args.public, overwrite=args.overwrite)
+                      private=not args.public, overwrite=args.overwrite, base_model=args.base_model)
         print(f"release folder: {out}")
         return 0
 

@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from evaluators.judges.folder import JUDGE_CONFIG, read_judge_config
+from evaluators.judges.folder import JUDGE_CONFIG, is_local_path, read_judge_config
 from trainer.benchmarks import TASKS
 
 #: Judge folders written before ``task`` was recorded: the task that trained each kind then.
@@ -48,14 +48,16 @@ def _check_out(out: Path, protected: Path, overwrite: bool) -> None:
 
 
 def release(checkpoint: str | Path, out: str | Path, validation: dict | None = None, push: bool = False,
-            repo_id: str | None = None, private: bool = True, overwrite: bool = False) -> Path:
+            repo_id: str | None = None, private: bool = True, overwrite: bool = False,
+            base_model: str | None = None) -> Path:
     """Copy a trained judge into a release folder with a model card; optionally push to the Hub.
 
     ``checkpoint`` is a run folder (its ``final/`` is used) or a judge folder. Validation numbers
     come from ``validation`` or the run's ``validation.json`` when present. A non-empty ``out`` is
     refused unless ``overwrite``; ``out`` may never be, hold or sit inside the checkpoint. The
     release is written into a temporary sibling folder and renamed into place, so a failure midway
-    leaves ``out`` as it was.
+    leaves ``out`` as it was. ``base_model`` (a hub id) replaces the recorded base; a judge trained
+    from a local folder (absolute path) must be given one, since nobody else has that folder.
     """
     src = Path(checkpoint)
     if not (src / JUDGE_CONFIG).is_file() and (src / "final" / JUDGE_CONFIG).is_file():
@@ -66,6 +68,13 @@ def release(checkpoint: str | Path, out: str | Path, validation: dict | None = N
     if not (src / JUDGE_CONFIG).is_file():
         raise FileNotFoundError(f"{checkpoint}: no {JUDGE_CONFIG} (train a judge first)")
     config = read_judge_config(src)  # refuse a malformed folder before copying anything
+    if base_model:
+        if is_local_path(base_model):
+            raise ReleaseError(f"--base-model {base_model!r}: give the hub id of the base model, not a local path")
+        config["base_model"] = base_model
+    elif is_local_path(config["base_model"]):
+        raise ReleaseError(f"{src / JUDGE_CONFIG}: base_model {config['base_model']!r} is a local folder; "
+                           "give --base-model <hub id> (e.g. Qwen/Qwen2.5-Omni-7B) for the release")
     out = Path(out)
     _check_out(out, protected, overwrite)
     if validation is None and (run_dir / "validation.json").is_file():
@@ -77,6 +86,7 @@ def release(checkpoint: str | Path, out: str | Path, validation: dict | None = N
         shutil.copytree(src, tmp, dirs_exist_ok=True)
         if validation:
             config["validation"] = validation
+        if validation or base_model:
             (tmp / JUDGE_CONFIG).write_text(json.dumps(config, indent=2, ensure_ascii=False))
         (tmp / "README.md").write_text(model_card(config, validation))
         if out.exists():  # empty, or --overwrite: keep the old one until the new one is complete

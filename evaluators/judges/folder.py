@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -124,9 +125,7 @@ def load_backbone(folder: str | Path, cfg: dict, dtype: str | torch.dtype | None
             raise JudgeFolderError(f"{folder}: no {ADAPTER_WEIGHTS}" + (f" (found {', '.join(sorted(others))}: "
                                    "only safetensors weights are loaded; convert them)" if others else
                                    " although the judge was trained with LoRA"))
-    base = base_override or cfg["base_model"]
-    if (folder / base).is_dir():
-        base = str(folder / base)
+    base = base_override or resolve_recorded_base(folder, cfg["base_model"])
     # from_pretrained refuses a base of another backbone before loading any weight
     backbone = AudioLLM.from_pretrained(base, backbone=cfg["backbone"], dtype=dtype, device=device,
                                         attn_implementation=attn_implementation)
@@ -137,6 +136,35 @@ def load_backbone(folder: str | Path, cfg: dict, dtype: str | torch.dtype | None
         return backbone, "base-only"
     backbone.model = PeftModel.from_pretrained(backbone.model, str(folder), is_trainable=False).eval()
     return backbone, file_sha256(folder / ADAPTER_WEIGHTS)
+
+
+#: A Hugging Face Hub repo id: ``name`` or ``namespace/name``.
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
+
+
+def resolve_recorded_base(folder: Path, base_model: str) -> str:
+    """The ``base_model`` a judge folder records, as something to load: a hub id, a relative path
+    that stays inside the folder (``base/``; ``..`` or a symlink out of it is refused), or an
+    absolute path, which only a local training run writes (``omnijudge release`` refuses to
+    publish one; see ``docs/judge_folder.md``)."""
+    if not isinstance(base_model, str) or not base_model.strip():
+        raise JudgeFolderError(f"{folder / JUDGE_CONFIG}: base_model must be a hub id or a folder")
+    if Path(base_model).is_absolute():
+        return base_model
+    inside = (folder / base_model).resolve()
+    if inside.is_relative_to(folder.resolve()):
+        if inside.is_dir():
+            return str(inside)
+        if _HUB_ID.fullmatch(base_model):
+            return base_model
+    raise JudgeFolderError(f"{folder / JUDGE_CONFIG}: base_model {base_model!r} is a path that leaves the judge "
+                           "folder; only hub ids, folders inside it or absolute paths are loaded")
+
+
+def is_local_path(base_model: str) -> bool:
+    """True for a ``base_model`` that names a folder outside any judge folder (absolute path):
+    usable on the machine that trained it, not by anyone a release is shared with."""
+    return Path(base_model).is_absolute()
 
 
 def _save_base(backbone: AudioLLM, out: Path) -> str:
