@@ -39,6 +39,8 @@ def add_audio_score_arguments(p: argparse.ArgumentParser, required: bool = False
     p.add_argument("--batch-size", type=batch_size_arg, default=8,
                    help="clips per forward pass (scores do not depend on it)")
     p.add_argument("--table", help="also write the per-system table (JSON) here")
+    p.add_argument("--no-vad", action="store_true",
+                   help="skip the Silero voice-activity pass (rows then lack speech_s / no_speech)")
     add_runtime_arguments(p)
     p.add_argument("--exact-length-batches", action="store_true",
                    help="batch only clips of equal token length: scores independent of the batch in bfloat16 "
@@ -119,16 +121,16 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
         raise SystemExit(f"{args.audio}: no audio files ({', '.join(AUDIO_EXTENSIONS)})")
     try:
         rows = score_items(judge, items, args.out, batch_size=args.batch_size, resume_mismatch=args.resume_mismatch,
-                           retry_errors=args.retry_errors,
-                           progress=lambda done, total: print(f"\rscored {done}/{total}", end="", file=sys.stderr))
+                           retry_errors=args.retry_errors, vad=not args.no_vad)
     except (ResumeMismatchError, OutputLockedError) as e:
         raise SystemExit(f"omnijudge score: {e}") from None
-    print(file=sys.stderr)
     n_err = sum("error" in r for r in rows)
     table = system_score_table(rows)
     print(format_system_table(table, score_name=score_name or judge.preset.name))
     if args.table:
         Path(args.table).parent.mkdir(parents=True, exist_ok=True)
         Path(args.table).write_text(json.dumps(table, indent=2))
-    print(f"{len(rows)} rows in {args.out} ({n_err} errors)", file=sys.stderr)
+    n_silent = sum(bool(r.get("no_speech")) for r in rows)
+    print(f"{len(rows)} rows in {args.out} ({n_err} errors, {n_silent} scored clips with no speech detected)",
+          file=sys.stderr)
     return 0

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from evaluators.audio_io import (
     AUDIO_EXTENSIONS,
     SAMPLE_RATE,
@@ -27,6 +29,8 @@ from evaluators.audio_io import (
 )
 from evaluators.jsonl import JsonlError, read_jsonl
 from evaluators.output_lock import output_lock
+from evaluators.progress import progress_bar
+from evaluators.speech_activity import speech_seconds
 from evaluators.judges.verbalizer import VerbalizerJudge, is_finite_output
 from evaluators.word_alignment import AlignerSetupError
 
@@ -204,14 +208,14 @@ def resume_rows(out_path: Path, prov: dict, key: Callable[[dict], Any] | None = 
 
 
 def score_items(judge: VerbalizerJudge, items: list[ScoreItem], out_path: str | Path, batch_size: int = 8,
-                chunk_size: int | None = None, progress=None, resume_mismatch: str = "refuse",
-                retry_errors: bool = False) -> list[dict]:
+                chunk_size: int | None = None, resume_mismatch: str = "refuse",
+                retry_errors: bool = False, vad: bool = True) -> list[dict]:
     """Score ``items`` into ``out_path`` (JSONL), skipping ids already there. Returns all rows.
 
     Audio is read ``chunk_size`` items at a time (default 4 batches: bounded memory, and the rows
     of each chunk are flushed and fsynced together, so a kill loses at most one chunk); within a
     chunk the judge batches by length. Each row: ``id``, ``system``, ``score``, ``label``, ``probs`` {label: p},
-    ``duration_s``, provenance (``judge``, ``checkpoint_sha256``, ``prompt_version``, ``seed``),
+    ``duration_s``, ``speech_s`` and ``no_speech`` (Silero VAD; left out with ``vad=False``), provenance (``judge``, ``checkpoint_sha256``, ``prompt_version``, ``seed``),
     or ``error`` instead of the score fields. Rows another judge wrote are handled by
     ``resume_mismatch`` (:func:`check_resume_identity`); ``retry_errors`` scores error rows again.
     """
@@ -224,21 +228,27 @@ def score_items(judge: VerbalizerJudge, items: list[ScoreItem], out_path: str | 
         todo = [it for it in items if it.id not in done_ids]
         rows = list(done)
         chunk_size = chunk_size or 4 * max(batch_size, 1)
-        with out_path.open("a", encoding="utf-8") as out:
+        with out_path.open("a", encoding="utf-8") as out, progress_bar(len(todo), f"scoring {out_path.name}") as bar:
             for start in range(0, len(todo), chunk_size):
                 chunk = todo[start:start + chunk_size]
-                new_rows = _score_chunk(judge, chunk, batch_size, prov)
+                new_rows = _score_chunk(judge, chunk, batch_size, prov, vad)
                 for row in new_rows:
                     out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 out.flush()
                 os.fsync(out.fileno())
                 rows.extend(new_rows)
-                if progress:
-                    progress(len(rows), len(items))
+                bar.update(len(chunk))
     return rows
 
 
-def _score_chunk(judge: VerbalizerJudge, chunk: list[ScoreItem], batch_size: int, prov: dict) -> list[dict]:
+def speech_fields(waves: list[np.ndarray]) -> list[dict]:
+    """``speech_s`` (seconds of detected speech, Silero VAD) and ``no_speech`` for each 16 kHz
+    wave, batched (``evaluators.speech_activity``)."""
+    return [{"speech_s": s, "no_speech": s == 0.0} for s in speech_seconds(waves)]
+
+
+def _score_chunk(judge: VerbalizerJudge, chunk: list[ScoreItem], batch_size: int, prov: dict,
+                 vad: bool = True) -> list[dict]:
     waves, ok, results = [], [], {}
     for it in chunk:
         base = {"id": it.id, "system": it.system, "file": it.path.name}
@@ -253,7 +263,8 @@ def _score_chunk(judge: VerbalizerJudge, chunk: list[ScoreItem], batch_size: int
         ok.append((it, base))
     if waves:
         outs = _score_isolating_items(judge, waves, [it.fields for it, _ in ok], batch_size)
-        for (it, base), wave, o in zip(ok, waves, outs):
+        speech = speech_fields(waves) if vad else [{}] * len(waves)
+        for (it, base), wave, o, heard in zip(ok, waves, outs, speech):
             if isinstance(o, Exception):
                 results[it.id] = {**base, "error": f"scoring failed on this clip: {type(o).__name__}: {o}",
                                   "error_kind": "item", **prov}
@@ -262,7 +273,7 @@ def _score_chunk(judge: VerbalizerJudge, chunk: list[ScoreItem], batch_size: int
                 results[it.id] = {**base, "error": "judge produced a non-finite score", **prov}
                 continue
             results[it.id] = {**base, "score": o.score, "label": o.label, "probs": o.probs,
-                              "duration_s": round(len(wave) / SAMPLE_RATE, 3), **prov}
+                              "duration_s": round(len(wave) / SAMPLE_RATE, 3), **heard, **prov}
     return [results[it.id] for it in chunk]
 
 
@@ -297,6 +308,12 @@ def error_kind(e: Exception) -> str:
     return "setup" if isinstance(e, SETUP_ERRORS) else "item"
 
 
+def _heard(ready: list[tuple[int, dict]]) -> dict[int, dict]:
+    """VAD fields (:func:`speech_fields`) of the prepared judge inputs that hold a ``wave``."""
+    waved = [(i, x["wave"]) for i, x in ready if isinstance(x, dict) and isinstance(x.get("wave"), np.ndarray)]
+    return dict(zip([i for i, _ in waved], speech_fields([w for _, w in waved]))) if waved else {}
+
+
 def score_work_in_batches(judge, work: Sequence[Any], prepare: Callable[[Any], dict],
                           finish: Callable[[Any, dict], dict], fail: Callable[[Any, Exception], dict],
                           out, batch_size: int = 8, pool_batches: int = 4) -> int:
@@ -310,6 +327,11 @@ def score_work_in_batches(judge, work: Sequence[Any], prepare: Callable[[Any], d
     error propagates (rows of earlier pools stay written). Returns the number of rows written.
     """
     pool = max(batch_size, 1) * max(pool_batches, 1)
+    with progress_bar(len(work), f"scoring {Path(getattr(out, 'name', 'rows')).name}") as bar:
+        return _score_pools(judge, work, prepare, finish, fail, out, batch_size, pool, bar)
+
+
+def _score_pools(judge, work, prepare, finish, fail, out, batch_size: int, pool: int, bar) -> int:
     written = 0
     for start in range(0, len(work), pool):
         chunk = list(work[start:start + pool])
@@ -324,14 +346,15 @@ def score_work_in_batches(judge, work: Sequence[Any], prepare: Callable[[Any], d
                 rows[i] = fail(w, e)
         try:
             results = judge.score([x for _, x in ready], batch_size=batch_size) if ready else []
+            heard = _heard(ready)
             for (i, _), result in zip(ready, results):
-                rows[i] = finish(chunk[i], result)
+                rows[i] = {**finish(chunk[i], result), **heard.get(i, {})}
         except SETUP_ERRORS:
             raise
         except ITEM_ERRORS:
             for i, x in ready:
                 try:
-                    rows[i] = finish(chunk[i], judge.score([x], batch_size=1)[0])
+                    rows[i] = {**finish(chunk[i], judge.score([x], batch_size=1)[0]), **_heard([(i, x)]).get(i, {})}
                 except SETUP_ERRORS:
                     raise
                 except ITEM_ERRORS as e:
@@ -339,5 +362,7 @@ def score_work_in_batches(judge, work: Sequence[Any], prepare: Callable[[Any], d
         for row in rows:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
         out.flush()
+        os.fsync(out.fileno())
         written += len(rows)
+        bar.update(len(chunk))
     return written

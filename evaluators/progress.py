@@ -1,0 +1,14 @@
+"""Progress bars for long commands (score, synth, validate): clips done, clips/s and ETA on
+stderr through ``tqdm``; silent when stderr is not a terminal (CI logs, pipes, tests)."""
+
+from __future__ import annotations
+
+import sys
+
+
+def progress_bar(total: int, desc: str, unit: str = "clip"):
+    """A ``tqdm`` bar over ``total`` units; ``.update(n)`` as work lands, use as a context manager."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False,
+                disable=not sys.stderr.isatty())
