@@ -67,12 +67,21 @@ class LongClipWarning(UserWarning):
     """A clip longer than the encoder window was truncated (policy ``"truncate"``)."""
 
 
+class TruncatedAudioWarning(UserWarning):
+    """A file cut short of what its header claims was read anyway (``allow_truncated=True``)."""
+
+
+#: Frames read per block: a bounded read never decodes far past what it keeps.
+READ_BLOCK_FRAMES = 1 << 16
+
+
 # --------------------------------------------------------------------------------------------
 # Loading
 # --------------------------------------------------------------------------------------------
 
 
-def load_audio(path: str | os.PathLike, target_sr: int = SAMPLE_RATE) -> np.ndarray:
+def load_audio(path: str | os.PathLike, target_sr: int = SAMPLE_RATE, max_seconds: float | None = None,
+               allow_truncated: bool = False) -> np.ndarray:
     """Read an audio file as mono float32 at ``target_sr`` Hz.
 
     Accepts WAV, FLAC, OGG/Vorbis and MP3 (MP3 needs libsndfile >= 1.1, see ``MP3_SUPPORTED``);
@@ -84,6 +93,11 @@ def load_audio(path: str | os.PathLike, target_sr: int = SAMPLE_RATE) -> np.ndar
     Args:
         path: file to read.
         target_sr: output sample rate in Hz (positive int).
+        max_seconds: read at most this many seconds from the start (what a judge's long-clip
+            policy ``truncate`` uses): a one-hour file costs no more memory than its first
+            ``max_seconds``; a ``LongClipWarning`` gives the whole length. None reads everything.
+        allow_truncated: a file cut short of the frames its header claims is read up to where
+            it stops, with a ``TruncatedAudioWarning`` naming both lengths, instead of an error.
 
     Returns:
         ``np.ndarray`` of shape ``(n_samples,)``, dtype float32, nominal range [-1, 1] (integer
@@ -98,8 +112,10 @@ def load_audio(path: str | os.PathLike, target_sr: int = SAMPLE_RATE) -> np.ndar
             than ``MIN_SECONDS``, a WAV cut short of what its header claims, NaN or Inf samples.
             The message contains the path.
 
-    Note: a WAV file whose header claims more frames than the file holds (cut short in a copy
-    or a download) is an error naming both lengths; libsndfile would quietly read what is there.
+    Note: a file whose header claims more frames than it holds (cut short in a copy or a
+    download) is an error naming both lengths; libsndfile would quietly read what is there (WAV,
+    MP3) or fail with "lost sync" (FLAC). A cut Ogg file has no readable length at all and is an
+    error either way. With ``max_seconds``, MP3/FLAC cuts beyond the part read go unnoticed.
     """
     if int(target_sr) != target_sr or target_sr <= 0:
         raise ValueError(f"target_sr must be a positive integer, got {target_sr!r}")
@@ -118,25 +134,16 @@ def load_audio(path: str | os.PathLike, target_sr: int = SAMPLE_RATE) -> np.ndar
             "convert the file to WAV/FLAC or upgrade libsndfile",
         )
 
-    try:
-        # always_2d gives (frames, channels) for every file, so mono and multichannel share a path.
-        data, sr = sf.read(str(p), dtype="float32", always_2d=True)
-    except (sf.LibsndfileError, sf.SoundFileError, RuntimeError, TypeError) as exc:
-        raise AudioLoadError(p, f"not a readable audio file or header is truncated ({exc})") from exc
-
+    data, sr, claimed = _read_frames(p, max_seconds, allow_truncated)
     if data.shape[0] == 0:
-        raise AudioLoadError(p, "audio contains zero samples")
-    claimed = _wav_claimed_frames(p)
-    if claimed is not None and claimed - data.shape[0] > max(1, claimed // 1000):
-        # libsndfile quietly trims the frame count to what the file holds; a cut file is not a clip
-        raise AudioLoadError(p, f"file is truncated: its header claims {claimed} frames ({claimed / sr:.3f} s) "
-                                f"but it holds {data.shape[0]} ({data.shape[0] / sr:.3f} s)")
-    if not MIN_SAMPLE_RATE <= sr <= MAX_SAMPLE_RATE:
-        # a crafted header (1 Hz, 2e9 Hz) would make resampling allocate tens of GiB
-        raise AudioLoadError(p, f"sample rate {sr} Hz in header is outside {MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz")
+        raise AudioLoadError(p, "audio contains zero samples" + (" (an Ogg file cut short reads as empty)"
+                                                                 if p.suffix.lower() == ".ogg" else ""))
     if not np.all(np.isfinite(data)):
         bad = int(np.count_nonzero(~np.isfinite(data)))
         raise AudioLoadError(p, f"{bad} sample(s) are NaN or Inf")
+    if max_seconds is not None and claimed > data.shape[0] and data.shape[0] >= _limit(max_seconds, sr):
+        warnings.warn(f"{p}: clip is {claimed / sr:.2f} s long; read only the first {data.shape[0] / sr:.2f} s "
+                      "(long-clip policy 'truncate')", LongClipWarning, stacklevel=2)
 
     # Average in float64: summing many int-scaled channels in float32 loses low bits.
     mono = data.mean(axis=1, dtype=np.float64) if data.shape[1] > 1 else data[:, 0].astype(np.float64)
@@ -150,6 +157,51 @@ def load_audio(path: str | os.PathLike, target_sr: int = SAMPLE_RATE) -> np.ndar
         raise AudioLoadError(p, f"clip is too short: {len(mono)} samples ({1000 * len(mono) / target_sr:.1f} ms) "
                                 f"at {target_sr} Hz; at least {min_samples} ({1000 * MIN_SECONDS:.0f} ms) are needed")
     return np.ascontiguousarray(mono, dtype=np.float32)
+
+
+def _limit(max_seconds: float, sr: int) -> int:
+    return max(1, math.ceil(max_seconds * sr))
+
+
+def _read_frames(p: Path, max_seconds: float | None, allow_truncated: bool) -> tuple[np.ndarray, int, int]:
+    """(frames x channels float32, sample rate, frames the header claims), read block by block
+    up to ``max_seconds``; the sample rate is checked before any sample is decoded."""
+    try:
+        f = sf.SoundFile(str(p))
+    except (sf.LibsndfileError, sf.SoundFileError, RuntimeError, TypeError) as exc:
+        raise AudioLoadError(p, f"not a readable audio file or header is truncated ({exc})") from exc
+    with f:
+        sr = f.samplerate
+        if not MIN_SAMPLE_RATE <= sr <= MAX_SAMPLE_RATE:
+            # a crafted header (1 Hz, 2e9 Hz) would make resampling allocate tens of GiB
+            raise AudioLoadError(p, f"sample rate {sr} Hz in header is outside {MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz")
+        # libsndfile trims a WAV's frame count to what the file holds; its header says what was meant
+        claimed = _wav_claimed_frames(p) or f.frames
+        want = f.frames if max_seconds is None else min(f.frames, _limit(max_seconds, sr))
+        blocks, got, failure, step = [], 0, None, READ_BLOCK_FRAMES
+        while got < want:
+            try:
+                block = f.read(min(step, want - got), dtype="float32", always_2d=True)
+            except (sf.LibsndfileError, sf.SoundFileError, RuntimeError) as exc:
+                failure = exc  # FLAC: "decoder lost sync" where the file was cut
+                if step > 1024 and f.seekable():  # a failed read returns nothing: go back, take small steps
+                    f.seek(got)
+                    step = 1024
+                    continue
+                break
+            if block.shape[0] == 0:
+                break
+            blocks.append(block)
+            got += block.shape[0]
+        data = np.concatenate(blocks) if blocks else np.zeros((0, max(f.channels, 1)), np.float32)
+    expected = claimed if max_seconds is None else min(claimed, _limit(max_seconds, sr))
+    if expected - got > max(1, expected // 1000) or (failure is not None and not blocks):
+        problem = (f"file is truncated: its header claims {claimed} frames ({claimed / sr:.3f} s) but it holds "
+                   f"{got} ({got / sr:.3f} s)" + (f" before the decoder failed ({failure})" if failure else ""))
+        if not allow_truncated or got == 0:
+            raise AudioLoadError(p, problem)
+        warnings.warn(f"{p}: {problem}; scored as read (allow_truncated)", TruncatedAudioWarning, stacklevel=3)
+    return data, sr, claimed
 
 
 def _wav_claimed_frames(path: Path) -> int | None:

@@ -28,6 +28,13 @@ def add_resume_arguments(p: argparse.ArgumentParser) -> None:
                         "their old rows are removed")
 
 
+def add_audio_input_arguments(p: argparse.ArgumentParser) -> None:
+    """How a scorer treats damaged audio (``evaluators.audio_io.load_audio``)."""
+    p.add_argument("--allow-truncated", action="store_true",
+                   help="score a file cut short of the length its header claims (as read, with a 'warning' "
+                        "in its row) instead of giving it an error row")
+
+
 def add_audio_score_arguments(p: argparse.ArgumentParser, required: bool = False) -> None:
     """The options of audio scoring; ``required`` makes --judge/--audio/--out required flags."""
     req = " (required)" if not required else ""
@@ -36,6 +43,7 @@ def add_audio_score_arguments(p: argparse.ArgumentParser, required: bool = False
                    help=f"folder of audio (recursive) or JSONL manifest {{id, audio, [system]}}{req}")
     p.add_argument("--out", required=required, help=f"output JSONL, resumed when it exists{req}")
     add_resume_arguments(p)
+    add_audio_input_arguments(p)
     p.add_argument("--batch-size", type=batch_size_arg, default=8,
                    help="clips per forward pass (scores do not depend on it)")
     p.add_argument("--table", help="also write the per-system table (JSON) here")
@@ -64,6 +72,7 @@ def add_output_scoring_arguments(p: argparse.ArgumentParser, items: str, outputs
     p.add_argument("--batch-size", type=batch_size_arg, default=8,
                    help="outputs per forward pass (results do not depend on it)")
     add_resume_arguments(p)
+    add_audio_input_arguments(p)
     add_runtime_arguments(p)
 
 
@@ -121,7 +130,8 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
         raise SystemExit(f"{args.audio}: no audio files ({', '.join(AUDIO_EXTENSIONS)})")
     try:
         rows = score_items(judge, items, args.out, batch_size=args.batch_size, resume_mismatch=args.resume_mismatch,
-                           retry_errors=args.retry_errors, vad=not args.no_vad)
+                           retry_errors=args.retry_errors, vad=not args.no_vad,
+                           allow_truncated=args.allow_truncated)
     except (ResumeMismatchError, OutputLockedError) as e:
         raise SystemExit(f"omnijudge score: {e}") from None
     n_err = sum("error" in r for r in rows)

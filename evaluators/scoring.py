@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from evaluators.audio_io import (
     AUDIO_EXTENSIONS,
     SAMPLE_RATE,
     AudioLoadError,
+    TruncatedAudioWarning,
     load_audio,
     sanitize_item_id,
 )
@@ -209,7 +211,7 @@ def resume_rows(out_path: Path, prov: dict, key: Callable[[dict], Any] | None = 
 
 def score_items(judge: VerbalizerJudge, items: list[ScoreItem], out_path: str | Path, batch_size: int = 8,
                 chunk_size: int | None = None, resume_mismatch: str = "refuse",
-                retry_errors: bool = False, vad: bool = True) -> list[dict]:
+                retry_errors: bool = False, vad: bool = True, allow_truncated: bool = False) -> list[dict]:
     """Score ``items`` into ``out_path`` (JSONL), skipping ids already there. Returns all rows.
 
     Audio is read ``chunk_size`` items at a time (default 4 batches: bounded memory, and the rows
@@ -218,6 +220,8 @@ def score_items(judge: VerbalizerJudge, items: list[ScoreItem], out_path: str | 
     ``duration_s``, ``speech_s`` and ``no_speech`` (Silero VAD; left out with ``vad=False``), provenance (``judge``, ``checkpoint_sha256``, ``prompt_version``, ``seed``),
     or ``error`` instead of the score fields. Rows another judge wrote are handled by
     ``resume_mismatch`` (:func:`check_resume_identity`); ``retry_errors`` scores error rows again.
+    Each file is read up to what the judge hears (:func:`judge_read_limit`); a file cut short of
+    its header is an error row, or with ``allow_truncated`` scored with a ``warning``.
     """
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -231,7 +235,7 @@ def score_items(judge: VerbalizerJudge, items: list[ScoreItem], out_path: str | 
         with out_path.open("a", encoding="utf-8") as out, progress_bar(len(todo), f"scoring {out_path.name}") as bar:
             for start in range(0, len(todo), chunk_size):
                 chunk = todo[start:start + chunk_size]
-                new_rows = _score_chunk(judge, chunk, batch_size, prov, vad)
+                new_rows = _score_chunk(judge, chunk, batch_size, prov, vad, allow_truncated)
                 for row in new_rows:
                     out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 out.flush()
@@ -241,6 +245,30 @@ def score_items(judge: VerbalizerJudge, items: list[ScoreItem], out_path: str | 
     return rows
 
 
+def judge_read_limit(judge) -> float | None:
+    """Seconds of each file a judge hears: its window under the ``truncate`` long-clip policy
+    (so a one-hour file is never decoded whole), None (everything) under ``windows``."""
+    if getattr(judge, "long_clip_policy", "truncate") == "windows":
+        return None
+    return getattr(judge, "max_seconds", None)
+
+
+def read_item_audio(path: Path, max_seconds: float | None = None,
+                    allow_truncated: bool = False) -> tuple[np.ndarray, str | None]:
+    """``load_audio`` for one scored item: (wave, warning). The warning is the message of a
+    truncated file read anyway (``allow_truncated``), for the item's row; other warnings pass on."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TruncatedAudioWarning)
+        wave = load_audio(path, max_seconds=max_seconds, allow_truncated=allow_truncated)
+    note = None
+    for w in caught:
+        if issubclass(w.category, TruncatedAudioWarning):
+            note = str(w.message)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return wave, note
+
+
 def speech_fields(waves: list[np.ndarray]) -> list[dict]:
     """``speech_s`` (seconds of detected speech, Silero VAD) and ``no_speech`` for each 16 kHz
     wave, batched (``evaluators.speech_activity``)."""
@@ -248,13 +276,15 @@ def speech_fields(waves: list[np.ndarray]) -> list[dict]:
 
 
 def _score_chunk(judge: VerbalizerJudge, chunk: list[ScoreItem], batch_size: int, prov: dict,
-                 vad: bool = True) -> list[dict]:
+                 vad: bool = True, allow_truncated: bool = False) -> list[dict]:
     waves, ok, results = [], [], {}
     for it in chunk:
         base = {"id": it.id, "system": it.system, "file": it.path.name}
         try:
             sanitize_item_id(it.id)
-            wave = load_audio(it.path)
+            wave, note = read_item_audio(it.path, judge_read_limit(judge), allow_truncated)
+            if note:
+                base["warning"] = note
             judge.user_text(it.fields)
         except (AudioLoadError, ValueError, TypeError) as e:
             results[it.id] = {**base, "error": str(e), **prov}
@@ -319,7 +349,8 @@ def score_work_in_batches(judge, work: Sequence[Any], prepare: Callable[[Any], d
                           out, batch_size: int = 8, pool_batches: int = 4) -> int:
     """Run ``judge.score`` over benchmark work items in batches and append one JSON row per item.
 
-    ``prepare(w)`` -> the judge input of item ``w`` (reads audio, aligns words); ``finish(w, result)``
+    ``prepare(w)`` -> the judge input of item ``w`` (reads audio, aligns words; a ``warning`` key,
+    e.g. from :func:`read_item_audio`, is moved to the row); ``finish(w, result)``
     -> its row; ``fail(w, error)`` -> its error row. ``pool_batches`` batches of items are scored per
     call, so the judge's length bucketing has a pool to sort; their rows are flushed together, so a
     kill loses at most that pool. An item whose input the judge rejects gets its error row: the pool
@@ -337,9 +368,13 @@ def _score_pools(judge, work, prepare, finish, fail, out, batch_size: int, pool:
         chunk = list(work[start:start + pool])
         rows: list[dict | None] = [None] * len(chunk)
         ready: list[tuple[int, dict]] = []
+        notes: dict[int, str] = {}
         for i, w in enumerate(chunk):
             try:
-                ready.append((i, prepare(w)))
+                x = prepare(w)
+                if isinstance(x, dict) and (note := x.pop("warning", None)):
+                    notes[i] = note
+                ready.append((i, x))
             except SETUP_ERRORS:
                 raise
             except ITEM_ERRORS as e:
@@ -359,7 +394,9 @@ def _score_pools(judge, work, prepare, finish, fail, out, batch_size: int, pool:
                     raise
                 except ITEM_ERRORS as e:
                     rows[i] = fail(chunk[i], e)
-        for row in rows:
+        for i, row in enumerate(rows):
+            if i in notes and "error" not in row:
+                row = {**row, "warning": notes[i]}
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
         out.flush()
         os.fsync(out.fileno())

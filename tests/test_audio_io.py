@@ -15,6 +15,7 @@ from evaluators.audio_io import (
     MP3_SUPPORTED,
     AudioLoadError,
     LongClipWarning,
+    TruncatedAudioWarning,
     load_audio,
     prepare_segments,
     sanitize_item_id,
@@ -337,3 +338,65 @@ def test_sanitize_empty(raw):
 def test_sanitize_type():
     with pytest.raises(TypeError):
         sanitize_item_id(123)  # type: ignore[arg-type]
+
+
+# ---- truncated files of every format, and bounded reads ---------------------------------------
+def _tone(seconds: float, sr: int = 16000) -> np.ndarray:
+    return (0.3 * np.sin(2 * np.pi * 220 * np.arange(int(seconds * sr)) / sr)).astype(np.float32)
+
+
+@pytest.mark.parametrize("ext", ["flac", "mp3", "wav"])
+def test_a_file_cut_short_of_its_header_is_an_error_naming_both_lengths(tmp_path, ext):
+    if ext == "mp3" and not MP3_SUPPORTED:
+        pytest.skip("libsndfile without MP3")
+    whole = tmp_path / f"whole.{ext}"
+    sf.write(whole, _tone(5.0), 16000)
+    cut = tmp_path / f"cut.{ext}"
+    raw = whole.read_bytes()
+    cut.write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(AudioLoadError, match=r"truncated: its header claims 80000 frames \(5\.000 s\) but it holds"):
+        load_audio(cut)
+    with pytest.warns(TruncatedAudioWarning, match="claims 80000 frames"):
+        wave = load_audio(cut, allow_truncated=True)
+    assert 0.5 * 16000 < len(wave) < 4.5 * 16000  # what was there, decoded
+    assert len(load_audio(whole)) == 80000  # the whole file is not flagged
+
+
+def test_a_cut_ogg_file_is_an_error_even_when_truncation_is_allowed(tmp_path):
+    whole = tmp_path / "whole.ogg"
+    sf.write(whole, _tone(5.0), 16000)
+    (tmp_path / "cut.ogg").write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+    for allow in (False, True):
+        with pytest.raises(AudioLoadError, match="Ogg file cut short"):
+            load_audio(tmp_path / "cut.ogg", allow_truncated=allow)
+
+
+def test_bounded_read_keeps_only_the_window_and_says_how_long_the_clip_was(tmp_path):
+    sf.write(tmp_path / "long.flac", _tone(45.0, 48000), 48000)
+    with pytest.warns(LongClipWarning, match=r"45\.00 s long; read only the first 30\.00 s"):
+        head = load_audio(tmp_path / "long.flac", max_seconds=30.0)
+    full = load_audio(tmp_path / "long.flac")
+    assert len(full) == 45 * 16000 and abs(len(head) - 30 * 16000) <= 1
+    # the same samples as reading everything (away from the resampler's edge at the cut)
+    assert np.allclose(head[: 29 * 16000], full[: 29 * 16000], atol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(load_audio(tmp_path / "long.flac", max_seconds=60.0)) == 45 * 16000  # no warning when it fits
+
+
+def test_an_hour_of_flac_read_for_a_30_s_window_stays_small(tmp_path):
+    """Peak memory of a bounded read of one hour of 48 kHz audio (a 673 KB FLAC of silence cost
+    3.2 GB before reads were bounded)."""
+    import tracemalloc
+
+    with sf.SoundFile(tmp_path / "hour.flac", "w", 48000, 1, subtype="PCM_16") as f:
+        block = np.zeros(48000 * 60, np.float32)
+        for _ in range(60):
+            f.write(block)
+    tracemalloc.start()
+    with pytest.warns(LongClipWarning):
+        wave = load_audio(tmp_path / "hour.flac", max_seconds=30.0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert len(wave) == 30 * 16000
+    assert peak < 64 * 2**20, f"{peak / 2**20:.0f} MiB"

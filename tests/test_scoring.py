@@ -199,3 +199,15 @@ def test_retry_errors_scores_fixed_files_again_and_keeps_one_row_per_item(judge,
     assert {k for k, r in by_id.items() if "error" in r} == {"sysB/empty", "sysB/nan", "sysB/truncated"}
     good = {k: r["score"] for k, r in by_id.items() if k.startswith("sysA")}
     assert good == {r["id"]: r["score"] for r in map(json.loads, before.decode().splitlines()) if r["id"] in good}
+
+
+def test_allow_truncated_scores_a_cut_file_with_a_warning_in_its_row(judge, audio_folder, tmp_path):
+    raw = (audio_folder / "sysA" / "clip1.flac").read_bytes()
+    (audio_folder / "sysA" / "clip1.flac").write_bytes(raw[: len(raw) * 2 // 3])
+    strict = {r["id"]: r for r in score_items(judge, collect_items(audio_folder), tmp_path / "a.jsonl")}
+    assert "truncated: its header claims" in strict["sysA/clip1"]["error"]
+    lenient = {r["id"]: r for r in score_items(judge, collect_items(audio_folder), tmp_path / "b.jsonl",
+                                               allow_truncated=True)}
+    row = lenient["sysA/clip1"]
+    assert "error" not in row and "truncated" in row["warning"] and 0 < row["duration_s"] < 1.2
+    assert all("warning" not in r for k, r in lenient.items() if k != "sysA/clip1")

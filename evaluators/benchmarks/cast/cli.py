@@ -71,7 +71,8 @@ def cmd_score_cast(args) -> int:
         detector, aligner = judge_and_aligner(args, WordTaggerJudge)
         metrics = score_cast(detector, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
                              n_resamples=args.n_resamples, batch_size=args.batch_size,
-                             resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors)
+                             resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
+                             allow_truncated=args.allow_truncated)
     except (OSError, ValueError) as e:  # bad items / manifest / judge folder: the message names the file
         raise SystemExit(f"omnijudge score cast: {e}") from None
     print(format_cast_table(metrics["groups"]))

@@ -25,14 +25,13 @@ import numpy as np
 
 from evaluators.audio_io import (
     AUDIO_EXTENSIONS,
-    load_audio,
     sanitize_item_id,
 )
 from evaluators.backbones import SAMPLE_RATE as SR
 from evaluators.benchmarks.cast.metrics import MODES, cast_metrics, tokenize
 from evaluators.jsonl import read_jsonl
 from evaluators.output_lock import output_lock
-from evaluators.scoring import error_kind, read_done_rows, resume_rows, score_work_in_batches
+from evaluators.scoring import error_kind, read_done_rows, read_item_audio, resume_rows, score_work_in_batches
 from evaluators.text_units import text_lang
 from evaluators.word_alignment import (
     Aligner,
@@ -122,7 +121,7 @@ def _row_key(row: dict) -> tuple:
 def score_cast(detector, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
                aligner: Aligner | None = None, system: str | None = None, n_resamples: int = 10_000,
                seed: int = 0, batch_size: int = 8, resume_mismatch: str = "refuse",
-               retry_errors: bool = False) -> dict:
+               retry_errors: bool = False, allow_truncated: bool = False) -> dict:
     """Detect stressed words in every output (``batch_size`` outputs per forward pass; rows do not
     depend on it), append PRED rows to ``out_dir/predictions.jsonl`` (resumable; one writer at a
     time), compute the CAST metrics and write ``out_dir/metrics.json`` + ``table.json``. Rows
@@ -131,11 +130,11 @@ def score_cast(detector, items_path: str | Path, outputs: str | Path, out_dir: s
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     with output_lock(Path(out_dir) / "predictions.jsonl"):
         return _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resamples, seed, batch_size,
-                           resume_mismatch, retry_errors)
+                           resume_mismatch, retry_errors, allow_truncated)
 
 
 def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resamples, seed, batch_size,
-                resume_mismatch, retry_errors) -> dict:
+                resume_mismatch, retry_errors, allow_truncated) -> dict:
     items = read_jsonl(items_path, required=("id", "pair_id", "side", "sentence", "stressed_word"))
     by_id = {it["id"]: it for it in items}
     out_dir = Path(out_dir)
@@ -153,8 +152,11 @@ def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resam
         if o.path is None:
             raise FileNotFoundError("no output file for this item")
         item = by_id[o.id]
-        wave, times = _segment(load_audio(o.path), o, item["sentence"], words_of(o), aligner, need_times)
-        return {"wave": wave, "words": words_of(o), "lang": text_lang(item["sentence"]), "word_times": times}
+        # read whole: a segment may be cut from anywhere in the file by its timestamps
+        wave, note = read_item_audio(o.path, None, allow_truncated)
+        wave, times = _segment(wave, o, item["sentence"], words_of(o), aligner, need_times)
+        return {"wave": wave, "words": words_of(o), "lang": text_lang(item["sentence"]), "word_times": times,
+                "warning": note}
 
     def base(o: CastOutput) -> dict:
         return {"id": o.id, "system": o.system, "mode": o.mode, **detector.provenance()}

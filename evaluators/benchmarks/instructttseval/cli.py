@@ -61,7 +61,7 @@ def cmd_score(args) -> int:
             judge = load_verbalizer(args.judge, runtime, args.backbone, args.base)
         result = score_instructttseval(judge, args.items, args.outputs, args.out, system=args.system,
                                        batch_size=args.batch_size, resume_mismatch=args.resume_mismatch,
-                                       retry_errors=args.retry_errors)
+                                       retry_errors=args.retry_errors, allow_truncated=args.allow_truncated)
     except (OSError, ValueError, JudgeFolderError, BackboneMismatchError) as e:
         raise SystemExit(f"omnijudge score instructttseval: {e}") from None
     print(format_markdown({result["system"]: result["table"]}))
@@ -75,7 +75,7 @@ def cmd_score(args) -> int:
 def add_score_parser(ssub):
     from evaluators.backbones.specs import BACKBONES
     from evaluators.runtime_options import add_runtime_arguments, batch_size_arg
-    from evaluators.score_command import add_resume_arguments
+    from evaluators.score_command import add_audio_input_arguments, add_resume_arguments
 
     p = ssub.add_parser("instructttseval", help="InstructTTSEval: a local instruction-following judge over a "
                                                 "system's outputs -> the benchmark's rows + APS/DSD/RP/Avg table")
@@ -90,6 +90,7 @@ def add_score_parser(ssub):
     p.add_argument("--batch-size", type=batch_size_arg, default=8,
                    help="clips per forward pass (results do not depend on it)")
     add_resume_arguments(p)
+    add_audio_input_arguments(p)
     p.add_argument("--backbone", choices=sorted(BACKBONES), help="backbone of a preset judge")
     p.add_argument("--base", help="base model hub id/folder of a preset judge ('tiny' = offline random)")
     add_runtime_arguments(p)

@@ -23,11 +23,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluators.audio_io import load_audio
 from evaluators.benchmarks.instructttseval.items import TASKS, InstructItem, load_items, resolve_output
 from evaluators.benchmarks.instructttseval.metrics import format_markdown, plot_dimension_failures, system_tables
 from evaluators.output_lock import output_lock
-from evaluators.scoring import error_kind, read_done_rows, resume_rows, score_work_in_batches
+from evaluators.scoring import (error_kind, judge_read_limit, read_done_rows, read_item_audio, resume_rows,
+                                score_work_in_batches)
 
 #: ``error_kind`` of a pair whose output was not there: not done, so a rerun looks for it again.
 MISSING = "missing"
@@ -90,7 +90,8 @@ def collect_work(items: list[InstructItem], outputs: str | Path) -> list[Work]:
 
 
 def judge_pairs(judge, work: list[Work], scores_path: Path, system: str, batch_size: int = 8,
-                resume_mismatch: str = "refuse", retry_errors: bool = False) -> list[dict]:
+                resume_mismatch: str = "refuse", retry_errors: bool = False,
+                allow_truncated: bool = False) -> list[dict]:
     """Judge the pairs not yet in ``scores_path`` (appending their rows); returns every row. Rows
     another judge wrote are handled by ``resume_mismatch``, error rows by ``retry_errors``
     (``scoring.resume_rows``)."""
@@ -113,7 +114,8 @@ def judge_pairs(judge, work: list[Work], scores_path: Path, system: str, batch_s
         instruction = w.item.tasks[w.task].get("instruction") or ""
         if not instruction.strip():
             raise ValueError(f"{w.item.id} {w.task}: empty instruction")
-        return {"wave": load_audio(w.path), "instruction": instruction, "lang": w.item.lang}
+        wave, note = read_item_audio(w.path, judge_read_limit(judge), allow_truncated)
+        return {"wave": wave, "instruction": instruction, "lang": w.item.lang, "warning": note}
 
     def finish(w: Work, result: dict) -> dict:
         return {**base(w), **result, **prov}
@@ -160,7 +162,8 @@ def _write_atomic(path: Path, text: str) -> None:
 
 def score_instructttseval(judge, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
                           system: str | None = None, batch_size: int = 8, n_resamples: int = 10_000,
-                          resume_mismatch: str = "refuse", retry_errors: bool = False) -> dict:
+                          resume_mismatch: str = "refuse", retry_errors: bool = False,
+                          allow_truncated: bool = False) -> dict:
     """Judge one system's outputs for every item and task; write the files listed in the module
     docstring. Returns ``{"system", "table", "rows"}`` (``table`` as ``metrics.task_scores``)."""
     judge = instruction_judge(judge)
@@ -170,7 +173,7 @@ def score_instructttseval(judge, items_path: str | Path, outputs: str | Path, ou
     system = system or Path(outputs).resolve().name
     with output_lock(out_dir / "scores.jsonl"):
         score_rows = judge_pairs(judge, collect_work(items, outputs), out_dir / "scores.jsonl", system, batch_size,
-                                 resume_mismatch, retry_errors)
+                                 resume_mismatch, retry_errors, allow_truncated)
     results = merge_results(items, score_rows)
     _write_atomic(out_dir / "results.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results))
     tables = system_tables({system: results}, field="judge_score", missing_as_false=False, n_resamples=n_resamples)

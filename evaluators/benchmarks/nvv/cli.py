@@ -66,7 +66,8 @@ def cmd_score_nvv(args) -> int:
         verifier, aligner = judge_and_aligner(args, NvvVerifierJudge)
         rows = score_nvv(verifier, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
                          lang=args.lang, delta=args.delta, batch_size=args.batch_size,
-                         resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors)
+                         resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
+                         allow_truncated=args.allow_truncated)
     except (OSError, ValueError) as e:  # bad items / manifest / judge folder: the message names the file
         raise SystemExit(f"omnijudge score nvv: {e}") from None
     print(format_table(rows))

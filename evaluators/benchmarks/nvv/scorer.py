@@ -25,7 +25,6 @@ import numpy as np
 
 from evaluators.audio_io import (
     AUDIO_EXTENSIONS,
-    load_audio,
     sanitize_item_id,
 )
 from evaluators.backbones import SAMPLE_RATE as SR
@@ -34,7 +33,7 @@ from evaluators.benchmarks.nvv.metrics import prediction_from_row, score_run
 from evaluators.benchmarks.nvv.taxonomy import get_system, load_taxonomy
 from evaluators.jsonl import read_jsonl
 from evaluators.output_lock import output_lock
-from evaluators.scoring import error_kind, read_done_rows, resume_rows, score_work_in_batches
+from evaluators.scoring import error_kind, read_done_rows, read_item_audio, resume_rows, score_work_in_batches
 from evaluators.word_alignment import Aligner, timed_words, transcript_word_times
 
 
@@ -73,7 +72,7 @@ def collect_outputs(outputs: str | Path, items: list[NVVItem], system: str | Non
 
 def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pred_dir: Path,
                    aligner: Aligner | None = None, batch_size: int = 8, resume_mismatch: str = "refuse",
-                   retry_errors: bool = False) -> None:
+                   retry_errors: bool = False, allow_truncated: bool = False) -> None:
     """Append one verifier row per not-yet-done (system, item) to ``pred_dir/<system>.jsonl``,
     verifying ``batch_size`` outputs per forward pass (rows do not depend on it). Rows another
     verifier wrote are handled by ``resume_mismatch``, error rows by ``retry_errors``
@@ -86,11 +85,12 @@ def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pre
         if o.path is None:
             raise FileNotFoundError("no output file for this item")
         it = by_id.get(o.id) or by_safe_id[o.id]
-        wave = load_audio(o.path)
+        # read whole: the aligner times words over the full clip
+        wave, note = read_item_audio(o.path, None, allow_truncated)
         timed = timed_words(wave, o.word_timestamps, aligner, "the verifier needs word times")
         times = transcript_word_times(timed, position_units(it.reference_text, it.lang), duration_s=len(wave) / SR)
         return {"wave": wave, "text": it.reference_text, "lang": it.lang, "target_type": it.target_type,
-                "unit_times": times}
+                "unit_times": times, "warning": note}
 
     for name in sorted({o.system for o in outputs}):
         path = pred_dir / f"{sanitize_item_id(name)}.jsonl"
@@ -167,7 +167,7 @@ def _is_table2_system(name: str) -> bool:
 def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
               aligner: Aligner | None = None, system: str | None = None, lang: str | None = None,
               delta: int | None = None, batch_size: int = 8, resume_mismatch: str = "refuse",
-              retry_errors: bool = False) -> list[dict]:
+              retry_errors: bool = False, allow_truncated: bool = False) -> list[dict]:
     """Verify every output (resumable), score each system, write predictions, metrics, the table and
     the heatmap under ``out_dir``; returns the table rows. A system named as in paper Table 2 gets
     that system's coverage and is scored on its supported types."""
@@ -176,7 +176,8 @@ def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: st
     expected = collect_outputs(outputs, items, system)
     with output_lock(out_dir / "predictions"):
         verify_outputs(verifier, items, expected, out_dir / "predictions", aligner, batch_size=batch_size,
-                       resume_mismatch=resume_mismatch, retry_errors=retry_errors)
+                       resume_mismatch=resume_mismatch, retry_errors=retry_errors,
+                       allow_truncated=allow_truncated)
     reports, rows = {}, []
     (out_dir / "metrics").mkdir(parents=True, exist_ok=True)
     for name in sorted({o.system for o in expected}):
