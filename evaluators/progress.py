@@ -6,6 +6,24 @@ from __future__ import annotations
 import sys
 
 
+def progress_iter(items, desc: str, unit: str = "clip"):
+    """``items`` (a sequence) wrapped in a bar: the synth loops' clips rendered."""
+    from tqdm import tqdm
+
+    return tqdm(items, total=len(items), desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False,
+                disable=not sys.stderr.isatty())
+
+
+def chunks_with_progress(items: list, size: int, desc: str):
+    """Consecutive slices of ``items`` of at most ``size``, advancing a bar as each is taken
+    (validation: audio for one slice in memory at a time)."""
+    with progress_bar(len(items), desc) as bar:
+        for start in range(0, len(items), size):
+            chunk = items[start:start + size]
+            yield chunk
+            bar.update(len(chunk))
+
+
 def progress_bar(total: int, desc: str, unit: str = "clip"):
     """A ``tqdm`` bar over ``total`` units; ``.update(n)`` as work lands, use as a context manager."""
     from tqdm import tqdm

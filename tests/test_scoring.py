@@ -211,3 +211,12 @@ def test_allow_truncated_scores_a_cut_file_with_a_warning_in_its_row(judge, audi
     row = lenient["sysA/clip1"]
     assert "error" not in row and "truncated" in row["warning"] and 0 < row["duration_s"] < 1.2
     assert all("warning" not in r for k, r in lenient.items() if k != "sysA/clip1")
+
+
+def test_progress_bars_are_silent_when_stderr_is_not_a_terminal(capsys):
+    from evaluators.progress import chunks_with_progress, progress_bar
+
+    with progress_bar(3, "x") as bar:
+        bar.update(3)
+    assert bar.disable and [len(c) for c in chunks_with_progress(list(range(5)), 2, "y")] == [2, 2, 1]
+    assert capsys.readouterr().err == ""

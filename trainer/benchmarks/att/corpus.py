@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from trainer.synth.corpus_config import StrictFromDict
+from evaluators.progress import progress_iter
 from trainer.synth.corpus_io import write_jsonl, write_wav
 
 from trainer.benchmarks.att.listeners import ListenerParams, SimClip, simulate_listeners
@@ -278,7 +279,7 @@ def build_att_corpus(config: AttCorpusConfig, out_dir: str | Path) -> AttCorpus:
     (out / "audio").mkdir(parents=True, exist_ok=True)
     specs = _plan(config)
     rows = []
-    for i, s in enumerate(specs):
+    for i, s in enumerate(progress_iter(specs, "synth att")):
         y = _render(s, np.random.default_rng([config.seed, 4, i]), config)
         rel = f"audio/{s['id']}.wav"
         write_wav(out / rel, y, config.sample_rate)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from evaluators.progress import chunks_with_progress
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.att.metrics import att_metrics
 from evaluators.judges.verbalizer import VerbalizerJudge
@@ -15,7 +16,8 @@ from trainer.benchmarks.att.protocol import labelled_rows
 def _normalised_scores(judge: VerbalizerJudge, rows: list[dict], batch_size: int) -> list[float]:
     """Judge scores mapped to [0, 1] by the preset's value range (so any HLS preset compares)."""
     lo, hi = judge.preset.value_range
-    outs = judge.score_waves([load_audio(r["path"]) for r in rows], batch_size=batch_size)
+    outs = [o for chunk in chunks_with_progress(rows, 64, "validate att")
+            for o in judge.score_waves([load_audio(r["path"]) for r in chunk], batch_size=batch_size)]
     return [(o.score - lo) / (hi - lo) for o in outs]
 
 

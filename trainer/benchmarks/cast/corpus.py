@@ -49,6 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from trainer.synth.corpus_config import StrictFromDict
+from evaluators.progress import progress_iter
 from trainer.synth.corpus_io import write_jsonl, write_wav
 
 from trainer.benchmarks.cast.speech import StressSpeaker, render_stressed
@@ -229,7 +230,7 @@ def build_stress_corpus(config: StressCorpusConfig, out_dir: str | Path) -> Stre
     items, speakers, spk_split = _plan(config)
     sr = config.sample_rate
     rows = []
-    for i, it in enumerate(items):
+    for i, it in enumerate(progress_iter(items, "synth cast")):
         r = render_stressed(it["words"], it["lang"], it["speaker"], it["prominence"],
                             np.random.default_rng([config.seed, 4, i]), pause_after=it["pause"], sr=sr)
         rel = f"audio/{it['id']}.wav"

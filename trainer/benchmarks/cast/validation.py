@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from evaluators.progress import chunks_with_progress
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.cast.metrics import cast_metrics
 from evaluators.judges.word_tagger import WordTaggerJudge
@@ -26,9 +27,10 @@ def word_f1(probs: list[np.ndarray], labels: list[list[int]], threshold: float =
 
 def predict_rows(judge: WordTaggerJudge, rows: list[dict], batch_size: int = 16) -> list[np.ndarray]:
     """P(stressed) per word for each row: list of (W_i,) arrays."""
-    probs = judge.predict([load_audio(r["path"]) for r in rows], [r["words"] for r in rows],
-                          [r["lang"] for r in rows], batch_size=batch_size,
-                          word_times=[r.get("word_times") for r in rows] if judge.needs_word_times else None)
+    probs = [p for c in chunks_with_progress(rows, 64, "validate cast")
+             for p in judge.predict([load_audio(r["path"]) for r in c], [r["words"] for r in c],
+                                    [r["lang"] for r in c], batch_size=batch_size,
+                                    word_times=[r.get("word_times") for r in c] if judge.needs_word_times else None)]
     return [p[:, 0] for p in probs]
 
 

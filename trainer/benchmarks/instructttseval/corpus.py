@@ -43,6 +43,7 @@ from trainer.benchmarks.instructttseval.instructions import near_miss, write_ins
 from trainer.benchmarks.instructttseval.texts import SENTENCES
 from trainer.benchmarks.instructttseval.voice import Speaker, render_instructed
 from trainer.synth.corpus_config import StrictFromDict
+from evaluators.progress import progress_bar
 from trainer.synth.corpus_io import write_jsonl, write_wav
 
 SAMPLE_RATE = 16000
@@ -172,6 +173,7 @@ def build_instruct_corpus(cfg: InstructCorpusConfig, out: str | Path) -> Path:
     (out / "audio").mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(cfg.seed)
     clips, attrs_of = [], {}
+    bar = progress_bar(len(cfg.languages) * sum(cfg.speakers) * cfg.clips_per_speaker, "synth instructttseval")
     for lang in cfg.languages:
         sentences = _split_sentences(len(SENTENCES[lang]), cfg.sentence_fraction, rng)
         for split, n_speakers in zip(SPLITS, cfg.speakers):
@@ -183,6 +185,7 @@ def build_instruct_corpus(cfg: InstructCorpusConfig, out: str | Path) -> Path:
                     clip_id = f"{speaker.id}-{c:03d}"
                     wave, realised = render_instructed(SENTENCES[lang][sid], lang, attrs, speaker, rng, sr=SAMPLE_RATE)
                     write_wav(out / "audio" / f"{clip_id}.wav", wave, SAMPLE_RATE)
+                    bar.update(1)
                     clip = {"clip_id": clip_id, "path": f"audio/{clip_id}.wav", "lang": lang, "speaker": speaker.id,
                             "sentence_id": f"{lang}-{sid}", "text": SENTENCES[lang][sid], "split": split,
                             "attributes": attrs.to_dict(),
@@ -190,6 +193,7 @@ def build_instruct_corpus(cfg: InstructCorpusConfig, out: str | Path) -> Path:
                                          if isinstance(v, (int, float, str))}}
                     clips.append(clip)
                     attrs_of[clip_id] = attrs
+    bar.close()
     train_clips = [c for c in clips if c["split"] != "test"]
     test_clips = [c for c in clips if c["split"] == "test"]
     pairs = _train_pairs(train_clips, attrs_of, cfg, rng)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from evaluators.progress import chunks_with_progress
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.instructttseval.items import DIMENSIONS, TASKS
 from evaluators.benchmarks.instructttseval.scorer import instruction_judge
@@ -175,8 +176,7 @@ def format_agreement(table: dict, title: str) -> str:
 
 def _score_pairs(judge, rows: list[dict], batch_size: int) -> list[dict]:
     outputs: list[dict] = []
-    for start in range(0, len(rows), 64):
-        chunk = rows[start:start + 64]
+    for chunk in chunks_with_progress(rows, 64, "validate instructttseval"):
         inputs = [{"wave": load_audio(r["path"]), "instruction": r["instruction"], "lang": r["lang"]} for r in chunk]
         outputs += judge.score(inputs, batch_size=batch_size)
     return outputs

@@ -37,6 +37,7 @@ import numpy as np
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, count_units
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
 from trainer.synth.corpus_config import StrictFromDict
+from evaluators.progress import progress_iter
 from trainer.synth.corpus_io import write_wav
 
 from trainer.benchmarks.nvv.dsp import active_rms
@@ -340,7 +341,7 @@ def build_nvv_corpus(config: NvvCorpusConfig, out_dir: str | Path) -> NvvCorpus:
     specs = _plan(config, bank)
     sr = config.sample_rate
     rows = []
-    for i, spec in enumerate(specs):
+    for i, spec in enumerate(progress_iter(specs, "synth nvv")):
         rng = np.random.default_rng([config.seed, 3, i])
         _finish_spec(spec, config, rng)
         y, rec = _render_item(spec, rng, sr, config.noise_floor_db)

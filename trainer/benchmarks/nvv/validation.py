@@ -20,6 +20,7 @@ from collections import Counter
 
 import numpy as np
 
+from evaluators.progress import chunks_with_progress
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, item_from_row
 from evaluators.benchmarks.nvv.metrics import prediction_from_row, score_run
@@ -60,8 +61,9 @@ def verifier_scores(rows: list[dict], preds: list[dict], delta: int) -> dict:
 
 def predict_nvv_rows(judge: NvvVerifierJudge, rows: list[dict], batch_size: int = 16) -> list[dict]:
     """The verifier's decisions for corpus rows (input order)."""
-    return judge.verify([load_audio(r["path"]) for r in rows], [r["text"] for r in rows], [r["lang"] for r in rows],
-                        [r["target_type"] for r in rows], [r["unit_times"] for r in rows], batch_size=batch_size)
+    return [d for c in chunks_with_progress(rows, 64, "validate nvv")
+            for d in judge.verify([load_audio(r["path"]) for r in c], [r["text"] for r in c], [r["lang"] for r in c],
+                                  [r["target_type"] for r in c], [r["unit_times"] for r in c], batch_size=batch_size)]
 
 
 def rendered_prediction_rows(rows: list[dict], judge: NvvVerifierJudge) -> list[dict]:
