@@ -125,7 +125,14 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
                          f"(omnijudge score <benchmark>)") from None
     except (BackboneMismatchError, ValueError) as e:
         raise SystemExit(f"omnijudge score: {e}") from None
-    items = collect_items(args.audio)
+    skipped: list[tuple[str, str]] = []
+    items = collect_items(args.audio, skipped)
+    if skipped:
+        print(f"skipped {len(skipped)} files or folders under {args.audio}:", file=sys.stderr)
+        for path, why in skipped[:10]:
+            print(f"  {path}: {why}", file=sys.stderr)
+        if len(skipped) > 10:
+            print(f"  ... and {len(skipped) - 10} more", file=sys.stderr)
     if not items:
         raise SystemExit(f"{args.audio}: no audio files ({', '.join(AUDIO_EXTENSIONS)})")
     try:

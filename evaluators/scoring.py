@@ -49,14 +49,32 @@ class ScoreItem:
     fields: dict = field(default_factory=dict)
 
 
-def items_from_folder(folder: str | Path) -> list[ScoreItem]:
+def _walk_audio(folder: Path, skipped: list[tuple[str, str]]) -> list[Path]:
+    """Audio files under ``folder`` (relative, sorted); symlinked folders are not followed (no
+    loops). Everything passed over goes to ``skipped`` as (path, reason)."""
+    def unreadable(e: OSError) -> None:
+        skipped.append((str(e.filename), f"folder not readable ({e.strerror})"))
+
+    files = []
+    for root, _dirs, names in os.walk(folder, onerror=unreadable):
+        for name in names:
+            p = Path(root) / name
+            if p.suffix.lower() not in AUDIO_EXTENSIONS:
+                skipped.append((str(p), "not an audio file extension"))
+            elif not p.is_file():  # a broken link, a link loop, a fifo
+                skipped.append((str(p), "not a regular file (broken or looping link?)"))
+            else:
+                files.append(p.relative_to(folder))
+    return sorted(files)
+
+
+def items_from_folder(folder: str | Path, skipped: list[tuple[str, str]] | None = None) -> list[ScoreItem]:
     """Every audio file under ``folder`` (recursive, sorted). id = relative path without extension,
     or with it where two files share a stem (``x.wav`` and ``x.flac`` become ids ``x.wav`` and
     ``x.flac``, never two rows called ``x``); system = first sub-folder name when files sit in
-    sub-folders."""
+    sub-folders. Files and folders passed over are appended to ``skipped`` as (path, reason)."""
     folder = Path(folder)
-    files = [p.relative_to(folder) for p in sorted(folder.rglob("*"))
-             if p.is_file() and p.suffix.lower() in AUDIO_EXTENSIONS]
+    files = _walk_audio(folder, skipped if skipped is not None else [])
     stems = Counter(str(rel.with_suffix("")) for rel in files)
     items = []
     for rel in files:
@@ -73,21 +91,28 @@ def items_from_manifest(manifest: str | Path) -> list[ScoreItem]:
     items, seen = [], set()
     for row in read_jsonl(manifest, required=("audio",)):
         n = row.pop("_line")
+        if not isinstance(row["audio"], str) or not row["audio"].strip():
+            raise JsonlError(f"{manifest}:{n}: 'audio' must be a non-empty path string, got {row['audio']!r}")
+        for key in ("id", "system"):
+            if row.get(key) is not None and not isinstance(row[key], (str, int)):
+                raise JsonlError(f"{manifest}:{n}: {key!r} must be a string, got {row[key]!r}")
         item_id = str(row.get("id") or Path(row["audio"]).with_suffix(""))
         if item_id in seen:
             raise JsonlError(f"{manifest}:{n}: duplicate id {item_id!r}")
         seen.add(item_id)
         fields = {k: v for k, v in row.items() if k not in ("id", "audio", "system")}
-        items.append(ScoreItem(id=item_id, path=manifest.parent / row["audio"], system=row.get("system"),
-                               fields=fields))
+        system = row.get("system")
+        items.append(ScoreItem(id=item_id, path=manifest.parent / row["audio"],
+                               system=None if system is None else str(system), fields=fields))
     return items
 
 
-def collect_items(source: str | Path) -> list[ScoreItem]:
-    """A folder (walked), one audio file (id = its stem) or a ``.jsonl`` manifest."""
+def collect_items(source: str | Path, skipped: list[tuple[str, str]] | None = None) -> list[ScoreItem]:
+    """A folder (walked; files passed over go to ``skipped``), one audio file (id = its stem) or a
+    ``.jsonl`` manifest."""
     source = Path(source)
     if source.is_dir():
-        return items_from_folder(source)
+        return items_from_folder(source, skipped)
     if source.is_file() and source.suffix.lower() in AUDIO_EXTENSIONS:
         return [ScoreItem(id=source.stem, path=source)]
     if source.is_file():

@@ -220,3 +220,35 @@ def test_progress_bars_are_silent_when_stderr_is_not_a_terminal(capsys):
         bar.update(3)
     assert bar.disable and [len(c) for c in chunks_with_progress(list(range(5)), 2, "y")] == [2, 2, 1]
     assert capsys.readouterr().err == ""
+
+
+def test_folder_walk_lists_what_it_skips_and_survives_link_loops(audio_folder):
+    import os
+
+    (audio_folder / "notes.txt").write_text("x")
+    (audio_folder / "sysA" / "loop").symlink_to(audio_folder / "sysA")  # a folder link back up: not followed
+    (audio_folder / "gone.wav").symlink_to(audio_folder / "missing.wav")
+    locked = audio_folder / "locked"
+    locked.mkdir()
+    locked.chmod(0)
+    try:
+        skipped = []
+        items = collect_items(audio_folder, skipped)
+    finally:
+        locked.chmod(0o755)
+    assert sorted(it.id for it in items) == [f"sysA/clip{i}" for i in range(2)] + [f"sysB/clip{i}" for i in range(2, 5)]
+    reasons = {os.path.basename(p): why for p, why in skipped}
+    assert reasons["notes.txt"] == "not an audio file extension"
+    assert reasons["gone.wav"].startswith("not a regular file")
+    if os.geteuid() != 0:  # root reads any folder
+        assert reasons["locked"].startswith("folder not readable")
+
+
+@pytest.mark.parametrize("row, problem", [({"audio": 5}, "'audio' must be a non-empty path string"),
+                                          ({"audio": "a.wav", "system": ["x"]}, "'system' must be a string")])
+def test_manifest_fields_of_the_wrong_type_name_file_and_line(tmp_path, row, problem):
+    from evaluators.jsonl import JsonlError
+
+    (tmp_path / "m.jsonl").write_text(json.dumps({"audio": "ok.wav"}) + "\n" + json.dumps(row) + "\n")
+    with pytest.raises(JsonlError, match=rf"m\.jsonl:2: {problem}"):
+        collect_items(tmp_path / "m.jsonl")
