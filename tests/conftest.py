@@ -49,3 +49,25 @@ def stand_in(tmp_path_factory):
         return built[backbone]
 
     return get
+
+
+_KILL_AFTER_FIRST_FSYNC = """
+import os, signal, sys
+real = os.fsync
+def fsync_then_die(fd):
+    real(fd)
+    os.kill(os.getpid(), signal.SIGKILL)
+os.fsync = fsync_then_die
+from evaluators.cli import main
+main(sys.argv[1:])
+"""
+
+
+def run_killed_after_first_flush(argv: list[str]) -> int:
+    """Run ``omnijudge <argv>`` in a child process that SIGKILLs itself right after its first
+    fsync (its first durable rows); returns the exit code (-9 when the kill landed)."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", _KILL_AFTER_FIRST_FSYNC, *argv], timeout=600,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode

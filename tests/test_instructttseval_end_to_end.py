@@ -100,3 +100,21 @@ def test_validate_release_score_and_metrics(trained, tmp_path, capsys):
     assert again["tasks"] == table["tasks"] and again["avg"] == table["avg"]
     # the truth file goes through the same metric code in the public field
     assert main(["metrics", "instructttseval", "--results", str(bench["truth_en"])]) == 0
+
+
+def test_score_instructttseval_killed_mid_run_resumes_to_the_same_rows(trained, tmp_path):
+    from conftest import run_killed_after_first_flush
+    from trainer.benchmarks.instructttseval.corpus import write_benchmark_items
+
+    root, corpus, run = trained
+    bench = write_benchmark_items(corpus, tmp_path / "bench")
+    args = ["score", "instructttseval", "--items", str(bench["items_en"]), "--outputs", str(bench["outputs"]),
+            "--judge", str(run / "final"), "--batch-size", "1"]
+    assert main([*args, "--out", str(tmp_path / "whole")]) == 0
+    assert run_killed_after_first_flush([*args, "--out", str(tmp_path / "cut")]) == -9
+    assert 0 < len((tmp_path / "cut" / "scores.jsonl").read_text().splitlines()) < 6
+    assert not (tmp_path / "cut" / "results.jsonl").exists()
+    assert main([*args, "--out", str(tmp_path / "cut")]) == 0
+    for name in ("scores.jsonl", "results.jsonl"):
+        whole, cut = ((tmp_path / d / name).read_text().splitlines() for d in ("whole", "cut"))
+        assert sorted(cut) == sorted(whole), name

@@ -165,3 +165,38 @@ def test_score_nvv_over_two_systems(trained, tmp_path):
                 (single[key]["present"], single[key]["text_with_mark"], single[key]["hallucinated_events"],
                  single[key].get("error"))
             assert r.get("p_present", 0.0) == pytest.approx(single[key].get("p_present", 0.0), abs=1e-5)
+
+
+def test_score_nvv_killed_mid_run_resumes_to_the_same_rows(trained, tmp_path):
+    from conftest import run_killed_after_first_flush
+
+    root, corpus, run = trained
+    rows = [json.loads(line) for line in (corpus / "items.jsonl").read_text().splitlines()]
+    en = [r for r in rows if r["lang"] == "en"][:10]
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps({k: r[k] for k in ("id", "text", "text_with_mark", "non_verbal_events")})
+                             + "\n" for r in en))
+    from trainer.benchmarks.nvv.task import unit_times_from_alignment
+
+    outputs = tmp_path / "outputs"
+    (outputs / "mysystem").mkdir(parents=True)
+    manifest = []
+    for r in en:
+        wave, sr = sf.read(corpus / r["audio"])
+        sf.write(outputs / "mysystem" / f"{r['id']}.wav", wave, sr)
+        words = position_units(r["text"], "en")
+        times = unit_times_from_alignment(r["alignment"], len(words), r["id"])
+        manifest.append({"id": r["id"], "system": "mysystem", "audio": f"mysystem/{r['id']}.wav",
+                         "word_timestamps": [[w, a, b] for w, (a, b) in zip(words, times)]})
+    (outputs / "manifest.jsonl").write_text("".join(json.dumps(m) + "\n" for m in manifest))
+    args = ["score", "nvv", "--items", str(items), "--outputs", str(outputs), "--judge", str(run / "final"),
+            "--batch-size", "1"]
+    assert main([*args, "--out", str(tmp_path / "whole")]) == 0
+    assert run_killed_after_first_flush([*args, "--out", str(tmp_path / "cut")]) == -9
+    part = (tmp_path / "cut" / "predictions" / "mysystem.jsonl").read_text().splitlines()
+    assert 0 < len(part) < len(en)
+    assert main([*args, "--out", str(tmp_path / "cut")]) == 0
+    whole, cut = ((tmp_path / d / "predictions" / "mysystem.jsonl").read_text().splitlines() for d in ("whole", "cut"))
+    key = lambda line: json.loads(line)["id"]  # noqa: E731
+    assert sorted(cut, key=key) == sorted(whole, key=key)  # same rows, none lost or doubled
+    assert all("error" not in json.loads(line) for line in whole)

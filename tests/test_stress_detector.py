@@ -142,6 +142,17 @@ def test_score_cast_over_system_outputs(trained, tmp_path):
     for key, r in batched.items():
         assert r.get("error") == single[key].get("error")
         assert np.allclose(r.get("probs", []), single[key].get("probs", []), atol=1e-5)
+    # SIGKILL right after the first durable rows, then a rerun: the same rows as the uninterrupted run
+    from conftest import run_killed_after_first_flush
+
+    cut = tmp_path / "res_killed"
+    args = ["score", "cast", "--items", str(cast_items), "--outputs", str(outputs), "--judge", str(run / "final"),
+            "--out", str(cut), "--n-resamples", "200", "--batch-size", "1"]
+    assert run_killed_after_first_flush(args) == -9
+    assert 0 < len((cut / "predictions.jsonl").read_text().splitlines()) < len(single)
+    assert main(args) == 0
+    assert sorted((cut / "predictions.jsonl").read_text().splitlines()) == \
+        sorted((one / "predictions.jsonl").read_text().splitlines())
 
 
 def test_span_from_word_timestamps_prefers_the_target_after_context():
