@@ -113,18 +113,19 @@ def test_release_writes_an_nvv_model_card(trained, tmp_path):
     assert NvvVerifierJudge.from_pretrained(tmp_path / "rel").types[0] == "breath"
 
 
-def test_score_nvv_over_two_systems(trained, tmp_path):
+def _benchmark_run(corpus, tmp_path, n_items: int, systems: tuple[str, ...]):
+    """The first ``n_items`` EN corpus items as a benchmark item file, and each system's outputs
+    (the corpus clips) with their word timestamps in ``outputs/manifest.jsonl`` rows (not written)."""
     from trainer.benchmarks.nvv.task import unit_times_from_alignment
 
-    root, corpus, run = trained
     rows = [json.loads(line) for line in (corpus / "items.jsonl").read_text().splitlines()]
-    en = [r for r in rows if r["lang"] == "en"][:5]
+    en = [r for r in rows if r["lang"] == "en"][:n_items]
     items = tmp_path / "items.jsonl"
     items.write_text("".join(json.dumps({k: r[k] for k in ("id", "text", "text_with_mark", "non_verbal_events")})
                              + "\n" for r in en))
     outputs = tmp_path / "outputs"
     manifest = []
-    for system in ("Bark", "mysystem"):
+    for system in systems:
         (outputs / system).mkdir(parents=True)
         for r in en:
             wave, sr = sf.read(corpus / r["audio"])
@@ -133,6 +134,12 @@ def test_score_nvv_over_two_systems(trained, tmp_path):
             times = unit_times_from_alignment(r["alignment"], len(words), r["id"])
             manifest.append({"id": r["id"], "system": system, "audio": f"{system}/{r['id']}.flac",
                              "word_timestamps": [[w, a, b] for w, (a, b) in zip(words, times)]})
+    return items, outputs, manifest, en
+
+
+def test_score_nvv_over_two_systems(trained, tmp_path):
+    root, corpus, run = trained
+    items, outputs, manifest, _ = _benchmark_run(corpus, tmp_path, 5, ("Bark", "mysystem"))
     manifest[0]["audio"] = "Bark/missing.wav"  # a miss, listed
     (outputs / "manifest.jsonl").write_text("".join(json.dumps(m) + "\n" for m in manifest))
     res = tmp_path / "res"
@@ -171,23 +178,7 @@ def test_score_nvv_killed_mid_run_resumes_to_the_same_rows(trained, tmp_path):
     from conftest import run_killed_after_first_flush
 
     root, corpus, run = trained
-    rows = [json.loads(line) for line in (corpus / "items.jsonl").read_text().splitlines()]
-    en = [r for r in rows if r["lang"] == "en"][:10]
-    items = tmp_path / "items.jsonl"
-    items.write_text("".join(json.dumps({k: r[k] for k in ("id", "text", "text_with_mark", "non_verbal_events")})
-                             + "\n" for r in en))
-    from trainer.benchmarks.nvv.task import unit_times_from_alignment
-
-    outputs = tmp_path / "outputs"
-    (outputs / "mysystem").mkdir(parents=True)
-    manifest = []
-    for r in en:
-        wave, sr = sf.read(corpus / r["audio"])
-        sf.write(outputs / "mysystem" / f"{r['id']}.wav", wave, sr)
-        words = position_units(r["text"], "en")
-        times = unit_times_from_alignment(r["alignment"], len(words), r["id"])
-        manifest.append({"id": r["id"], "system": "mysystem", "audio": f"mysystem/{r['id']}.wav",
-                         "word_timestamps": [[w, a, b] for w, (a, b) in zip(words, times)]})
+    items, outputs, manifest, en = _benchmark_run(corpus, tmp_path, 10, ("mysystem",))
     (outputs / "manifest.jsonl").write_text("".join(json.dumps(m) + "\n" for m in manifest))
     args = ["score", "nvv", "--items", str(items), "--outputs", str(outputs), "--judge", str(run / "final"),
             "--batch-size", "1"]
