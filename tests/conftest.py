@@ -1,3 +1,4 @@
+import json
 import numpy as np
 import pytest
 import soundfile as sf
@@ -56,7 +57,8 @@ import os, signal, sys
 real = os.fsync
 def fsync_then_die(fd):
     real(fd)
-    os.kill(os.getpid(), signal.SIGKILL)
+    if os.readlink(f"/proc/self/fd/{fd}").endswith(".jsonl"):  # rows, not a library's cache file
+        os.kill(os.getpid(), signal.SIGKILL)
 os.fsync = fsync_then_die
 from evaluators.cli import main
 main(sys.argv[1:])
@@ -65,9 +67,40 @@ main(sys.argv[1:])
 
 def run_killed_after_first_flush(argv: list[str]) -> int:
     """Run ``omnijudge <argv>`` in a child process that SIGKILLs itself right after its first
-    fsync (its first durable rows); returns the exit code (-9 when the kill landed)."""
+    fsync of a JSONL file (its first durable rows); returns the exit code (-9 when the kill
+    landed), failing with the child's stderr if it exited any other way."""
     import subprocess
     import sys
 
-    return subprocess.run([sys.executable, "-c", _KILL_AFTER_FIRST_FSYNC, *argv], timeout=600,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    done = subprocess.run([sys.executable, "-c", _KILL_AFTER_FIRST_FSYNC, *argv], timeout=600,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert done.returncode == -9, f"exit {done.returncode}: {done.stderr[-3000:]}"
+    return done.returncode
+
+
+def assert_same_rows(got_lines: list[str], want_lines: list[str], key) -> None:
+    """Two JSONL row sets are the same rows: one per key each, equal fields, numbers equal to
+    1e-5 (a row computed in another process may differ in the last float32 bits, which
+    can flip the last digit of a rounded field)."""
+    got = [json.loads(line) for line in got_lines]
+    want = [json.loads(line) for line in want_lines]
+    assert len({key(r) for r in got}) == len(got), "duplicate rows"
+    by_key = {key(r): r for r in want}
+    assert {key(r) for r in got} == set(by_key), "rows lost or added"
+    for r in got:
+        _assert_close(r, by_key[key(r)], key(r))
+
+
+def _assert_close(a, b, where) -> None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        assert a.keys() == b.keys(), where
+        for k in a:
+            _assert_close(a[k], b[k], (where, k))
+    elif isinstance(a, list) and isinstance(b, list):
+        assert len(a) == len(b), where
+        for x, y in zip(a, b):
+            _assert_close(x, y, where)
+    elif isinstance(a, float) or isinstance(b, float):
+        assert abs(a - b) <= 1e-5, (where, a, b)
+    else:
+        assert a == b, (where, a, b)

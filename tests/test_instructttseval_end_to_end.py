@@ -103,7 +103,7 @@ def test_validate_release_score_and_metrics(trained, tmp_path, capsys):
 
 
 def test_score_instructttseval_killed_mid_run_resumes_to_the_same_rows(trained, tmp_path):
-    from conftest import run_killed_after_first_flush
+    from conftest import assert_same_rows, run_killed_after_first_flush
     from trainer.benchmarks.instructttseval.corpus import write_benchmark_items
 
     root, corpus, run = trained
@@ -117,4 +117,4 @@ def test_score_instructttseval_killed_mid_run_resumes_to_the_same_rows(trained, 
     assert main([*args, "--out", str(tmp_path / "cut")]) == 0
     for name in ("scores.jsonl", "results.jsonl"):
         whole, cut = ((tmp_path / d / name).read_text().splitlines() for d in ("whole", "cut"))
-        assert sorted(cut) == sorted(whole), name
+        assert_same_rows(cut, whole, key=lambda r: (r["id"], r.get("task")))

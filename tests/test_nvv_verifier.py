@@ -175,7 +175,7 @@ def test_score_nvv_over_two_systems(trained, tmp_path):
 
 
 def test_score_nvv_killed_mid_run_resumes_to_the_same_rows(trained, tmp_path):
-    from conftest import run_killed_after_first_flush
+    from conftest import assert_same_rows, run_killed_after_first_flush
 
     root, corpus, run = trained
     items, outputs, manifest, en = _benchmark_run(corpus, tmp_path, 10, ("mysystem",))
@@ -188,6 +188,5 @@ def test_score_nvv_killed_mid_run_resumes_to_the_same_rows(trained, tmp_path):
     assert 0 < len(part) < len(en)
     assert main([*args, "--out", str(tmp_path / "cut")]) == 0
     whole, cut = ((tmp_path / d / "predictions" / "mysystem.jsonl").read_text().splitlines() for d in ("whole", "cut"))
-    key = lambda line: json.loads(line)["id"]  # noqa: E731
-    assert sorted(cut, key=key) == sorted(whole, key=key)  # same rows, none lost or doubled
+    assert_same_rows(cut, whole, key=lambda r: r["id"])  # same rows, none lost or doubled
     assert all("error" not in json.loads(line) for line in whole)

@@ -37,7 +37,10 @@ def silero_reference():
             sys.modules.pop("torchaudio", None)
         else:
             sys.modules["torchaudio"] = saved
-    return silero_vad.get_speech_timestamps, silero_vad.load_silero_vad()
+    grad = torch.is_grad_enabled()
+    model = silero_vad.load_silero_vad()
+    torch.set_grad_enabled(grad)  # the package's loader switches autograd off for the whole process
+    return silero_vad.get_speech_timestamps, model
 
 
 def test_segments_equal_the_packages_own_get_speech_timestamps(silero_reference):

@@ -143,7 +143,7 @@ def test_score_cast_over_system_outputs(trained, tmp_path):
         assert r.get("error") == single[key].get("error")
         assert np.allclose(r.get("probs", []), single[key].get("probs", []), atol=1e-5)
     # SIGKILL right after the first durable rows, then a rerun: the same rows as the uninterrupted run
-    from conftest import run_killed_after_first_flush
+    from conftest import assert_same_rows, run_killed_after_first_flush
 
     cut = tmp_path / "res_killed"
     args = ["score", "cast", "--items", str(cast_items), "--outputs", str(outputs), "--judge", str(run / "final"),
@@ -151,8 +151,8 @@ def test_score_cast_over_system_outputs(trained, tmp_path):
     assert run_killed_after_first_flush(args) == -9
     assert 0 < len((cut / "predictions.jsonl").read_text().splitlines()) < len(single)
     assert main(args) == 0
-    assert sorted((cut / "predictions.jsonl").read_text().splitlines()) == \
-        sorted((one / "predictions.jsonl").read_text().splitlines())
+    assert_same_rows((cut / "predictions.jsonl").read_text().splitlines(),
+                     (one / "predictions.jsonl").read_text().splitlines(), key=lambda r: (r["mode"], r["id"]))
 
 
 def test_span_from_word_timestamps_prefers_the_target_after_context():
