@@ -154,6 +154,8 @@ def test_score_nvv_over_two_systems(trained, tmp_path):
     assert table["Bark"]["coverage"] < 1.0
     assert table["mysystem"]["coverage"] == 1.0
     assert table["Bark"]["n_errors"] == 1 and table["mysystem"]["n_errors"] == 0
+    assert table["Bark"]["n_no_speech"] == table["mysystem"]["n_no_speech"] == 0  # every clip holds speech
+    assert "no speech" in (res / "table.md").read_text()
     assert (res / "per_type_f1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     n_rows = len((res / "predictions" / "mysystem.jsonl").read_text().splitlines())
     assert n_rows == 5

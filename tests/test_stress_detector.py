@@ -126,6 +126,7 @@ def test_score_cast_over_system_outputs(trained, tmp_path):
                  str(run / "final"), "--out", str(res), "--n-resamples", "200"]) == 0
     metrics = json.loads((res / "metrics.json").read_text())
     assert {g["mode"] for g in metrics["groups"]} == {"none", "concat"}
+    assert metrics["no_speech"] == [] and all(t["n_no_speech"] == 0 for t in json.loads((res / "table.json").read_text()))
     errors = sorted(e["error"] for e in metrics["errors"])
     assert len(errors) == 2
     assert any("missing.wav" in e for e in errors) and any("no word_timestamps and no aligner" in e for e in errors)

@@ -173,8 +173,12 @@ def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resam
     metrics = cast_metrics(items, preds, threshold=detector.threshold, n_resamples=n_resamples, seed=seed)
     metrics["errors"] = [{"id": r["id"], "system": r["system"], "mode": r["mode"], "error": r["error"]}
                          for r in preds if "error" in r]
+    silent = [r for r in preds if r.get("no_speech")]
+    metrics["no_speech"] = [{"id": r["id"], "system": r["system"], "mode": r["mode"]} for r in silent]
     table = [{"system": g["system"], "mode": g["mode"],
-              **{k: g[k] for k in ("hit", "contrast", "correct", "n_pairs")}} for g in metrics["groups"]]
+              **{k: g[k] for k in ("hit", "contrast", "correct", "n_pairs")},
+              "n_no_speech": sum(r["system"] == g["system"] and r["mode"] == g["mode"] for r in silent)}
+             for g in metrics["groups"]]
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2, ensure_ascii=False))
     (out_dir / "table.json").write_text(json.dumps(table, indent=2, ensure_ascii=False))
     return metrics

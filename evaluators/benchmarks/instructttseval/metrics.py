@@ -198,6 +198,9 @@ def format_markdown(tables: dict) -> str:
     lines.append("")
     for agg in dict.fromkeys(t["aggregation"] for t in tables.values()):
         lines.append(f"Aggregation: {agg}. {_NOTES[agg]}")
+    silent = [f"{n}: {t['n_no_speech']}" for n, t in tables.items() if t.get("n_no_speech")]
+    if silent:
+        lines.append("Judged outputs in which the VAD heard no speech: " + ", ".join(silent) + ".")
     empty = [f"{n}/{k}" for n, t in tables.items() for k, s in t["tasks"].items() if s["percent"] is None]
     if empty:
         lines.append("No valid verdict (percent None, left out of Avg): " + ", ".join(empty) + ".")

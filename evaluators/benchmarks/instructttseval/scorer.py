@@ -177,6 +177,7 @@ def score_instructttseval(judge, items_path: str | Path, outputs: str | Path, ou
     results = merge_results(items, score_rows)
     _write_atomic(out_dir / "results.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results))
     tables = system_tables({system: results}, field="judge_score", missing_as_false=False, n_resamples=n_resamples)
+    tables[system]["n_no_speech"] = sum(bool(r.get("no_speech")) for r in score_rows)  # judged, no speech heard
     _write_atomic(out_dir / "table.json", json.dumps(tables, indent=2, ensure_ascii=False) + "\n")
     _write_atomic(out_dir / "table.md", format_markdown(tables) + "\n")
     plot_dimension_failures(tables, out_dir / "dimension_failures.png")

@@ -118,15 +118,18 @@ def table_row(name: str, report: dict) -> dict:
     """Paper Table 3 columns of one system's report."""
     return {"system": name, "coverage": report["coverage"], "precision": report["precision"],
             "recall": report["recall"], "f1": report["f1"], "ntd": report["ntd"], "ca_f1": report["ca_f1"],
-            "n_scored": report["n_scored"], "n_errors": report.get("n_errors", 0)}
+            "n_scored": report["n_scored"], "n_errors": report.get("n_errors", 0),
+            "n_no_speech": report.get("n_no_speech", 0)}
 
 
 def format_table(rows: list[dict]) -> str:
     """Markdown Table 3: coverage, P, R, F1, NTD (lower is better), CA-F1."""
     fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
-    lines = ["| System | Coverage | P | R | F1 | NTD | CA-F1 | items | errors |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| System | Coverage | P | R | F1 | NTD | CA-F1 | items | errors | no speech |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r['system']} | {fmt(r['coverage'])} | {fmt(r['precision'])} | {fmt(r['recall'])} | "
-              f"{fmt(r['f1'])} | {fmt(r['ntd'])} | {fmt(r['ca_f1'])} | {r['n_scored']} | {r['n_errors']} |" for r in rows]
+              f"{fmt(r['f1'])} | {fmt(r['ntd'])} | {fmt(r['ca_f1'])} | {r['n_scored']} | {r['n_errors']} | "
+              f"{r.get('n_no_speech', 0)} |" for r in rows]
     return "\n".join(lines)
 
 
@@ -187,6 +190,7 @@ def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: st
         report = score_run(items, preds, delta=delta, system=name if _is_table2_system(name) else None)
         report["errors"] = [{"id": r["id"], "error": r["error"]} for r in done if "error" in r]
         report["n_errors"] = len(report["errors"])
+        report["n_no_speech"] = sum(bool(r.get("no_speech")) for r in done)  # verified, but no speech heard
         (out_dir / "metrics" / f"{sanitize_item_id(name)}.json").write_text(
             json.dumps(report, indent=2, ensure_ascii=False))
         reports[name] = report
