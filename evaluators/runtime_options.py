@@ -45,15 +45,25 @@ class Runtime:
         return {"device": self.device, "dtype": self.dtype, "attn_implementation": self.attn_implementation}
 
 
-def batch_size_arg(text: str) -> int:
-    """``--batch-size`` as argparse reads it: a positive integer, else a one-line usage error."""
+def _int_at_least(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")
     return value
+
+
+def batch_size_arg(text: str) -> int:
+    """``--batch-size`` (and other counts) as argparse reads it: a positive integer, else a
+    one-line usage error."""
+    return _int_at_least(text, 1)
+
+
+def non_negative_int_arg(text: str) -> int:
+    """``--num-workers`` as argparse reads it: an integer >= 0, else a one-line usage error."""
+    return _int_at_least(text, 0)
 
 
 def add_runtime_arguments(p: argparse.ArgumentParser) -> None:

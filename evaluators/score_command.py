@@ -14,7 +14,8 @@ from pathlib import Path
 
 from evaluators.audio_io import AUDIO_EXTENSIONS
 from evaluators.backbones.specs import BACKBONES
-from evaluators.runtime_options import Runtime, add_runtime_arguments, batch_size_arg, runtime_from_args
+from evaluators.runtime_options import (Runtime, add_runtime_arguments, batch_size_arg, non_negative_int_arg,
+                                        runtime_from_args)
 
 
 def add_resume_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,7 +46,13 @@ def add_audio_score_arguments(p: argparse.ArgumentParser, required: bool = False
     add_resume_arguments(p)
     add_audio_input_arguments(p)
     p.add_argument("--batch-size", type=batch_size_arg, default=8,
-                   help="clips per forward pass (scores do not depend on it)")
+                   help="most clips per forward pass (scores do not depend on it)")
+    p.add_argument("--max-tokens-per-batch", type=batch_size_arg, default=None,
+                   help="most padded prompt tokens per forward pass (clips x longest); batches are planned over "
+                        "the whole run, shortest clips first, so short clips go in large batches")
+    p.add_argument("--num-workers", type=non_negative_int_arg, default=None,
+                   help="data-loader processes that decode, resample, run the VAD and build features and tokens "
+                        "while the model runs (default: the machine's cores minus one, at most 8; 0: none)")
     p.add_argument("--table", help="also write the per-system table (JSON) here")
     p.add_argument("--no-vad", action="store_true",
                    help="skip the Silero voice-activity pass (rows then lack speech_s / no_speech)")
@@ -111,6 +118,7 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     from evaluators.backbones import BackboneMismatchError
     from evaluators.judges.folder import JudgeFolderError
     from evaluators.output_lock import OutputLockedError
+    from evaluators.score_pipeline import default_num_workers
     from evaluators.scoring import ResumeMismatchError, collect_items, score_items
     from evaluators.system_table import format_system_table, system_score_table
 
@@ -138,7 +146,8 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     try:
         rows = score_items(judge, items, args.out, batch_size=args.batch_size, resume_mismatch=args.resume_mismatch,
                            retry_errors=args.retry_errors, vad=not args.no_vad,
-                           allow_truncated=args.allow_truncated)
+                           allow_truncated=args.allow_truncated, max_tokens_per_batch=args.max_tokens_per_batch,
+                           num_workers=default_num_workers() if args.num_workers is None else args.num_workers)
     except (ResumeMismatchError, OutputLockedError) as e:
         raise SystemExit(f"omnijudge score: {e}") from None
     n_err = sum("error" in r for r in rows)

@@ -23,11 +23,9 @@ import numpy as np
 
 from evaluators.audio_io import (
     AUDIO_EXTENSIONS,
-    SAMPLE_RATE,
     AudioLoadError,
     TruncatedAudioWarning,
     load_audio,
-    sanitize_item_id,
 )
 from evaluators.jsonl import JsonlError, read_jsonl
 from evaluators.output_lock import output_lock
@@ -234,42 +232,6 @@ def resume_rows(out_path: Path, prov: dict, key: Callable[[dict], Any] | None = 
     return rows
 
 
-def score_items(judge: VerbalizerJudge, items: list[ScoreItem], out_path: str | Path, batch_size: int = 8,
-                chunk_size: int | None = None, resume_mismatch: str = "refuse",
-                retry_errors: bool = False, vad: bool = True, allow_truncated: bool = False) -> list[dict]:
-    """Score ``items`` into ``out_path`` (JSONL), skipping ids already there. Returns all rows.
-
-    Audio is read ``chunk_size`` items at a time (default 4 batches: bounded memory, and the rows
-    of each chunk are flushed and fsynced together, so a kill loses at most one chunk); within a
-    chunk the judge batches by length. Each row: ``id``, ``system``, ``score``, ``label``, ``probs`` {label: p},
-    ``duration_s``, ``speech_s`` and ``no_speech`` (Silero VAD; left out with ``vad=False``), provenance (``judge``, ``checkpoint_sha256``, ``prompt_version``, ``seed``),
-    or ``error`` instead of the score fields. Rows another judge wrote are handled by
-    ``resume_mismatch`` (:func:`check_resume_identity`); ``retry_errors`` scores error rows again.
-    Each file is read up to what the judge hears (:func:`judge_read_limit`); a file cut short of
-    its header is an error row, or with ``allow_truncated`` scored with a ``warning``.
-    """
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    prov = judge.provenance()
-    with output_lock(out_path):
-        done = resume_rows(out_path, prov, lambda r: r["id"], resume_mismatch, retry_errors)
-        done_ids = {r["id"] for r in done}
-        todo = [it for it in items if it.id not in done_ids]
-        rows = list(done)
-        chunk_size = chunk_size or 4 * max(batch_size, 1)
-        with out_path.open("a", encoding="utf-8") as out, progress_bar(len(todo), f"scoring {out_path.name}") as bar:
-            for start in range(0, len(todo), chunk_size):
-                chunk = todo[start:start + chunk_size]
-                new_rows = _score_chunk(judge, chunk, batch_size, prov, vad, allow_truncated)
-                for row in new_rows:
-                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
-                out.flush()
-                os.fsync(out.fileno())
-                rows.extend(new_rows)
-                bar.update(len(chunk))
-    return rows
-
-
 def judge_read_limit(judge) -> float | None:
     """Seconds of each file a judge hears: its window under the ``truncate`` long-clip policy
     (so a one-hour file is never decoded whole), None (everything) under ``windows``."""
@@ -300,50 +262,87 @@ def speech_fields(waves: list[np.ndarray]) -> list[dict]:
     return [{"speech_s": s, "no_speech": s == 0.0} for s in speech_seconds(waves)]
 
 
-def _score_chunk(judge: VerbalizerJudge, chunk: list[ScoreItem], batch_size: int, prov: dict,
-                 vad: bool = True, allow_truncated: bool = False) -> list[dict]:
-    waves, ok, results = [], [], {}
-    for it in chunk:
-        base = {"id": it.id, "system": it.system, "file": it.path.name}
-        try:
-            sanitize_item_id(it.id)
-            wave, note = read_item_audio(it.path, judge_read_limit(judge), allow_truncated)
-            if note:
-                base["warning"] = note
-            judge.user_text(it.fields)
-        except (AudioLoadError, ValueError, TypeError) as e:
-            results[it.id] = {**base, "error": str(e), **prov}
-            continue
-        waves.append(wave)
-        ok.append((it, base))
-    if waves:
-        outs = _score_isolating_items(judge, waves, [it.fields for it, _ in ok], batch_size)
-        speech = speech_fields(waves) if vad else [{}] * len(waves)
-        for (it, base), wave, o, heard in zip(ok, waves, outs, speech):
-            if isinstance(o, Exception):
-                results[it.id] = {**base, "error": f"scoring failed on this clip: {type(o).__name__}: {o}",
-                                  "error_kind": "item", **prov}
-                continue
-            if not is_finite_output(o):
-                results[it.id] = {**base, "error": "judge produced a non-finite score", **prov}
-                continue
-            results[it.id] = {**base, "score": o.score, "label": o.label, "probs": o.probs,
-                              "duration_s": round(len(wave) / SAMPLE_RATE, 3), **heard, **prov}
-    return [results[it.id] for it in chunk]
+def score_items(judge: VerbalizerJudge, items: list[ScoreItem], out_path: str | Path, batch_size: int = 8,
+                resume_mismatch: str = "refuse", retry_errors: bool = False, vad: bool = True,
+                allow_truncated: bool = False, num_workers: int = 0, max_tokens_per_batch: int | None = None,
+                flush_every: int = 4) -> list[dict]:
+    """Score ``items`` into ``out_path`` (JSONL), skipping ids already there. Returns all rows, in
+    the order of ``items``.
+
+    The work left is planned into batches of at most ``batch_size`` clips and, with
+    ``max_tokens_per_batch``, at most that many padded prompt tokens, shortest clips first; its
+    inputs are prepared by ``num_workers`` data-loader processes (0: this one) while the model runs
+    (``evaluators/score_pipeline.py``). Rows are written as each batch lands, flushed and fsynced
+    every ``flush_every`` batches, so a kill loses at most those. Each row: ``id``, ``system``,
+    ``score``, ``label``, ``probs`` {label: p}, ``duration_s``, ``speech_s`` and ``no_speech``
+    (Silero VAD; left out with ``vad=False``), provenance (``judge``, ``checkpoint_sha256``,
+    ``prompt_version``, ``seed``), or ``error`` instead of the score fields. Rows another judge
+    wrote are handled by ``resume_mismatch`` (:func:`check_resume_identity`); ``retry_errors``
+    scores error rows again. Each file is read up to what the judge hears (:func:`judge_read_limit`);
+    a file cut short of its header is an error row, or with ``allow_truncated`` scored with a
+    ``warning``. Under a multi-process launcher each rank scores its own shard
+    (``evaluators/sharding.py``).
+    """
+    from evaluators.score_pipeline import PreparingDataset, header_seconds, plan_batches, prepared_batches
+
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    prov = judge.provenance()
+    with output_lock(out_path):
+        done = resume_rows(out_path, prov, lambda r: r["id"], resume_mismatch, retry_errors)
+        done_ids = {r["id"] for r in done}
+        todo = [it for it in items if it.id not in done_ids]
+        batches = plan_batches([header_seconds(it.path) for it in todo], judge.estimated_tokens, batch_size,
+                               max_tokens_per_batch)
+        dataset = PreparingDataset(todo, judge, judge_read_limit(judge), allow_truncated)
+        new_rows: dict[str, dict] = {}
+        with out_path.open("a", encoding="utf-8") as out, progress_bar(len(todo), f"scoring {out_path.name}") as bar:
+            for n, batch in enumerate(prepared_batches(dataset, batches, num_workers, vad), start=1):
+                for row in _score_prepared_batch(judge, batch, batch_size, prov):
+                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
+                    new_rows[row["id"]] = row
+                if n % flush_every == 0 or n == len(batches):
+                    out.flush()
+                    os.fsync(out.fileno())
+                bar.update(len(batch))
+    by_id = {r["id"]: r for r in done} | new_rows
+    return [by_id[it.id] for it in items if it.id in by_id]
 
 
-def _score_isolating_items(judge: VerbalizerJudge, waves: list, fields: list[dict], batch_size: int) -> list:
-    """``judge.score_waves`` over all clips; if that raises, every clip again on its own, so one
+def _score_prepared_batch(judge: VerbalizerJudge, batch: list, batch_size: int, prov: dict) -> list[dict]:
+    """Rows of one prepared batch (``score_pipeline.Prepared``): errors as they came, the rest
+    scored together (retried clip by clip if the model fails on the batch)."""
+    rows, ok = [], []
+    for p in batch:
+        if p.error is not None:
+            rows.append({**p.row, "error": p.error, **prov})
+        else:
+            ok.append(p)
+    outs = _score_isolating_items(judge, [p.segments for p in ok], batch_size) if ok else []
+    for p, o in zip(ok, outs):
+        if isinstance(o, Exception):
+            rows.append({**p.row, "error": f"scoring failed on this clip: {type(o).__name__}: {o}",
+                         "error_kind": "item", **prov})
+        elif not is_finite_output(o):
+            rows.append({**p.row, "error": "judge produced a non-finite score", **prov})
+        else:
+            rows.append({**p.row, "score": o.score, "label": o.label, "probs": o.probs,
+                         "duration_s": p.duration_s, **p.speech, **prov})
+    return rows
+
+
+def _score_isolating_items(judge: VerbalizerJudge, clips: list, batch_size: int) -> list:
+    """``judge.score_prepared`` over all clips; if that raises, every clip again on its own, so one
     clip the model cannot take becomes that clip's exception (in its place in the list) instead of
-    losing the chunk. When every clip fails on its own too, the problem is not the clips: the
+    losing the batch. When every clip fails on its own too, the problem is not the clips: the
     first error is raised."""
     try:
-        return judge.score_waves(waves, batch_size=batch_size, fields=fields)
+        return judge.score_prepared(clips, batch_size=batch_size)
     except (AudioLoadError, ValueError, RuntimeError, IndexError) as batch_error:
         outs: list = []
-        for wave, f in zip(waves, fields):
+        for clip in clips:
             try:
-                outs.append(judge.score_waves([wave], batch_size=1, fields=[f])[0])
+                outs.append(judge.score_prepared([clip], batch_size=1)[0])
             except (AudioLoadError, ValueError, RuntimeError, IndexError) as e:
                 outs.append(e)
         if len(outs) > 1 and all(isinstance(o, Exception) for o in outs):

@@ -58,10 +58,10 @@ def test_resume_skips_done_rows_and_repairs_torn_line(judge, audio_folder, tmp_p
     out.write_text("".join(text[:2]) + text[2][: len(text[2]) // 2])
     assert len(read_done_rows(out)) == 2
     calls = []
-    original = judge.score_waves
-    judge.score_waves = lambda waves, **kw: calls.append(len(waves)) or original(waves, **kw)
+    original = judge.score_prepared
+    judge.score_prepared = lambda clips, **kw: calls.append(len(clips)) or original(clips, **kw)
     resumed = score_items(judge, items, out, batch_size=2)
-    assert calls == [3]  # only the three missing clips were recomputed
+    assert sum(calls) == 3  # only the three missing clips were recomputed
     assert [r["id"] for r in resumed] == [r["id"] for r in full]
     final = [json.loads(l) for l in out.read_text().splitlines()]
     assert sorted(r["id"] for r in final) == sorted(r["id"] for r in full)
@@ -105,15 +105,15 @@ def test_a_clip_the_model_fails_on_becomes_its_row_and_the_rest_are_scored(judge
     """An unexpected failure inside the model for one clip used to lose its whole chunk on every
     rerun; now the batch is retried clip by clip and only the guilty clip gets an error row."""
     items = collect_items(audio_folder)
-    poison = len(load_audio(items[1].path))
-    original = judge.score_waves
+    poison = judge.prepare_clip(load_audio(items[1].path))[0][1]["n_frames"]
+    original = judge.score_prepared
 
-    def score_waves(waves, **kw):
-        if any(len(w) == poison for w in waves):
+    def score_prepared(clips, **kw):
+        if any(inputs["n_frames"] == poison for clip in clips for _, inputs in clip):
             raise RuntimeError("stft: input too small")
-        return original(waves, **kw)
+        return original(clips, **kw)
 
-    monkeypatch.setattr(judge, "score_waves", score_waves)
+    monkeypatch.setattr(judge, "score_prepared", score_prepared)
     out = tmp_path / "scores.jsonl"
     rows = score_items(judge, items, out, batch_size=4)
     assert len(rows) == len(items)
@@ -122,7 +122,7 @@ def test_a_clip_the_model_fails_on_becomes_its_row_and_the_rest_are_scored(judge
     assert all("score" in r for r in rows if r["id"] != items[1].id)
 
     # a failure on every clip is the run's problem, not the clips': it stops the run
-    monkeypatch.setattr(judge, "score_waves", lambda waves, **kw: (_ for _ in ()).throw(RuntimeError("device lost")))
+    monkeypatch.setattr(judge, "score_prepared", lambda clips, **kw: (_ for _ in ()).throw(RuntimeError("device lost")))
     with pytest.raises(RuntimeError, match="device lost"):
         score_items(judge, items, tmp_path / "other.jsonl", batch_size=4)
 
@@ -252,3 +252,30 @@ def test_manifest_fields_of_the_wrong_type_name_file_and_line(tmp_path, row, pro
     (tmp_path / "m.jsonl").write_text(json.dumps({"audio": "ok.wav"}) + "\n" + json.dumps(row) + "\n")
     with pytest.raises(JsonlError, match=rf"m\.jsonl:2: {problem}"):
         collect_items(tmp_path / "m.jsonl")
+
+
+def test_plan_batches_packs_by_token_budget_shortest_first():
+    from evaluators.score_pipeline import plan_batches
+
+    seconds = [10.0, 1.0, 2.0, 1.0, 30.0, 3.0]
+    tokens = lambda s: int(100 * s)  # noqa: E731  (a clip of s seconds: 100 s tokens)
+    # budget 600 padded tokens: 1 s clips pack 4 at most by count, then 2-3 s clips by budget
+    assert plan_batches(seconds, tokens, batch_size=4, max_tokens=600) == [[1, 3, 2], [5], [0], [4]]
+    assert plan_batches(seconds, tokens, batch_size=2, max_tokens=None) == [[1, 3], [2, 5], [0, 4]]
+    assert plan_batches([], tokens, 4, 600) == []
+
+
+def test_workers_and_token_budget_give_the_serial_rows(judge, audio_folder, tmp_path):
+    """The prefetching pipeline (2 workers, token-budget batches) writes the same rows as one
+    clip per batch in this process: the output set and every score (to 1e-6)."""
+    _add_bad_files(audio_folder)
+    items = collect_items(audio_folder)
+    serial = score_items(judge, items, tmp_path / "serial.jsonl", batch_size=1, num_workers=0)
+    budget = judge.estimated_tokens(1.5) * 3
+    piped = score_items(judge, items, tmp_path / "piped.jsonl", batch_size=8, num_workers=2,
+                        max_tokens_per_batch=budget)
+    assert [r["id"] for r in piped] == [r["id"] for r in serial]
+    for a, b in zip(serial, piped):
+        assert a.keys() == b.keys() and a.get("error") == b.get("error")
+        if "score" in a:
+            assert abs(a["score"] - b["score"]) <= 1e-6 and a["speech_s"] == b["speech_s"]

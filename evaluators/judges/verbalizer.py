@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from evaluators.audio_io import prepare_segments
+from evaluators.audio_io import SAMPLE_RATE, prepare_segments
+from evaluators.backbones.audio_features import audio_token_count, valid_frame_count
 from evaluators.backbones import AudioLLM, get_backbone_spec
 from evaluators.judges.folder import load_backbone, provenance_fields, read_judge_config, write_judge_folder
 from evaluators.judges.label_words import check_recorded_ids, first_token_ids, label_token_pieces
@@ -73,6 +74,7 @@ class VerbalizerJudge:
         self.values = torch.tensor(preset.values, dtype=torch.float32)
         self._prompt_fields = {f for text in (preset.prompt_before_audio, preset.prompt)
                                for _, f, _, _ in string.Formatter().parse(text) if f}
+        self._prompt_tokens: int | None = None
 
     # ---- model side -----------------------------------------------------------------------------
     def user_text(self, fields: dict | None = None) -> tuple[str, str]:
@@ -119,14 +121,23 @@ class VerbalizerJudge:
         Segments are sorted by length and batched (length bucketing: little padding), then
         reassembled; a long clip's window probabilities are averaged weighted by duration.
         """
-        segments: list[tuple[int, float, dict]] = []
-        for i, wave in enumerate(waves):
-            item_fields = fields[i] if fields else None
-            with warnings.catch_warnings():
-                warnings.simplefilter("always")
-                parts = prepare_segments(wave, policy=self.long_clip_policy, max_seconds=self.max_seconds)
-            for seg, weight in parts:
-                segments.append((i, weight, self.prepare(seg, item_fields)))
+        return self.score_prepared([self.prepare_clip(w, fields[i] if fields else None) for i, w in enumerate(waves)],
+                                   batch_size)
+
+    def prepare_clip(self, wave: np.ndarray, fields: dict | None = None) -> list[tuple[float, dict]]:
+        """The CPU half of scoring one clip (what a data-loader worker runs): its segments under
+        the long-clip policy, each as (weight in seconds, model inputs of :meth:`prepare`)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            parts = prepare_segments(wave, policy=self.long_clip_policy, max_seconds=self.max_seconds)
+        return [(weight, self.prepare(seg, fields)) for seg, weight in parts]
+
+    @torch.no_grad()
+    def score_prepared(self, clips: list[list[tuple[float, dict]]], batch_size: int = 8) -> list[JudgeOutput]:
+        """The model half: one ``JudgeOutput`` per clip of :meth:`prepare_clip` output, in order.
+        Segments are sorted by length and batched (little padding); a long clip's window
+        probabilities are averaged weighted by duration."""
+        segments = [(i, weight, inputs) for i, parts in enumerate(clips) for weight, inputs in parts]
         seg_probs: list[np.ndarray | None] = [None] * len(segments)
         was_training = self.backbone.model.training
         self.backbone.model.eval()
@@ -138,12 +149,23 @@ class VerbalizerJudge:
                     seg_probs[k] = p
         finally:
             self.backbone.model.train(was_training)
-        sums = [np.zeros(len(self.preset.labels)) for _ in waves]
-        weights = [0.0 for _ in waves]
+        sums = [np.zeros(len(self.preset.labels)) for _ in clips]
+        weights = [0.0 for _ in clips]
         for (i, weight, _), p in zip(segments, seg_probs):
             sums[i] += weight * p
             weights[i] += weight
         return [self._verdict(s / w) for s, w in zip(sums, weights)]
+
+    def estimated_tokens(self, seconds: float) -> int:
+        """Prompt tokens (all segments) of a clip of ``seconds``, from its length alone: for
+        planning token-budget batches before any audio is decoded."""
+        if self._prompt_tokens is None:
+            blank = {f: "" for f in self._prompt_fields}  # per-item fields (an instruction) not counted
+            self._prompt_tokens = len(self.prepare(np.zeros(SAMPLE_RATE, np.float32), blank)["input_ids"]) \
+                - audio_token_count(valid_frame_count(SAMPLE_RATE))
+        windows = [min(seconds, self.max_seconds)] if self.long_clip_policy == "truncate" else \
+            [min(self.max_seconds, seconds - k * self.max_seconds) for k in range(max(1, math.ceil(seconds / self.max_seconds)))]
+        return sum(self._prompt_tokens + audio_token_count(valid_frame_count(int(s * SAMPLE_RATE))) for s in windows)
 
     def _batches(self, lengths: list[int], batch_size: int) -> list[list[int]]:
         """Indices in batches: sorted by length (little padding), or, with ``exact_length_batches``,
