@@ -7,6 +7,7 @@ takes these three options; what they resolved to is recorded in every score row'
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass
 
 import torch
@@ -17,9 +18,13 @@ ATTN_CHOICES = ("eager", "sdpa", "flash_attention_2")
 
 
 def resolve_device(device: str | None) -> str:
-    """``auto``/None: ``cuda`` when a CUDA device is visible, else ``cpu``; anything else as given."""
+    """``auto``/None: ``cuda`` when a CUDA device is visible (``cuda:<LOCAL_RANK>`` under a
+    multi-process launcher, one device per process), else ``cpu``; anything else as given."""
     if device in (None, "auto"):
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        if not torch.cuda.is_available():
+            return "cpu"
+        local = os.environ.get("LOCAL_RANK")
+        return f"cuda:{int(local) % torch.cuda.device_count()}" if local is not None else "cuda"
     try:
         torch.device(device)
     except RuntimeError as e:

@@ -117,9 +117,10 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     """Score ``args.audio`` into ``args.out``; print the per-system table (``score_name`` column)."""
     from evaluators.backbones import BackboneMismatchError
     from evaluators.judges.folder import JudgeFolderError
-    from evaluators.output_lock import OutputLockedError
+    from evaluators.output_lock import OutputLockedError, output_lock
     from evaluators.score_pipeline import default_num_workers
-    from evaluators.scoring import ResumeMismatchError, collect_items, score_items
+    from evaluators.scoring import ResumeMismatchError, collect_items, read_done_rows, score_items
+    from evaluators.sharding import current_shard, ids_in, mark_done, merge_parts, part_path, shard_items, wait_for_parts
     from evaluators.system_table import format_system_table, system_score_table
 
     missing = [f"--{k}" for k in ("judge", "audio", "out") if not getattr(args, k)]
@@ -143,11 +144,26 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
             print(f"  ... and {len(skipped) - 10} more", file=sys.stderr)
     if not items:
         raise SystemExit(f"{args.audio}: no audio files ({', '.join(AUDIO_EXTENSIONS)})")
+    shard = current_shard()
+    out = Path(args.out)
+    options = dict(batch_size=args.batch_size, resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
+                   vad=not args.no_vad, allow_truncated=args.allow_truncated,
+                   max_tokens_per_batch=args.max_tokens_per_batch,
+                   num_workers=default_num_workers() if args.num_workers is None else args.num_workers)
     try:
-        rows = score_items(judge, items, args.out, batch_size=args.batch_size, resume_mismatch=args.resume_mismatch,
-                           retry_errors=args.retry_errors, vad=not args.no_vad,
-                           allow_truncated=args.allow_truncated, max_tokens_per_batch=args.max_tokens_per_batch,
-                           num_workers=default_num_workers() if args.num_workers is None else args.num_workers)
+        if shard.world == 1:
+            rows = score_items(judge, items, out, **options)
+        else:  # one of N launcher processes: its shard into its part; rank 0 merges (evaluators/sharding.py)
+            merged = ids_in(out, with_errors=not args.retry_errors)
+            part = part_path(out, shard)
+            score_items(judge, [it for it in shard_items(items, shard) if it.id not in merged], part, **options)
+            mark_done(part)
+            if not shard.is_main:
+                return 0
+            with output_lock(out):
+                merge_parts(out, wait_for_parts(out, shard.world))
+            by_id = {r["id"]: r for r in read_done_rows(out, key=lambda r: r["id"])}
+            rows = [by_id[it.id] for it in items if it.id in by_id]
     except (ResumeMismatchError, OutputLockedError) as e:
         raise SystemExit(f"omnijudge score: {e}") from None
     n_err = sum("error" in r for r in rows)

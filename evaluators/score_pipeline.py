@@ -33,8 +33,11 @@ from evaluators.audio_io import SAMPLE_RATE, AudioLoadError, sanitize_item_id
 
 
 def default_num_workers() -> int:
-    """Data-loader workers when none are asked for: one core left to the main process, at most 8."""
-    return max(0, min(8, (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1) - 1))
+    """Data-loader workers when none are asked for: this process's share of the cores (divided
+    among the launcher's processes on this node) less one for the model, at most 8."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    per_process = cores // max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+    return max(0, min(8, per_process - 1))
 
 
 @dataclass

@@ -279,3 +279,31 @@ def test_workers_and_token_budget_give_the_serial_rows(judge, audio_folder, tmp_
         assert a.keys() == b.keys() and a.get("error") == b.get("error")
         if "score" in a:
             assert abs(a["score"] - b["score"]) <= 1e-6 and a["speech_s"] == b["speech_s"]
+
+
+@pytest.mark.parametrize("world", [2])
+def test_two_launcher_processes_merge_to_the_single_process_rows(audio_folder, tmp_path, world):
+    """``torchrun --nproc_per_node 2 -m evaluators.cli score ...`` on CPU: each rank scores a
+    disjoint shard into its part, rank 0 merges; the output equals one process's, row for row."""
+    import subprocess
+    import sys
+
+    from conftest import assert_same_rows
+    from evaluators.cli import main
+
+    _add_bad_files(audio_folder)
+    args = ["score", "--judge", "auto-att", "--base", "tiny", "--audio", str(audio_folder), "--batch-size", "2",
+            "--num-workers", "0"]
+    assert main([*args, "--out", str(tmp_path / "one.jsonl")]) == 0
+    launched = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                               f"--nproc_per_node={world}", "-m", "evaluators.cli", *args,
+                               "--out", str(tmp_path / "many.jsonl")], capture_output=True, text=True, timeout=600)
+    assert launched.returncode == 0, launched.stderr[-3000:]
+    lines = (tmp_path / "many.jsonl").read_text().splitlines()
+    assert_same_rows(lines, (tmp_path / "one.jsonl").read_text().splitlines(), key=lambda r: r["id"])
+    assert not list(tmp_path.glob("many.part-*")) and not list(tmp_path.glob("*.lock"))  # parts merged, removed
+    # a second launch finds everything merged and adds nothing
+    again = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                            f"--nproc_per_node={world}", "-m", "evaluators.cli", *args,
+                            "--out", str(tmp_path / "many.jsonl")], capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and (tmp_path / "many.jsonl").read_text().splitlines() == lines
