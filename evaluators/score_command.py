@@ -12,6 +12,8 @@ import json
 import sys
 from pathlib import Path
 
+import torch
+
 from evaluators.audio_io import AUDIO_EXTENSIONS
 from evaluators.backbones.specs import BACKBONES
 from evaluators.runtime_options import (Runtime, add_runtime_arguments, batch_size_arg, non_negative_int_arg,
@@ -146,10 +148,13 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
         raise SystemExit(f"{args.audio}: no audio files ({', '.join(AUDIO_EXTENSIONS)})")
     shard = current_shard()
     out = Path(args.out)
+    workers = default_num_workers() if args.num_workers is None else args.num_workers
+    if workers and judge.backbone.device.type == "cpu":
+        # the workers take cores of their own: the model's threads get what is left (no oversubscription)
+        torch.set_num_threads(max(1, torch.get_num_threads() - workers))
     options = dict(batch_size=args.batch_size, resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
                    vad=not args.no_vad, allow_truncated=args.allow_truncated,
-                   max_tokens_per_batch=args.max_tokens_per_batch,
-                   num_workers=default_num_workers() if args.num_workers is None else args.num_workers)
+                   max_tokens_per_batch=args.max_tokens_per_batch, num_workers=workers)
     try:
         if shard.world == 1:
             rows = score_items(judge, items, out, **options)

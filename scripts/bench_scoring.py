@@ -1,60 +1,155 @@
-"""Scoring throughput of a judge on CPU (or GPU): one clip per call vs length-bucketed batches.
+"""Where scoring time goes: the per-file stock loop, the serial batched path and the prefetching
+pipeline, on the same audio files, in one run (CPU by default).
 
-Prints clips/s for batch size 1 and N, their ratio (both measured in this run), and the largest
-score difference between the two (scores must not depend on the batch).
+  (a) stock loop: what a user would write from the public Auto-ATT inference: per file, decode,
+      resample, features padded to 30 s, the prompt, one ``generate(max_new_tokens=1)``;
+  (b) serial batched: ``score_items`` with no data-loader workers (length-sorted batches);
+  (c) pipeline: ``score_items`` with ``--num-workers`` workers and a token budget.
 
-    python scripts/bench_scoring.py [--judge RELEASE_DIR] [--clips 96] [--batch-size 16]
+Prints clips/s and seconds of audio per second for each, the ratios (same run), the largest score
+difference between the paths, and the share of the serial path's time spent in decode, features,
+tokenise, forward and write. The Silero VAD pass is off in (b) and (c), as (a) has none.
+
+    python scripts/bench_scoring.py [--judge DIR] [--clips 64] [--batch-size 16]
+        [--max-tokens-per-batch 12000] [--num-workers 1] [--threads 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
+import soundfile as sf
 import torch
+from scipy.signal import resample_poly
 
+from evaluators.audio_io import load_audio
 from evaluators.backbones import AudioLLM
 from evaluators.judges.presets import get_preset
 from evaluators.judges.verbalizer import VerbalizerJudge
+from evaluators.scoring import collect_items, score_items
+
+FILE_SR = 24_000  # the files are written at a TTS rate, so every path resamples
 
 
-def clips(n: int, seed: int = 0) -> list[np.ndarray]:
-    """Speech-like test clips of 1-8 s (harmonic source with syllabic envelope + noise)."""
+def write_clips(folder: Path, n: int, seed: int = 0) -> float:
+    """``n`` speech-like WAVs of 2-12 s at 24 kHz; returns their total seconds."""
     rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(n):
-        sec = rng.uniform(1.0, 8.0)
-        t = np.arange(int(sec * 16000)) / 16000
+    total = 0.0
+    for i in range(n):
+        sec = rng.uniform(2.0, 12.0)
+        t = np.arange(int(sec * FILE_SR)) / FILE_SR
         f0 = rng.uniform(90, 220)
         x = sum(np.sin(2 * np.pi * f0 * k * t) / k for k in range(1, 8)) * (0.5 + 0.5 * np.sin(2 * np.pi * 4 * t))
-        out.append((0.3 * x / np.abs(x).max() + 0.01 * rng.standard_normal(len(t))).astype(np.float32))
-    return out
+        x = 0.3 * x / np.abs(x).max() + 0.01 * rng.standard_normal(len(t))
+        sf.write(folder / f"c{i:03d}.wav", x.astype(np.float32), FILE_SR)
+        total += sec
+    return total
+
+
+@torch.no_grad()
+def stock_loop(judge: VerbalizerJudge, files: list[Path]) -> dict[str, float]:
+    """Per file: decode, resample, 30 s padded features, prompt, one generate step; the score is
+    the label-weighted value of the first generated token's distribution over the label words."""
+    llm, scores = judge.backbone, {}
+    for path in files:
+        data, sr = sf.read(path, dtype="float32")
+        wave = resample_poly(data, 16000, sr).astype(np.float32)
+        fe = llm.feature_extractor(wave, sampling_rate=16000, padding="max_length", return_attention_mask=True,
+                                   return_tensors="pt")
+        n_valid = int(fe["attention_mask"].sum())
+        before, after = judge.user_text({})
+        ids = torch.tensor([llm.encode_text(n_valid, after, judge.preset.system_prompt, before,
+                                            judge.preset.assistant_prefix)])
+        out = llm.model.generate(input_ids=ids.to(llm.device), attention_mask=torch.ones_like(ids).to(llm.device),
+                                 input_features=fe["input_features"].to(llm.device, llm.dtype),
+                                 feature_attention_mask=fe["attention_mask"].to(llm.device),
+                                 max_new_tokens=1, do_sample=False, output_scores=True, return_dict_in_generate=True)
+        probs = torch.softmax(out.scores[0][0, judge.label_ids.to(llm.device)].double(), dim=-1).cpu().numpy()
+        scores[path.stem] = float(probs @ np.asarray(judge.preset.values))
+    return scores
+
+
+def stage_shares(judge: VerbalizerJudge, files: list[Path], batch_size: int) -> dict[str, float]:
+    """Seconds the serial path spends per stage, each timed alone over all files."""
+    llm, t = judge.backbone, {}
+    t0 = time.perf_counter()
+    waves = [load_audio(p) for p in files]
+    t["decode"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    feats = [llm.features(w) for w in waves]
+    t["features"] = time.perf_counter() - t0
+    before, after = judge.user_text({})
+    t0 = time.perf_counter()
+    ids = [llm.encode_text(n, after, judge.preset.system_prompt, before, judge.preset.assistant_prefix)
+           for _, n in feats]
+    t["tokenise"] = time.perf_counter() - t0
+    clips = [[(1.0, {"input_ids": np.asarray(i, dtype=np.int64), "input_features": f, "n_frames": n})]
+             for i, (f, n) in zip(ids, feats)]
+    t0 = time.perf_counter()
+    outs = judge.score_prepared(clips, batch_size=batch_size)
+    t["forward"] = time.perf_counter() - t0
+    with tempfile.TemporaryDirectory() as tmp, open(Path(tmp) / "rows.jsonl", "w") as f:
+        t0 = time.perf_counter()
+        for k, o in enumerate(outs):
+            f.write(json.dumps({"id": str(k), "score": o.score, "probs": o.probs}) + "\n")
+            if (k + 1) % (4 * batch_size) == 0:
+                f.flush()
+                os.fsync(f.fileno())
+        f.flush()
+        os.fsync(f.fileno())
+        t["write"] = time.perf_counter() - t0
+    return t
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--judge", help="judge folder (default: tiny random Qwen2.5-Omni thinker + auto-att preset)")
-    ap.add_argument("--clips", type=int, default=96)
+    ap.add_argument("--clips", type=int, default=64)
     ap.add_argument("--batch-size", type=int, default=16)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--max-tokens-per-batch", type=int, default=12000)
+    ap.add_argument("--num-workers", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2, help="torch threads of the main process")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     judge = (VerbalizerJudge.from_pretrained(args.judge) if args.judge
              else VerbalizerJudge(AudioLLM.tiny(), get_preset("auto-att")))
-    waves = clips(args.clips)
-    total_s = sum(len(w) for w in waves) / 16000
-    judge.score_waves(waves[:4], batch_size=4)  # warm-up
-    results = {}
-    for bs in (1, args.batch_size):
-        t = time.perf_counter()
-        scores = [o.score for o in judge.score_waves(waves, batch_size=bs)]
-        dt = time.perf_counter() - t
-        results[bs] = (dt, np.array(scores))
-        print(f"batch size {bs:3d}: {args.clips / dt:8.1f} clips/s  ({total_s / dt:8.1f} s of audio per s)")
-    (t1, s1), (tn, sn) = results[1], results[args.batch_size]
-    print(f"speed-up batch {args.batch_size} vs 1: {t1 / tn:.2f}x")
-    print(f"max |score(batch {args.batch_size}) - score(batch 1)|: {np.max(np.abs(s1 - sn)):.2e}")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "clips"
+        folder.mkdir()
+        audio_s = write_clips(folder, args.clips)
+        files = sorted(folder.glob("*.wav"))
+        items = collect_items(folder)
+        stock_loop(judge, files[:2])  # warm-up
+        paths = {}
+        t0 = time.perf_counter()
+        stock = stock_loop(judge, files)
+        paths["(a) stock loop"] = (time.perf_counter() - t0, stock)
+        for name, workers, budget in (("(b) serial batched", 0, None),
+                                      ("(c) pipeline", args.num_workers, args.max_tokens_per_batch)):
+            t0 = time.perf_counter()
+            rows = score_items(judge, items, Path(tmp) / f"{workers}.jsonl", batch_size=args.batch_size, vad=False,
+                               num_workers=workers, max_tokens_per_batch=budget)
+            paths[name] = (time.perf_counter() - t0, {r["id"]: r["score"] for r in rows})
+        print(f"{args.clips} clips, {audio_s:.0f} s of audio at {FILE_SR} Hz, batch {args.batch_size}, "
+              f"{args.threads} torch threads; pipeline: {args.num_workers} workers, "
+              f"{args.max_tokens_per_batch} tokens per batch")
+        for name, (dt, _) in paths.items():
+            print(f"{name:20s} {args.clips / dt:8.1f} clips/s  {audio_s / dt:8.1f} s of audio per s")
+        t_a, t_b, t_c = (paths[k][0] for k in paths)
+        print(f"pipeline vs stock loop: {t_a / t_c:.2f}x; pipeline vs serial batched: {t_b / t_c:.2f}x; "
+              f"serial batched vs stock loop: {t_a / t_b:.2f}x")
+        ref = paths["(b) serial batched"][1]
+        for name in ("(a) stock loop", "(c) pipeline"):
+            print(f"max |score {name} - score (b)|: {max(abs(paths[name][1][k] - ref[k]) for k in ref):.2e}")
+        shares = stage_shares(judge, files, args.batch_size)
+        total = sum(shares.values())
+        print("serial path, share of time: " + ", ".join(f"{k} {100 * v / total:.1f}%" for k, v in shares.items()))
 
 
 if __name__ == "__main__":
