@@ -128,6 +128,29 @@ def timed_scores(judge: VerbalizerJudge, waves, batch_size: int, device: str,
     return time.perf_counter() - t, scores, peak
 
 
+def timed_budget(judge: VerbalizerJudge, waves, fields, budget: int, cap: int, device: str) -> tuple[float, int, float]:
+    """(seconds, prompt tokens scored, peak GiB) of scoring ``waves`` in token-budget batches
+    planned as ``omnijudge score --max-tokens-per-batch budget`` plans them (inputs prepared
+    beforehand: this times the device, not the CPU half)."""
+    from evaluators.score_pipeline import plan_batches
+
+    clips = [judge.prepare_clip(w, f) for w, f in zip(waves, fields)]
+    seconds = [len(w) / 16000 for w in waves]
+    batches = plan_batches(seconds, judge.estimated_tokens, cap, budget)
+    tokens = sum(len(inputs["input_ids"]) for c in clips for _, inputs in c)
+    cuda = torch.device(device).type == "cuda"
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    t = time.perf_counter()
+    for batch in batches:
+        judge.score_prepared([clips[i] for i in batch], batch_size=cap)
+    if cuda:
+        torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() / 2**30 if cuda else float("nan")
+    return time.perf_counter() - t, tokens, peak
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--backbone", default="qwen2_5_omni", choices=sorted(FULL_SIZE))
@@ -139,6 +162,8 @@ def main() -> None:
     ap.add_argument("--min-seconds", type=float, default=5.0)
     ap.add_argument("--max-seconds", type=float, default=10.0)
     ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--token-budgets", type=int, nargs="*", default=[8000, 16000, 32000, 64000],
+                    help="--max-tokens-per-batch values to time (clips per batch capped at 256)")
     ap.add_argument("--preset", default=None,
                     help="verbalizer preset (default auto-att, auto-att-released on Qwen2-Audio); instruct-follow "
                          "times the InstructTTSEval drop-in (the public template + an APS instruction, ~1k tokens)")
@@ -176,6 +201,16 @@ def main() -> None:
     _, exact, _ = timed_scores(judge, waves, args.batch_size, args.device, fields)
     print(f"batch invariance ({dtype}), exact-length batches: max |score - score(b1)| = "
           f"{np.max(np.abs(exact - s1)):.2e}")
+    judge.exact_length_batches = False
+    best = None
+    for budget in args.token_budgets:
+        dt, tokens, peak = timed_budget(judge, waves, fields, budget, 256, args.device)
+        print(f"token budget {budget:6d}: {args.clips / dt:7.2f} clips/s, {tokens / dt:9.0f} tokens/s, "
+              f"peak memory {peak:.1f} GiB")
+        if best is None or dt < best[1]:
+            best = (budget, dt)
+    if best:
+        print(f"best token budget {best[0]}: {args.clips / best[1]:.2f} clips/s, {t1 / best[1]:.2f}x batch 1")
 
 
 if __name__ == "__main__":
