@@ -30,6 +30,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from evaluators.audio_io import SAMPLE_RATE, AudioLoadError, sanitize_item_id
+from evaluators.item_audio import read_item_audio, speech_fields
 
 
 def default_num_workers() -> int:
@@ -95,8 +96,6 @@ class PreparingDataset(Dataset):
         return len(self.items)
 
     def __getitem__(self, i: int) -> Prepared:
-        from evaluators.scoring import read_item_audio
-
         it = self.items[i]
         p = Prepared(i, {"id": it.id, "system": it.system, "file": it.path.name})
         try:
@@ -119,8 +118,6 @@ class BatchCollator:
         self.vad = vad
 
     def __call__(self, batch: list[Prepared]) -> list[Prepared]:
-        from evaluators.scoring import speech_fields
-
         waved = [p for p in batch if p.wave is not None]
         if self.vad and waved:
             for p, heard in zip(waved, speech_fields([p.wave for p in waved])):

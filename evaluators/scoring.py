@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,13 +23,11 @@ import numpy as np
 from evaluators.audio_io import (
     AUDIO_EXTENSIONS,
     AudioLoadError,
-    TruncatedAudioWarning,
-    load_audio,
 )
 from evaluators.jsonl import JsonlError, read_jsonl
 from evaluators.output_lock import output_lock
+from evaluators.item_audio import judge_read_limit, speech_fields
 from evaluators.progress import progress_bar
-from evaluators.speech_activity import speech_seconds
 from evaluators.judges.verbalizer import VerbalizerJudge, is_finite_output
 from evaluators.word_alignment import AlignerSetupError
 
@@ -230,36 +227,6 @@ def resume_rows(out_path: Path, prov: dict, key: Callable[[dict], Any] | None = 
         log.info("%s: %d error rows removed, their items are scored again", out_path, drop_error_rows(out_path))
         rows = [r for r in rows if "error" not in r]
     return rows
-
-
-def judge_read_limit(judge) -> float | None:
-    """Seconds of each file a judge hears: its window under the ``truncate`` long-clip policy
-    (so a one-hour file is never decoded whole), None (everything) under ``windows``."""
-    if getattr(judge, "long_clip_policy", "truncate") == "windows":
-        return None
-    return getattr(judge, "max_seconds", None)
-
-
-def read_item_audio(path: Path, max_seconds: float | None = None,
-                    allow_truncated: bool = False) -> tuple[np.ndarray, str | None]:
-    """``load_audio`` for one scored item: (wave, warning). The warning is the message of a
-    truncated file read anyway (``allow_truncated``), for the item's row; other warnings pass on."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", TruncatedAudioWarning)
-        wave = load_audio(path, max_seconds=max_seconds, allow_truncated=allow_truncated)
-    note = None
-    for w in caught:
-        if issubclass(w.category, TruncatedAudioWarning):
-            note = str(w.message)
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return wave, note
-
-
-def speech_fields(waves: list[np.ndarray]) -> list[dict]:
-    """``speech_s`` (seconds of detected speech, Silero VAD) and ``no_speech`` for each 16 kHz
-    wave, batched (``evaluators.speech_activity``)."""
-    return [{"speech_s": s, "no_speech": s == 0.0} for s in speech_seconds(waves)]
 
 
 def score_items(judge: VerbalizerJudge, items: list[ScoreItem], out_path: str | Path, batch_size: int = 8,

@@ -153,7 +153,9 @@ def test_scorer_rows_nulls_and_resume(tiny_judge, tmp_path):
     assert isinstance(results[0]["APS"]["judge_score"], bool) and "dimensions" in results[0]["APS"]
     assert results[1]["DSD"]["judge_score"] is None and "no output" in results[1]["DSD"]["judge_error"]
     table = {k: v for k, v in result["table"].items() if k != "dimensions"}
+    silent = table.pop("n_no_speech")  # judged outputs the VAD heard no speech in, counted beside the table
     assert table == task_scores(results, field="judge_score", n_resamples=200)  # one metric code
+    assert silent == sum(bool(r.get("no_speech")) for r in result["rows"])
     assert result["table"]["tasks"]["RP"]["n_null"] == 2 and result["table"]["tasks"]["APS"]["n_valid"] == 3
     assert (out / "table.md").read_text().startswith("| system | APS | DSD | RP | Avg |")
     assert (out / "dimension_failures.png").is_file()

@@ -31,7 +31,8 @@ from evaluators.backbones import SAMPLE_RATE as SR
 from evaluators.benchmarks.cast.metrics import MODES, cast_metrics, tokenize
 from evaluators.jsonl import read_jsonl
 from evaluators.output_lock import output_lock
-from evaluators.scoring import error_kind, read_done_rows, read_item_audio, resume_rows, score_work_in_batches
+from evaluators.item_audio import read_item_audio
+from evaluators.scoring import error_kind, read_done_rows, resume_rows, score_work_in_batches
 from evaluators.text_units import text_lang
 from evaluators.word_alignment import (
     Aligner,

@@ -26,8 +26,8 @@ from pathlib import Path
 from evaluators.benchmarks.instructttseval.items import TASKS, InstructItem, load_items, resolve_output
 from evaluators.benchmarks.instructttseval.metrics import format_markdown, plot_dimension_failures, system_tables
 from evaluators.output_lock import output_lock
-from evaluators.scoring import (error_kind, judge_read_limit, read_done_rows, read_item_audio, resume_rows,
-                                score_work_in_batches)
+from evaluators.item_audio import judge_read_limit, read_item_audio
+from evaluators.scoring import error_kind, read_done_rows, resume_rows, score_work_in_batches
 
 #: ``error_kind`` of a pair whose output was not there: not done, so a rerun looks for it again.
 MISSING = "missing"

@@ -33,7 +33,8 @@ from evaluators.benchmarks.nvv.metrics import prediction_from_row, score_run
 from evaluators.benchmarks.nvv.taxonomy import get_system, load_taxonomy
 from evaluators.jsonl import read_jsonl
 from evaluators.output_lock import output_lock
-from evaluators.scoring import error_kind, read_done_rows, read_item_audio, resume_rows, score_work_in_batches
+from evaluators.item_audio import read_item_audio
+from evaluators.scoring import error_kind, read_done_rows, resume_rows, score_work_in_batches
 from evaluators.word_alignment import Aligner, timed_words, transcript_word_times
 
 
