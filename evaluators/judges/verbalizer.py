@@ -142,8 +142,11 @@ class VerbalizerJudge:
         was_training = self.backbone.model.training
         self.backbone.model.eval()
         try:
+            cuda = self.backbone.device.type == "cuda"
             for chunk in self._batches([len(s[2]["input_ids"]) for s in segments], batch_size):
                 batch = self.backbone.collate([segments[k][2] for k in chunk])
+                if cuda:  # page-locked, so the non-blocking copies to the device are asynchronous
+                    batch = {k: v.pin_memory() for k, v in batch.items()}
                 probs = torch.softmax(self.label_logits(batch).double(), dim=-1).cpu().numpy()
                 for k, p in zip(chunk, probs):
                     seg_probs[k] = p
