@@ -191,6 +191,17 @@ def check_resume_identity(rows: list[dict], prov: dict, out_path: Path, policy: 
     return []
 
 
+def replace_file(path: Path, lines: list[bytes]) -> None:
+    """Rewrite ``path`` with ``lines`` through a fsynced temporary sibling and a rename, so a kill
+    leaves the old file or the new one whole, never a mix."""
+    tmp = path.with_name(path.name + ".rewrite.tmp")
+    with tmp.open("wb") as f:
+        f.writelines(lines)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
 def drop_error_rows(out_path: Path) -> int:
     """Remove the rows with an ``error`` from ``out_path`` (``--retry-errors``), so their items are
     scored again and the file keeps one row per item; every other line is kept byte for byte. The
@@ -208,12 +219,7 @@ def drop_error_rows(out_path: Path) -> int:
             else:
                 kept.append(raw)
     if dropped:
-        tmp = out_path.with_name(out_path.name + ".retry.tmp")
-        with tmp.open("wb") as f:
-            f.writelines(kept)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, out_path)
+        replace_file(out_path, kept)
     return dropped
 
 

@@ -100,18 +100,13 @@ def merge_parts(out: Path, parts: list[Path]) -> int:
     """Append the parts' rows whose id ``out`` lacks to ``out`` (fsynced), then remove the parts
     and their markers; returns the number of rows added. An error row of ``out`` whose item a
     part scored again (``--retry-errors``) is replaced. Rerunning a merge adds nothing."""
-    from evaluators.scoring import read_done_rows
+    from evaluators.scoring import read_done_rows, replace_file
 
     existing = read_done_rows(out, key=lambda r: r["id"])
     rescored = {r["id"] for part in parts for r in read_done_rows(part, key=lambda r: r["id"])}
     stale = {r["id"] for r in existing if "error" in r and r["id"] in rescored}
-    if stale:  # rewrite without them, through a temporary file, so a kill leaves old or new whole
-        tmp = out.with_name(out.name + ".merge.tmp")
-        with tmp.open("w", encoding="utf-8") as f:
-            f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in existing if r["id"] not in stale)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, out)
+    if stale:
+        replace_file(out, [(json.dumps(r, ensure_ascii=False) + "\n").encode() for r in existing if r["id"] not in stale])
     have = {r["id"] for r in existing if r["id"] not in stale}
     added = 0
     with out.open("a", encoding="utf-8") as f:

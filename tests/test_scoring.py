@@ -307,3 +307,21 @@ def test_two_launcher_processes_merge_to_the_single_process_rows(audio_folder, t
                             f"--nproc_per_node={world}", "-m", "evaluators.cli", *args,
                             "--out", str(tmp_path / "many.jsonl")], capture_output=True, text=True, timeout=600)
     assert again.returncode == 0 and (tmp_path / "many.jsonl").read_text().splitlines() == lines
+
+
+def test_merge_keeps_rows_adds_new_ones_and_replaces_retried_errors(tmp_path):
+    from evaluators.sharding import Shard, done_marker, mark_done, merge_parts, part_path, wait_for_parts
+
+    out = tmp_path / "s.jsonl"
+    out.write_text(json.dumps({"id": "a", "error": "cut"}) + "\n" + json.dumps({"id": "b", "score": 1.0}) + "\n")
+    parts = [part_path(out, Shard(r, 2)) for r in range(2)]
+    parts[0].write_text(json.dumps({"id": "a", "score": 0.5}) + "\n" + json.dumps({"id": "b", "score": 9.0}) + "\n")
+    parts[1].write_text(json.dumps({"id": "c", "score": 0.2}) + "\n")
+    for p in parts:
+        mark_done(p)
+    assert wait_for_parts(out, 2, timeout_s=1) == parts
+    assert merge_parts(out, parts) == 2  # a (its error row replaced) and c; b was already there
+    rows = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert rows == {"a": {"id": "a", "score": 0.5}, "b": {"id": "b", "score": 1.0}, "c": {"id": "c", "score": 0.2}}
+    assert not any(p.exists() or done_marker(p).exists() for p in parts)
+    assert merge_parts(out, parts) == 0  # a second merge adds nothing
