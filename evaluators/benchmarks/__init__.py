@@ -16,6 +16,7 @@ BENCHMARKS: dict[str, str] = {
     "cast": "evaluators.benchmarks.cast:BENCHMARK",
     "nvv": "evaluators.benchmarks.nvv:BENCHMARK",
     "instructttseval": "evaluators.benchmarks.instructttseval:BENCHMARK",
+    "speecheditbench": "evaluators.benchmarks.speecheditbench:BENCHMARK",
 }
 
 

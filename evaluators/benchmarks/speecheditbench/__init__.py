@@ -1,0 +1,39 @@
+"""SpeechEditBench: items, every target and preservation criterion, providers, judges and tables.
+Definitions: ``docs/benchmarks.md#speecheditbench``.
+
+``items``          the benchmark's samples.jsonl -> :class:`EditItem`; where a system's outputs are
+``thresholds``     every decision threshold, one versioned table
+``text``           normalisation, WER/CER (jiwer), the content-edit check
+``criteria``       one function per criterion (golden-tested)
+``prosody`` / ``acoustics``  pYIN F0, speech-active duration, word prominence; DNSMOS P.835, RT60
+``providers/``     Whisper ASR, WavLM speaker embedding, AudioSet scene tags (transformers)
+``provider_cache`` providers loaded on first use, results cached per provider on disk
+``judge_prompts`` / ``presets`` / ``judges``  the public Gemini prompts and the local judges asking them
+``manifest``       values and verdicts supplied with the outputs
+``measure`` / ``evaluate`` / ``scorer``  measurements -> t, p, j rows -> tables
+``metrics``        TS/PS/JS, CS/All/Joint, Tables 2/4/5/6, Figure 3 radar
+``cli``            ``omnijudge score speecheditbench`` and ``omnijudge metrics speecheditbench``
+"""
+
+from evaluators.benchmarks.speecheditbench.cli import add_metrics_parser, add_score_parser
+from evaluators.benchmarks.speecheditbench.items import TASKS, EditItem, load_items
+from evaluators.benchmarks.speecheditbench.metrics import metrics_from_files
+from evaluators.benchmarks.speecheditbench.presets import PRESETS
+from evaluators.benchmarks.spec import Benchmark
+
+
+def score_outputs(judge, items, outputs, out_dir, **options) -> dict:
+    """:func:`evaluators.benchmarks.speecheditbench.scorer.score_speecheditbench` (imported on use);
+    ``judge`` is a ``{criterion: EditAttributeJudge}`` mapping (or None)."""
+    from evaluators.benchmarks.speecheditbench.scorer import score_speecheditbench
+
+    return score_speecheditbench(items, outputs, out_dir, judges=judge or {}, **options)
+
+
+BENCHMARK = Benchmark(
+    name="speecheditbench", title="SpeechEditBench", docs="docs/benchmarks.md#speecheditbench",
+    paper="SpeechEditBench: A Bilingual Multi-Attribute Benchmark for Instruction-Guided Speech Editing",
+    judge_kind="verbalizer", load_items=load_items, metrics=metrics_from_files, scorer=score_outputs,
+    add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser, presets=PRESETS)
+
+__all__ = ["BENCHMARK", "EditItem", "TASKS", "load_items", "metrics_from_files"]

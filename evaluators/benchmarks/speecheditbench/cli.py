@@ -1,0 +1,139 @@
+"""``omnijudge score speecheditbench`` (every criterion over a system's outputs) and ``omnijudge
+metrics speecheditbench`` (the tables from result files alone: ours or the public evaluator's)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from evaluators.benchmarks.speecheditbench.judges import CRITERIA
+
+
+def parse_judges(text: str | None) -> dict[str, str]:
+    """``emotion=DIR,style=seb-style`` -> ``{criterion: spec}``; a bad entry is a one-line error."""
+    out: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in (text or "").split(","))):
+        crit, sep, spec = part.partition("=")
+        if not sep or crit not in CRITERIA or not spec:
+            raise SystemExit(f"--judges: {part!r} is not CRITERION=JUDGE (criteria: {', '.join(CRITERIA)})")
+        out[crit] = spec
+    return out
+
+
+def judge_identity(spec: str) -> str:
+    """What rows record for the judge ``spec``: a preset name, or a folder with its config and
+    adapter hashed (a retrained judge in the same folder is a new judge)."""
+    from evaluators.judges.folder import JUDGE_CONFIG, file_sha256
+
+    folder = Path(spec)
+    if (folder / JUDGE_CONFIG).is_file():
+        parts = [file_sha256(folder / JUDGE_CONFIG)]
+        parts += [file_sha256(p) for p in sorted(folder.glob("*.safetensors"))]
+        return f"{folder.resolve()}@{'-'.join(parts)}"
+    return spec
+
+
+def cmd_score(args) -> int:
+    from evaluators.backbones import BackboneMismatchError
+    from evaluators.benchmarks.speecheditbench.judges import load_edit_judge
+    from evaluators.benchmarks.speecheditbench.metrics import format_markdown
+    from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
+    from evaluators.benchmarks.speecheditbench.scorer import score_speecheditbench
+    from evaluators.judges.folder import JudgeFolderError
+    from evaluators.runtime_options import runtime_from_args
+
+    runtime = runtime_from_args(args)
+    specs = parse_judges(args.judges)
+    try:
+        judges = {c: load_edit_judge(c, s, runtime, args.backbone, args.base) for c, s in specs.items()}
+        ids = {c: judge_identity(s) + (f"@base={args.base}" if args.base and not Path(s).is_dir() else "")
+               for c, s in specs.items()}
+        providers = ProviderSet(asr=args.asr, asr_zh=args.asr_zh, speaker=args.speaker, scene=args.scene,
+                                device=runtime.device, batch_size=args.batch_size)
+        result = score_speecheditbench(
+            args.items, args.outputs, args.out, providers=providers, judges=judges, judge_ids=ids,
+            manifest=args.manifest, tasks=args.tasks, system=args.system, speed_duration=args.speed_duration,
+            source_root=args.source_root, batch_size=args.batch_size, retry_errors=args.retry_errors,
+            allow_truncated=args.allow_truncated, missing_as_failure=args.missing_as_failure)
+    except (OSError, ValueError, JudgeFolderError, BackboneMismatchError) as e:
+        raise SystemExit(f"omnijudge score speecheditbench: {e}") from None
+    print(format_markdown({result["system"]: result["report"]}))
+    n_err = sum(1 for r in result["rows"] if r.get("error") and not r.get("missing"))
+    n_missing = sum(1 for r in result["rows"] if r.get("missing"))
+    if n_err or n_missing:
+        print(f"{n_missing} outputs missing, {n_err} items with errors: reasons in {args.out}/scores.jsonl",
+              file=sys.stderr)
+    return 0
+
+
+def add_score_parser(ssub):
+    from evaluators.backbones.specs import BACKBONES
+    from evaluators.benchmarks.speecheditbench.provider_cache import DEFAULT_ASR, DEFAULT_SCENE, DEFAULT_SPEAKER
+    from evaluators.runtime_options import add_runtime_arguments, batch_size_arg
+    from evaluators.score_command import add_audio_input_arguments
+
+    p = ssub.add_parser("speecheditbench", help="SpeechEditBench: every target and preservation criterion over a "
+                                                "system's edited outputs -> per-sample t/p/j + the paper's tables")
+    p.add_argument("--items", required=True,
+                   help="the benchmark's data/ folder (<task>/samples.jsonl) or one samples.jsonl")
+    p.add_argument("--outputs", required=True, help="the system's outputs: <task>/<sample_id>.wav|flac|mp3 "
+                                                    "(or <task>/audio/...)")
+    p.add_argument("--out", required=True, help="results folder (scores.jsonl, table.json/.md, radar.png, cache/)")
+    p.add_argument("--tasks", nargs="+", help="only these tasks (content, speaker, emotion, style, prosody, "
+                                              "paralinguistic, acoustic, compositional)")
+    p.add_argument("--judges", help="emotion=J,style=J,paralinguistic=J: a judge folder or the preset "
+                                    "(seb-emotion, seb-style, seb-paralinguistic); verdicts in --manifest need none")
+    p.add_argument("--manifest", help="JSONL of values supplied with the outputs (asr_text, word_timestamps, "
+                                      "speaker_similarity, scene_scores, dnsmos, rt60_s, emotion/style/paralinguistic "
+                                      "verdicts, ...); see docs/benchmarks.md#speecheditbench")
+    p.add_argument("--asr", default=DEFAULT_ASR, help="Whisper checkpoint (hub id or folder) for EN transcripts")
+    p.add_argument("--asr-zh", help="Whisper checkpoint for ZH transcripts (default: --asr)")
+    p.add_argument("--speaker", default=DEFAULT_SPEAKER, help="WavLM x-vector checkpoint for speaker similarity")
+    p.add_argument("--scene", default=DEFAULT_SCENE, help="AudioSet classifier checkpoint for noise-scene scores")
+    p.add_argument("--speed-duration", choices=("speech", "file"), default="speech",
+                   help="speed editing's duration: speech-active seconds (Silero VAD; the paper) or whole-file "
+                        "seconds (the public evaluator)")
+    p.add_argument("--missing-as-failure", action="store_true",
+                   help="count missing outputs as failures (default: left out; coverage reports them)")
+    p.add_argument("--source-root", help="folder the items' audio paths are relative to (default: found from "
+                                         "the item file upwards)")
+    p.add_argument("--system", help="system name (default: the outputs folder's name)")
+    p.add_argument("--batch-size", type=batch_size_arg, default=8, help="clips per forward pass")
+    p.add_argument("--retry-errors", action="store_true", help="measure the items of earlier error rows again")
+    add_audio_input_arguments(p)
+    p.add_argument("--backbone", choices=sorted(BACKBONES), help="backbone of preset judges")
+    p.add_argument("--base", help="base model of preset judges ('tiny' = offline random, for smoke runs)")
+    add_runtime_arguments(p)
+    p.set_defaults(func=cmd_score)
+    return p
+
+
+def cmd_metrics(args) -> int:
+    from evaluators.benchmarks.speecheditbench.metrics import metrics_from_files, plot_radar
+
+    try:
+        report = metrics_from_files(args.results, systems=args.system, missing_as_failure=args.missing_as_failure)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"omnijudge metrics speecheditbench: {e}") from None
+    print(report["markdown"])
+    if args.out:
+        Path(args.out).write_text(json.dumps(report["systems"], indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if args.radar:
+        plot_radar(report["systems"], Path(args.radar))
+    return 0
+
+
+def add_metrics_parser(msub):
+    p = msub.add_parser("speecheditbench", help="SpeechEditBench: TS/PS/JS per task, compositional CS/All/Joint, "
+                                                "Tables 2/4/5/6 from result files (ours or the public evaluator's)")
+    p.add_argument("--results", required=True, nargs="+", action="extend",
+                   help="scores.jsonl of `omnijudge score speecheditbench`, or the public evaluator's "
+                        "<task>*.json result files")
+    p.add_argument("--system", nargs="+", action="extend",
+                   help="system name per --results file (files sharing a name are pooled; default: folder name)")
+    p.add_argument("--missing-as-failure", action="store_true", help="count missing outputs as failures")
+    p.add_argument("--out", help="also write the JSON report here")
+    p.add_argument("--radar", help="also draw the target/joint radar chart (PNG) here")
+    p.set_defaults(func=cmd_metrics)
+    return p

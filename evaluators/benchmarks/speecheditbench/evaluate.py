@@ -1,0 +1,234 @@
+"""One SpeechEditBench item (or compositional component) from its measurements to t, p and j.
+
+:class:`Measured` holds what the scorer measured for one output (waves, transcripts, embeddings,
+scene scores, judge verdicts); the per-criterion functions here turn it into row fields through
+``criteria`` with the run's :class:`Thresholds`. Signal measurements (pYIN F0, speech-active
+duration, word prominence, DNSMOS, RT60) are computed here on first use. Definitions:
+``docs/benchmarks.md#speecheditbench``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import evaluators.benchmarks.speecheditbench.criteria as C
+from evaluators.benchmarks.speecheditbench.text import content_edit_success, error_rate
+from evaluators.benchmarks.speecheditbench.thresholds import Thresholds
+
+SR = 16_000
+
+
+@dataclass
+class Measured:
+    """What the scorer measured for one item's output (all waves mono float32 at 16 kHz).
+
+    Attributes:
+        output / source / reference: waves (None when not needed or not found).
+        asr: the output's ``{"text", "words": [{"word", "start", "end"}]}`` (seconds).
+        source_asr: the source's transcript with word times (stress items).
+        speaker_cosine: cosine(output, reference) speaker-embedding similarity, by component index
+            (-1 for an atomic speaker item).
+        scene / source_scene: grouped scene scores ``{outdoor, crowd, music}`` of output and source.
+        dnsmos / source_dnsmos: DNSMOS P.835 ``{sig, bak, ovrl}`` of output and source.
+        verdicts: judge verdicts by criterion (``judges`` module docstring).
+        speed_duration: "speech" (speech-active seconds, the paper) or "file" (whole-file seconds,
+            the public evaluator).
+    """
+
+    output: np.ndarray | None = None
+    source: np.ndarray | None = None
+    reference: np.ndarray | None = None
+    asr: dict | None = None
+    source_asr: dict | None = None
+    speaker_cosine: dict = field(default_factory=dict)
+    scene: dict | None = None
+    source_scene: dict | None = None
+    dnsmos: dict | None = None
+    source_dnsmos: dict | None = None
+    verdicts: dict = field(default_factory=dict)
+    speed_duration: str = "speech"
+    values: dict = field(default_factory=dict)  # precomputed signal values from a manifest
+
+    def need(self, name: str, value):
+        if value is None:
+            raise ValueError(f"no {name} measured for this output")
+        return value
+
+
+class MeasurementError(ValueError):
+    """A value a criterion needs could not be measured (silence where F0 is needed, ...)."""
+
+
+def preservation(m: Measured, transcript: str, language: str, th: Thresholds) -> dict:
+    """The content-preservation gate on the output's ASR transcript against ``transcript``."""
+    asr = m.need("ASR transcript", m.asr)
+    er = error_rate(transcript, asr.get("text", ""), language)
+    return {"preservation_success": C.preservation_pass(er["error"], th),
+            "preservation": {"metric": er["metric"], "error": er["error"], "wer": er["wer"], "cer": er["cer"],
+                             "transcript_predicted": asr.get("text", ""), "norm_reference": er["norm_reference"],
+                             "norm_predicted": er["norm_hypothesis"]}}
+
+
+# ---- targets (one per criterion) -----------------------------------------------------------------
+
+def content_target(anchor: dict, m: Measured, language: str, th: Thresholds) -> dict:
+    asr = m.need("ASR transcript", m.asr)
+    ok, why = content_edit_success(anchor, asr.get("text", ""), language)
+    er = error_rate(anchor.get("transcript_target", ""), asr.get("text", ""), language)
+    return {"target_success": ok, "target_reason": why,
+            "diagnostics": {"edit_type": anchor.get("edit_type"), "transcript_predicted": asr.get("text", ""),
+                            "wer_vs_target": er["wer"], "cer_vs_target": er["cer"]}}
+
+
+def speaker_target(m: Measured, th: Thresholds, component: int = -1) -> dict:
+    cos = m.speaker_cosine.get(component)
+    if cos is None:
+        raise MeasurementError("no speaker similarity (reference audio missing or unreadable)")
+    cos = round(float(cos), 4)
+    ok, why = C.speaker_success(cos, th)
+    return {"target_success": ok, "target_reason": why, "diagnostics": {"speaker_similarity": cos}}
+
+
+def emotion_target(anchor: dict, m: Measured, language: str) -> dict:
+    from evaluators.benchmarks.speecheditbench.judge_prompts import allowed_emotions
+
+    verdict = m.need("emotion verdict", m.verdicts.get("emotion"))
+    allowed = allowed_emotions(anchor.get("emotion_taxonomy"), language)
+    ok, why = C.emotion_success(verdict.get("predicted_emotion"), anchor.get("target_emotion", ""), allowed)
+    return {"target_success": ok, "target_reason": why,
+            "diagnostics": {"predicted_emotion": verdict.get("predicted_emotion"),
+                            "target_emotion": anchor.get("target_emotion"),
+                            **({"emotion_probs": verdict["probs"]} if "probs" in verdict else {})}}
+
+
+def style_target(anchor: dict, m: Measured, th: Thresholds) -> dict:
+    verdict = m.need("style verdict", m.verdicts.get("style"))
+    score = min(4, max(0, int(round(float(verdict.get("target_style_score", 0))))))
+    ok, why = C.style_success(score, verdict.get("target_style_success"), th)
+    diag = {"target_style": anchor.get("target_style"), "target_style_score": score}
+    diag.update({k: verdict[k] for k in ("target_style_success", "style_scores", "dominant_style", "expected_score")
+                 if k in verdict})
+    return {"target_success": ok, "target_reason": why, "diagnostics": diag}
+
+
+def paralinguistic_target(anchor: dict, m: Measured, th: Thresholds) -> dict:
+    verdict = m.need("paralinguistic verdict", m.verdicts.get("paralinguistic"))
+    scores = {e: min(3, max(0, int(round(float(verdict.get("event_scores", {}).get(e, 0)))))) for e in C.EVENTS}
+    # an event outside the four reads 0, as in the public evaluator (add fails, remove passes)
+    ok, why = C.paralinguistic_success(anchor.get("operation", ""), scores.get(anchor.get("event"), 0), th)
+    return {"target_success": ok, "target_reason": why,
+            "diagnostics": {"operation": anchor.get("operation"), "event": anchor.get("event"), "event_scores": scores}}
+
+
+def prosody_target(anchor: dict, m: Measured, th: Thresholds, language: str) -> dict:
+    kind = anchor.get("prosody_type")
+    if kind == "speed":
+        return _speed(anchor, m, th)
+    if kind == "pitch":
+        return _pitch(anchor, m, th)
+    if kind == "stress":
+        return _stress(anchor, m, th, language)
+    raise MeasurementError(f"unknown prosody_type {kind!r}")
+
+
+def _speed(anchor, m, th):
+    from evaluators.benchmarks.speecheditbench.prosody import speech_active_seconds
+
+    out, src = m.need("output audio", m.output), m.need("source audio", m.source)
+    if m.speed_duration == "file":
+        d_out, d_src = len(out) / SR, len(src) / SR
+    else:
+        d_src, d_out = speech_active_seconds([src, out], sr=SR)
+    if d_src <= 0:
+        raise MeasurementError("source has no speech-active duration")
+    ratio = d_out / d_src
+    ok, why = C.speed_success(ratio, anchor.get("direction", ""), th)
+    return {"target_success": ok, "target_reason": why,
+            "diagnostics": {"direction": anchor.get("direction"), "source_duration_s": round(d_src, 4),
+                            "output_duration_s": round(d_out, 4), "duration_ratio": round(ratio, 4),
+                            "duration_measure": m.speed_duration}}
+
+
+def _pitch(anchor, m, th):
+    from evaluators.benchmarks.speecheditbench.prosody import median_f0_hz
+
+    f_src = median_f0_hz(m.need("source audio", m.source), SR)
+    f_out = median_f0_hz(m.need("output audio", m.output), SR)
+    if not f_src or not f_out:
+        raise MeasurementError(f"no voiced frames in the {'source' if not f_src else 'output'}")
+    shift = C.semitone_shift(f_src, f_out)
+    ok, why = C.pitch_success(shift, anchor.get("direction", ""), th)
+    return {"target_success": ok, "target_reason": why,
+            "diagnostics": {"direction": anchor.get("direction"), "source_f0_median_hz": round(f_src, 3),
+                            "output_f0_median_hz": round(f_out, 3), "shift_semitones": round(shift, 4)}}
+
+
+def _stress(anchor, m, th, language):
+    from evaluators.benchmarks.speecheditbench.prosody import f0_track, word_prominence
+
+    words = anchor.get("stress_words") or []
+    src_words = m.need("source word timestamps", m.source_asr).get("words") or []
+    out_words = m.need("output word timestamps", m.asr).get("words") or []
+    src, out = m.need("source audio", m.source), m.need("output audio", m.output)
+    src_track, out_track = f0_track(src, SR), f0_track(out, SR)
+    gains, detail = [], []
+    for w in words:
+        p_src = word_prominence(src, SR, src_words, w, f0_track=src_track, language=language)
+        p_out = word_prominence(out, SR, out_words, w, f0_track=out_track, language=language)
+        gain = None if p_src is None or p_out is None else p_out - p_src
+        gains.append(gain)
+        detail.append({"word": w, "source_prominence": p_src, "output_prominence": p_out, "gain": gain})
+    ok, why = C.stress_success(gains, th)
+    return {"target_success": ok, "target_reason": why, "diagnostics": {"stress_words": detail}}
+
+
+def acoustic_target(anchor: dict, m: Measured, th: Thresholds) -> dict:
+    sub = anchor.get("subtask")
+    if sub == "enhancement":
+        out, src = m.need("output DNSMOS", m.dnsmos), m.need("source DNSMOS", m.source_dnsmos)
+        g_ovrl, g_bak = out["ovrl"] - src["ovrl"], out["bak"] - src["bak"]
+        ok, why = C.enhancement_success(g_ovrl, g_bak, th)
+        return {"target_success": ok, "target_reason": why,
+                "diagnostics": {"dnsmos": out, "source_dnsmos": src, "ovrl_gain": round(g_ovrl, 4),
+                                "bak_gain": round(g_bak, 4)}}
+    if sub == "env_transfer" and anchor.get("env_type") == "reverb":
+        from evaluators.benchmarks.speecheditbench.acoustics import rt60_from_deconvolution
+
+        rt60 = m.values.get("rt60_s")
+        if rt60 is None:
+            rt60 = rt60_from_deconvolution(m.need("source audio", m.source), m.need("output audio", m.output), SR)
+        rng = anchor.get("rt60_target_range")
+        if rt60 is None or not rng:
+            raise MeasurementError("no RT60 estimate" if rt60 is None else "no rt60_target_range in the anchor")
+        ok, why = C.reverb_success(rt60, rng, th)
+        return {"target_success": ok, "target_reason": why,
+                "diagnostics": {"rt60_s": round(float(rt60), 4), "rt60_target_range": rng,
+                                "env_subtype": anchor.get("env_subtype")}}
+    if sub == "env_transfer" and anchor.get("env_type") == "noise":
+        out, src = m.need("output scene scores", m.scene), m.need("source scene scores", m.source_scene)
+        target = anchor.get("env_subtype", "")
+        ok, why = C.scene_success(out, src, target, th)
+        return {"target_success": ok, "target_reason": why,
+                "diagnostics": {"scene_scores": out, "source_scene_scores": src, "env_subtype": target}}
+    raise MeasurementError(f"unknown acoustic subtask {sub!r} / env_type {anchor.get('env_type')!r}")
+
+
+def target(kind: str, anchor: dict, m: Measured, language: str, th: Thresholds, component: int = -1) -> dict:
+    """The target criterion of task or component ``kind`` (``content``, ``speaker``, ...)."""
+    if kind == "content":
+        return content_target(anchor, m, language, th)
+    if kind == "speaker":
+        return speaker_target(m, th, component)
+    if kind == "emotion":
+        return emotion_target(anchor, m, language)
+    if kind == "style":
+        return style_target(anchor, m, th)
+    if kind == "paralinguistic":
+        return paralinguistic_target(anchor, m, th)
+    if kind == "prosody":
+        return prosody_target(anchor, m, th, language)
+    if kind == "acoustic":
+        return acoustic_target(anchor, m, th)
+    raise MeasurementError(f"unknown criterion {kind!r}")

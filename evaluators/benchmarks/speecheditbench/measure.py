@@ -1,0 +1,342 @@
+"""Measure a chunk of SpeechEditBench items: read their audio, run each provider and judge once,
+batched over the chunk, and fill one :class:`Measured` per item.
+
+Values supplied in the outputs manifest (``manifest.ManifestValues``) are used instead of running
+a provider or judge. A failure that belongs to one item (unreadable file, a model rejecting one
+clip) is recorded against that item only: the batch is retried clip by clip to find it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from evaluators.audio_io import AudioLoadError
+from evaluators.benchmarks.speecheditbench.evaluate import Measured
+from evaluators.benchmarks.speecheditbench.items import EditItem
+from evaluators.benchmarks.speecheditbench.manifest import ManifestValues
+from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
+from evaluators.item_audio import read_item_audio
+
+log = logging.getLogger(__name__)
+ITEM_ERRORS = (AudioLoadError, FileNotFoundError, ValueError, RuntimeError)
+
+
+@dataclass
+class Job:
+    """One item to measure: its output path and what it needs."""
+
+    item: EditItem
+    output: Path
+    kinds: tuple[str, ...]  # criteria: the task, or the compositional components' types
+    measured: Measured = field(default_factory=Measured)
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    uses: dict = field(default_factory=dict)
+
+    @property
+    def jid(self) -> str:
+        return f"{self.item.task}/{self.item.sample_id}"
+
+
+def job_kinds(item: EditItem) -> tuple[str, ...]:
+    return tuple(c["type"] for c in item.components) if item.components else (item.short_task,)
+
+
+def _anchors(job: Job) -> list[dict]:
+    return [c["anchor"] for c in job.item.components] if job.item.components else [job.item.anchor]
+
+
+def needs_source(job: Job) -> bool:
+    return any(k in ("prosody", "acoustic") for k in job.kinds)
+
+
+def needs_source_asr(job: Job) -> bool:
+    return any(a.get("prosody_type") == "stress" for a in _anchors(job))
+
+
+def acoustic_anchor(job: Job) -> dict | None:
+    if job.item.components:
+        return next((c["anchor"] for c in job.item.components if c["type"] == "acoustic"), None)
+    return job.item.anchor if job.item.short_task == "acoustic" else None
+
+
+def _read(path: Path, allow_truncated: bool, notes: list[str]) -> np.ndarray:
+    wave, note = read_item_audio(path, None, allow_truncated)
+    if note:
+        notes.append(note)
+    return wave
+
+
+def read_audio(jobs: list[Job], allow_truncated: bool) -> None:
+    """Output, source (where a criterion compares with it) and speaker reference waves."""
+    for job in jobs:
+        m, item = job.measured, job.item
+        try:
+            m.output = _read(job.output, allow_truncated, job.notes)
+        except ITEM_ERRORS as e:
+            job.errors.append(f"output {job.output}: {e}")
+            continue
+        if needs_source(job) or needs_source_asr(job):
+            if item.source is None:
+                job.errors.append(f"source audio {item.row.get('audio_path')!r} not found")
+            else:
+                try:
+                    m.source = _read(item.source, allow_truncated, job.notes)
+                except ITEM_ERRORS as e:
+                    job.errors.append(f"source {item.source}: {e}")
+
+
+def _isolating(compute, waves: list[np.ndarray]) -> list:
+    """``compute(waves)``; when the batch fails, each clip alone (a failing clip -> its exception)."""
+    try:
+        return list(compute(waves))
+    except ITEM_ERRORS:
+        out = []
+        for w in waves:
+            try:
+                out.append(compute([w])[0])
+            except ITEM_ERRORS as e:
+                out.append(e)
+        return out
+
+
+def run_asr(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues) -> None:
+    """The output's transcript with word times for every job (and the source's for stress items)."""
+    for lang in ("en", "zh"):
+        work = []
+        for job in jobs:
+            if job.item.language != lang or job.measured.output is None:
+                continue
+            given = manifest.get(job.item.short_task, job.item.sample_id)
+            if "asr_text" in given:
+                job.measured.asr = {"text": given["asr_text"], "words": given.get("word_timestamps") or []}
+                job.uses["asr"] = "manifest"
+            else:
+                work.append((job, "asr", job.output, job.measured.output))
+                job.uses["asr"] = providers.identity("asr", lang)
+            if needs_source_asr(job):
+                if "source_asr_text" in given or "source_word_timestamps" in given:
+                    job.measured.source_asr = {"text": given.get("source_asr_text", ""),
+                                               "words": given.get("source_word_timestamps") or []}
+                elif job.measured.source is not None:
+                    work.append((job, "source_asr", job.item.source, job.measured.source))
+        if not work:
+            continue
+
+        def compute(waves, lang=lang):
+            model = providers.model("asr", lang)
+            results = _isolating(lambda ws: model.transcribe(ws, language=lang), waves)
+            return [r if isinstance(r, Exception) else {"text": r.text, "words": list(r.words)} for r in results]
+
+        _fill(work, providers, "asr", compute, lang)
+
+
+def _fill(work: list[tuple], providers: ProviderSet, kind: str, compute, language: str = "en") -> None:
+    """Run ``compute`` for ``work`` ``(job, attribute, path, wave)`` through the disk cache; set
+    each job's ``measured.<attribute>`` or record its error. Exceptions are not cached."""
+    values = providers.cached(kind, [(i, path, wave) for i, (_, _, path, wave) in enumerate(work)],
+                              _drop_errors(compute), language)
+    for i, (job, attr, _, _) in enumerate(work):
+        v = values.get(i)
+        if isinstance(v, dict) and "__error__" in v:
+            job.errors.append(f"{attr}: {v['__error__']}")
+        else:
+            setattr(job.measured, attr, v)
+
+
+class _Failed(dict):
+    """An exception in place of a value: returned to the caller, never written to the cache."""
+
+
+def _drop_errors(compute):
+    def run(waves):
+        return [_Failed(__error__=str(v)) if isinstance(v, Exception) else v for v in compute(waves)]
+    return run
+
+
+def run_speaker(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues) -> None:
+    """cosine(output, reference) for speaker items and compositional speaker components."""
+    from evaluators.benchmarks.speecheditbench.providers.speaker import cosine
+
+    todo = []  # (job, component index, reference path)
+    for job in jobs:
+        if job.measured.output is None:
+            continue
+        given = manifest.get(job.item.short_task, job.item.sample_id)
+        refs = ([(i, c["reference"], c["reference_raw"]) for i, c in enumerate(job.item.components) if c["type"] == "speaker"]
+                if job.item.components else
+                ([(-1, job.item.reference, job.item.row.get("reference_audio_path"))] if job.item.short_task == "speaker" else []))
+        for idx, ref, raw in refs:
+            if "speaker_similarity" in given:
+                job.measured.speaker_cosine[idx] = float(given["speaker_similarity"])
+                job.uses["speaker"] = "manifest"
+            elif "speaker_embedding" in given and "reference_speaker_embedding" in given:
+                job.measured.speaker_cosine[idx] = cosine(np.asarray(given["speaker_embedding"]),
+                                                          np.asarray(given["reference_speaker_embedding"]))
+                job.uses["speaker"] = "manifest"
+            elif ref is None:
+                job.errors.append(f"speaker reference {raw!r} not found")
+            else:
+                todo.append((job, idx, ref))
+                job.uses["speaker"] = providers.identity("speaker")
+    if not todo:
+        return
+    refs = {}
+    for job, idx, ref in todo:
+        if ref not in refs:
+            try:
+                refs[ref] = _read(ref, False, job.notes)
+            except ITEM_ERRORS as e:
+                refs[ref] = e
+
+    def embed(waves):
+        model = providers.model("speaker")
+        return [r if isinstance(r, Exception) else np.asarray(r, dtype=np.float32).tolist()
+                for r in _isolating(model.embed, waves)]
+
+    jobs_ = [(("out", k), job.output, job.measured.output) for k, (job, _, _) in enumerate(todo)]
+    jobs_ += [(("ref", str(ref)), ref, w) for ref, w in refs.items() if not isinstance(w, Exception)]
+    values = providers.cached("speaker", jobs_, _drop_errors(embed))
+    for k, (job, idx, ref) in enumerate(todo):
+        out, r = values.get(("out", k)), values.get(("ref", str(ref)))
+        if isinstance(refs[ref], Exception):
+            job.errors.append(f"speaker reference {ref}: {refs[ref]}")
+        elif isinstance(out, _Failed) or isinstance(r, _Failed):
+            job.errors.append(f"speaker embedding: {(out if isinstance(out, _Failed) else r)['__error__']}")
+        else:
+            job.measured.speaker_cosine[idx] = cosine(np.asarray(out), np.asarray(r))
+
+
+def run_scene(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues) -> None:
+    """Grouped scene scores of output and source for noise-transfer items and components."""
+    work = []
+    for job in jobs:
+        a = acoustic_anchor(job)
+        if job.measured.output is None or not a or a.get("env_type") != "noise":
+            continue
+        given = manifest.get(job.item.short_task, job.item.sample_id)
+        if "scene_scores" in given and "source_scene_scores" in given:
+            job.measured.scene, job.measured.source_scene = given["scene_scores"], given["source_scene_scores"]
+            job.uses["scene"] = "manifest"
+            continue
+        job.uses["scene"] = providers.identity("scene")
+        work.append((job, "scene", job.output, job.measured.output))
+        if job.measured.source is not None:
+            work.append((job, "source_scene", job.item.source, job.measured.source))
+    if work:
+        _fill(work, providers, "scene", lambda ws: _isolating(providers.model("scene").group_scores, ws))
+
+
+def run_dnsmos(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues) -> None:
+    """DNSMOS P.835 of output and source for enhancement items."""
+    from evaluators.benchmarks.speecheditbench.acoustics import dnsmos_p835
+
+    work = []
+    for job in jobs:
+        a = acoustic_anchor(job)
+        if job.measured.output is None or not a or a.get("subtask") != "enhancement":
+            continue
+        given = manifest.get(job.item.short_task, job.item.sample_id)
+        if "dnsmos" in given and "source_dnsmos" in given:
+            job.measured.dnsmos, job.measured.source_dnsmos = given["dnsmos"], given["source_dnsmos"]
+            job.uses["dnsmos"] = "manifest"
+            continue
+        job.uses["dnsmos"] = providers.identity("dnsmos")
+        work.append((job, "dnsmos", job.output, job.measured.output))
+        if job.measured.source is not None:
+            work.append((job, "source_dnsmos", job.item.source, job.measured.source))
+
+    def compute(waves):
+        out = []
+        for w in waves:
+            try:
+                out.append(dnsmos_p835(w, 16_000))
+            except ValueError as e:
+                out.append(e)
+        return out
+
+    if work:
+        _fill(work, providers, "dnsmos", compute)
+
+
+def judge_request(job: Job, criterion: str) -> dict | None:
+    """What the ``criterion`` judge is asked for this job (None when the job has no such criterion)."""
+    item = job.item
+    if item.components:
+        comp = next((c for c in item.components if c["type"] == criterion), None)
+        if comp is None:
+            return None
+        content = next((c for c in item.components if c["type"] == "content"), None)
+        transcript = content["anchor"].get("transcript_target", "") if content else item.transcript
+        anchor = {**({"emotion_taxonomy": comp["row"]["emotion_taxonomy"]} if comp["row"].get("emotion_taxonomy") else {}),
+                  **comp["anchor"]}
+    elif item.short_task == criterion:
+        transcript = item.transcript
+        anchor = {**({"emotion_taxonomy": item.row["emotion_taxonomy"]} if item.row.get("emotion_taxonomy") else {}),
+                  **item.anchor}
+    else:
+        return None
+    return {"wave": job.measured.output, "language": item.language, "transcript": transcript, "anchor": anchor}
+
+
+def run_judges(jobs: list[Job], judges: dict, judge_ids: dict, manifest: ManifestValues, batch_size: int) -> None:
+    """Verdicts of the emotion, style and paralinguistic judges (or the manifest's)."""
+    for criterion in ("emotion", "style", "paralinguistic"):
+        todo = []
+        for job in jobs:
+            if job.measured.output is None:
+                continue
+            req = judge_request(job, criterion)
+            if req is None:
+                continue
+            given = manifest.get(job.item.short_task, job.item.sample_id)
+            if isinstance(given.get(criterion), dict):
+                job.measured.verdicts[criterion] = given[criterion]
+                job.uses[f"judge:{criterion}"] = "manifest"
+            elif judges.get(criterion) is None:
+                job.errors.append(f"no {criterion} judge given (--judges {criterion}=...) and no verdict in the manifest")
+            else:
+                todo.append((job, req))
+                job.uses[f"judge:{criterion}"] = judge_ids[criterion]
+        if not todo:
+            continue
+        judge = judges[criterion]
+        results = _judge_isolating(judge, [r for _, r in todo], batch_size)
+        for (job, _), verdict in zip(todo, results):
+            if isinstance(verdict, Exception):
+                job.errors.append(f"{criterion} judge: {verdict}")
+            else:
+                job.measured.verdicts[criterion] = verdict
+
+
+def _judge_isolating(judge, requests: list[dict], batch_size: int) -> list:
+    try:
+        return list(judge.judge(requests, batch_size=batch_size))
+    except ITEM_ERRORS:
+        out = []
+        for r in requests:
+            try:
+                out.append(judge.judge([r], batch_size=1)[0])
+            except ITEM_ERRORS as e:
+                out.append(e)
+        return out
+
+
+def measure_chunk(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues, judges: dict,
+                  judge_ids: dict, batch_size: int, allow_truncated: bool) -> None:
+    """Fill every job's ``measured`` (module docstring); providers' caches are flushed at the end."""
+    read_audio(jobs, allow_truncated)
+    for job in jobs:
+        given = manifest.get(job.item.short_task, job.item.sample_id)
+        if "rt60_s" in given:
+            job.measured.values["rt60_s"] = float(given["rt60_s"])
+    run_asr(jobs, providers, manifest)
+    run_speaker(jobs, providers, manifest)
+    run_scene(jobs, providers, manifest)
+    run_dnsmos(jobs, providers, manifest)
+    run_judges(jobs, judges, judge_ids, manifest, batch_size)
+    providers.flush()

@@ -1,0 +1,155 @@
+"""Pretrained providers (ASR, speaker embedding, scene tags, DNSMOS) loaded on first use, with their
+results cached on disk per provider, so a rerun (a new judge, new thresholds) does not recompute them.
+
+A cache entry's key is the provider's identity and the audio file's path, size and modification
+time: a file rewritten in place is measured again. The cache is ``RESULTS/cache/<kind>.jsonl``,
+appended and fsynced after each chunk; a torn last line (a killed run) is ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Hub checkpoints used when no ``--asr`` / ``--speaker`` / ``--scene`` is given (see
+#: ``docs/benchmarks.md#speecheditbench`` for how each relates to the public evaluator's model).
+DEFAULT_ASR = "openai/whisper-large-v3"
+DEFAULT_SPEAKER = "microsoft/wavlm-base-plus-sv"
+DEFAULT_SCENE = "MIT/ast-finetuned-audioset-10-10-0.4593"
+DNSMOS_ID = "dnsmos-p835-sig_bak_ovr"
+
+
+def file_key(identity: str, path: Path | str) -> str:
+    """Cache key of ``path`` measured by provider ``identity``."""
+    p = Path(path)
+    st = p.stat()
+    raw = f"{identity}\n{p.resolve()}\n{st.st_size}\n{st.st_mtime_ns}"
+    return hashlib.sha1(raw.encode("utf-8")).hexdigest()
+
+
+class DiskCache:
+    """``key -> JSON value`` in one JSONL file."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.values: dict[str, object] = {}
+        self._pending: list[str] = []
+        if path.is_file():
+            with path.open("rb") as f:
+                for raw in f:
+                    if not raw.endswith(b"\n"):
+                        break
+                    try:
+                        row = json.loads(raw)
+                        self.values[row["key"]] = row["value"]
+                    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError):
+                        continue
+
+    def get(self, key: str):
+        return self.values.get(key)
+
+    def put(self, key: str, value) -> None:
+        self.values[key] = value
+        self._pending.append(json.dumps({"key": key, "value": value}, ensure_ascii=False) + "\n")
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as f:
+            f.writelines(self._pending)
+            f.flush()
+            os.fsync(f.fileno())
+        self._pending.clear()
+
+
+@dataclass
+class ProviderSet:
+    """The run's providers by spec (hub id or folder), loaded on first use.
+
+    Attributes:
+        asr / asr_zh: Whisper checkpoints for EN and ZH outputs (``asr_zh`` defaults to ``asr``).
+        speaker: a WavLM x-vector checkpoint; scene: an AudioSet classifier checkpoint.
+        device: torch device for the models; batch_size: clips per forward pass.
+        cache_dir: where the per-provider caches live (None: no disk cache).
+    """
+
+    asr: str = DEFAULT_ASR
+    asr_zh: str | None = None
+    speaker: str = DEFAULT_SPEAKER
+    scene: str = DEFAULT_SCENE
+    device: str = "cpu"
+    batch_size: int = 8
+    cache_dir: Path | None = None
+    _models: dict = field(default_factory=dict)
+    _caches: dict = field(default_factory=dict)
+
+    def identity(self, kind: str, language: str = "en") -> str:
+        """What a row records as the provider that measured it."""
+        if kind == "asr":
+            return f"whisper:{self.asr_zh or self.asr}" if language == "zh" else f"whisper:{self.asr}"
+        if kind == "speaker":
+            return f"wavlm-xvector:{self.speaker}"
+        if kind == "scene":
+            return f"audioset:{self.scene}"
+        if kind == "dnsmos":
+            return DNSMOS_ID
+        raise ValueError(kind)
+
+    def cache(self, kind: str) -> DiskCache | None:
+        if self.cache_dir is None:
+            return None
+        if kind not in self._caches:
+            self._caches[kind] = DiskCache(self.cache_dir / f"{kind}.jsonl")
+        return self._caches[kind]
+
+    def flush(self) -> None:
+        for c in self._caches.values():
+            c.flush()
+
+    def model(self, kind: str, language: str = "en"):
+        name = self.identity(kind, language)
+        if name not in self._models:
+            self._models[name] = self._load(kind, language)
+        return self._models[name]
+
+    def _load(self, kind: str, language: str):
+        if kind == "asr":
+            from evaluators.benchmarks.speecheditbench.providers.asr import WhisperAsr
+
+            spec = (self.asr_zh or self.asr) if language == "zh" else self.asr
+            # the public evaluator transcribes the first 30 s of a longer clip; so does this run
+            return WhisperAsr.from_pretrained(spec, device=self.device, batch_size=self.batch_size, long_clips="truncate")
+        if kind == "speaker":
+            from evaluators.benchmarks.speecheditbench.providers.speaker import WavLMSpeaker
+
+            return WavLMSpeaker.from_pretrained(self.speaker, device=self.device, batch_size=self.batch_size)
+        if kind == "scene":
+            from evaluators.benchmarks.speecheditbench.providers.scene import AudioSetScene
+
+            return AudioSetScene.from_pretrained(self.scene, device=self.device, batch_size=self.batch_size)
+        raise ValueError(kind)
+
+    def cached(self, kind: str, jobs: list[tuple[str, Path, object]], compute, language: str = "en") -> dict:
+        """Values of ``jobs`` (``(job_id, audio path, wave)``): from the cache where present, else
+        ``compute(waves) -> values`` once for the rest (and cached, except failures: dicts with an
+        ``__error__`` key). Returns ``{job_id: value}``."""
+        ident = self.identity(kind, language)
+        cache = self.cache(kind)
+        out, todo = {}, []
+        for job_id, path, wave in jobs:
+            key = file_key(ident, path)
+            hit = cache.get(key) if cache else None
+            if hit is not None:
+                out[job_id] = hit
+            else:
+                todo.append((job_id, key, wave))
+        if todo:
+            for (job_id, key, _), value in zip(todo, compute([w for _, _, w in todo])):
+                out[job_id] = value
+                if cache is not None and not (isinstance(value, dict) and "__error__" in value):
+                    cache.put(key, value)
+        return out

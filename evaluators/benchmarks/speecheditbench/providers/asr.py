@@ -1,0 +1,632 @@
+"""Speech recognition with word timestamps for SpeechEditBench's content and stress scores.
+
+SpeechEditBench (SpeechEditBench paper) gates content preservation on the WER/CER of an ASR
+transcript, and scores stress edits by where target words fall in a timestamped ASR of the source
+and of the edited clip. The public evaluator transcribes English with Whisper large-v3 (Radford et
+al., "Robust Speech Recognition via Large-Scale Weak Supervision"), with word timestamps, and
+Mandarin with Paraformer-zh.
+
+:class:`WhisperAsr` runs a transformers ``WhisperForConditionalGeneration`` checkpoint (e.g.
+``openai/whisper-large-v3``) and returns, per clip, the transcript and its words with start and
+end times in seconds:
+
+- **Text.** Batched greedy decoding, one pass over the clip's 30 s window, prompted with
+  ``<|startoftranscript|> <|lang|> <|transcribe|> <|notimestamps|>`` (what the WER/CER gate
+  scores). Timestamp and other special tokens the model may emit are left out of the text.
+- **Word timestamps.** The cross-attention alignment released with Whisper: the decoder is re-run
+  on the prompt and the decoded text tokens (teacher forcing); the cross-attention of the heads in
+  the checkpoint's ``generation_config.json`` ``alignment_heads`` is cut to the clip's own encoder
+  frames (20 ms each), normalised over the tokens, median-filtered over time (width
+  ``config.median_filter_width``) and averaged over heads; dynamic time warping then maps tokens
+  to frames. Token ``k`` spans from where the path enters the row predicting it to where it
+  enters the next row (the first token starts at 0 s); a word spans its tokens. This is the
+  arithmetic of transformers' ``generate(return_token_timestamps=True)`` on one clip, done here
+  clip by clip: the batched form normalises over the padding rows of clips that finished early,
+  so there a clip's times depend on what else is in its batch. Here they never do.
+- **Words.** Tokens are joined into whole UTF-8 characters, then into words at a leading space
+  or punctuation (in languages written without spaces, e.g. Chinese, each character group is a
+  word); opening punctuation joins the next word and closing punctuation the previous one.
+
+**Deviations from the public evaluator.**
+
+- *Mandarin.* Paraformer-zh is a FunASR model with no transformers implementation, so Chinese
+  clips go through Whisper with ``<|zh|>`` by default. Whisper's Chinese differs from
+  Paraformer's in punctuation and at times in script (traditional characters), and its words are
+  Whisper's character groups (mostly one or two characters) where Paraformer stamps every
+  character. :class:`AsrProvider` is the seam for another engine (Paraformer through FunASR, or
+  transcripts computed elsewhere).
+- *One decoding for text and words.* The evaluator stamps words in a second, timestamp-mode
+  decoding; here the timed words always spell the transcript that is scored.
+- *Clips over 30 s* are refused by default (``long_clips="refuse"``), naming the clip, where the
+  evaluator's transcript silently covers the first 30 s; ``long_clips="truncate"`` does that.
+
+Public API
+----------
+- ``AsrResult``: ``text`` and ``words`` (``[{"word", "start", "end"}]``, seconds).
+- ``AsrProvider``: the protocol (``name``, ``transcribe(waves, language) -> list[AsrResult]``).
+- ``WhisperAsr.from_pretrained(path_or_id, device="cpu", dtype=None, batch_size=8,
+  max_new_tokens=None, long_clips="refuse")``; ``transcribe``, ``decode``, ``align``,
+  ``prompt_ids``, ``provenance``.
+- ``dtw_path(cost)``, ``group_words(token_bytes, token_spans, language)``: the alignment and
+  word-grouping steps on their own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+from transformers import WhisperForConditionalGeneration, WhisperProcessor
+from transformers.modeling_outputs import BaseModelOutput
+
+from evaluators.audio_io import SAMPLE_RATE
+from evaluators.backbones.checkpoint import dtype_name, read_model_type, resolve_dtype
+
+__all__ = [
+    "AsrProvider",
+    "AsrResult",
+    "LONG_CLIP_POLICIES",
+    "WhisperAsr",
+    "dtw_path",
+    "group_words",
+]
+
+#: What :class:`WhisperAsr` does with a clip longer than the checkpoint's window (30 s).
+LONG_CLIP_POLICIES = ("refuse", "truncate")
+#: Whisper language codes of scripts written without spaces between words: their words are
+#: character groups (the split Whisper's released word-timestamp code uses).
+NO_SPACE_LANGUAGES = frozenset({"zh", "ja", "th", "lo", "my", "yue"})
+#: Punctuation that joins the following word, and punctuation that joins the preceding one.
+PREPEND_PUNCTUATION = "\"'“¡¿([{-"
+APPEND_PUNCTUATION = "\"'.。,，!！?？:：”)]}、"
+_PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+#: Files a local Whisper checkpoint folder must hold (weights and tokenizer are checked apart).
+_REQUIRED_FILES = ("config.json", "generation_config.json", "preprocessor_config.json")
+_WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
+                 "pytorch_model.bin.index.json")
+
+
+@dataclass(frozen=True)
+class AsrResult:
+    """One clip's transcript: ``text`` (stripped) and ``words`` in speaking order, each
+    ``{"word": str, "start": float, "end": float}`` in seconds from the clip start, with
+    ``0 <= start <= end <= clip duration``, each word starting at or after the previous end."""
+
+    text: str
+    words: list[dict] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """``{"text", "words"}``, JSON-ready (what the provider cache stores)."""
+        return {"text": self.text, "words": [dict(w) for w in self.words]}
+
+    @classmethod
+    def from_dict(cls, row: dict) -> "AsrResult":
+        """The inverse of :meth:`to_dict`."""
+        return cls(text=str(row.get("text", "")),
+                   words=[{"word": str(w["word"]), "start": float(w["start"]), "end": float(w["end"])}
+                          for w in row.get("words") or []])
+
+
+@runtime_checkable
+class AsrProvider(Protocol):
+    """Transcribes clips with word timestamps.
+
+    ``transcribe`` takes mono float32 waveforms at 16 kHz and a language (``"en"``/``"zh"``, one
+    for all clips or one per clip) and returns one :class:`AsrResult` per clip, in input order;
+    a clip's result never depends on the other clips in the call.
+    """
+
+    name: str
+
+    def transcribe(self, waves: Sequence[np.ndarray], language: Sequence[str] | str) -> list[AsrResult]: ...
+
+
+# ---- alignment arithmetic ----------------------------------------------------------------------
+
+def dtw_path(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The minimum-cost monotone path through ``cost`` (rows: tokens, columns: frames), float
+    (n, m) -> ``(rows, cols)``, two int arrays of one length, from (0, 0) to (n-1, m-1).
+
+    A cell is reached diagonally when that predecessor is strictly the cheapest, else from the
+    row above (same frame) when that one is strictly the cheapest, else from the left (ties go
+    left): the rule of Whisper's released alignment code and of transformers' port, so paths
+    agree exactly; costs accumulate in float32, as there. Computed one anti-diagonal at a time
+    (each cell depends only on the two anti-diagonals before it): n + m vector steps instead of
+    n * m scalar ones.
+    """
+    x = np.asarray(cost, dtype=np.float64)
+    if x.ndim != 2 or 0 in x.shape:
+        raise ValueError(f"dtw_path needs a non-empty (n, m) matrix, got shape {x.shape}")
+    n, m = x.shape
+    acc = np.full((n + 1, m + 1), np.inf, dtype=np.float32)
+    acc[0, 0] = 0.0
+    trace = np.full((n + 1, m + 1), -1, dtype=np.int8)
+    for d in range(2, n + m + 1):
+        i = np.arange(max(1, d - m), min(n, d - 1) + 1)
+        j = d - i
+        c0, c1, c2 = acc[i - 1, j - 1], acc[i - 1, j], acc[i, j - 1]
+        step = np.where((c0 < c1) & (c0 < c2), 0, np.where((c1 < c0) & (c1 < c2), 1, 2))
+        acc[i, j] = x[i - 1, j - 1] + np.choose(step, (c0, c1, c2))
+        trace[i, j] = step
+    trace[0, :] = 2
+    trace[:, 0] = 1
+    rows, cols = [], []
+    i, j = n, m
+    while i > 0 or j > 0:
+        rows.append(i - 1)
+        cols.append(j - 1)
+        t = trace[i, j]
+        if t == 0:
+            i, j = i - 1, j - 1
+        elif t == 1:
+            i -= 1
+        else:
+            j -= 1
+    return np.asarray(rows[::-1]), np.asarray(cols[::-1])
+
+
+def _median_filter(x: torch.Tensor, width: int) -> torch.Tensor:
+    """Running median over the last axis with reflected edges (odd ``width``); an axis no longer
+    than half the width is returned as is (it cannot be reflected)."""
+    if width <= 0 or width % 2 != 1:
+        raise ValueError(f"median filter width must be odd and positive, got {width}")
+    pad = width // 2
+    if x.shape[-1] <= pad:
+        return x
+    padded = F.pad(x, (pad, pad, 0, 0), mode="reflect")
+    return padded.unfold(-1, width, 1).sort()[0][..., pad]
+
+
+def _row_start_frames(weights: torch.Tensor, median_width: int) -> np.ndarray:
+    """Frame at which the DTW path enters each token row: int (T,), from alignment-head
+    cross-attention ``weights`` (heads, T, F) already cut to the clip's frames."""
+    w = weights.float()
+    std, mean = torch.std_mean(w, dim=-2, keepdim=True, unbiased=False)
+    # One token row has no spread; its path enters at frame 0 whatever the weights, so any
+    # finite value will do.
+    w = (w - mean) / std.clamp_min(torch.finfo(torch.float32).tiny)
+    matrix = _median_filter(w, median_width).mean(dim=0)
+    rows, cols = dtw_path(-matrix.double().cpu().numpy())
+    first = np.pad(np.diff(rows), (1, 0), constant_values=1).astype(bool)
+    return cols[first]
+
+
+@lru_cache(maxsize=1)
+def _byte_decoder() -> dict[str, int]:
+    """Byte-level BPE symbol -> byte (the GPT-2 table Whisper's tokenizer uses: printable bytes
+    stand for themselves, the others are shifted past 255)."""
+    printable = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
+                 + list(range(ord("®"), ord("ÿ") + 1)))
+    table = {chr(b): b for b in printable}
+    shifted = 0
+    for b in range(256):
+        if b not in table.values():
+            table[chr(256 + shifted)] = b
+            shifted += 1
+    return table
+
+
+def _token_bytes(tokenizer, token_id: int) -> bytes:
+    """The raw bytes of one byte-level BPE token."""
+    piece = tokenizer.convert_ids_to_tokens(int(token_id))
+    table = _byte_decoder()
+    if piece is not None and all(ch in table for ch in piece):
+        return bytes(table[ch] for ch in piece)
+    return tokenizer.decode([int(token_id)]).encode("utf-8")
+
+
+def _character_groups(token_bytes: Sequence[bytes]) -> list[tuple[str, list[int]]]:
+    """Consecutive tokens joined until their bytes end on a whole UTF-8 character: ``[(text,
+    token indices)]``. Bytes that can never form a character become U+FFFD at once."""
+    groups: list[tuple[str, list[int]]] = []
+    pending, indices = b"", []
+    for k, piece in enumerate(token_bytes):
+        pending += piece
+        indices.append(k)
+        try:
+            text = pending.decode("utf-8")
+        except UnicodeDecodeError as e:
+            if e.reason == "unexpected end of data":
+                continue  # a character split across tokens: wait for its last bytes
+            text = pending.decode("utf-8", errors="replace")
+        groups.append((text, indices))
+        pending, indices = b"", []
+    if indices:
+        groups.append((pending.decode("utf-8", errors="replace"), indices))
+    return groups
+
+
+def group_words(token_bytes: Sequence[bytes], token_spans: np.ndarray | Sequence[Sequence[float]],
+                language: str) -> list[dict]:
+    """Words from text tokens: ``token_bytes`` (one ``bytes`` per token) and ``token_spans``
+    (n, 2) start/end seconds per token -> ``[{"word", "start", "end"}]``, the word spanning from
+    its first token's start to its last token's end, times rounded to 10 ms.
+
+    ``language`` (a Whisper code) picks the split: at a leading space or punctuation, or, for
+    :data:`NO_SPACE_LANGUAGES`, at every whole character group. Opening punctuation
+    (:data:`PREPEND_PUNCTUATION`) after a space joins the next word, closing punctuation
+    (:data:`APPEND_PUNCTUATION`) the previous one; words are stripped and empty ones dropped.
+    """
+    spans = np.asarray(token_spans, dtype=np.float64).reshape(-1, 2)
+    if len(spans) != len(token_bytes):
+        raise ValueError(f"{len(token_bytes)} tokens but {len(spans)} token spans")
+    spaced = language not in NO_SPACE_LANGUAGES
+    words: list[list] = []  # [text, token indices]
+    for text, indices in _character_groups(token_bytes):
+        if spaced and words and not text[:1].isspace() and text.strip() not in _PUNCTUATION:
+            words[-1][0] += text
+            words[-1][1] += indices
+        else:
+            words.append([text, list(indices)])
+    # Opening punctuation (and a bare space) is pulled into the word after it, scanning right to
+    # left so a run of it ("(\"") ends up whole in front of that word.
+    for k in range(len(words) - 2, -1, -1):
+        text = words[k][0]
+        if text.startswith(" ") and text.strip() in PREPEND_PUNCTUATION:
+            words[k + 1] = [text + words[k + 1][0], words[k][1] + words[k + 1][1]]
+            words[k] = ["", []]
+    kept = [w for w in words if w[1]]
+    merged: list[list] = []
+    for text, indices in kept:
+        if merged and not merged[-1][0].endswith(" ") and text in APPEND_PUNCTUATION:
+            merged[-1] = [merged[-1][0] + text, merged[-1][1] + indices]
+        else:
+            merged.append([text, indices])
+    out = []
+    for text, indices in merged:
+        word = text.strip()
+        if word:
+            out.append({"word": word, "start": round(float(spans[indices[0], 0]), 2),
+                        "end": round(float(spans[indices[-1], 1]), 2)})
+    return out
+
+
+# ---- checkpoint checks -------------------------------------------------------------------------
+
+def _looks_like_path(spec: str) -> bool:
+    """A spec meant as a folder rather than a hub id (``owner/name``)."""
+    return (Path(spec).expanduser().is_absolute() or spec.startswith((".", "~")) or spec.count("/") > 1
+            or "\\" in spec)
+
+
+def _check_folder(folder: Path) -> None:
+    """Raise ``FileNotFoundError`` (one line, naming what is missing) unless ``folder`` holds a
+    Whisper checkpoint's files, and ``ValueError`` when it is another model type."""
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: no such Whisper checkpoint folder")
+    missing = [name for name in _REQUIRED_FILES if not (folder / name).is_file()]
+    if not any((folder / name).is_file() for name in _WEIGHT_FILES):
+        missing.append("model.safetensors")
+    if not ((folder / "tokenizer.json").is_file()
+            or ((folder / "vocab.json").is_file() and (folder / "merges.txt").is_file())):
+        missing.append("tokenizer.json (or vocab.json + merges.txt)")
+    if missing:
+        raise FileNotFoundError(f"{folder}: not a complete Whisper checkpoint folder; missing {', '.join(missing)}")
+    model_type = read_model_type(folder)
+    if model_type != "whisper":
+        raise ValueError(f"{folder}: a {model_type!r} checkpoint (config.json model_type), not a Whisper one")
+
+
+def _language_code(language: str) -> str:
+    """Whisper language code of ``language``, a code (``"zh"``) or an English name (``"chinese"``,
+    ``"mandarin"``)."""
+    from transformers.models.whisper.tokenization_whisper import LANGUAGES, TO_LANGUAGE_CODE
+
+    lang = str(language).strip().lower()
+    if lang in LANGUAGES:
+        return lang
+    if lang in TO_LANGUAGE_CODE:
+        return TO_LANGUAGE_CODE[lang]
+    raise ValueError(f"unknown language {language!r}: give a Whisper language code such as 'en' or 'zh'")
+
+
+# ---- provider ----------------------------------------------------------------------------------
+
+class WhisperAsr:
+    """Transcripts with word timestamps from a transformers Whisper checkpoint (see the module
+    docstring for the method).
+
+    ``batch_size`` clips share a decoding pass; results never depend on the batching (features,
+    greedy decoding and the alignment are per clip). ``max_new_tokens`` caps the decoded tokens
+    per clip (None: the checkpoint's ``max_length``, 448 for the released ones).
+    ``long_clips``: one of :data:`LONG_CLIP_POLICIES`.
+    """
+
+    def __init__(self, model: WhisperForConditionalGeneration, processor: WhisperProcessor, source: str,
+                 batch_size: int = 8, max_new_tokens: int | None = None, long_clips: str = "refuse"):
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        if long_clips not in LONG_CLIP_POLICIES:
+            raise ValueError(f"long_clips must be one of {LONG_CLIP_POLICIES}, got {long_clips!r}")
+        if max_new_tokens is not None and max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+        fe = processor.feature_extractor
+        if fe.sampling_rate != SAMPLE_RATE:
+            raise ValueError(f"{source}: feature extractor expects {fe.sampling_rate} Hz; the ASR takes "
+                             f"{SAMPLE_RATE} Hz audio")
+        gen = model.generation_config
+        if not getattr(gen, "alignment_heads", None):
+            raise ValueError(f"{source}: generation_config.json has no alignment_heads, which word "
+                             "timestamps need")
+        for key in ("decoder_start_token_id", "eos_token_id", "no_timestamps_token_id"):
+            if getattr(gen, key, None) is None:
+                raise ValueError(f"{source}: generation_config.json has no {key}")
+        self.multilingual = bool(getattr(gen, "is_multilingual", True))
+        if self.multilingual and not (getattr(gen, "lang_to_id", None) and (getattr(gen, "task_to_id", None) or {})
+                                      .get("transcribe") is not None):
+            raise ValueError(f"{source}: a multilingual Whisper generation_config.json needs lang_to_id and "
+                             "task_to_id['transcribe']")
+        n_layers = model.config.decoder_layers
+        n_heads = model.config.decoder_attention_heads
+        heads = [(int(layer), int(head)) for layer, head in gen.alignment_heads]
+        bad = [h for h in heads if not (0 <= h[0] < n_layers and 0 <= h[1] < n_heads)]
+        if bad:
+            raise ValueError(f"{source}: alignment_heads {bad} are outside the decoder's {n_layers} layers x "
+                             f"{n_heads} heads")
+        self.model = model.eval()
+        self.processor = processor
+        self.tokenizer = processor.tokenizer
+        self.feature_extractor = fe
+        self.source = source
+        self.name = f"whisper:{source}"
+        self.batch_size = batch_size
+        self.max_new_tokens = max_new_tokens
+        self.long_clips = long_clips
+        self.alignment_heads = heads
+        self.eos_id = int(gen.eos_token_id if isinstance(gen.eos_token_id, int) else gen.eos_token_id[0])
+        encoder = model.model.encoder
+        #: Encoder frames per feature frame (the two convolutions' strides: 2) and seconds per
+        #: encoder frame (0.02 s for the released checkpoints).
+        self.input_stride = int(encoder.conv1.stride[0] * encoder.conv2.stride[0])
+        self.seconds_per_frame = fe.hop_length * self.input_stride / fe.sampling_rate
+
+    @classmethod
+    def from_pretrained(cls, path_or_id: str | Path, device: str | torch.device = "cpu",
+                        dtype: str | torch.dtype | None = None, batch_size: int = 8,
+                        max_new_tokens: int | None = None, long_clips: str = "refuse") -> "WhisperAsr":
+        """Load ``WhisperForConditionalGeneration`` and ``WhisperProcessor`` from a local folder
+        (local files only, checked first: a missing folder or file is a one-line error naming
+        it) or a hub id (through the Hugging Face cache).
+
+        ``dtype``: None loads float32 (the precision the public evaluator runs Whisper in);
+        ``"auto"`` is bfloat16 on CUDA and float32 elsewhere; or a ``--dtype`` name / torch dtype.
+        """
+        spec = str(path_or_id)
+        folder = Path(spec).expanduser()
+        local = folder.is_dir() or _looks_like_path(spec)
+        if local:
+            _check_folder(folder)
+            source = str(folder)
+        else:
+            source = spec
+        torch_dtype = torch.float32 if dtype is None else resolve_dtype(dtype, device)
+        try:
+            processor = WhisperProcessor.from_pretrained(source, local_files_only=local)
+            model = WhisperForConditionalGeneration.from_pretrained(source, dtype=torch_dtype,
+                                                                    local_files_only=local)
+        except OSError as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise OSError(f"{source}: cannot load a Whisper checkpoint ({first})") from None
+        return cls(model.to(device), processor, source=source, batch_size=batch_size,
+                   max_new_tokens=max_new_tokens, long_clips=long_clips)
+
+    # ---- facts ---------------------------------------------------------------------------------
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return next(self.model.parameters()).dtype
+
+    @property
+    def max_seconds(self) -> float:
+        """Longest clip the checkpoint hears in one window (30 s for the released checkpoints)."""
+        return self.feature_extractor.n_samples / self.feature_extractor.sampling_rate
+
+    def provenance(self) -> dict:
+        """How transcripts were made, for a results row."""
+        return {"asr": self.name, "device": str(self.device), "dtype": dtype_name(self.dtype),
+                "decoding": "greedy, no timestamps", "max_new_tokens": self.max_new_tokens,
+                "word_timestamps": "cross-attention DTW over generation_config alignment_heads",
+                "long_clips": self.long_clips}
+
+    def prompt_ids(self, language: str) -> list[int]:
+        """Decoder prompt for ``language``: ``<|startoftranscript|> <|lang|> <|transcribe|>
+        <|notimestamps|>`` ids (an English-only checkpoint has no language or task token)."""
+        gen = self.model.generation_config
+        code = _language_code(language)
+        if not self.multilingual:
+            if code != "en":
+                raise ValueError(f"{self.source} is an English-only Whisper; it cannot transcribe {language!r}")
+            return [int(gen.decoder_start_token_id), int(gen.no_timestamps_token_id)]
+        token = f"<|{code}|>"
+        if token not in gen.lang_to_id:
+            known = ", ".join(sorted(t.strip("<|>") for t in gen.lang_to_id))
+            raise ValueError(f"{self.source} does not know language {language!r}; it knows {known}")
+        return [int(gen.decoder_start_token_id), int(gen.lang_to_id[token]), int(gen.task_to_id["transcribe"]),
+                int(gen.no_timestamps_token_id)]
+
+    # ---- inputs --------------------------------------------------------------------------------
+    def _languages(self, language: Sequence[str] | str, n: int) -> list[str]:
+        langs = [language] * n if isinstance(language, str) else list(language)
+        if len(langs) != n:
+            raise ValueError(f"{n} clips but {len(langs)} languages")
+        codes = [_language_code(lang) for lang in langs]
+        for code in set(codes):
+            self.prompt_ids(code)  # refuse a language the checkpoint lacks before any clip is decoded
+        return codes
+
+    def _check_clip(self, index: int, wave: np.ndarray) -> np.ndarray:
+        x = np.asarray(wave, dtype=np.float32)
+        if x.ndim != 1:
+            raise ValueError(f"clip {index}: expected mono audio of shape (n_samples,), got {x.shape}")
+        if x.shape[0] == 0:
+            raise ValueError(f"clip {index}: empty audio")
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"clip {index}: audio has NaN or infinite samples")
+        limit = self.feature_extractor.n_samples
+        if x.shape[0] > limit:
+            if self.long_clips == "refuse":
+                raise ValueError(f"clip {index}: {x.shape[0] / SAMPLE_RATE:.2f} s is longer than the "
+                                 f"{self.max_seconds:g} s window of {self.source}; cut it, or pass "
+                                 "long_clips='truncate' to transcribe its first "
+                                 f"{self.max_seconds:g} s")
+            x = x[:limit]
+        return x
+
+    def _features(self, clips: list[np.ndarray]) -> tuple[torch.Tensor, list[int]]:
+        """Log-mel features (B, mels, 3000) in the model's dtype on its device, and each clip's
+        count of usable encoder frames (half its feature frames, at least 1)."""
+        out = self.feature_extractor(clips, sampling_rate=SAMPLE_RATE, return_tensors="pt",
+                                     return_attention_mask=True)
+        frames = [max(1, int(n) // self.input_stride) for n in out["attention_mask"].sum(-1).tolist()]
+        return out["input_features"].to(self.device, self.dtype), frames
+
+    # ---- decoding ------------------------------------------------------------------------------
+    def _generate(self, encoded: torch.Tensor, codes: list[str]) -> list[list[int]]:
+        """Greedy text tokens (ids below end-of-text) per clip from encoder states (B, 1500, d)."""
+        kwargs = {"language": codes, "task": "transcribe"} if self.multilingual else {}
+        if self.max_new_tokens is not None:
+            kwargs["max_new_tokens"] = self.max_new_tokens
+        # One pass over the window: without force_unique_generate_call a stray timestamp token
+        # would make transformers seek and decode the rest of the window again.
+        out = self.model.generate(encoder_outputs=BaseModelOutput(last_hidden_state=encoded),
+                                  return_timestamps=False, force_unique_generate_call=True,
+                                  return_dict_in_generate=True, num_beams=1, do_sample=False, **kwargs)
+        sequences = out.sequences.tolist()
+        tokens = []
+        for row, code in zip(sequences, codes):
+            prompt = self.prompt_ids(code)
+            if row[:len(prompt)] != prompt:
+                raise RuntimeError(f"{self.source}: generate() used decoder prompt {row[:len(prompt)]}, "
+                                   f"expected {prompt}")
+            generated = row[len(prompt):]
+            if self.eos_id in generated:
+                generated = generated[:generated.index(self.eos_id)]
+            tokens.append([t for t in generated if t < self.eos_id])
+        return tokens
+
+    @contextlib.contextmanager
+    def _alignment_attention(self) -> Iterator[dict[tuple[int, int], torch.Tensor]]:
+        """While active, decoder forwards run eager attention (the only kind that yields weights)
+        and the cross-attention weights (B, T, frames) of each alignment head are kept, by
+        ``(layer, head)``; the other heads' weights are dropped layer by layer."""
+        captured: dict[tuple[int, int], torch.Tensor] = {}
+        layers = self.model.model.decoder.layers
+        hooks = []
+        for layer in sorted({layer for layer, _ in self.alignment_heads}):
+            heads = sorted({head for lay, head in self.alignment_heads if lay == layer})
+
+            def keep(module, args, output, layer=layer, heads=heads):
+                if output[1] is None:
+                    raise RuntimeError("cross-attention weights are unavailable; eager attention is required")
+                for head in heads:
+                    captured[(layer, head)] = output[1][:, head].detach()
+            hooks.append(layers[layer].encoder_attn.register_forward_hook(keep))
+        config = self.model.config
+        previous = config._attn_implementation
+        config._attn_implementation = "eager"
+        try:
+            yield captured
+        finally:
+            config._attn_implementation = previous
+            for hook in hooks:
+                hook.remove()
+
+    def _token_spans(self, encoded: torch.Tensor, frames: list[int], tokens: list[list[int]],
+                     codes: list[str]) -> list[np.ndarray]:
+        """Start/end seconds (n_i, 2) of each clip's text tokens (see the module docstring), from
+        encoder states (B, 1500, d) and each clip's usable encoder frames.
+
+        Every token, the last included, has its own row here (the row fed that token). When
+        decoding stopped at ``max_new_tokens`` rather than at end-of-text, transformers' token
+        timestamps have no row for the last token and repeat the previous time instead."""
+        spans = [np.zeros((0, 2)) for _ in tokens]
+        todo = [i for i, t in enumerate(tokens) if t]
+        if not todo:
+            return spans
+        prompts = [self.prompt_ids(codes[i]) for i in todo]
+        inputs = [p + tokens[i] for p, i in zip(prompts, todo)]
+        width = max(len(x) for x in inputs)
+        # Right padding: the decoder is causal, so rows of real tokens never see the padding.
+        ids = torch.full((len(todo), width), self.eos_id, dtype=torch.long)
+        for r, x in enumerate(inputs):
+            ids[r, :len(x)] = torch.tensor(x)
+        with self._alignment_attention() as captured:
+            self.model.model.decoder(input_ids=ids.to(self.device), encoder_hidden_states=encoded[todo],
+                                     use_cache=False)
+        weights = torch.stack([captured[head] for head in self.alignment_heads], dim=1)
+        width_median = int(getattr(self.model.config, "median_filter_width", 7))
+        for r, i in enumerate(todo):
+            first, n = len(prompts[r]), len(tokens[i])
+            starts = _row_start_frames(weights[r, :, first:first + n, :frames[i]], width_median)
+            ends = np.round(starts * self.seconds_per_frame, 2)
+            spans[i] = np.stack([np.concatenate([[0.0], ends[:-1]]), ends], axis=1)
+        return spans
+
+    def _batches(self, waves: Sequence[np.ndarray], language: Sequence[str] | str
+                 ) -> Iterator[tuple[list[int], list[np.ndarray], list[str], torch.Tensor, list[int]]]:
+        """Checked clips in batches: (indices, clips, language codes, encoder states (B, 1500, d),
+        usable encoder frames per clip). Every clip and language is checked before any is encoded."""
+        clips = [self._check_clip(i, w) for i, w in enumerate(waves)]
+        codes = self._languages(language, len(clips))
+        for start in range(0, len(clips), self.batch_size):
+            rows = list(range(start, min(start + self.batch_size, len(clips))))
+            features, frames = self._features([clips[i] for i in rows])
+            with torch.inference_mode():
+                encoded = self.model.model.encoder(features).last_hidden_state
+            yield rows, [clips[i] for i in rows], [codes[i] for i in rows], encoded, frames
+
+    def decode(self, waves: Sequence[np.ndarray], language: Sequence[str] | str) -> list[list[int]]:
+        """Greedy text token ids per clip (timestamp and special tokens left out), in input order."""
+        out: list[list[int]] = []
+        for _, _, codes, encoded, _ in self._batches(waves, language):
+            with torch.inference_mode():
+                out += self._generate(encoded, codes)
+        return out
+
+    def align(self, waves: Sequence[np.ndarray], tokens: Sequence[Sequence[int]],
+              language: Sequence[str] | str) -> list[np.ndarray]:
+        """Start/end seconds, float64 (n_i, 2), of given text tokens in each clip (forced
+        alignment: the tokens need not be what the model would decode)."""
+        if len(tokens) != len(waves):
+            raise ValueError(f"{len(waves)} clips but {len(tokens)} token lists")
+        limit = self.model.config.max_target_positions
+        codes = self._languages(language, len(waves))
+        for i, (toks, code) in enumerate(zip(tokens, codes)):
+            if len(self.prompt_ids(code)) + len(toks) > limit:
+                raise ValueError(f"clip {i}: {len(toks)} tokens and the prompt exceed the decoder's {limit} positions")
+        out: list[np.ndarray] = []
+        for rows, _, codes, encoded, frames in self._batches(waves, language):
+            with torch.inference_mode():
+                out += self._token_spans(encoded, frames, [list(tokens[i]) for i in rows], codes)
+        return out
+
+    def transcribe(self, waves: Sequence[np.ndarray], language: Sequence[str] | str) -> list[AsrResult]:
+        """Transcripts with word timestamps of mono 16 kHz clips, one :class:`AsrResult` per clip
+        in input order. ``language``: ``"en"``, ``"zh"`` (or any Whisper language the checkpoint
+        knows), for all clips or one per clip.
+
+        Raises ``ValueError`` naming the clip for audio that is not mono, is empty or has
+        non-finite samples, and for a clip over 30 s under ``long_clips="refuse"``.
+        """
+        results: list[AsrResult] = []
+        for _, clips, codes, encoded, frames in self._batches(waves, language):
+            with torch.inference_mode():
+                tokens = self._generate(encoded, codes)
+                spans = self._token_spans(encoded, frames, tokens, codes)
+            for clip, code, toks, span in zip(clips, codes, tokens, spans):
+                duration = clip.shape[0] / SAMPLE_RATE
+                text = self.tokenizer.decode(toks, skip_special_tokens=True).strip()
+                words = group_words([_token_bytes(self.tokenizer, t) for t in toks], np.clip(span, 0.0, duration),
+                                    code)
+                results.append(AsrResult(text=text, words=words))
+        return results

@@ -1,0 +1,237 @@
+"""``omnijudge score speecheditbench``: every criterion over one system's outputs, as per-sample
+rows, then the paper's tables.
+
+``RESULTS/scores.jsonl`` gets one row per item as soon as its chunk is measured (resumable: a rerun
+keeps rows whose providers, judges and thresholds are unchanged, re-measures the others through the
+provider caches in ``RESULTS/cache/``, and looks again for outputs that were missing). A row:
+
+``id`` (``<task>/<sample_id>``), ``sample_id``, ``task``, ``language``, ``source_dataset``,
+``subset`` / ``difficulty`` / ``combo_type`` where the item has them, ``output_wav``,
+``target_success`` (t), ``preservation_success`` (p), ``joint_success`` (j) (true / false / null),
+``target_reason``, ``preservation`` (metric, error, WER, CER, transcripts), ``diagnostics`` (every
+measured value), ``components`` (compositional: each component's t and reason), ``uses`` (which
+provider or judge measured what), ``thresholds_version``, and ``error`` / ``missing`` where so.
+
+An item whose measurement failed keeps the public evaluator's treatment: content, emotion, style
+and paralinguistic count it as a failure (t = j = false), the other tasks leave it out (null).
+Definitions: ``docs/benchmarks.md#speecheditbench``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import evaluators.benchmarks.speecheditbench.criteria as C
+from evaluators.benchmarks.speecheditbench.evaluate import MeasurementError, preservation, target
+from evaluators.benchmarks.speecheditbench.items import EditItem, load_items, resolve_output
+from evaluators.benchmarks.speecheditbench.manifest import ManifestValues
+from evaluators.benchmarks.speecheditbench.measure import ITEM_ERRORS, Job, job_kinds, measure_chunk
+from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
+from evaluators.benchmarks.speecheditbench.thresholds import PUBLIC, Thresholds
+from evaluators.output_lock import output_lock
+from evaluators.progress import progress_bar
+from evaluators.scoring import read_done_rows, replace_file
+
+#: Tasks whose failed measurements count as failures in the public evaluator (others are left out).
+ERRORS_FAIL = ("content", "emotion", "style", "paralinguistic")
+
+
+def item_fields(item: EditItem, system: str) -> dict:
+    row = item.row
+    base = {"id": f"{item.task}/{item.sample_id}", "sample_id": item.sample_id, "task": item.task,
+            "language": item.language, "source_dataset": row.get("source_dataset"), "system": system}
+    for k in ("subset", "difficulty", "combo_type"):
+        if row.get(k) is not None:
+            base[k] = row[k]
+    if item.short_task == "acoustic":
+        base["subtask"] = item.anchor.get("subtask")
+    if item.short_task == "prosody":
+        base["prosody_type"] = item.anchor.get("prosody_type")
+    return base
+
+
+def evaluate_atomic(job: Job, th: Thresholds) -> dict:
+    """t, p, j of an atomic item from its measurements."""
+    item, m = job.item, job.measured
+    kind = item.short_task
+    t = target(kind, item.anchor, m, item.language, th)
+    row = {**t}
+    if kind == "content":  # the edit is the check on the words: joint = target
+        row.update({"preservation_success": None, "joint_success": t["target_success"]})
+        return row
+    row.update(preservation(m, item.transcript, item.language, th))
+    row["joint_success"] = C.joint(row["target_success"], row["preservation_success"])
+    return row
+
+
+def evaluate_compositional(job: Job, th: Thresholds) -> dict:
+    """Per-component successes, CS for the sample, All and Joint (``criteria.compositional``)."""
+    item, m = job.item, job.measured
+    comps, successes = [], []
+    for i, comp in enumerate(item.components):
+        try:
+            r = target(comp["type"], comp["anchor"], m, item.language, th, component=i)
+            comps.append({"type": comp["type"], "success": r["target_success"], "reason": r["target_reason"],
+                          "diagnostics": r.get("diagnostics", {})})
+            successes.append(r["target_success"])
+        except (MeasurementError, *ITEM_ERRORS) as e:
+            comps.append({"type": comp["type"], "success": None, "error": str(e)})
+            successes.append(None)
+    has_content = any(c["type"] == "content" for c in item.components)
+    pres: dict = {"preservation_success": None}
+    if not has_content and item.transcript.strip():
+        pres = preservation(m, item.transcript, item.language, th)
+    agg = C.compositional(successes, pres["preservation_success"], has_content)
+    if has_content or not item.transcript.strip():
+        agg["preservation_applies"] = False
+    n_known = sum(s is not None for s in successes)
+    return {"target_success": agg["all"], "joint_success": agg["joint"], **pres, "components": comps,
+            "component_successes": agg["n_succeeded"], "component_count": agg["n_components"],
+            "component_success_rate": round(agg["n_succeeded"] / n_known, 4) if n_known else None,
+            "preservation_applies": agg["preservation_applies"]}
+
+
+def evaluate_job(job: Job, th: Thresholds) -> dict:
+    """The row fields of a measured job; a failed measurement becomes the task's error treatment."""
+    try:
+        if job.errors and job.measured.output is None:
+            raise MeasurementError("; ".join(job.errors))
+        row = evaluate_compositional(job, th) if job.item.components else evaluate_atomic(job, th)
+        if job.errors:
+            row["measurement_errors"] = list(job.errors)
+        return row
+    except (MeasurementError, *ITEM_ERRORS) as e:
+        reason = "; ".join([*job.errors, str(e)]) if str(e) not in job.errors else "; ".join(job.errors)
+        failed = job.item.short_task in ERRORS_FAIL
+        return {"target_success": False if failed else None, "preservation_success": None,
+                "joint_success": False if failed else None, "error": reason, "error_kind": "item"}
+
+
+def run_identity(job: Job, th: Thresholds, speed_duration: str) -> dict:
+    return {**job.uses, "thresholds": th.version,
+            **({"speed_duration": speed_duration} if any(
+                a.get("prosody_type") == "speed" for a in ([c["anchor"] for c in job.item.components]
+                                                          or [job.item.anchor])) else {})}
+
+
+def planned_uses(item: EditItem, providers: ProviderSet, judge_ids: dict, manifest: ManifestValues,
+                 th: Thresholds, speed_duration: str) -> dict:
+    """What a fresh measurement of ``item`` would record in ``uses`` (to decide whether its row stands)."""
+    job = Job(item, Path(), job_kinds(item))
+    given = manifest.get(item.short_task, item.sample_id)
+    job.uses["asr"] = "manifest" if "asr_text" in given else providers.identity("asr", item.language)
+    kinds = set(job.kinds)
+    if "speaker" in kinds:
+        job.uses["speaker"] = "manifest" if ("speaker_similarity" in given or "speaker_embedding" in given) \
+            else providers.identity("speaker")
+    for crit in ("emotion", "style", "paralinguistic"):
+        if crit in kinds:
+            job.uses[f"judge:{crit}"] = "manifest" if isinstance(given.get(crit), dict) else judge_ids.get(crit)
+    anchors = [c["anchor"] for c in item.components if c["type"] == "acoustic"] if item.components else \
+        ([item.anchor] if item.short_task == "acoustic" else [])
+    for a in anchors:
+        if a.get("env_type") == "noise":
+            job.uses["scene"] = "manifest" if "scene_scores" in given else providers.identity("scene")
+        if a.get("subtask") == "enhancement":
+            job.uses["dnsmos"] = "manifest" if "dnsmos" in given else providers.identity("dnsmos")
+    return run_identity(job, th, speed_duration)
+
+
+def _write_rows(out, rows: list[dict]) -> None:
+    for row in rows:
+        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    out.flush()
+    os.fsync(out.fileno())
+
+
+def score_rows(items: list[EditItem], outputs: Path, scores_path: Path, system: str, providers: ProviderSet,
+               judges: dict, judge_ids: dict, manifest: ManifestValues, th: Thresholds = PUBLIC,
+               speed_duration: str = "speech", chunk: int = 32, batch_size: int = 8,
+               retry_errors: bool = False, allow_truncated: bool = False) -> list[dict]:
+    """Measure and evaluate the items whose row is not already done; returns the latest row of
+    every item, in item order."""
+    key = lambda r: r["id"]  # noqa: E731
+    done = {r["id"]: r for r in read_done_rows(scores_path)}
+    todo: list[Job] = []
+    missing_rows: list[dict] = []
+    for item in items:
+        uses = planned_uses(item, providers, judge_ids, manifest, th, speed_duration)
+        old = done.get(f"{item.task}/{item.sample_id}")
+        path = resolve_output(item, outputs)
+        if old is not None and not old.get("missing") and old.get("uses") == uses \
+                and not (retry_errors and "error" in old):
+            continue
+        if path is None:
+            if old is None or not old.get("missing"):
+                missing_rows.append({**item_fields(item, system), "output_wav": None, "missing": True,
+                                     "target_success": None, "preservation_success": None, "joint_success": None,
+                                     "error": f"no output under {outputs} for {item.task}/{item.sample_id}",
+                                     "error_kind": "missing", "uses": uses})
+            continue
+        todo.append(Job(item, path, job_kinds(item)))
+    scores_path.parent.mkdir(parents=True, exist_ok=True)
+    with scores_path.open("a", encoding="utf-8") as out, progress_bar(len(todo), f"scoring {scores_path.name}") as bar:
+        if missing_rows:
+            _write_rows(out, missing_rows)
+        for start in range(0, len(todo), chunk):
+            jobs = todo[start:start + chunk]
+            measure_chunk(jobs, providers, manifest, judges, judge_ids, batch_size, allow_truncated)
+            rows = []
+            for job in jobs:
+                row = {**item_fields(job.item, system), "output_wav": str(job.output), **evaluate_job(job, th),
+                       "uses": run_identity(job, th, speed_duration), "thresholds_version": th.version}
+                if job.notes:
+                    row["warning"] = "; ".join(job.notes)
+                rows.append(row)
+            _write_rows(out, rows)
+            bar.update(len(jobs))
+    latest: dict[str, dict] = {}
+    for r in read_done_rows(scores_path):
+        latest[key(r)] = r  # a later row (re-measured, or an output that appeared) replaces an older one
+    _compact(scores_path, latest)
+    return [latest[f"{i.task}/{i.sample_id}"] for i in items if f"{i.task}/{i.sample_id}" in latest]
+
+
+def _compact(scores_path: Path, latest: dict[str, dict]) -> None:
+    """Rewrite the file with one row per item when reruns left superseded rows behind."""
+    n_lines = sum(1 for line in scores_path.open("rb") if line.strip())
+    if n_lines > len(latest):
+        replace_file(scores_path, [(json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8") for r in latest.values()])
+
+
+def score_speecheditbench(items_path: str | Path, outputs: str | Path, out_dir: str | Path, *,
+                          providers: ProviderSet | None = None, judges: dict | None = None,
+                          judge_ids: dict | None = None, manifest: str | Path | None = None,
+                          tasks: list[str] | None = None, system: str | None = None,
+                          thresholds: Thresholds = PUBLIC, speed_duration: str = "speech",
+                          source_root: str | Path | None = None, chunk: int = 32, batch_size: int = 8,
+                          retry_errors: bool = False, allow_truncated: bool = False,
+                          missing_as_failure: bool = False, n_resamples: int = 10_000) -> dict:
+    """Score one system's outputs for every item; write ``scores.jsonl``, ``table.json|.md`` and
+    ``radar.png`` into ``out_dir``. Returns ``{"system", "report", "rows"}``."""
+    from evaluators.benchmarks.speecheditbench.metrics import format_markdown, plot_radar, system_report
+
+    if speed_duration not in ("speech", "file"):
+        raise ValueError(f"speed_duration {speed_duration!r} is not speech or file")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    items = load_items(items_path, tasks, source_root)
+    system = system or Path(outputs).resolve().name
+    providers = providers or ProviderSet()
+    if providers.cache_dir is None:
+        providers.cache_dir = out_dir / "cache"
+    scores_path = out_dir / "scores.jsonl"
+    with output_lock(scores_path):
+        rows = score_rows(items, Path(outputs), scores_path, system, providers, judges or {}, judge_ids or {},
+                          ManifestValues.load(manifest), thresholds, speed_duration, chunk, batch_size,
+                          retry_errors, allow_truncated)
+    report = system_report(rows, missing_as_failure=missing_as_failure, n_resamples=n_resamples)
+    report["thresholds"] = thresholds.as_dict()
+    report["speed_duration"] = speed_duration
+    tables = {system: report}
+    replace_file(out_dir / "table.json", [(json.dumps(tables, indent=2, ensure_ascii=False) + "\n").encode()])
+    replace_file(out_dir / "table.md", [(format_markdown(tables) + "\n").encode()])
+    plot_radar(tables, out_dir / "radar.png")
+    return {"system": system, "report": report, "rows": rows}
