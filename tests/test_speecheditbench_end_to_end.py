@@ -99,3 +99,76 @@ def test_acoustic_items_with_the_real_dnsmos_and_rt60(corpus, tmp_path):
     # the public RT60 method reads its 4.0 s ceiling on procedural speech (docs/benchmarks.md#speecheditbench)
     assert rows["acoustic_reverb_done"]["diagnostics"]["rt60_s"] == 4.0
     assert rows["acoustic_reverb_undone"]["target_success"] is False
+
+
+# ---- the real provider classes on tiny random checkpoints in the hub layout ----------------------
+@pytest.fixture(scope="module")
+def tiny_providers(tmp_path_factory):
+    import torch
+    from test_speecheditbench_asr import one_thread, write_tiny_whisper
+    from test_speecheditbench_providers import AST_LABELS, _wavlm_config, _wavlm_preprocessor, _write_ast
+    from transformers import WavLMForXVector
+
+    root = tmp_path_factory.mktemp("providers")
+    with one_thread():
+        whisper = write_tiny_whisper(root / "whisper")
+        torch.manual_seed(0)
+        WavLMForXVector(_wavlm_config("group")).eval().save_pretrained(root / "wavlm")
+        _wavlm_preprocessor().save_pretrained(root / "wavlm")
+        ast = _write_ast(root / "ast", AST_LABELS)
+    return {"asr": str(whisper), "speaker": str(root / "wavlm"), "scene": str(ast)}
+
+
+def test_providers_run_for_real_and_a_rerun_reads_their_caches(corpus, tmp_path, tiny_providers):
+    import warnings
+
+    from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
+    from evaluators.benchmarks.speecheditbench.thresholds import PUBLIC
+
+    out = tmp_path / "run"
+    outputs = corpus / "outputs" / SYSTEM
+    items = corpus / "data"
+
+    def run(thresholds=PUBLIC):
+        providers = ProviderSet(**tiny_providers, batch_size=4)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = score_speecheditbench(items, outputs, out, providers=providers, tasks=["speaker", "acoustic"],
+                                           thresholds=thresholds, n_resamples=100)
+        return result, providers
+
+    first, providers = run()
+    rows = {r["sample_id"]: r for r in first["rows"]}
+    for sid in ("speaker_0", "speaker_1"):
+        assert -1.0 <= rows[sid]["diagnostics"]["speaker_similarity"] <= 1.0
+        assert rows[sid]["uses"]["speaker"].startswith("wavlm-xvector:") and rows[sid]["uses"]["asr"].startswith("whisper:")
+        assert isinstance(rows[sid]["preservation"]["transcript_predicted"], str)  # the random Whisper's words
+    crowd = rows["acoustic_noise_crowd"]["diagnostics"]
+    assert set(crowd["scene_scores"]) == {"outdoor", "crowd", "music"} and set(crowd["source_scene_scores"]) == set(crowd["scene_scores"])
+    assert {"asr", "speaker", "scene", "dnsmos"} <= set(providers._caches)
+    cached = {p.name: p.read_bytes() for p in (out / "cache").iterdir()}
+    # new thresholds: every row is evaluated again, but no provider model is even loaded
+    second, providers = run(PUBLIC.with_values("other", speaker_min_cosine=-1.0))
+    assert providers._models == {}
+    assert {p.name: p.read_bytes() for p in (out / "cache").iterdir()} == cached
+    assert all(r["target_success"] for r in second["rows"] if r["sample_id"].startswith("speaker_"))
+    assert [r["diagnostics"] for r in second["rows"] if "diagnostics" in r] == \
+        [r["diagnostics"] for r in first["rows"] if "diagnostics" in r]
+
+
+def test_a_killed_run_resumes_to_the_same_rows(corpus, tmp_path):
+    from conftest import assert_same_rows, run_killed_after_first_flush
+
+    outputs = corpus / "outputs" / SYSTEM
+    argv = ["score", "speecheditbench", "--items", str(corpus / "data"), "--outputs", str(outputs),
+            "--manifest", str(outputs / "manifest.jsonl"), "--tasks", "content", "style", "prosody"]
+    run_killed_after_first_flush([*argv, "--out", str(tmp_path / "killed")])
+    done = subprocess.run([sys.executable, "-m", "evaluators.cli", *argv, "--out", str(tmp_path / "killed")],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    whole = subprocess.run([sys.executable, "-m", "evaluators.cli", *argv, "--out", str(tmp_path / "whole")],
+                           capture_output=True, text=True, timeout=600)
+    assert whole.returncode == 0, whole.stderr[-2000:]
+    strip = lambda lines: [json.dumps({k: v for k, v in json.loads(x).items() if k != "output_wav"}) for x in lines]  # noqa: E731
+    assert_same_rows(strip((tmp_path / "killed" / "scores.jsonl").read_text().splitlines()),
+                     strip((tmp_path / "whole" / "scores.jsonl").read_text().splitlines()), key=lambda r: r["id"])

@@ -14,9 +14,10 @@ is the item's task name (``content_editing``) or its short form (``content``).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from evaluators.jsonl import read_jsonl
 
 #: Task names in the benchmark's order (``data/<task>/``), with the short names tables use.
 TASKS = ("content_editing", "speaker_editing", "emotion_editing", "style_editing", "prosody_editing",
@@ -162,22 +163,15 @@ def load_items(items: str | Path, tasks: list[str] | None = None, source_root: s
     for f in item_files(items):
         resolve = _resolver(f, Path(source_root) if source_root else None)
         hint = f.parent.name if f.parent.name in TASKS else None
-        with f.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                where = f"{f}:{n}"
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{where}: not JSON ({e.msg})") from None
-                item = parse_item(row, where, resolve, hint)
-                if wanted is not None and item.task not in wanted:
-                    continue
-                if item.key in seen:
-                    raise ValueError(f"{where}: {item.task} sample_id {item.sample_id!r} already at {seen[item.key]}")
-                seen[item.key] = where
-                out.append(item)
+        for row in read_jsonl(f):
+            where = f"{f}:{row.pop('_line')}"
+            item = parse_item(row, where, resolve, hint)
+            if wanted is not None and item.task not in wanted:
+                continue
+            if item.key in seen:
+                raise ValueError(f"{where}: {item.task} sample_id {item.sample_id!r} already at {seen[item.key]}")
+            seen[item.key] = where
+            out.append(item)
     return out
 
 

@@ -19,8 +19,9 @@ A field of the wrong type stops the run naming ``file:line`` and the field.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from evaluators.jsonl import read_jsonl
 
 _KINDS = {
     "asr_text": str, "source_asr_text": str, "word_timestamps": list, "source_word_timestamps": list,
@@ -51,29 +52,22 @@ class ManifestValues:
         if not p.is_file():
             raise FileNotFoundError(f"{p}: no such manifest")
         rows: dict = {}
-        with p.open(encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                where = f"{p}:{n}"
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{where}: not JSON ({e.msg})") from None
-                if not isinstance(row, dict) or not isinstance(row.get("sample_id"), str):
-                    raise ValueError(f"{where}: a row needs a string sample_id")
-                for name, kind in _KINDS.items():
-                    if name in row and row[name] is not None and (
-                            not isinstance(row[name], kind) or isinstance(row[name], bool)):
-                        raise ValueError(f"{where}: {name} must be {getattr(kind, '__name__', 'a number')}")
-                for name in ("word_timestamps", "source_word_timestamps"):
-                    if isinstance(row.get(name), list):
-                        _check_words(row[name], where, name)
-                task = row.get("task")
-                key = (task if task is None else str(task).removesuffix("_editing"), row["sample_id"])
-                if key in rows:
-                    raise ValueError(f"{where}: sample_id {row['sample_id']!r} given twice")
-                rows[key] = row
+        for row in read_jsonl(p, ("sample_id",)):
+            where = f"{p}:{row.pop('_line')}"
+            if not isinstance(row["sample_id"], str):
+                raise ValueError(f"{where}: a row needs a string sample_id")
+            for name, kind in _KINDS.items():
+                if name in row and row[name] is not None and (
+                        not isinstance(row[name], kind) or isinstance(row[name], bool)):
+                    raise ValueError(f"{where}: {name} must be {getattr(kind, '__name__', 'a number')}")
+            for name in ("word_timestamps", "source_word_timestamps"):
+                if isinstance(row.get(name), list):
+                    _check_words(row[name], where, name)
+            task = row.get("task")
+            key = (task if task is None else str(task).removesuffix("_editing"), row["sample_id"])
+            if key in rows:
+                raise ValueError(f"{where}: sample_id {row['sample_id']!r} given twice")
+            rows[key] = row
         return cls(rows)
 
     def get(self, short_task: str, sample_id: str) -> dict:

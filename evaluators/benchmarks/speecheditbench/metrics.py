@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from evaluators.benchmarks.speecheditbench.items import SHORT, TASKS
+from evaluators.jsonl import read_jsonl
 from evaluators.metrics.correlation import bootstrap_ci
 
 ATOMIC = ("content", "speaker", "emotion", "style", "prosody", "paralinguistic", "acoustic")
@@ -252,21 +253,14 @@ def read_result_rows(path: str | Path) -> list[dict]:
         if task is None:
             raise ValueError(f"{p}: a public result file's name must contain its task ({', '.join(TASKS)})")
         return public_rows(p, task)
-    rows = []
-    with p.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{p}:{n}: not JSON ({e.msg})") from None
-            if not isinstance(row, dict) or row.get("task") not in TASKS:
-                raise ValueError(f"{p}:{n}: a row needs a SpeechEditBench task")
-            for k in ("target_success", "preservation_success", "joint_success"):
-                if k in row and row[k] is not None and not isinstance(row[k], bool):
-                    raise ValueError(f"{p}:{n}: {k} must be true, false or null, not {row[k]!r}")
-            rows.append(row)
+    rows = read_jsonl(p, ("task",))
+    for row in rows:
+        n = row.pop("_line")
+        if row["task"] not in TASKS:
+            raise ValueError(f"{p}:{n}: a row needs a SpeechEditBench task, not {row['task']!r}")
+        for k in ("target_success", "preservation_success", "joint_success"):
+            if k in row and row[k] is not None and not isinstance(row[k], bool):
+                raise ValueError(f"{p}:{n}: {k} must be true, false or null, not {row[k]!r}")
     return rows
 
 

@@ -16,7 +16,7 @@ higher F0, a word rendered with stress, noise added or removed, reverberation of
 pYIN, the VAD, DNSMOS and the RT60 estimate decide them for real. One output per task is missing
 and one is an unreadable file, as a real run meets them. Speech is ``trainer.benchmarks.cast.speech``
 (word times known exactly). Speaker and noise-scene outcomes depend on the pretrained providers and
-are not in ``truth.jsonl``.
+have ``expected_target`` null in ``truth.jsonl``.
 """
 
 from __future__ import annotations
@@ -254,6 +254,17 @@ def _acoustic(w: _Writer, spk, seed):
                       "anchor": {"type": "acoustic", "subtask": "env_transfer", "env_type": "reverb",
                                  "env_subtype": "small_room", "rt60_target_range": [0.2, 0.4]}})
         w.output(task, sid, _reverb(clean, rt60, seed + 92) if rt60 else clean, {}, truth, timed)
+    # crowd noise: three other utterances mixed in below the speech (scene scores come from the
+    # AudioSet provider, so the outcome is not known by construction)
+    babble = sum(np.resize(_render(t.split(), "en", _speaker(f"crowd{k}", seed + 93 + k), seed + 96 + k)[0], clean.size)
+                 for k, t in enumerate(EN[1:]))
+    crowd = clean + 0.3 * babble * np.sqrt(np.mean(clean ** 2) / max(np.mean(babble ** 2), 1e-12))
+    sid = "acoustic_noise_crowd"
+    w.item(task, {"sample_id": sid, "audio_path": w.source(task, sid, clean, sub="source/"),
+                  "instruction": "Add crowd background noise to the speech.", "transcript": EN[0], "language": "en",
+                  "source_dataset": "synthetic", "anchor": {"type": "acoustic", "subtask": "env_transfer",
+                                                            "env_type": "noise", "env_subtype": "crowd"}})
+    w.output(task, sid, (0.9 * crowd / np.max(np.abs(crowd))).astype(np.float32), {}, None, timed)
 
 
 def _compositional(w: _Writer, spk, seed):
