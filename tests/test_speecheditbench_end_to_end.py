@@ -172,3 +172,24 @@ def test_a_killed_run_resumes_to_the_same_rows(corpus, tmp_path):
     strip = lambda lines: [json.dumps({k: v for k, v in json.loads(x).items() if k != "output_wav"}) for x in lines]  # noqa: E731
     assert_same_rows(strip((tmp_path / "killed" / "scores.jsonl").read_text().splitlines()),
                      strip((tmp_path / "whole" / "scores.jsonl").read_text().splitlines()), key=lambda r: r["id"])
+
+
+def test_a_local_judge_answers_where_the_manifest_has_no_verdict(corpus, tmp_path):
+    from evaluators.benchmarks.speecheditbench.judges import load_edit_judge
+
+    outputs = corpus / "outputs" / SYSTEM
+    rows = [json.loads(x) for x in (outputs / "manifest.jsonl").read_text().splitlines()]
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "emotion"}) + "\n" for r in rows))
+    judge = load_edit_judge("emotion", "seb-emotion", base="tiny")
+    result = score_speecheditbench(corpus / "data", outputs, tmp_path / "run", manifest=manifest,
+                                   judges={"emotion": judge}, tasks=["emotion"], n_resamples=100)
+    for row in result["rows"]:
+        assert row["uses"]["judge:emotion"] == json.dumps(judge.provenance(), sort_keys=True)
+        taxonomy = "playfulness" if row["language"] == "zh" else "excited"
+        assert taxonomy in row["diagnostics"]["emotion_probs"]
+        assert row["target_success"] == (row["diagnostics"]["predicted_emotion"] == row["diagnostics"]["target_emotion"])
+    # no judge and no verdict: the item's row says so (emotion counts it as a failure, as published)
+    bare = score_speecheditbench(corpus / "data", outputs, tmp_path / "bare", manifest=manifest, tasks=["emotion"],
+                                 n_resamples=100)
+    assert all(r["target_success"] is False and "no emotion judge given" in r["error"] for r in bare["rows"])

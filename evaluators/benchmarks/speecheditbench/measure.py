@@ -301,7 +301,7 @@ def run_judges(jobs: list[Job], judges: dict, judge_ids: dict, manifest: Manifes
                 job.errors.append(f"no {criterion} judge given (--judges {criterion}=...) and no verdict in the manifest")
             else:
                 todo.append((job, req))
-                job.uses[f"judge:{criterion}"] = judge_ids[criterion]
+                job.uses[f"judge:{criterion}"] = judge_ids.get(criterion)
         if not todo:
             continue
         judge = judges[criterion]

@@ -223,8 +223,11 @@ def score_speecheditbench(items_path: str | Path, outputs: str | Path, out_dir: 
     if providers.cache_dir is None:
         providers.cache_dir = out_dir / "cache"
     scores_path = out_dir / "scores.jsonl"
+    judges = judges or {}
+    # what rows record as each judge: given by the CLI (spec + weights hash), else its provenance
+    judge_ids = judge_ids or {c: json.dumps(j.provenance(), sort_keys=True) for c, j in judges.items()}
     with output_lock(scores_path):
-        rows = score_rows(items, Path(outputs), scores_path, system, providers, judges or {}, judge_ids or {},
+        rows = score_rows(items, Path(outputs), scores_path, system, providers, judges, judge_ids,
                           ManifestValues.load(manifest), thresholds, speed_duration, chunk, batch_size,
                           retry_errors, allow_truncated)
     report = system_report(rows, missing_as_failure=missing_as_failure, n_resamples=n_resamples)

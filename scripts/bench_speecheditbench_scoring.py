@@ -1,0 +1,100 @@
+"""Throughput of `omnijudge score speecheditbench` and where its time goes.
+
+Builds the synthetic edited corpus (or takes ``--corpus``), scores it once (values the manifest
+supplies are not recomputed; pass ``--no-manifest-asr`` with ``--asr`` to run Whisper too), and
+prints items/s, seconds of output audio per second, and the share of wall time of each stage:
+audio reading, ASR, speaker embedding, scene tags, DNSMOS, judges, and, inside the evaluation,
+speed (VAD), pitch (pYIN), stress (pYIN + prominence) and RT60. One run, one process.
+
+    python scripts/bench_speecheditbench_scoring.py [--corpus DIR] [--tasks ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+STAGES = {
+    "evaluators.benchmarks.speecheditbench.measure": ("read_audio", "run_asr", "run_speaker", "run_scene",
+                                                      "run_dnsmos", "run_judges"),
+    "evaluators.benchmarks.speecheditbench.evaluate": ("_speed", "_pitch", "_stress"),
+    "evaluators.benchmarks.speecheditbench.acoustics": ("rt60_from_deconvolution",),
+}
+
+
+def instrument(spent: dict[str, float]) -> None:
+    """Wrap each stage function so its wall time adds up in ``spent``."""
+    import importlib
+
+    for module_name, names in STAGES.items():
+        module = importlib.import_module(module_name)
+        for name in names:
+            fn = getattr(module, name)
+
+            def timed(*a, _fn=fn, _name=name, **k):
+                t0 = time.perf_counter()
+                try:
+                    return _fn(*a, **k)
+                finally:
+                    spent[_name] += time.perf_counter() - t0
+
+            setattr(module, name, timed)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--corpus", help="a synthetic corpus folder (default: build one in a temporary folder)")
+    p.add_argument("--tasks", nargs="+", default=["content", "emotion", "style", "paralinguistic", "prosody",
+                                                  "acoustic", "compositional"])
+    p.add_argument("--no-manifest-asr", action="store_true", help="drop the manifest's ASR words (run --asr)")
+    p.add_argument("--asr", help="Whisper checkpoint for --no-manifest-asr")
+    args = p.parse_args(argv)
+
+    from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
+    from evaluators.benchmarks.speecheditbench.scorer import score_speecheditbench
+    from trainer.benchmarks.speecheditbench.corpus import SYSTEM, build_edited_corpus
+
+    work = Path(tempfile.mkdtemp(prefix="seb_bench_"))
+    corpus = Path(args.corpus) if args.corpus else work / "corpus"
+    if not args.corpus:
+        build_edited_corpus(corpus)
+    outputs = corpus / "outputs" / SYSTEM
+    manifest = outputs / "manifest.jsonl"
+    if args.no_manifest_asr:
+        rows = [json.loads(x) for x in manifest.read_text().splitlines()]
+        for r in rows:
+            for k in ("asr_text", "word_timestamps", "source_asr_text", "source_word_timestamps"):
+                r.pop(k, None)
+        manifest = work / "manifest.jsonl"
+        manifest.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spent: dict[str, float] = defaultdict(float)
+    instrument(spent)
+    providers = ProviderSet(**({"asr": args.asr} if args.asr else {}))
+    t0 = time.perf_counter()
+    result = score_speecheditbench(corpus / "data", outputs, work / "run", providers=providers, manifest=manifest,
+                                   tasks=args.tasks, n_resamples=1000)
+    wall = time.perf_counter() - t0
+    import soundfile as sf
+
+    scored = [r for r in result["rows"] if not r.get("missing") and r.get("output_wav")]
+    audio_s = sum(sf.info(r["output_wav"]).duration for r in scored if "error" not in r)
+    print(f"items scored: {len(scored)} ({len(result['rows'])} in the item files), wall {wall:.1f} s")
+    print(f"throughput: {len(scored) / wall:.2f} items/s, {audio_s / wall:.2f} s of output audio per second")
+    print("share of wall time by stage:")
+    for name, s in sorted(spent.items(), key=lambda kv: -kv[1]):
+        print(f"  {name:<24} {s:7.2f} s  {100 * s / wall:5.1f}%")
+    rest = wall - sum(spent.values())
+    print(f"  {'other (criteria, rows, tables)':<24} {rest:7.2f} s  {100 * rest / wall:5.1f}%")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
