@@ -56,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
                                                   "acoustic", "compositional"])
     p.add_argument("--no-manifest-asr", action="store_true", help="drop the manifest's ASR words (run --asr)")
     p.add_argument("--asr", help="Whisper checkpoint for --no-manifest-asr")
+    p.add_argument("--scene", help="AudioSet classifier checkpoint (default: noise-transfer items are left out, "
+                                   "since no checkpoint can be downloaded here)")
     args = p.parse_args(argv)
 
     from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
@@ -75,11 +77,18 @@ def main(argv: list[str] | None = None) -> int:
                 r.pop(k, None)
         manifest = work / "manifest.jsonl"
         manifest.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    items = corpus / "data"
+    if not args.scene:
+        items = work / "data"
+        for f in (corpus / "data").glob("*/samples.jsonl"):
+            keep = [x for x in f.read_text().splitlines() if json.loads(x).get("anchor", {}).get("env_type") != "noise"]
+            (items / f.parent.name).mkdir(parents=True, exist_ok=True)
+            (items / f.parent.name / "samples.jsonl").write_text("".join(x + "\n" for x in keep))
     spent: dict[str, float] = defaultdict(float)
     instrument(spent)
-    providers = ProviderSet(**({"asr": args.asr} if args.asr else {}))
+    providers = ProviderSet(**({"asr": args.asr} if args.asr else {}), **({"scene": args.scene} if args.scene else {}))
     t0 = time.perf_counter()
-    result = score_speecheditbench(corpus / "data", outputs, work / "run", providers=providers, manifest=manifest,
+    result = score_speecheditbench(items, outputs, work / "run", providers=providers, manifest=manifest, source_root=corpus,
                                    tasks=args.tasks, n_resamples=1000)
     wall = time.perf_counter() - t0
     import soundfile as sf

@@ -60,3 +60,11 @@ def test_model_flops_golden_by_hand(monkeypatch):
             return [(n, torch.zeros(s)) for n, s in self.params.items()]
 
     assert module.flops_per_step(Fake(), [3, 5], [10, 7], n_layers=1, hidden=2) == 528 + 108 + 528 + 384
+
+
+def test_bench_speecheditbench_scoring_reports_throughput_and_stage_shares():
+    out = _run("scripts/bench_speecheditbench_scoring.py", "--tasks", "content", "style", "prosody")
+    assert "items/s" in out and "share of wall time by stage" in out
+    shares = {line.split()[0]: float(line.split()[-1].rstrip("%")) for line in out.splitlines()
+              if line.startswith("  ") and line.rstrip().endswith("%") and not line.lstrip().startswith("other")}
+    assert shares["_pitch"] > 0 and shares["_stress"] > 0 and shares["_speed"] > 0  # measured, not skipped
