@@ -193,3 +193,21 @@ def test_a_local_judge_answers_where_the_manifest_has_no_verdict(corpus, tmp_pat
     bare = score_speecheditbench(corpus / "data", outputs, tmp_path / "bare", manifest=manifest, tasks=["emotion"],
                                  n_resamples=100)
     assert all(r["target_success"] is False and "no emotion judge given" in r["error"] for r in bare["rows"])
+
+
+def test_scene_and_dnsmos_values_from_the_manifest_replace_their_providers(corpus, tmp_path):
+    outputs = corpus / "outputs" / SYSTEM
+    rows = [json.loads(x) for x in (outputs / "manifest.jsonl").read_text().splitlines()]
+    given = {"acoustic_noise_crowd": {"scene_scores": {"outdoor": 0.05, "crowd": 0.4, "music": 0.0},
+                                      "source_scene_scores": {"outdoor": 0.05, "crowd": 0.1, "music": 0.0}},
+             "acoustic_enhance_done": {"dnsmos": {"sig": 3.0, "bak": 3.5, "ovrl": 2.6},
+                                       "source_dnsmos": {"sig": 3.1, "bak": 2.0, "ovrl": 2.5}}}
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text("".join(json.dumps({**r, **given.get(r["sample_id"], {})}) + "\n" for r in rows))
+    result = score_speecheditbench(corpus / "data", outputs, tmp_path / "run", manifest=manifest, tasks=["acoustic"],
+                                   n_resamples=100)
+    by_id = {r["sample_id"]: r for r in result["rows"]}
+    crowd, enhanced = by_id["acoustic_noise_crowd"], by_id["acoustic_enhance_done"]
+    assert crowd["target_success"] is True and crowd["uses"]["scene"] == "manifest"
+    assert enhanced["target_success"] is True and enhanced["uses"]["dnsmos"] == "manifest"
+    assert enhanced["diagnostics"]["bak_gain"] == 1.5 and enhanced["diagnostics"]["ovrl_gain"] == pytest.approx(0.1)

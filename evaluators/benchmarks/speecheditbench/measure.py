@@ -211,44 +211,44 @@ def run_speaker(jobs: list[Job], providers: ProviderSet, manifest: ManifestValue
             job.measured.speaker_cosine[idx] = cosine(np.asarray(out), np.asarray(r))
 
 
-def run_scene(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues) -> None:
-    """Grouped scene scores of output and source for noise-transfer items and components."""
+def _output_and_source(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues, kind: str,
+                       wanted, attrs: tuple[str, str], keys: tuple[str, str]) -> list[tuple]:
+    """Work ``(job, attribute, path, wave)`` measuring the output and the source (``Measured``
+    attributes ``attrs``) of every job whose acoustic anchor is ``wanted``; where the manifest gives
+    both values (its ``keys``), they are set instead."""
     work = []
     for job in jobs:
         a = acoustic_anchor(job)
-        if job.measured.output is None or not a or a.get("env_type") != "noise":
+        if job.measured.output is None or not a or not wanted(a):
             continue
         given = manifest.get(job.item.short_task, job.item.sample_id)
-        if "scene_scores" in given and "source_scene_scores" in given:
-            job.measured.scene, job.measured.source_scene = given["scene_scores"], given["source_scene_scores"]
-            job.uses["scene"] = "manifest"
+        if all(k in given for k in keys):
+            for attr, k in zip(attrs, keys):
+                setattr(job.measured, attr, given[k])
+            job.uses[kind] = "manifest"
             continue
-        job.uses["scene"] = providers.identity("scene")
-        work.append((job, "scene", job.output, job.measured.output))
+        job.uses[kind] = providers.identity(kind)
+        work.append((job, attrs[0], job.output, job.measured.output))
         if job.measured.source is not None:
-            work.append((job, "source_scene", job.item.source, job.measured.source))
+            work.append((job, attrs[1], job.item.source, job.measured.source))
+    return work
+
+
+def run_scene(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues) -> None:
+    """Grouped scene scores of output and source (``scene_scores`` / ``source_scene_scores``) for
+    noise-transfer items and components."""
+    work = _output_and_source(jobs, providers, manifest, "scene", lambda a: a.get("env_type") == "noise",
+                              ("scene", "source_scene"), ("scene_scores", "source_scene_scores"))
     if work:
         _fill(work, providers, "scene", lambda ws: _isolating(providers.model("scene").group_scores, ws))
 
 
 def run_dnsmos(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues) -> None:
-    """DNSMOS P.835 of output and source for enhancement items."""
+    """DNSMOS P.835 of output and source (``dnsmos`` / ``source_dnsmos``) for enhancement items."""
     from evaluators.benchmarks.speecheditbench.acoustics import dnsmos_p835
 
-    work = []
-    for job in jobs:
-        a = acoustic_anchor(job)
-        if job.measured.output is None or not a or a.get("subtask") != "enhancement":
-            continue
-        given = manifest.get(job.item.short_task, job.item.sample_id)
-        if "dnsmos" in given and "source_dnsmos" in given:
-            job.measured.dnsmos, job.measured.source_dnsmos = given["dnsmos"], given["source_dnsmos"]
-            job.uses["dnsmos"] = "manifest"
-            continue
-        job.uses["dnsmos"] = providers.identity("dnsmos")
-        work.append((job, "dnsmos", job.output, job.measured.output))
-        if job.measured.source is not None:
-            work.append((job, "source_dnsmos", job.item.source, job.measured.source))
+    work = _output_and_source(jobs, providers, manifest, "dnsmos", lambda a: a.get("subtask") == "enhancement",
+                              ("dnsmos", "source_dnsmos"), ("dnsmos", "source_dnsmos"))
 
     def compute(waves):
         out = []
