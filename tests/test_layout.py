@@ -15,7 +15,7 @@ from evaluators.benchmarks import BENCHMARKS, get_benchmark
 from evaluators.benchmarks.spec import Benchmark
 from evaluators.cli import build_parser
 from evaluators.judges import JUDGE_KINDS, Judge, JudgeFolderError, judge_class, load_judge
-from trainer.benchmarks import BENCHMARK_TASKS, CORPORA, SYNTH, TASKS
+from trainer.benchmarks import BENCHMARK_TASKS, TASKS
 from trainer.benchmarks import BENCHMARKS as TRAINER_BENCHMARKS
 from trainer.config import ConfigError, config_from_dict, describe_config, load_config
 
@@ -48,9 +48,7 @@ def _doc_anchors() -> set[str]:
 
 # ---- registries -------------------------------------------------------------------------------------
 def test_both_sides_register_the_same_benchmarks():
-    # a benchmark without a trained judge yet (CORPORA) has its synthetic corpus on the training side
-    assert list(BENCHMARKS) == list(TRAINER_BENCHMARKS) + list(CORPORA) == list(SYNTH)
-    assert list(TRAINER_BENCHMARKS) == list(BENCHMARK_TASKS) and not set(CORPORA) & set(TRAINER_BENCHMARKS)
+    assert list(BENCHMARKS) == list(TRAINER_BENCHMARKS) == list(BENCHMARK_TASKS)
     assert set(TASKS) == {task.name for task in BENCHMARK_TASKS.values()}
 
 
@@ -63,16 +61,6 @@ def test_every_benchmark_provides_each_piece_and_the_cli_exposes_it(name):
     assert bench.judge_kind in JUDGE_KINDS and bench.paper and bench.title
     assert bench.docs in _doc_anchors(), bench.docs
     assert (ROOT / "evaluators" / "benchmarks" / name / "__init__.py").is_file()
-    parser = build_parser()
-    for command in ("score", "metrics", "synth"):
-        assert name in _subcommands(parser, command), (command, name)
-    args = parser.parse_args(["score", name, *_required_flags(parser, name)])
-    assert args.retry_errors is False  # every scorer can retry its error rows
-    if name in CORPORA:  # training side: the corpus alone, until its judges land
-        corpus = SYNTH[name]
-        assert corpus.benchmark == name and corpus.synth_help and callable(corpus.synth)
-        assert (ROOT / "trainer" / "benchmarks" / name / "corpus.py").is_file()
-        return
 
     task = BENCHMARK_TASKS[name]
     assert task.benchmark == name and (ROOT / "trainer" / "benchmarks" / name / "task.py").is_file()
@@ -92,7 +80,7 @@ def test_every_benchmark_provides_each_piece_and_the_cli_exposes_it(name):
     assert args.resume_mismatch == "refuse" and args.retry_errors is False  # every scorer resumes the same way
 
 
-@pytest.mark.parametrize("name", list(BENCHMARK_TASKS))
+@pytest.mark.parametrize("name", list(BENCHMARKS))
 def test_every_task_renders_a_model_card_for_its_judge_kind(name):
     task = BENCHMARK_TASKS[name]
     config = {"preset": {"name": "p"}, "read_at": "final prompt token", "label_words": ["a", "b"], "label_values": [1.0, 0.0],
@@ -161,6 +149,7 @@ def test_no_import_cycles(package):
 def judges(tiny_omni):
     from evaluators.benchmarks.instructttseval.judge import InstructionJudge
     from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
+    from evaluators.benchmarks.speecheditbench.edit_judge import SpeechEditJudge
     from evaluators.judges.presets import get_preset
     from evaluators.judges.scalar_reward import ScalarRewardJudge
     from evaluators.judges.verbalizer import VerbalizerJudge
@@ -171,7 +160,8 @@ def judges(tiny_omni):
             "nvv_verifier": NvvVerifierJudge(tiny_omni, NvvVerifierJudge.new_head(tiny_omni)),
             "scalar_reward": ScalarRewardJudge(tiny_omni, ScalarRewardJudge.new_head(tiny_omni)),
             "instruction_follow": InstructionJudge(tiny_omni, InstructionJudge.new_head(
-                tiny_omni, {"gender": ["male", "female"], "pitch": ["low", "mid", "high"]}))}
+                tiny_omni, {"gender": ["male", "female"], "pitch": ["low", "mid", "high"]})),
+            "speech_edit_attribute": SpeechEditJudge.new(tiny_omni, "style")}
 
 
 def _inputs(kind: str) -> list[dict]:
@@ -185,6 +175,9 @@ def _inputs(kind: str) -> list[dict]:
     if kind == "instruction_follow":
         return [{"wave": w, "instruction": t, "lang": lang}
                 for w, t, lang in zip(waves, ("gender: Male.", "音高：偏高。", "Speak slowly."), ("en", "zh", "en"))]
+    if kind == "speech_edit_attribute":
+        return [{"wave": w, "lang": lang, "anchor": {"target_style": s}}
+                for w, s, lang in zip(waves, ("dramatic", "intimate", "storytelling"), ("en", "zh", "en"))]
     return [{"wave": w, "text": "the cat sat", "lang": "en", "target_type": "breath",
              "unit_times": [[0.0, 0.2], [0.2, 0.4], [0.4, 0.6]]} for w in waves]
 

@@ -211,3 +211,16 @@ def test_scene_and_dnsmos_values_from_the_manifest_replace_their_providers(corpu
     assert crowd["target_success"] is True and crowd["uses"]["scene"] == "manifest"
     assert enhanced["target_success"] is True and enhanced["uses"]["dnsmos"] == "manifest"
     assert enhanced["diagnostics"]["bak_gain"] == 1.5 and enhanced["diagnostics"]["ovrl_gain"] == pytest.approx(0.1)
+
+
+def test_a_provider_that_cannot_load_stops_the_run_with_one_line(corpus, tmp_path):
+    outputs = corpus / "outputs" / SYSTEM
+    r = subprocess.run([sys.executable, "-m", "evaluators.cli", "score", "speecheditbench", "--items",
+                        str(corpus / "data"), "--outputs", str(outputs), "--out", str(tmp_path / "r"),
+                        "--tasks", "content", "--asr", str(tmp_path / "no-such-whisper")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "omnijudge score speecheditbench: --asr:" in r.stderr and "no-such-whisper" in r.stderr
+    # no item was charged with the setup error: only the missing output's row was written
+    rows = [json.loads(x) for x in (tmp_path / "r" / "scores.jsonl").read_text().splitlines()]
+    assert all(row.get("missing") for row in rows)

@@ -22,13 +22,13 @@ def _parse_overrides(pairs: list[str]) -> dict:
     return out
 
 
-def _task_subparsers(parent, dest: str, help_attr: str, registry: str = "BENCHMARK_TASKS"):
-    """One sub-subcommand per benchmark of a training registry (``trainer.benchmarks``; ``SYNTH``
-    adds the corpus-only benchmarks), with the task's older names as aliases; yields (task, parser)."""
-    import trainer.benchmarks
+def _task_subparsers(parent, dest: str, help_attr: str):
+    """One sub-subcommand per benchmark of the training registry (``trainer.benchmarks``), with
+    the task's older names as aliases; yields (task, parser)."""
+    from trainer.benchmarks import BENCHMARK_TASKS
 
     s = parent.add_subparsers(dest=dest, required=True)
-    for bench, task in getattr(trainer.benchmarks, registry).items():
+    for bench, task in BENCHMARK_TASKS.items():
         yield task, s.add_parser(bench, aliases=list(task.cli_aliases), help=getattr(task, help_attr))
 
 
@@ -41,7 +41,7 @@ def _task_options(task, parser, add) -> list[str]:
 
 def add_synth_command(sub) -> None:
     p = sub.add_parser("synth", help="build a benchmark's synthetic corpus (with simulated listeners where it has them)")
-    for task, sp in _task_subparsers(p, "corpus", "synth_help", "SYNTH"):
+    for task, sp in _task_subparsers(p, "corpus", "synth_help"):
         sp.add_argument("--out", required=True, help="output folder")
         sp.add_argument("--seed", type=int, default=0)
         own = _task_options(task, sp, task.add_synth_arguments)

@@ -20,6 +20,7 @@ JUDGE_KINDS: dict[str, str] = {
     "nvv_verifier": "evaluators.benchmarks.nvv.verifier:NvvVerifierJudge",
     "scalar_reward": "evaluators.judges.scalar_reward:ScalarRewardJudge",
     "instruction_follow": "evaluators.benchmarks.instructttseval.judge:InstructionJudge",
+    "speech_edit_attribute": "evaluators.benchmarks.speecheditbench.edit_judge:SpeechEditJudge",
 }
 
 

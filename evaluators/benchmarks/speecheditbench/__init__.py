@@ -9,6 +9,8 @@ Definitions: ``docs/benchmarks.md#speecheditbench``.
 ``providers/``     Whisper ASR, WavLM speaker embedding, AudioSet scene tags (transformers)
 ``provider_cache`` providers loaded on first use, results cached per provider on disk
 ``judge_prompts`` / ``presets`` / ``judges``  the public Gemini prompts and the local judges asking them
+``edit_judge``     ``SpeechEditJudge`` (kind ``speech_edit_attribute``): the trained emotion / style /
+                   paralinguistic judges, one forward pass per clip
 ``manifest``       values and verdicts supplied with the outputs
 ``measure`` / ``evaluate`` / ``scorer``  measurements -> t, p, j rows -> tables
 ``metrics``        TS/PS/JS, CS/All/Joint, Tables 2/4/5/6, Figure 3 radar
@@ -33,7 +35,7 @@ def score_outputs(judge, items, outputs, out_dir, **options) -> dict:
 BENCHMARK = Benchmark(
     name="speecheditbench", title="SpeechEditBench", docs="docs/benchmarks.md#speecheditbench",
     paper="SpeechEditBench: A Bilingual Multi-Attribute Benchmark for Instruction-Guided Speech Editing",
-    judge_kind="verbalizer", load_items=load_items, metrics=metrics_from_files, scorer=score_outputs,
+    judge_kind="speech_edit_attribute", load_items=load_items, metrics=metrics_from_files, scorer=score_outputs,
     add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser, presets=PRESETS)
 
 __all__ = ["BENCHMARK", "EditItem", "TASKS", "load_items", "metrics_from_files"]

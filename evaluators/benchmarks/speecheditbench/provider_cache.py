@@ -22,6 +22,11 @@ DEFAULT_SCENE = "MIT/ast-finetuned-audioset-10-10-0.4593"
 DNSMOS_ID = "dnsmos-p835-sig_bak_ovr"
 
 
+class ProviderSetupError(OSError):
+    """A provider could not be loaded (a bad checkpoint folder, an id that cannot be fetched): every
+    item would fail the same way, so the run stops with this one line."""
+
+
 def file_key(identity: str, path: Path | str) -> str:
     """Cache key of ``path`` measured by provider ``identity``."""
     p = Path(path)
@@ -113,7 +118,12 @@ class ProviderSet:
     def model(self, kind: str, language: str = "en"):
         name = self.identity(kind, language)
         if name not in self._models:
-            self._models[name] = self._load(kind, language)
+            try:
+                self._models[name] = self._load(kind, language)
+            except (OSError, ValueError) as e:
+                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                raise ProviderSetupError(f"--{kind}{'-zh' if kind == 'asr' and language == 'zh' and self.asr_zh else ''}: "
+                                         f"{first}") from None
         return self._models[name]
 
     def _load(self, kind: str, language: str):

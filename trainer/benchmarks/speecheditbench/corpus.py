@@ -1,7 +1,7 @@
 """A synthetic SpeechEditBench: items in the benchmark's layout, procedural source audio, and one
 system's edited outputs whose every target outcome is known by construction.
 
-``omnijudge synth speecheditbench --out DIR`` writes
+``omnijudge synth speecheditbench --edited --out DIR`` writes
 
 ``DIR/data/<task>/samples.jsonl`` + ``DIR/data/<task>/audio/...``   items and sources, as published
 ``DIR/outputs/synthetic-editor/<task>/<sample_id>.wav``              the system's outputs
@@ -289,20 +289,3 @@ def _compositional(w: _Writer, spk, seed):
         out, timed = _render(out_words, "en", voice, seed + 100)
         w.output(task, sid, out, {"emotion": {"predicted_emotion": judged}}, truth, timed)
 
-
-class EditedCorpus:
-    """``omnijudge synth speecheditbench``: the synthetic edited corpus (no judge is trained for
-    SpeechEditBench yet, so this benchmark's training side is its corpus alone)."""
-
-    benchmark = "speecheditbench"
-    cli_aliases: tuple[str, ...] = ()
-    synth_help = ("SpeechEditBench: items, procedural sources and one system's edited outputs with known outcomes "
-                  "(+ an outputs manifest of ASR words and judge verdicts)")
-
-    def add_synth_arguments(self, parser) -> None:
-        """No options beyond ``--out`` and ``--seed``."""
-
-    def synth(self, out: Path, seed: int, options: dict) -> str:
-        counts = build_edited_corpus(out, seed)
-        return (f"{sum(counts.values())} items ({', '.join(f'{t} {n}' for t, n in counts.items())}) in {out}/data; "
-                f"outputs and manifest in {out}/outputs/{SYSTEM}; expected outcomes in {out}/truth.jsonl")

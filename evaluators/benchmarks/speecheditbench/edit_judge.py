@@ -1,0 +1,260 @@
+"""SpeechEditJudge: a trained SpeechEditBench judge for one criterion (emotion, style or
+paralinguistic), answering what the benchmark's Gemini judge answers, from one forward pass per clip.
+
+Read-outs (paper: "SpeechEditBench: A Bilingual Multi-Attribute Benchmark for Instruction-Guided
+Speech Editing", Appendix E; ``docs/benchmarks.md#speecheditbench``):
+
+- **emotion**: the LM head's rows of the emotion label words at the final prompt position, softmax
+  over the item's taxonomy only (IEMOCAP 8 labels EN, CSEmotions 7 ZH); the verdict is the argmax.
+- **style**: the prompt names the target style; the rows of "0".."4" at the final position give
+  the 0-4 target-style score (argmax); a linear head on the same final state gives the six-style
+  score vector (6 x 5 logits) as the diagnostic the public prompt asks for.
+- **paralinguistic**: a linear head on the final state gives breath, laugh, cough and sigh 0-3
+  (4 x 4 logits) from the one pass (the zero-shot preset needs four prompts for the same).
+
+It satisfies both the ``Judge`` protocol (``score``, folder I/O; kind ``speech_edit_attribute``)
+and the scorer's ``EditAttributeJudge`` protocol (``criterion``, ``judge``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from evaluators.audio_io import prepare_segments
+from evaluators.backbones import AudioLLM
+from evaluators.benchmarks.speecheditbench.criteria import EVENTS, STYLES
+from evaluators.benchmarks.speecheditbench.judge_prompts import allowed_emotions
+from evaluators.benchmarks.speecheditbench.presets import EMOTION_LABELS
+from evaluators.judges.folder import (
+    ADAPTER_WEIGHTS,
+    JudgeFolderError,
+    load_backbone,
+    load_head_weights,
+    provenance_fields,
+    read_judge_config,
+    save_head_weights,
+    weights_hash,
+    write_judge_folder,
+)
+from evaluators.judges.label_words import check_recorded_ids, first_token_ids, label_token_pieces
+from evaluators.judges.preset import JudgePreset
+
+CRITERIA = ("emotion", "style", "paralinguistic")
+READOUT_HEAD = "readout_head.safetensors"
+SCORES = ("0", "1", "2", "3", "4")
+TRAINED_PROMPT_VERSION = "speecheditbench-trained-v1"
+#: The trained judges' own short prompts (EN, ZH); ``{allowed}`` / ``{target_style}`` are filled per item.
+TRAINED_PROMPTS = {
+    "emotion": {"en": "Judge the dominant emotion from the audio delivery only. Allowed labels: {allowed}. Answer with one label.",
+                "zh": "请仅根据音频的表达判断主导情感。可选标签: {allowed}。只回答一个标签。"},
+    "style": {"en": "How strongly does this speech show the {target_style} speaking style? Answer with a score from 0 to 4.",
+              "zh": "这段语音呈现“{target_style}”说话风格的程度如何？请回答 0 到 4 的分数。"},
+    "paralinguistic": {"en": "Rate how audible breath, laugh, cough and sigh are in this clip, each 0 to 3.",
+                       "zh": "请为这段音频中的呼吸声、笑声、咳嗽声和叹气声的明显程度各打 0 到 3 分。"},
+}
+#: Read-out head shape per criterion: (slots, levels); None = label rows only.
+HEAD_SHAPE = {"emotion": None, "style": (len(STYLES), 5), "paralinguistic": (len(EVENTS), 4)}
+LABELS = {"emotion": EMOTION_LABELS, "style": SCORES, "paralinguistic": ()}
+
+
+def trained_presets(criterion: str, system_prompt: str | None = None) -> dict[str, JudgePreset]:
+    """The trained judge's prompt per language as presets (labels: the criterion's label words;
+    paralinguistic has none and reads its head only)."""
+    labels = LABELS[criterion] or ("0", "1")  # a preset needs two labels; paralinguistic never reads them
+    return {lang: JudgePreset(name=f"speecheditbench-{criterion}-{lang}", labels=labels,
+                              values=tuple(float(i) for i in range(len(labels))), prompt=text,
+                              prompt_version=TRAINED_PROMPT_VERSION, system_prompt=system_prompt,
+                              aggregate="argmax")
+            for lang, text in TRAINED_PROMPTS[criterion].items()}
+
+
+class ReadoutHead(nn.Module):
+    """Final hidden state (B, H) -> (B, slots, levels) logits: one linear map."""
+
+    def __init__(self, hidden_size: int, slots: int, levels: int):
+        super().__init__()
+        self.slots, self.levels = slots, levels
+        self.proj = nn.Linear(hidden_size, slots * levels)
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.proj(hidden.float()).view(-1, self.slots, self.levels)
+
+
+class SpeechEditJudge:
+    """A trained SpeechEditBench judge (kind ``speech_edit_attribute``) for ``criterion``.
+
+    ``judge`` / ``score`` inputs: ``{"wave", "language", "anchor"}`` (the anchor gives
+    ``emotion_taxonomy`` or ``target_style``); outputs in the public reply's layout
+    (``judges`` module): ``predicted_emotion`` + ``probs``; ``target_style_score`` +
+    ``style_scores`` + ``probs``; ``event_scores`` + ``event_probs``.
+    """
+
+    kind = "speech_edit_attribute"
+
+    def __init__(self, backbone: AudioLLM, criterion: str, head: ReadoutHead | None,
+                 presets: dict[str, JudgePreset] | None = None, max_seconds: float | None = None,
+                 name: str | None = None, checkpoint_hash: str = "none", seed: int = 0):
+        if criterion not in CRITERIA:
+            raise ValueError(f"criterion {criterion!r} not in {CRITERIA}")
+        if (head is None) != (HEAD_SHAPE[criterion] is None):
+            raise ValueError(f"a {criterion} judge {'needs' if HEAD_SHAPE[criterion] else 'has no'} read-out head")
+        self.backbone, self.criterion, self.head = backbone, criterion, head
+        self.presets = presets or trained_presets(criterion)
+        self.max_seconds = min(max_seconds or backbone.max_seconds, backbone.max_seconds)
+        self.name = name or f"speecheditbench-{criterion}"
+        self.checkpoint_hash, self.seed = checkpoint_hash, seed
+        self.labels = LABELS[criterion]
+        self.label_ids = torch.tensor(first_token_ids(backbone.tokenizer, self.labels)) if self.labels else None
+        self.config: dict = {}
+
+    @classmethod
+    def new(cls, backbone: AudioLLM, criterion: str, seed: int = 0, **kwargs) -> "SpeechEditJudge":
+        """A judge with a freshly initialised read-out head (where the criterion has one)."""
+        if criterion not in CRITERIA:
+            raise ValueError(f"criterion {criterion!r} not in {CRITERIA}")
+        head = None
+        if HEAD_SHAPE[criterion]:
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(seed)
+                head = ReadoutHead(backbone.model.config.get_text_config().hidden_size, *HEAD_SHAPE[criterion])
+            head = head.to(backbone.device)
+        return cls(backbone, criterion, head, seed=seed, **kwargs)
+
+    # ---- inputs --------------------------------------------------------------------------------
+    def prompt_fields(self, request: dict) -> dict:
+        anchor, lang = request.get("anchor") or {}, request.get("language", "en")
+        if self.criterion == "emotion":
+            return {"allowed": ", ".join(allowed_emotions(anchor.get("emotion_taxonomy"), lang))}
+        if self.criterion == "style":
+            target = anchor.get("target_style")
+            if target not in STYLES:
+                raise ValueError(f"target_style {target!r} is not one of {', '.join(STYLES)}")
+            return {"target_style": target}
+        return {}
+
+    def prepare(self, request: dict) -> dict:
+        """Model inputs of one request (clip cut to ``max_seconds``) under its language's prompt."""
+        lang = request.get("language", "en")
+        preset = self.presets.get(lang)
+        if preset is None:
+            raise ValueError(f"no prompt for language {lang!r}; this judge has {sorted(self.presets)}")
+        wave, _ = prepare_segments(request["wave"], policy="truncate", max_seconds=self.max_seconds)[0]
+        return self.backbone.prepare(wave, preset.prompt.format(**self.prompt_fields(request)), preset.system_prompt,
+                                     text_before_audio=preset.prompt_before_audio,
+                                     assistant_prefix=preset.assistant_prefix)
+
+    def label_mask(self, request: dict) -> np.ndarray:
+        """Which label words this request may be answered with (emotion: its taxonomy)."""
+        if self.criterion != "emotion":
+            return np.ones(len(self.labels), dtype=bool)
+        allowed = set(allowed_emotions((request.get("anchor") or {}).get("emotion_taxonomy"),
+                                       request.get("language", "en")))
+        return np.array([label in allowed for label in self.labels])
+
+    # ---- model ---------------------------------------------------------------------------------
+    def logits(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """From one forward pass, float32 and differentiable: label-row logits (B, L) at the final
+        position (None without label words) and read-out head logits (B, slots, levels) (None
+        without a head)."""
+        hidden = self.backbone.last_hidden_state(**batch)[:, -1, :]
+        labels = self.backbone.token_logits(hidden, self.label_ids) if self.label_ids is not None else None
+        return labels, (self.head(hidden) if self.head is not None else None)
+
+    def decide(self, labels: np.ndarray | None, head: np.ndarray | None, mask: np.ndarray) -> dict:
+        """One clip's verdict from its label logits (L,) and head logits (slots, levels)."""
+        out: dict = {}
+        if labels is not None:
+            z = np.where(mask, labels, -np.inf)
+            p = np.exp(z - np.logaddexp.reduce(z[mask]))
+            probs = {label: float(p[i]) for i, label in enumerate(self.labels) if mask[i]}
+            best = max(probs, key=probs.get)
+            if self.criterion == "emotion":
+                out.update(predicted_emotion=best, probs=probs)
+            else:
+                out.update(target_style_score=int(best), probs=probs,
+                           expected_score=float(sum(int(k) * v for k, v in probs.items())))
+        if head is not None:
+            names = STYLES if self.criterion == "style" else EVENTS
+            key = "style_scores" if self.criterion == "style" else "event_scores"
+            out[key] = {n: int(np.argmax(head[k])) for k, n in enumerate(names)}
+            ph = np.exp(head - np.logaddexp.reduce(head, axis=-1, keepdims=True))
+            out[key.replace("scores", "probs")] = {n: [round(float(x), 6) for x in ph[k]] for k, n in enumerate(names)}
+            if self.criterion == "style":
+                out["dominant_style"] = max(STYLES, key=lambda s: (out["style_scores"][s], -STYLES.index(s)))
+        return out
+
+    @torch.no_grad()
+    def judge(self, requests: list[dict], batch_size: int = 8) -> list[dict]:
+        """Verdicts of ``requests`` in order; batches are length-sorted (results do not depend on them)."""
+        examples = [self.prepare(r) for r in requests]
+        order = sorted(range(len(examples)), key=lambda k: len(examples[k]["input_ids"]))
+        out: list[dict | None] = [None] * len(examples)
+        was_training = self.backbone.model.training
+        self.backbone.model.eval()
+        if self.head is not None:
+            self.head.eval()
+        try:
+            for start in range(0, len(order), batch_size):
+                chunk = order[start:start + batch_size]
+                labels, head = self.logits(self.backbone.collate([examples[k] for k in chunk]))
+                labels = labels.double().cpu().numpy() if labels is not None else None
+                head = head.double().cpu().numpy() if head is not None else None
+                for j, k in enumerate(chunk):
+                    out[k] = self.decide(None if labels is None else labels[j], None if head is None else head[j],
+                                         self.label_mask(requests[k]))
+        finally:
+            self.backbone.model.train(was_training)
+        return out
+
+    def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
+        """The ``Judge`` protocol's scoring (``lang`` accepted for ``language``)."""
+        return self.judge([{**x, "language": x.get("language", x.get("lang", "en"))} for x in inputs], batch_size)
+
+    def provenance(self) -> dict:
+        version = self.presets[sorted(self.presets)[0]].prompt_version
+        return provenance_fields(self.name, self.checkpoint_hash, version, self.seed, self.backbone.runtime())
+
+    # ---- folder --------------------------------------------------------------------------------
+    def save_pretrained(self, folder: str | Path, extra: dict | None = None) -> Path:
+        """Write the judge folder (``docs/judge_folder.md``): adapter, prompts, read-out head."""
+        fields = {"criterion": self.criterion, "prompts": {lang: p.to_dict() for lang, p in self.presets.items()},
+                  "prompt_version": self.presets[sorted(self.presets)[0]].prompt_version,
+                  "label_words": list(self.labels),
+                  "label_token_ids": label_token_pieces(self.backbone.tokenizer, self.labels) if self.labels else {},
+                  "head": {"slots": self.head.slots, "levels": self.head.levels} if self.head is not None else None,
+                  "read_at": "final prompt token: label rows of the LM head and a linear read-out head"}
+        out = write_judge_folder(self.backbone, folder, self.kind, self.name, fields, self.max_seconds, self.seed,
+                                 extra)
+        if self.head is not None:
+            save_head_weights(self.head, out, READOUT_HEAD)
+        return out
+
+    @classmethod
+    def from_pretrained(cls, folder: str | Path, dtype: str | torch.dtype | None = "auto", device: str = "cpu",
+                        attn_implementation: str | None = None) -> "SpeechEditJudge":
+        """Load a ``speech_edit_attribute`` judge folder (adapter unmerged, head, prompts)."""
+        cfg = read_judge_config(folder, expected_kind=cls.kind)
+        criterion = cfg.get("criterion")
+        if criterion not in CRITERIA:
+            raise JudgeFolderError(f"{folder}: judge_config.json criterion {criterion!r} not in {CRITERIA}")
+        backbone, _ = load_backbone(folder, cfg, dtype=dtype, device=device, attn_implementation=attn_implementation)
+        if cfg.get("label_token_ids"):
+            check_recorded_ids(backbone.tokenizer, cfg["label_token_ids"], str(folder))
+        head = None
+        if HEAD_SHAPE[criterion]:
+            shape = cfg.get("head") or {}
+            if (shape.get("slots"), shape.get("levels")) != HEAD_SHAPE[criterion]:
+                raise JudgeFolderError(f"{folder}: judge_config.json head {shape} is not {HEAD_SHAPE[criterion]}")
+            head = ReadoutHead(backbone.model.config.get_text_config().hidden_size, *HEAD_SHAPE[criterion])
+            head = load_head_weights(head, folder, READOUT_HEAD).to(backbone.device)
+        files = (ADAPTER_WEIGHTS, READOUT_HEAD) if head is not None else (ADAPTER_WEIGHTS,)
+        presets = {lang: JudgePreset.from_dict(d) for lang, d in cfg["prompts"].items()}
+        judge = cls(backbone, criterion, head, presets, max_seconds=cfg.get("max_seconds"),
+                    name=cfg.get("judge_name", Path(folder).name), checkpoint_hash=weights_hash(folder, files),
+                    seed=int(cfg.get("seed", 0)))
+        judge.config = cfg
+        return judge

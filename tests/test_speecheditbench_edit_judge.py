@@ -1,0 +1,121 @@
+"""The trained SpeechEditBench judge (kind speech_edit_attribute) and its validation metrics:
+read-outs, folder round trip, batch independence, one pass for four events, golden metrics."""
+
+import numpy as np
+import pytest
+import torch
+
+from evaluators.backbones import AudioLLM
+from evaluators.benchmarks.speecheditbench.edit_judge import SpeechEditJudge, trained_presets
+from evaluators.benchmarks.speecheditbench.judges import load_edit_judge
+from evaluators.judges.registry import load_judge
+from trainer.benchmarks.speecheditbench.validation import judge_metrics, macro_f1
+
+
+@pytest.fixture(scope="module")
+def backbone():
+    return AudioLLM.tiny("qwen2_5_omni", seed=0)
+
+
+def _requests():
+    wave = (0.1 * np.sin(np.arange(24000) / 7)).astype(np.float32)
+    return [{"wave": wave, "language": "en", "anchor": {"emotion_taxonomy": "iemocap_en", "target_style": "dramatic"}},
+            {"wave": wave[:9000], "language": "zh", "anchor": {"emotion_taxonomy": "csemotions_zh",
+                                                               "target_style": "intimate"}},
+            {"wave": wave[:15000] * 0.5, "language": "en", "anchor": {"target_style": "storytelling"}}]
+
+
+@pytest.mark.parametrize("criterion", ["emotion", "style", "paralinguistic"])
+def test_verdicts_have_the_public_layout_and_survive_the_folder(backbone, criterion, tmp_path):
+    judge = SpeechEditJudge.new(backbone, criterion, seed=1, presets=trained_presets(criterion))
+    reqs = _requests()
+    verdicts = judge.judge(reqs, batch_size=3)
+    alone = [judge.judge([r], batch_size=1)[0] for r in reqs]
+    if criterion == "emotion":
+        assert "playfulness" in verdicts[1]["probs"] and "excited" not in verdicts[1]["probs"]
+        assert "excited" in verdicts[0]["probs"] and abs(sum(verdicts[0]["probs"].values()) - 1) < 1e-9
+        key = "probs"
+    elif criterion == "style":
+        assert set(verdicts[0]["style_scores"]) == {"public-broadcast", "intimate", "dramatic", "restrained-flat",
+                                                     "storytelling", "conversational"}
+        assert 0 <= verdicts[0]["target_style_score"] <= 4 and verdicts[0]["dominant_style"] in verdicts[0]["style_scores"]
+        key = "probs"
+    else:
+        assert set(verdicts[0]["event_scores"]) == {"breath", "laugh", "cough", "sigh"}
+        key = "event_probs"
+    for a, b in zip(verdicts, alone):  # results do not depend on the batch
+        np.testing.assert_allclose(np.array(list(a[key].values()), dtype=float),
+                                   np.array(list(b[key].values()), dtype=float), atol=1e-4)
+    folder = judge.save_pretrained(tmp_path / "judge")
+    loaded = load_judge(folder)
+    assert isinstance(loaded, SpeechEditJudge) and loaded.criterion == criterion
+    again = loaded.judge(reqs, batch_size=2)
+    for a, b in zip(verdicts, again):
+        np.testing.assert_allclose(np.array(list(a[key].values()), dtype=float),
+                                   np.array(list(b[key].values()), dtype=float), atol=1e-5)
+    # the scorer's --judges takes the folder for its own criterion only
+    assert load_edit_judge(criterion, str(folder)).criterion == criterion
+    other = "style" if criterion != "style" else "emotion"
+    with pytest.raises(ValueError, match="cannot judge"):
+        load_edit_judge(other, str(folder))
+
+
+def test_four_events_come_from_one_forward_pass(backbone, monkeypatch):
+    judge = SpeechEditJudge.new(backbone, "paralinguistic")
+    calls = []
+    real = backbone.last_hidden_state
+    monkeypatch.setattr(backbone, "last_hidden_state", lambda **b: calls.append(1) or real(**b))
+    judge.judge(_requests(), batch_size=3)
+    assert len(calls) == 1
+
+
+def test_style_needs_a_known_target_and_decide_reads_golden_logits(backbone):
+    judge = SpeechEditJudge.new(backbone, "style")
+    with pytest.raises(ValueError, match="target_style"):
+        judge.prepare({"wave": np.zeros(8000, np.float32), "language": "en", "anchor": {"target_style": "opera"}})
+    head = np.full((6, 5), -5.0)
+    head[:, 1] = 0.0
+    head[2, 4] = 3.0  # dramatic strongest
+    out = judge.decide(np.log(np.array([0.1, 0.1, 0.1, 0.6, 0.1])), head, np.ones(5, bool))
+    assert out["target_style_score"] == 3 and out["expected_score"] == pytest.approx(0.1 + 0.2 + 1.8 + 0.4)
+    assert out["style_scores"]["dramatic"] == 4 and out["dominant_style"] == "dramatic"
+    emo = SpeechEditJudge.new(backbone, "emotion")
+    mask = emo.label_mask({"language": "zh", "anchor": {"emotion_taxonomy": "csemotions_zh"}})
+    logits = np.zeros(len(emo.labels))
+    logits[emo.labels.index("excited")] = 9.0  # not in the ZH taxonomy: never the answer
+    logits[emo.labels.index("playfulness")] = 1.0
+    assert emo.decide(logits, None, mask)["predicted_emotion"] == "playfulness"
+
+
+def test_validation_metrics_by_hand():
+    # macro-F1: label a F1 = 2/3 (tp 1, fp 0, fn 1), label b F1 = 2/3 (tp 1, fp 1, fn 0) -> 0.6667
+    assert macro_f1(["a", "a", "b"], ["a", "b", "b"], ["a", "b", "c"]) == pytest.approx(2 / 3)
+    rows = [{"lang": "en", "target_score": 4}, {"lang": "en", "target_score": 1}, {"lang": "zh", "target_score": 3}]
+    preds = [{"target_style_score": 3}, {"target_style_score": 3}, {"target_style_score": 3}]
+    m = judge_metrics(rows, preds, n_resamples=0)
+    assert m["overall"]["decision_agreement"]["value"] == round(2 / 3, 4)  # reported to 4 decimals
+    assert m["overall"]["score_mae"]["value"] == 1.0  # (1 + 2 + 0) / 3
+    assert m["zh"]["exact_agreement"]["value"] == 1.0
+    para = judge_metrics([{"lang": "en", "event_scores": [3, 0, 1, 2]}],
+                         [{"event_scores": {"breath": 2, "laugh": 0, "cough": 2, "sigh": 1}}], n_resamples=0)
+    assert para["overall"]["breath"]["decision_agreement"]["value"] == 1.0
+    assert para["overall"]["cough"]["decision_agreement"]["value"] == 0.0  # 1 (absent) judged 2 (present)
+    assert para["overall"]["decision_agreement"]["value"] == 0.5
+
+
+def test_a_folder_of_another_head_shape_is_refused(backbone, tmp_path):
+    import json
+
+    folder = SpeechEditJudge.new(backbone, "paralinguistic").save_pretrained(tmp_path / "j")
+    cfg = json.loads((folder / "judge_config.json").read_text())
+    cfg["head"] = {"slots": 3, "levels": 4}
+    (folder / "judge_config.json").write_text(json.dumps(cfg))
+    with pytest.raises(ValueError, match="head"):
+        SpeechEditJudge.from_pretrained(folder)
+
+
+def test_criterion_and_head_must_agree(backbone):
+    with pytest.raises(ValueError, match="criterion"):
+        SpeechEditJudge.new(backbone, "pitch")
+    with pytest.raises(ValueError, match="read-out head"):
+        SpeechEditJudge(backbone, "emotion", torch.nn.Linear(2, 2))

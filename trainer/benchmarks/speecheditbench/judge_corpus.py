@@ -1,0 +1,544 @@
+"""Synthetic training / validation corpus of the three SpeechEditBench judges (emotion, style,
+paralinguistic), every label known by construction; deterministic by seed.
+
+The benchmark judges an edit from the edited clip alone: the dominant emotion over the item's
+taxonomy, a 0-4 target-style score (with six-style scores) and 0-3 presence scores of breath,
+laugh, cough and sigh (paper: "SpeechEditBench: A Bilingual Multi-Attribute Benchmark for
+Instruction-Guided Speech Editing", Appendix A.3 and Table 12). Every example here is one clip of
+a *pair* -- a source clip and its edited version, one speaker reading one sentence -- as the
+benchmark builds its items (Table 8):
+
+* emotion: a neutral source (the standard subset) or an emotional source (as in the challenging
+  subset) and an edit to another emotion; the label of each clip is the emotion it was rendered
+  with (:data:`~trainer.benchmarks.speecheditbench.delivery.EMOTION_PROFILES`), EN over IEMOCAP's 8
+  labels, ZH over CSEmotions' 7;
+* style: a source in one style at level 3-4 (the paper keeps sources with primary score >= 3) and
+  an edit to another style at level 0-4 (0 = the edit did nothing: a neutral reading); scores of
+  all six styles follow :func:`~trainer.benchmarks.speecheditbench.delivery.style_scores`;
+* paralinguistic: one sentence reading; "add" pairs have the target event absent (0) or faint (1)
+  in the source and noticeable (2) or prominent (3) in the edit, "remove" pairs the reverse. Four
+  in ten pairs carry a second, untouched event type (a clip holds 0-2 types). Events sit between
+  words or phrases, at a level re the speech set by :data:`EVENT_LEVEL_DB`.
+
+Balance, per language and split: emotion labels over all clips (edits never target neutral, as in
+the benchmark), styles over sources and edits, (operation, event) cells over pairs (Table 8).
+Splits: speakers and sentences are both split, so test clips have unseen speakers reading unseen
+sentences (val likewise; train never uses a val / test speaker or sentence). Clips are 2-6 s.
+
+Output folder::
+
+    clips/<criterion>/<id>.wav   16-bit PCM mono, 16 kHz
+    <criterion>.jsonl            one row per clip (schema: ``build_judge_corpus``)
+    summary.json                 the config, and counts per criterion, split, language and label
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from evaluators.benchmarks.speecheditbench.criteria import EVENTS, STYLES, TAXONOMIES
+from evaluators.progress import progress_bar
+from trainer.benchmarks.cast.speech import StressSpeaker, word_syllables
+from trainer.benchmarks.cast.texts import SENTENCES as CAST_SENTENCES
+from trainer.benchmarks.cast.texts import parse_sentence
+from trainer.benchmarks.instructttseval.texts import SENTENCES as ITTS_SENTENCES
+from trainer.benchmarks.nvv.dsp import active_rms
+from trainer.benchmarks.nvv.sounds import render_event
+from trainer.benchmarks.speecheditbench.delivery import (
+    EMOTION_PROFILES,
+    NEUTRAL,
+    SR,
+    STYLE_PROFILES,
+    render_delivery,
+    style_scores,
+)
+from trainer.synth.corpus_config import StrictFromDict
+from trainer.synth.corpus_io import write_jsonl, write_wav
+from trainer.synth.speech import VoiceTimbre
+
+__all__ = ["CRITERIA", "SPLITS", "TAXONOMY_OF", "EVENT_LEVEL_DB", "EVENT_SOUNDS", "JudgeCorpusConfig",
+           "Sentence", "sentence_bank", "build_judge_corpus", "load_judge_rows"]
+
+CRITERIA = ("emotion", "style", "paralinguistic")
+SPLITS = ("train", "val", "test")
+LANGUAGES = ("en", "zh")
+#: Emotion taxonomy of each language (IEMOCAP for EN, CSEmotions for ZH; paper Table 7).
+TAXONOMY_OF = {"en": "iemocap_en", "zh": "csemotions_zh"}
+#: An event's "on" level re the speech's (dB) at presence 1 (faint: far below speech), 2
+#: (noticeable) and 3 (prominent: at speech level; a prominent cough comes twice). Breaths and
+#: sighs are quieter sounds by nature, so the same presence sits a little lower.
+EVENT_LEVEL_DB = {1: -26.0, 2: -13.0, 3: 0.0}
+_EVENT_OFFSET_DB = {"breath": -4.0, "sigh": -2.0, "laugh": 0.0, "cough": 0.0}
+#: The procedural sounds (NVV-SuperBench recipes) that realise each judged event, by presence.
+EVENT_SOUNDS = {"breath": {1: ("breath", "inhale"), 2: ("breath", "inhale"), 3: ("breath", "inhale")},
+                "laugh": {1: ("chuckle", "giggle"), 2: ("laugh", "chuckle", "giggle"), 3: ("laugh",)},
+                "cough": {1: ("cough",), 2: ("cough",), 3: ("cough",)},
+                "sigh": {1: ("sigh",), 2: ("sigh",), 3: ("sigh",)}}
+#: Where an event goes: weights of the boundary kinds (before the first word, at a phrase break,
+#: between other words, after the last word); breaths come before phrases, laughs mostly after.
+_PLACEMENT = {"breath": (2.0, 2.0, 0.4, 0.3), "sigh": (1.5, 1.0, 0.3, 1.5), "laugh": (0.5, 1.5, 0.6, 2.0),
+              "cough": (1.0, 1.5, 1.0, 1.0)}
+_MIN_S, _MAX_S = 2.0, 6.0
+_SECOND_EVENT_P = 0.4
+
+
+@dataclass
+class JudgeCorpusConfig(StrictFromDict):
+    """Size and make-up of the judge corpus (per language and criterion unless said otherwise)."""
+
+    seed: int = 0  # seeds every draw: speakers, sentence split, labels, renderings
+    languages: tuple[str, ...] = ("en", "zh")  # en and/or zh
+    speakers: tuple[int, int, int] = (24, 0, 6)  # train / val / test speakers per language (val may be 0)
+    sentence_fraction: tuple[float, float] = (0.1, 0.2)  # val / test share of each language's sentences
+    clips_per_speaker: int = 8  # clips per speaker and criterion (even: source + edited pairs)
+    criteria: tuple[str, ...] = CRITERIA  # which judges' clips to build
+
+    def __post_init__(self) -> None:
+        self.languages = tuple(self.languages)
+        self.speakers = tuple(int(n) for n in self.speakers)
+        self.sentence_fraction = tuple(float(f) for f in self.sentence_fraction)
+        self.criteria = tuple(self.criteria)
+        if not _distinct_subset(self.languages, LANGUAGES):
+            raise ValueError(f"languages must be distinct values from {LANGUAGES}, got {self.languages}")
+        if len(self.speakers) != 3 or min(self.speakers) < 0 or self.speakers[0] < 1 or self.speakers[2] < 1:
+            raise ValueError(f"speakers: three counts (train >= 1, val >= 0, test >= 1), got {self.speakers}")
+        if len(self.sentence_fraction) != 2 or min(self.sentence_fraction) <= 0 or sum(self.sentence_fraction) >= 0.7:
+            raise ValueError(f"sentence_fraction: two shares > 0 (val, test) summing below 0.7, "
+                             f"got {self.sentence_fraction}")
+        if self.clips_per_speaker < 2 or self.clips_per_speaker % 2:
+            raise ValueError(f"clips_per_speaker must be even and >= 2 (source + edited pairs), "
+                             f"got {self.clips_per_speaker}")
+        if not _distinct_subset(self.criteria, CRITERIA):
+            raise ValueError(f"criteria must be distinct values from {CRITERIA}, got {self.criteria}")
+
+
+def _distinct_subset(values: tuple, allowed: tuple) -> bool:
+    return bool(values) and not set(values) - set(allowed) and len(set(values)) == len(values)
+
+
+# ----------------------------------------------------------------------------- sentences
+
+@dataclass(frozen=True)
+class Sentence:
+    """One readable sentence: ``sentence_id`` ("<lang>-<bank>-<index>"), display ``text``, ``words``
+    (for ZH the word segmentation), ``pause_after`` per word (punctuation) and its syllable count."""
+
+    sentence_id: str
+    lang: str
+    text: str
+    words: tuple[str, ...]
+    pause_after: tuple[bool, ...]
+    n_syllables: int
+
+
+def _segment_zh(raw: str) -> str:
+    """Unsegmented Chinese -> space-separated two-character words (a lone last character stays a
+    word; punctuation stays attached), the word size most Mandarin words have."""
+    out = []
+    for run, punct in re.findall(r"([^，。！？、；：,.!?;:]+)([，。！？、；：,.!?;:]*)", raw):
+        chars = [c for c in run if not c.isspace()]
+        words = ["".join(chars[i:i + 2]) for i in range(0, len(chars), 2)]
+        out += words[:-1] + [words[-1] + punct]
+    return " ".join(out)
+
+
+def _sentence(sid: str, raw: str, lang: str) -> Sentence:
+    text, words, pause = parse_sentence(raw, lang)
+    n = sum(len(word_syllables(w, lang)) for w in words)
+    return Sentence(sid, lang, text, tuple(words), tuple(pause), n)
+
+
+def sentence_bank(lang: str) -> list[Sentence]:
+    """Every sentence of a language: the word-stress bank (segmented) and the InstructTTSEval bank
+    (everyday lines; ZH segmented by ``_segment_zh``), duplicates dropped."""
+    raws = [(f"{lang}-cast-{i}", row[0]) for i, row in enumerate(CAST_SENTENCES[lang])]
+    raws += [(f"{lang}-itts-{i}", _segment_zh(s) if lang == "zh" else s) for i, s in enumerate(ITTS_SENTENCES[lang])]
+    bank, seen = [], set()
+    for sid, raw in raws:
+        s = _sentence(sid, raw, lang)
+        if s.text not in seen:
+            seen.add(s.text)
+            bank.append(s)
+    return bank
+
+
+def _split_sentences(bank: list[Sentence], fractions: tuple[float, float],
+                     rng: np.random.Generator) -> dict[str, list[Sentence]]:
+    order = [bank[int(i)] for i in rng.permutation(len(bank))]
+    n_val, n_test = (max(1, round(f * len(bank))) for f in fractions)
+    return {"test": order[:n_test], "val": order[n_test:n_test + n_val], "train": order[n_test + n_val:]}
+
+
+# ----------------------------------------------------------------------------- speakers, labels
+
+def _speaker(cfg: JudgeCorpusConfig, lang: str, split: str, k: int) -> StressSpeaker:
+    """Speaker ``k`` of a language and split. Its level (-33..-21 dBFS) is drawn lower than
+    ``StressSpeaker.random``'s so that loud deliveries (+8 dB) still fit below full scale, and its
+    own breathiness (0.03-0.15) lower, so that breathiness stays a cue of the delivery: a low voice
+    with much source noise already reads as whispered (a pitch tracker finds no voicing in it)."""
+    rng = np.random.default_rng([cfg.seed, LANGUAGES.index(lang), SPLITS.index(split), k, 11])
+    spk = StressSpeaker.random(f"{lang}-{split}-spk{k:02d}", rng)
+    t = spk.timbre
+    timbre = VoiceTimbre(t.f0_hz, t.formant_scale, t.rate_sps, float(rng.uniform(0.03, 0.15)))
+    return StressSpeaker(spk.name, timbre, float(rng.uniform(-33.0, -21.0)), spk.f0_range, spk.cue_weights)
+
+
+def _cycle(values: list, n: int, rng: np.random.Generator) -> list:
+    """``n`` values cycling through ``values`` in a random order (counts differ by at most one, and
+    which values get the extra one is random), shuffled."""
+    order = [values[int(i)] for i in rng.permutation(len(values))]
+    out = [order[i % len(order)] for i in range(n)]
+    return [out[int(i)] for i in rng.permutation(n)]
+
+
+def _balanced_pairs(labels: tuple[str, ...], n_pairs: int, rng: np.random.Generator,
+                    source_only: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """(source, edited) labels of ``n_pairs`` pairs: over all 2 x n_pairs clips every label is used
+    equally often (+-1), a pair never keeps its label and ``source_only`` labels are never an edit's."""
+    pool = _cycle(list(labels), 2 * n_pairs, rng)
+    fixed = [x for x in pool if x in source_only]
+    free = [x for x in pool if x not in source_only]
+    edited, sources = free[:n_pairs], fixed + free[n_pairs:]
+    sources = [sources[int(i)] for i in rng.permutation(len(sources))]
+    for i in range(n_pairs):
+        if sources[i] == edited[i]:
+            j = next((j for j in range(n_pairs) if sources[j] != edited[i] and sources[i] != edited[j]), None)
+            if j is None:
+                j = next(j for j in range(n_pairs) if edited[j] != edited[i] and edited[j] not in source_only
+                         and sources[i] != edited[j] and edited[i] != sources[j])
+                edited[i], edited[j] = edited[j], edited[i]
+            else:
+                sources[i], sources[j] = sources[j], sources[i]
+    return list(zip(sources, edited))
+
+
+# ----------------------------------------------------------------------------- clips
+
+@dataclass(frozen=True)
+class _Slot:
+    """Where a pair is rendered: language, split, speaker, its sentences and pair index."""
+
+    lang: str
+    split: str
+    speaker: StressSpeaker
+    pool: tuple[Sentence, ...]
+    pair_id: str
+
+
+def _pad(wave: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Extend a clip shorter than 2 s with its own room noise (measured on its silent lead-in)."""
+    if wave.size >= _MIN_S * SR:
+        return wave
+    floor = float(np.std(wave[: int(0.1 * SR)]))
+    return np.concatenate([wave, rng.normal(0.0, floor, int(_MIN_S * SR) - wave.size)]).astype(np.float32)
+
+
+def _pick(pool: tuple[Sentence, ...], max_syl: float, rng: np.random.Generator) -> Sentence:
+    """A random sentence of at most ``max_syl`` syllables (the shortest when none is)."""
+    ok = [s for s in pool if s.n_syllables <= max_syl]
+    return ok[int(rng.integers(len(ok)))] if ok else min(pool, key=lambda s: s.n_syllables)
+
+
+def _render_fitting(slot: _Slot, render, speech_s: float, rng: np.random.Generator):
+    """``render(sentence)`` -> (clip lengths in s, result) for a sentence whose clips are all at most
+    6 s long. Sentences are drawn by an estimate (``speech_s`` of speech at the speaker's rate) and
+    drawn shorter after a miss; the shortest sentence is the last resort."""
+    max_syl = 0.75 * speech_s * slot.speaker.timbre.rate_sps
+    for _ in range(6):
+        sentence = _pick(slot.pool, max_syl, rng)
+        lengths, result = render(sentence)
+        if max(lengths) <= _MAX_S:
+            return sentence, result
+        max_syl = sentence.n_syllables - 1
+    sentence = min(slot.pool, key=lambda s: s.n_syllables)
+    return sentence, render(sentence)[1]
+
+
+def _row(slot: _Slot, criterion: str, sentence: Sentence, role: str, wave: np.ndarray) -> dict:
+    cid = f"{slot.pair_id}-{'src' if role == 'source' else 'edit'}"
+    return {"id": cid, "path": f"clips/{criterion}/{cid}.wav", "lang": slot.lang, "split": slot.split,
+            "speaker": slot.speaker.name, "sentence_id": sentence.sentence_id, "text": sentence.text,
+            "pair_id": slot.pair_id, "role": role, "duration_s": round(wave.size / SR, 3)}
+
+
+def _settings(info: dict) -> dict:
+    return {k: v for k, v in info.items() if k != "word_times"}
+
+
+def _delivery_pair(slot: _Slot, criterion: str, readings: list[tuple], rng: np.random.Generator):
+    """Render a pair of readings ``(profile, strength, row fields)`` of one sentence (source first)."""
+    def render(s: Sentence):
+        outs = [render_delivery(list(s.words), slot.lang, slot.speaker, p, strength, rng, list(s.pause_after))
+                for p, strength, _ in readings]
+        return [w.size / SR for w, _ in outs], outs
+
+    sentence, outs = _render_fitting(slot, render, _MAX_S - 0.8, rng)
+    rows = []
+    for role, (wave, info), (_, _, fields) in zip(("source", "edited"), outs, readings):
+        wave = _pad(wave, rng)
+        rows.append(({**_row(slot, criterion, sentence, role, wave), **fields, "settings": _settings(info)}, wave))
+    return rows
+
+
+def _emotion_pair(slot: _Slot, labels: tuple[str, str], rng: np.random.Generator):
+    """Source and edited emotion clips; emotional readings at strength 0.7-1 (clearly that emotion)."""
+    readings = []
+    for label in labels:
+        strength = 0.0 if label == "neutral" else round(float(rng.uniform(0.7, 1.0)), 3)
+        readings.append((EMOTION_PROFILES[label], strength,
+                         {"emotion": label, "taxonomy": TAXONOMY_OF[slot.lang], "strength": strength}))
+    return _delivery_pair(slot, "emotion", readings, rng)
+
+
+def _style_pair(slot: _Slot, styles: tuple[str, str], levels: tuple[int, int], rng: np.random.Generator):
+    """Source and edited style clips: style ``s`` at level L is its profile at strength L / 4."""
+    readings = [(STYLE_PROFILES[s], level / 4.0, {"style": s, "strength": level, "scores": style_scores(s, level)})
+                for s, level in zip(styles, levels)]
+    return _delivery_pair(slot, "style", readings, rng)
+
+
+# ----------------------------------------------------------------------------- paralinguistic events
+
+@dataclass(frozen=True)
+class _Event:
+    """One event to insert: judged type, presence level (1-3), boundary index (0 = before the first
+    word, n = after the last), its sound and audio at unit speech level, and the silences before and
+    after it (s; drawn once, so an event shared by a pair's clips sits at the same place in both)."""
+
+    kind: str
+    level: int
+    boundary: int
+    sound: str
+    audio: np.ndarray
+    pre_s: float
+    post_s: float
+
+
+def _event_audio(kind: str, level: int, voice, rng: np.random.Generator) -> tuple[str, np.ndarray]:
+    """The event's sound at its level re a speech "on" RMS of 1 (a prominent cough twice)."""
+    options = EVENT_SOUNDS[kind][level]
+    sound = options[int(rng.integers(len(options)))]
+    y = render_event(sound, rng, SR, 1.0, voice).astype(float)
+    if kind == "cough" and level == 3:
+        y = np.concatenate([y, np.zeros(int(rng.uniform(0.12, 0.25) * SR)), render_event(sound, rng, SR, 1.0, voice)])
+    gain = 10.0 ** ((EVENT_LEVEL_DB[level] + _EVENT_OFFSET_DB[kind]) / 20.0) / active_rms(y, SR)
+    return sound, y * gain
+
+
+def _boundary(kind: str, sentence: Sentence, taken: set[int], rng: np.random.Generator) -> int:
+    """A boundary for an event, weighted by kind (``_PLACEMENT``), not one already taken."""
+    n = len(sentence.words)
+    start, phrase, inner, end = _PLACEMENT[kind]
+    w = np.array([start] + [phrase if sentence.pause_after[i - 1] else inner for i in range(1, n)] + [end])
+    w[list(taken)] = 0.0
+    return int(rng.choice(n + 1, p=w / w.sum()))
+
+
+def _insert(speech: np.ndarray, word_times: list, events: list[_Event], rng: np.random.Generator):
+    """Splice events into the speech at their boundaries with short pauses around them; returns the
+    clip and the event records {type, sound, start_s, end_s, level} in clip time. The inserted span
+    gets the clip's room noise (measured on its silent lead-in): digital silence would mark it."""
+    speech_rms = active_rms(speech.astype(float), SR)
+    floor = float(np.std(speech[: int(0.1 * SR)]))
+    n = len(word_times)
+    cuts = {e.boundary: (word_times[0][0] - 0.02 if e.boundary == 0 else
+                         word_times[-1][1] + 0.05 if e.boundary == n else word_times[e.boundary][0] - 0.005)
+            for e in events}
+    parts, records, pos, shift = [], [], 0, 0.0
+    for e in sorted(events, key=lambda e: e.boundary):
+        cut = max(pos, int(cuts[e.boundary] * SR))
+        left = speech[pos:cut].astype(float)
+        _fade(left, out=True)
+        pre, post = np.zeros(int(e.pre_s * SR)), np.zeros(int(e.post_s * SR))
+        start = (cut + pre.size) / SR + shift
+        inserted = np.concatenate([pre, e.audio * speech_rms, post])
+        parts += [left, inserted + rng.normal(0.0, floor, inserted.size)]
+        records.append({"type": e.kind, "sound": e.sound, "start_s": round(start, 4),
+                        "end_s": round(start + e.audio.size / SR, 4), "level": e.level})
+        shift += (pre.size + e.audio.size + post.size) / SR
+        pos = cut
+    right = speech[pos:].astype(float)
+    if events:
+        _fade(right, out=False)
+    clip = np.concatenate(parts + [right])
+    return np.clip(clip, -0.99, 0.99).astype(np.float32), records
+
+
+def _fade(x: np.ndarray, out: bool) -> None:
+    """10 ms raised-cosine fade at a splice (in place): no click where the speech is cut."""
+    m = min(x.size, int(0.01 * SR))
+    ramp = 0.5 - 0.5 * np.cos(np.linspace(0.0, np.pi, m))
+    if out:
+        x[x.size - m:] *= ramp[::-1]
+    else:
+        x[:m] *= ramp
+
+
+def _gaps(rng: np.random.Generator) -> tuple[float, float]:
+    """Silences before (50-150 ms) and after (80-200 ms) an inserted event, s."""
+    return float(rng.uniform(0.05, 0.15)), float(rng.uniform(0.08, 0.2))
+
+
+def _scores(events: list[_Event]) -> dict[str, int]:
+    return {k: max([e.level for e in events if e.kind == k], default=0) for k in EVENTS}
+
+
+def _presence(operation: str, rng: np.random.Generator) -> tuple[int, int]:
+    """Target-event presence (source, edited): add 0-1 -> 2-3, remove 2-3 -> 0-1 (paper Appendix
+    A.3: add sources are absent or faint, remove sources noticeable or prominent)."""
+    low = 0 if rng.random() < 0.6 else 1
+    high = int(rng.integers(2, 4))
+    return (low, high) if operation == "add" else (high, low)
+
+
+def _second_event(event: str, voice, rng: np.random.Generator) -> tuple | None:
+    """Four pairs in ten: another event type (level 1-3) left untouched by the edit, as
+    (kind, level, sound, audio); else None."""
+    if rng.random() >= _SECOND_EVENT_P:
+        return None
+    kind = [k for k in EVENTS if k != event][int(rng.integers(len(EVENTS) - 1))]
+    level = int(rng.integers(1, 4))
+    return (kind, level, *_event_audio(kind, level, voice, rng))
+
+
+def _paralinguistic_pair(slot: _Slot, operation: str, event: str, rng: np.random.Generator):
+    """One neutral reading with the target event at the source / edited presence levels (the same
+    place in both), plus maybe a second, untouched event type present in both clips."""
+    levels = _presence(operation, rng)
+    target = {lv: _event_audio(event, lv, slot.speaker.timbre, rng) for lv in set(levels) if lv > 0}
+    other = _second_event(event, slot.speaker.timbre, rng)
+    sounds = [max(y.size for _, y in target.values())] + ([other[3].size] if other else [])
+    extra_s = sum(sounds) / SR + 0.35 * len(sounds)  # each event brings at most 0.35 s of pauses (``_gaps``)
+
+    def render(s: Sentence):
+        speech, info = render_delivery(list(s.words), slot.lang, slot.speaker, NEUTRAL, 0.0, rng,
+                                       list(s.pause_after))
+        return [speech.size / SR + extra_s], (speech, info)
+
+    sentence, (speech, info) = _render_fitting(slot, render, _MAX_S - 0.8 - extra_s, rng)
+    b_target, gaps = _boundary(event, sentence, set(), rng), _gaps(rng)
+    shared = [] if other is None else [_Event(other[0], other[1], _boundary(other[0], sentence, {b_target}, rng),
+                                              other[2], other[3], *_gaps(rng))]
+    rows = []
+    for role, lv in zip(("source", "edited"), levels):
+        events = shared + ([_Event(event, lv, b_target, *target[lv], *gaps)] if lv > 0 else [])
+        wave, records = _insert(speech, info["word_times"], events, rng)
+        wave = _pad(wave, rng)
+        rows.append(({**_row(slot, "paralinguistic", sentence, role, wave), "event_scores": _scores(events),
+                      "events": records, "operation": operation, "event": event,
+                      "settings": _settings(info)}, wave))
+    return rows
+
+
+# ----------------------------------------------------------------------------- building
+
+def _pairs_of(criterion: str, lang: str, n_pairs: int, rng: np.random.Generator) -> list[tuple]:
+    """The balanced per-pair targets of one criterion in one language and split."""
+    if criterion == "emotion":
+        return _balanced_pairs(TAXONOMIES[TAXONOMY_OF[lang]], n_pairs, rng, source_only=("neutral",))
+    if criterion == "style":
+        styles = _balanced_pairs(STYLES, n_pairs, rng)
+        src, edit = _cycle([3, 4], n_pairs, rng), _cycle([0, 1, 2, 3, 4], n_pairs, rng)
+        return [(s, (a, b)) for s, a, b in zip(styles, src, edit)]
+    return _cycle([(op, ev) for op in ("add", "remove") for ev in EVENTS], n_pairs, rng)
+
+
+def _render_pair(criterion: str, slot: _Slot, target: tuple, rng: np.random.Generator):
+    if criterion == "emotion":
+        return _emotion_pair(slot, target, rng)
+    if criterion == "style":
+        return _style_pair(slot, target[0], target[1], rng)
+    return _paralinguistic_pair(slot, target[0], target[1], rng)
+
+
+def _build_criterion(cfg: JudgeCorpusConfig, criterion: str, out: Path, sentences: dict, bar) -> list[dict]:
+    """Render and write every clip of one criterion; returns its rows."""
+    (out / "clips" / criterion).mkdir(parents=True, exist_ok=True)
+    ci = CRITERIA.index(criterion)
+    rows = []
+    per_speaker = cfg.clips_per_speaker // 2
+    for lang in cfg.languages:
+        li = LANGUAGES.index(lang)
+        for si, (split, n_spk) in enumerate(zip(SPLITS, cfg.speakers)):
+            if not n_spk:
+                continue
+            targets = _pairs_of(criterion, lang, n_spk * per_speaker,
+                                np.random.default_rng([cfg.seed, ci, li, si, 7919]))
+            speakers = [_speaker(cfg, lang, split, k) for k in range(n_spk)]
+            for j, target in enumerate(targets):
+                slot = _Slot(lang, split, speakers[j // per_speaker], tuple(sentences[lang][split]),
+                             f"{criterion[:4]}-{lang}-{split}-{j:04d}")
+                rng = np.random.default_rng([cfg.seed, ci, li, si, j])
+                for row, wave in _render_pair(criterion, slot, target, rng):
+                    write_wav(out / row["path"], wave, SR)
+                    rows.append(row)
+                bar.update(2)
+    write_jsonl(out / f"{criterion}.jsonl", rows)
+    return rows
+
+
+def _label_of(criterion: str, row: dict) -> str:
+    if criterion == "emotion":
+        return row["emotion"]
+    if criterion == "style":
+        return row["style"]
+    return f"{row['operation']}-{row['event']}"
+
+
+def _summary(cfg: JudgeCorpusConfig, sentences: dict, rows_of: dict[str, list[dict]]) -> dict:
+    """Counts per criterion: clips per split and language, labels per split (emotion / style per
+    clip, paralinguistic (operation, event) per pair's edited clip)."""
+    out = {"config": asdict(cfg), "criteria": {},
+           "sentences": {lang: {s: len(v) for s, v in by.items()} for lang, by in sentences.items()}}
+    for criterion, rows in rows_of.items():
+        clips: dict = {}
+        labels: dict = {}
+        for r in rows:
+            clips.setdefault(r["split"], {}).setdefault(r["lang"], 0)
+            clips[r["split"]][r["lang"]] += 1
+            if criterion != "paralinguistic" or r["role"] == "edited":
+                key = _label_of(criterion, r)
+                cell = labels.setdefault(r["split"], {}).setdefault(r["lang"], {})
+                cell[key] = cell.get(key, 0) + 1
+        out["criteria"][criterion] = {"clips": len(rows), "by_split": clips, "labels": labels}
+    return out
+
+
+def build_judge_corpus(cfg: JudgeCorpusConfig, out: str | Path) -> dict:
+    """Write the corpus (module docstring) into ``out``; returns the summary (also ``summary.json``).
+
+    Row fields, every criterion: ``id``, ``path`` (relative to ``out``), ``lang``, ``split``,
+    ``speaker``, ``sentence_id``, ``text``, ``pair_id``, ``role`` ("source" / "edited"),
+    ``duration_s``, ``settings`` (the realised delivery: ``render_delivery``'s info without word
+    times). Emotion adds ``emotion``, ``taxonomy`` ("iemocap_en" / "csemotions_zh") and
+    ``strength`` (0-1; 0 = neutral). Style adds ``style`` (rendered), ``strength`` (0-4 level) and
+    ``scores`` {each of the six styles: 0-4}. Paralinguistic adds ``event_scores`` {breath, laugh,
+    cough, sigh: 0-3}, ``events`` [{type, sound, start_s, end_s, level}], and the pair's edit
+    ``operation`` ("add" / "remove") and ``event``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    sentences = {lang: _split_sentences(sentence_bank(lang), cfg.sentence_fraction,
+                                        np.random.default_rng([cfg.seed, LANGUAGES.index(lang), 5]))
+                 for lang in cfg.languages}
+    total = len(cfg.criteria) * len(cfg.languages) * sum(cfg.speakers) * cfg.clips_per_speaker
+    with progress_bar(total, "synth speecheditbench judges") as bar:
+        rows_of = {c: _build_criterion(cfg, c, out, sentences, bar) for c in cfg.criteria}
+    summary = _summary(cfg, sentences, rows_of)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+    return summary
+
+
+def load_judge_rows(corpus: str | Path, criterion: str) -> list[dict]:
+    """The rows of one criterion (``<corpus>/<criterion>.jsonl``), ``path`` relative to ``corpus``."""
+    if criterion not in CRITERIA:
+        raise ValueError(f"criterion {criterion!r} not in {CRITERIA}")
+    path = Path(corpus) / f"{criterion}.jsonl"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found: build the judge corpus with this criterion first")
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]

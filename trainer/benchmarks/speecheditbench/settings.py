@@ -1,0 +1,27 @@
+"""The ``speech_edit_judge:`` config section: what only a SpeechEditBench judge run reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from trainer.benchmarks.speecheditbench.judge_corpus import JudgeCorpusConfig
+
+CRITERIA = ("emotion", "style", "paralinguistic")
+
+
+@dataclass
+class SpeechEditJudgeSettings:
+    """SpeechEditBench judge: which criterion it judges, loss weights, synthetic corpus."""
+
+    criterion: str = "emotion"  # emotion | style | paralinguistic: the judge this run trains
+    head_weight: float = 0.5  # style: L = CE(target score) + head_weight * CE(six-style scores); unused otherwise
+    style_targets_per_clip: int = 3  # style: questions per clip (its rendered style + others with their scores)
+    corpus: JudgeCorpusConfig = field(default_factory=JudgeCorpusConfig)  # synthetic corpus, built when data.corpus_dir has none
+
+    def __post_init__(self):
+        if self.criterion not in CRITERIA:
+            raise ValueError(f"criterion {self.criterion!r} not in {CRITERIA}")
+        if self.head_weight < 0:
+            raise ValueError("head_weight must be >= 0")
+        if not 1 <= self.style_targets_per_clip <= 6:
+            raise ValueError("style_targets_per_clip must be in 1..6")
