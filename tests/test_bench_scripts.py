@@ -68,3 +68,9 @@ def test_bench_speecheditbench_scoring_reports_throughput_and_stage_shares():
     shares = {line.split()[0]: float(line.split()[-1].rstrip("%")) for line in out.splitlines()
               if line.startswith("  ") and line.rstrip().endswith("%") and not line.lstrip().startswith("other")}
     assert shares["_pitch"] > 0 and shares["_stress"] > 0 and shares["_speed"] > 0  # measured, not skipped
+
+
+def test_bench_speecheditbench_judges_compares_batches_and_one_pass_with_four_prompts():
+    out = _run("scripts/bench_speecheditbench_judges.py", "--clips", "4", "--batch-size", "2")
+    assert "three judges, batch  1" in out and "three judges, batch  2" in out
+    assert "paralinguistic, one pass (trained head)" in out and "x the cost" in out

@@ -12,14 +12,14 @@ import soundfile as sf
 
 from evaluators.benchmarks.speecheditbench.criteria import EVENTS, STYLES, TAXONOMIES
 from trainer.benchmarks.nvv.dsp import active_rms
-from trainer.benchmarks.speecheditbench.delivery import (
+from trainer.benchmarks.speecheditbench.delivery import render_delivery
+from trainer.benchmarks.speecheditbench.delivery_measures import measure_delivery
+from trainer.benchmarks.speecheditbench.delivery_profiles import (
     EMOTION_PROFILES,
     NEUTRAL,
     SR,
     STYLE_PROFILES,
     DeliveryProfile,
-    measure_delivery,
-    render_delivery,
     style_scores,
 )
 from trainer.benchmarks.speecheditbench.judge_corpus import (

@@ -29,7 +29,7 @@ times are exact), sets the word levels and applies the voice-quality filters. ``
 [0, 1] interpolates every numeric setting from the neutral profile (0) to the full profile (1);
 the contour offsets and accent prominences are interpolated the same way.
 
-:func:`measure_delivery` measures a clip (pYIN F0 median, range and slope, active level, a
+:func:`trainer.benchmarks.speecheditbench.delivery_measures.measure_delivery` measures a clip (pYIN F0 median, range and slope, active level, a
 syllable-rate proxy, pause share, a high-band harmonics-to-noise proxy, spectral tilt) so tests can
 check that the profiles are realised and distinct.
 """
@@ -41,170 +41,17 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 from scipy import ndimage, signal
 
-from evaluators.benchmarks.speecheditbench.criteria import STYLES
+from trainer.benchmarks.speecheditbench.delivery_profiles import _RANGES, NEUTRAL, SR, DeliveryProfile
 from trainer.benchmarks.cast.speech import ENERGY_DB, LENGTHEN, StressSpeaker, render_stressed, word_syllables
 from trainer.benchmarks.nvv.dsp import active_rms, noise, tremolo
 from trainer.synth.speech import VoiceTimbre
 
-__all__ = ["SR", "CONTOURS", "ACCENT_PATTERNS", "DeliveryProfile", "NEUTRAL", "EMOTION_PROFILES",
-           "STYLE_PROFILES", "STYLE_OVERLAP", "style_scores", "render_delivery", "DeliveryMeasures",
-           "measure_delivery"]
+__all__ = ["render_delivery"]
 
-SR = 16_000
-#: Global F0 contours over an utterance (per-word register offsets, see ``_contour``).
-CONTOURS = ("falling", "rising", "flat", "bouncy", "arched")
-#: Which words carry pitch accents (see ``_accent_targets``).
-ACCENT_PATTERNS = ("content", "regular", "alternating", "sparse", "final")
 FILLERS = {"en": ("um", "uh"), "zh": ("嗯", "那个")}
 _TAIL_S = 0.04      # formant ringing kept after a word's end, overlapped with the next word
 _ROOM_DB = -52.0    # room-noise floor re speech level (dB); a close microphone hears less room
 
-
-@dataclass(frozen=True)
-class DeliveryProfile:
-    """Prosody and voice settings relative to a speaker's neutral reading (all at strength 1).
-
-    f0_shift_st: register shift, semitones. f0_range: scale of F0 movement (syllable scatter and
-    pitch-accent size; 1 = the speaker's own). contour / contour_st: global contour shape and its
-    span in semitones. rate: speaking-rate scale; rate_var: per-word log-rate scatter (s.d.);
-    final_lengthening: duration scale of each phrase's last word. energy_db: level shift, dB;
-    energy_var_db: per-word level scatter, dB. breathiness: aspiration added to the speaker's (0-1).
-    tilt_db: gain of the band above 1 kHz (+ tense / bright, - lax / dark). tremor: 0-1 (amplitude
-    tremolo, F0 jitter). closeness: 0-1 proximity effect (bass boost, less room). accent_pattern /
-    accent_density (share of words accented) / accent_strength (their prominence, 0-1).
-    pause_prob: chance of an extra pause after each word; pause_s: its mean length, s (phrase breaks
-    at punctuation scale with it too).
-    filler_prob: chance of one hesitation filler in the utterance."""
-
-    name: str
-    f0_shift_st: float = 0.0
-    f0_range: float = 1.0
-    contour: str = "falling"
-    contour_st: float = 2.5
-    rate: float = 1.0
-    rate_var: float = 0.06
-    final_lengthening: float = 1.2
-    energy_db: float = 0.0
-    energy_var_db: float = 0.7
-    breathiness: float = 0.0
-    tilt_db: float = 0.0
-    tremor: float = 0.0
-    closeness: float = 0.0
-    accent_pattern: str = "content"
-    accent_density: float = 0.3
-    accent_strength: float = 0.35
-    pause_prob: float = 0.04
-    pause_s: float = 0.22
-    filler_prob: float = 0.0
-
-    def __post_init__(self) -> None:
-        if self.contour not in CONTOURS:
-            raise ValueError(f"DeliveryProfile.contour must be one of {CONTOURS}, got {self.contour!r}")
-        if self.accent_pattern not in ACCENT_PATTERNS:
-            raise ValueError(f"DeliveryProfile.accent_pattern must be one of {ACCENT_PATTERNS}, "
-                             f"got {self.accent_pattern!r}")
-        for name, (lo, hi) in _RANGES.items():
-            v = getattr(self, name)
-            if not lo <= v <= hi:
-                raise ValueError(f"DeliveryProfile.{name} must be in [{lo}, {hi}], got {v}")
-
-
-_RANGES = {"f0_shift_st": (-8.0, 10.0), "f0_range": (0.2, 2.5), "contour_st": (0.0, 10.0), "rate": (0.5, 1.6),
-           "rate_var": (0.0, 0.4), "final_lengthening": (1.0, 2.0), "energy_db": (-15.0, 12.0),
-           "energy_var_db": (0.0, 6.0), "breathiness": (0.0, 1.0), "tilt_db": (-12.0, 12.0), "tremor": (0.0, 1.0),
-           "closeness": (0.0, 1.0), "accent_density": (0.0, 1.0), "accent_strength": (0.0, 1.0),
-           "pause_prob": (0.0, 1.0), "pause_s": (0.05, 1.0), "filler_prob": (0.0, 1.0)}
-_P = DeliveryProfile
-
-#: A plain read-speech delivery: mild declination, a few moderate accents (strength 0 of every profile).
-NEUTRAL = _P("neutral")
-
-#: The nine emotions of the two taxonomies (paper Table 8 / Appendix E.4: IEMOCAP for EN, CSEmotions
-#: for ZH). Each differs from every other on several cues, not pitch alone.
-EMOTION_PROFILES: dict[str, DeliveryProfile] = {p.name: p for p in (
-    NEUTRAL,
-    # loud, tense and bright, fast, dense strong accents, falling
-    _P("angry", f0_shift_st=0.0, f0_range=1.2, contour="falling", contour_st=7.0, rate=1.15, energy_db=8.0,
-       energy_var_db=1.5, tilt_db=8.0, accent_pattern="content", accent_density=0.7, accent_strength=0.85,
-       final_lengthening=1.05, pause_prob=0.0),
-    # high, wide range, bright, rise-fall contour, lively accents, unhurried (excited is the fast one)
-    _P("happy", f0_shift_st=4.5, f0_range=1.3, contour="arched", contour_st=4.0, rate=1.0, energy_db=3.0,
-       tilt_db=3.5, accent_density=0.45, accent_strength=0.55),
-    # low, slow, soft, narrow, breathy and dark, falling, long pauses, few weak accents
-    _P("sad", f0_shift_st=-3.0, f0_range=0.4, contour="falling", contour_st=2.5, rate=0.7, rate_var=0.1,
-       final_lengthening=1.45, energy_db=-8.0, energy_var_db=0.4, breathiness=0.45, tilt_db=-6.0,
-       accent_pattern="sparse", accent_density=0.1, accent_strength=0.2, pause_prob=0.35, pause_s=0.4),
-    # high, fast, soft-ish, breathy, trembling and jittery, flat contour, hesitant short pauses
-    _P("fearful", f0_shift_st=5.0, f0_range=1.1, contour="flat", contour_st=0.0, rate=1.2, rate_var=0.15,
-       energy_db=-3.0, breathiness=0.4, tilt_db=-1.0, tremor=0.85, accent_density=0.25, accent_strength=0.3,
-       pause_prob=0.2, pause_s=0.15),
-    # high, wide, strong rising contour ending on a strong accent, louder, long final word
-    _P("surprise", f0_shift_st=5.0, f0_range=1.8, contour="rising", contour_st=8.0, rate=1.05, energy_db=5.0,
-       tilt_db=2.0, accent_pattern="final", accent_density=0.25, accent_strength=0.8, final_lengthening=1.3),
-    # very fast, very high, loud, wide, bright, many accents
-    _P("excited", f0_shift_st=7.0, f0_range=1.9, contour="arched", contour_st=6.0, rate=1.45, rate_var=0.1,
-       energy_db=6.0, energy_var_db=1.2, tilt_db=3.0, accent_density=0.55, accent_strength=0.65,
-       final_lengthening=1.05, pause_prob=0.0),
-    # loud-ish, tense, slow-ish, steep fall, few heavy accents, exasperated breath
-    _P("frustrated", f0_shift_st=-1.0, f0_range=0.9, contour="falling", contour_st=6.0, rate=0.88, energy_db=5.0,
-       energy_var_db=1.2, breathiness=0.15, tilt_db=5.0, accent_pattern="sparse", accent_density=0.2,
-       accent_strength=0.9, final_lengthening=1.35, pause_prob=0.15, pause_s=0.3),
-    # bouncy alternating accents, high, fast, uneven rhythm, light (not loud)
-    _P("playfulness", f0_shift_st=3.0, f0_range=1.7, contour="bouncy", contour_st=5.0, rate=1.3, rate_var=0.2,
-       final_lengthening=1.1, energy_db=1.5, tilt_db=1.0, accent_pattern="alternating", accent_density=0.5,
-       accent_strength=0.6),
-)}
-
-#: The six delivery styles (paper Appendix A.3 and the judge's style definitions).
-STYLE_PROFILES: dict[str, DeliveryProfile] = {p.name: p for p in (
-    # clear projection, steady moderate rate, regular accents, loud-ish and bright, clean declination
-    _P("public-broadcast", f0_shift_st=1.0, f0_range=1.15, contour="falling", contour_st=3.0, rate=1.0,
-       rate_var=0.02, final_lengthening=1.1, energy_db=5.0, energy_var_db=0.4, tilt_db=4.0,
-       accent_pattern="regular", accent_density=0.5, accent_strength=0.55, pause_prob=0.0),
-    # soft AND breathy AND close, slow, low, little range, few accents (not merely quiet)
-    _P("intimate", f0_shift_st=-2.0, f0_range=0.6, contour="falling", contour_st=1.5, rate=0.8, rate_var=0.06,
-       energy_db=-10.0, energy_var_db=0.4, breathiness=0.75, tilt_db=-5.0, closeness=1.0,
-       accent_pattern="sparse", accent_density=0.15, accent_strength=0.25, pause_prob=0.15, pause_s=0.3),
-    # wide range, strong contrasts in level and timing, dramatic pauses, heightened
-    _P("dramatic", f0_shift_st=1.0, f0_range=2.0, contour="arched", contour_st=7.0, rate=0.9, rate_var=0.25,
-       final_lengthening=1.4, energy_db=4.0, energy_var_db=4.0, tilt_db=2.0, accent_density=0.5,
-       accent_strength=0.9, pause_prob=0.35, pause_s=0.4),
-    # narrow range, flat, minimal accents, steady timing and level
-    _P("restrained-flat", f0_shift_st=-1.0, f0_range=0.3, contour="flat", contour_st=0.0, rate=0.95, rate_var=0.02,
-       final_lengthening=1.05, energy_db=-3.0, energy_var_db=0.2, tilt_db=-2.0, accent_density=0.05,
-       accent_strength=0.1, pause_prob=0.0),
-    # narrative pacing: varied rate, phrase-final lengthening, pauses, moderate expressive range
-    _P("storytelling", f0_shift_st=1.0, f0_range=1.4, contour="arched", contour_st=4.0, rate=0.9, rate_var=0.18,
-       final_lengthening=1.5, energy_db=1.0, energy_var_db=1.0, accent_density=0.4, accent_strength=0.55,
-       pause_prob=0.25, pause_s=0.3),
-    # faster, casual, irregular timing and level, a hesitation filler, moderate range, a little close
-    _P("conversational", f0_range=1.1, contour="falling", contour_st=2.5, rate=1.25, rate_var=0.2,
-       final_lengthening=1.05, energy_var_db=1.5, tilt_db=1.0, closeness=0.2, accent_density=0.3,
-       accent_strength=0.45, pause_prob=0.12, pause_s=0.15, filler_prob=0.8),
-)}
-
-#: How much of each other style a rendering shows, as a share of its own 0-4 level (row = rendered
-#: style). Dramatic and storytelling share heightened range and pacing; restrained-flat, intimate
-#: and public-broadcast share steadiness or softness a little; conversational shares closeness
-#: with intimate. Everything not listed is 0.
-STYLE_OVERLAP: dict[str, dict[str, float]] = {
-    "public-broadcast": {"storytelling": 0.25, "restrained-flat": 0.25},
-    "intimate": {"restrained-flat": 0.25, "conversational": 0.25},
-    "dramatic": {"storytelling": 0.5, "public-broadcast": 0.25},
-    "restrained-flat": {"intimate": 0.25, "public-broadcast": 0.25},
-    "storytelling": {"dramatic": 0.5, "intimate": 0.25},
-    "conversational": {"intimate": 0.25},
-}
-
-
-def style_scores(style: str, level: int) -> dict[str, int]:
-    """0-4 score of each of the six styles for ``style`` rendered at ``level`` (0-4): the rendered
-    style gets ``level``, another style ``round(level * STYLE_OVERLAP[style][other])`` (halves up),
-    so the primary-secondary margin is at least 1 from level 2 up (paper Appendix A.3)."""
-    if style not in STYLE_OVERLAP or not 0 <= level <= 4:
-        raise ValueError(f"style_scores: unknown style {style!r} or level {level} outside 0-4")
-    share = STYLE_OVERLAP[style]
-    return {s: level if s == style else int(np.floor(level * share.get(s, 0.0) + 0.5)) for s in STYLES}
 
 
 # ----------------------------------------------------------------------------- planning
@@ -486,96 +333,3 @@ def render_delivery(words: list[str], lang: str, speaker: StressSpeaker, profile
             "duration_s": round(audio.size / sr, 3),
             "word_times": [(round(a, 4), round(b, 4)) for w, (a, b) in zip(plan, times) if not w.filler]}
     return audio, info
-
-
-# ----------------------------------------------------------------------------- measurement
-
-@dataclass(frozen=True)
-class DeliveryMeasures:
-    """What a clip's delivery measures as: ``f0_median_hz`` and ``f0_range_st`` (10th-90th
-    percentile span of voiced pYIN F0, semitones), ``f0_slope_st`` (median F0 of the last third of
-    the voiced frames re the first third, semitones: > 0 rising), ``level_db`` (RMS of frames within 30 dB of the
-    loudest, dBFS), ``rate_sps`` (energy peaks, i.e. syllable nuclei, per second from the first to
-    the last active frame), ``pause_fraction`` (inactive share of that span), ``hnr_db`` (median
-    1-5 kHz harmonics-to-noise proxy from the normalised autocorrelation at the pitch lag; lower =
-    breathier), ``tilt_db`` (energy above 1 kHz re below, dB; higher = tenser / brighter) and
-    ``duration_s``."""
-
-    f0_median_hz: float
-    f0_range_st: float
-    f0_slope_st: float
-    level_db: float
-    rate_sps: float
-    pause_fraction: float
-    hnr_db: float
-    tilt_db: float
-    duration_s: float
-
-
-def _frames(x: np.ndarray, n: int, hop: int) -> np.ndarray:
-    """Frames of ``n`` samples every ``hop``, shape (n_frames, n); a short clip is zero-padded."""
-    m = 1 + max(0, (x.size - n) // hop)
-    idx = np.arange(n)[None, :] + hop * np.arange(m)[:, None]
-    return np.pad(x, (0, max(0, n - x.size)))[np.minimum(idx, max(x.size, n) - 1)]
-
-
-def _pitch(x: np.ndarray, sr: int) -> tuple[float, float, float]:
-    """pYIN F0 median (Hz), 10-90 percentile range and first-to-last-third slope (semitones)."""
-    import librosa  # heavy import, only when measuring
-
-    f0, voiced, _ = librosa.pyin(x, fmin=60.0, fmax=600.0, sr=sr, frame_length=1024, hop_length=256,
-                                 resolution=0.25)
-    f = f0[voiced & np.isfinite(f0)]
-    if f.size < 6:
-        return float("nan"), float("nan"), float("nan")
-    st = 12.0 * np.log2(f)
-    third = st.size // 3
-    return (float(np.median(f)), float(np.percentile(st, 90) - np.percentile(st, 10)),
-            float(np.median(st[-third:]) - np.median(st[:third])))
-
-
-def _rate(e_db: np.ndarray, active: np.ndarray, hop_s: float) -> tuple[float, float]:
-    """Syllable-rate proxy (energy peaks >= 4 dB prominent, >= 80 ms apart, per second of the
-    active span) and the inactive share of that span, from frame energies in dB."""
-    on = np.flatnonzero(active)
-    span = (on[-1] - on[0] + 1) * hop_s
-    smooth = np.convolve(e_db, np.ones(3) / 3.0, mode="same")
-    peaks, _ = signal.find_peaks(smooth, prominence=4.0, distance=max(1, int(0.08 / hop_s)),
-                                 height=smooth.max() - 30.0)
-    return len(peaks) / span, 1.0 - float(active[on[0]:on[-1] + 1].mean())
-
-
-def _hnr(x: np.ndarray, active: np.ndarray, sr: int, hop: int) -> float:
-    """Median over active 40 ms frames of the 1-5 kHz band's harmonics-to-noise proxy, dB:
-    r / (1 - r) with r the normalised autocorrelation peak at a 60-600 Hz pitch lag."""
-    band = signal.sosfiltfilt(signal.butter(4, [1000.0, 5000.0], btype="band", fs=sr, output="sos"), x)
-    n = int(0.04 * sr)
-    frames = _frames(band, n, hop)
-    k = min(frames.shape[0], active.size)
-    fr = frames[:k][active[:k]] * np.hanning(n)
-    spec = np.abs(np.fft.rfft(fr, 2 * n)) ** 2
-    ac = np.fft.irfft(spec)[:, :n]
-    ac = ac / (ac[:, :1] + 1e-12)
-    r = np.clip(ac[:, int(sr / 600): int(sr / 60)].max(axis=1), 1e-3, 0.999)
-    return float(np.median(10.0 * np.log10(r / (1.0 - r))))
-
-
-def measure_delivery(wave: np.ndarray, sr: int = SR) -> DeliveryMeasures:
-    """Measure a mono clip (float, shape (n,), ``sr`` Hz); see :class:`DeliveryMeasures`."""
-    x = np.asarray(wave, dtype=float)
-    hop = sr // 100
-    fr = _frames(x, 2 * hop, hop)
-    e = np.mean(fr ** 2, axis=1) + 1e-12
-    e_db = 10.0 * np.log10(e)
-    active = e_db >= e_db.max() - 30.0
-    level = 10.0 * np.log10(np.mean(e[active]))
-    rate, pauses = _rate(e_db, active, hop / sr)
-    spec = np.abs(np.fft.rfft(fr[active] * np.hanning(2 * hop), axis=1)) ** 2
-    freqs = np.fft.rfftfreq(2 * hop, 1.0 / sr)
-    tilt = 10.0 * np.log10(spec[:, freqs >= 1000].sum() / (spec[:, (freqs < 1000) & (freqs >= 60)].sum() + 1e-12))
-    f0_med, f0_range, f0_slope = _pitch(x, sr)
-    return DeliveryMeasures(f0_median_hz=round(f0_med, 2), f0_range_st=round(f0_range, 3),
-                            f0_slope_st=round(f0_slope, 3), level_db=round(float(level), 2),
-                            rate_sps=round(float(rate), 3), pause_fraction=round(float(pauses), 3),
-                            hnr_db=round(_hnr(x, active, sr, hop), 3), tilt_db=round(float(tilt), 2),
-                            duration_s=round(x.size / sr, 3))

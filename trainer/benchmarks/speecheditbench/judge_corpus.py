@@ -10,11 +10,11 @@ benchmark builds its items (Table 8):
 
 * emotion: a neutral source (the standard subset) or an emotional source (as in the challenging
   subset) and an edit to another emotion; the label of each clip is the emotion it was rendered
-  with (:data:`~trainer.benchmarks.speecheditbench.delivery.EMOTION_PROFILES`), EN over IEMOCAP's 8
+  with (:data:`~trainer.benchmarks.speecheditbench.delivery_profiles.EMOTION_PROFILES`), EN over IEMOCAP's 8
   labels, ZH over CSEmotions' 7;
 * style: a source in one style at level 3-4 (the paper keeps sources with primary score >= 3) and
   an edit to another style at level 0-4 (0 = the edit did nothing: a neutral reading); scores of
-  all six styles follow :func:`~trainer.benchmarks.speecheditbench.delivery.style_scores`;
+  all six styles follow :func:`~trainer.benchmarks.speecheditbench.delivery_profiles.style_scores`;
 * paralinguistic: one sentence reading; "add" pairs have the target event absent (0) or faint (1)
   in the source and noticeable (2) or prominent (3) in the edit, "remove" pairs the reverse. Four
   in ten pairs carry a second, untouched event type (a clip holds 0-2 types). Events sit between
@@ -49,12 +49,12 @@ from trainer.benchmarks.cast.texts import parse_sentence
 from trainer.benchmarks.instructttseval.texts import SENTENCES as ITTS_SENTENCES
 from trainer.benchmarks.nvv.dsp import active_rms
 from trainer.benchmarks.nvv.sounds import render_event
-from trainer.benchmarks.speecheditbench.delivery import (
+from trainer.benchmarks.speecheditbench.delivery import render_delivery
+from trainer.benchmarks.speecheditbench.delivery_profiles import (
     EMOTION_PROFILES,
     NEUTRAL,
     SR,
     STYLE_PROFILES,
-    render_delivery,
     style_scores,
 )
 from trainer.synth.corpus_config import StrictFromDict
