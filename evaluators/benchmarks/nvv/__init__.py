@@ -3,7 +3,10 @@ verifier and its scorer. Definitions: ``docs/benchmarks.md#nvv-superbench``.
 
 ``taxonomy``  the 45-type taxonomy and system tag vocabularies (JSON next to this file) -> coverage
 ``items``     ITEMS files -> :class:`NVVItem` (clean text, target type, (type, position) events)
-``metrics``   verifier rows -> precision / recall / F1 / NTD / coverage / CA-F1, per type, mean +- std
+``predictions`` verifier rows (the public verifier's format) -> :class:`Prediction`
+``metrics``   protocol ``paper``: precision / recall / F1 / NTD / coverage / CA-F1, per type, mean +- std
+``upstream``  protocol ``upstream``: the public scripts' numbers on the same rows
+``protocols`` the two protocols by name and the ``metrics nvv`` file front-end
 ``verifier``  ``NvvVerifierJudge`` (judge kind ``nvv_verifier``)
 ``scorer``    the verifier over system outputs -> Table 3 rows, per-type heatmap
 ``presets``   zero-shot 0-5 Likert raters
@@ -18,15 +21,10 @@ from evaluators.benchmarks.nvv.items import (
     load_items,
     parse_marked_text,
 )
-from evaluators.benchmarks.nvv.metrics import (
-    Prediction,
-    aggregate_runs,
-    load_predictions,
-    match_positions,
-    nvv_metrics_from_files,
-    score_item,
-    score_run,
-)
+from evaluators.benchmarks.nvv.metrics import aggregate_runs, match_positions, score_item, score_run
+from evaluators.benchmarks.nvv.predictions import Prediction, load_predictions
+from evaluators.benchmarks.nvv.protocols import PROTOCOLS, nvv_metrics_from_files, score_run_with
+from evaluators.benchmarks.nvv.upstream import score_run_upstream
 from evaluators.benchmarks.nvv.cli import add_metrics_parser, add_score_parser
 from evaluators.benchmarks.nvv.presets import PRESETS
 from evaluators.benchmarks.nvv.taxonomy import (
@@ -59,8 +57,10 @@ BENCHMARK = Benchmark(
     add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser, presets=PRESETS)
 
 __all__ = [
-    "BENCHMARK", "N_TYPES", "NVVDataError", "NVVEvent", "NVVItem", "Prediction", "SystemVocabulary", "Taxonomy",
+    "BENCHMARK", "N_TYPES", "NVVDataError", "NVVEvent", "NVVItem", "PROTOCOLS", "Prediction", "SystemVocabulary",
+    "Taxonomy",
     "UnknownTagError", "aggregate_runs", "count_units", "coverage_of", "get_system", "load_items",
     "load_predictions", "load_system_vocabularies", "load_taxonomy", "match_positions", "normalise_spelling",
-    "nvv_metrics_from_files", "parse_marked_text", "score_item", "score_run", "system_coverage",
+    "nvv_metrics_from_files", "parse_marked_text", "score_item", "score_run", "score_run_upstream",
+    "score_run_with", "system_coverage",
 ]

@@ -11,19 +11,36 @@ import json
 import sys
 from pathlib import Path
 
+PROTOCOL_HELP = ("metric protocol: 'paper' (default: the paper's definitions; whitespace words, alias tag "
+                 "spellings match by type, missing rows are misses) or 'upstream' (the public scripts' numbers "
+                 "on the same rows, their quirks included); every difference: docs/benchmarks.md#nvv-superbench")
+SUPPORTED_TYPES_HELP = ("comma-separated types or tag spellings a tag-based system supports: coverage = their "
+                        "number / 45 and only their items are scored (like --system, for a system not in Table 2)")
+
+
+def _types_arg(value: str) -> list[str]:
+    return [t.strip() for t in value.split(",") if t.strip()]
+
+
+def _warn(report: dict, command: str) -> None:
+    for w in report.get("warnings", []):
+        print(f"omnijudge {command}: {w}", file=sys.stderr)
+
 
 def cmd_metrics_nvv(args) -> int:
     """Compute the report, print it as JSON, optionally save it (``--out``). Bad input -> exit message."""
-    from evaluators.benchmarks.nvv.metrics import nvv_metrics_from_files
+    from evaluators.benchmarks.nvv.protocols import nvv_metrics_from_files
 
     try:
         report = nvv_metrics_from_files(args.items, args.predictions, lang=args.lang, delta=args.delta,
-                                        system=args.system, coverage=args.coverage, multi=args.multi)
+                                        system=args.system, coverage=args.coverage, multi=args.multi,
+                                        protocol=args.protocol, supported_types=args.supported_types)
     except (OSError, ValueError, KeyError) as e:  # NVVDataError is a ValueError naming file:line / file:id
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         raise SystemExit(f"omnijudge metrics nvv: {msg}") from None
     text = json.dumps(report, indent=2, ensure_ascii=False)
     print(text)
+    _warn(report, "metrics nvv")
     if args.out:
         Path(args.out).write_text(text + "\n", encoding="utf-8")
     return 0
@@ -46,8 +63,11 @@ def add_metrics_parser(msub):
                    help="tag-based system of paper Table 2 (Bark, ChatTTS, 'CosyVoice 2', Dia, ElevenLabs, "
                         "Fish-Speech, Higgs-Audio, Orpheus): coverage from its vocabulary and only its "
                         "supported types are scored")
+    p.add_argument("--supported-types", type=_types_arg, default=None, help=SUPPORTED_TYPES_HELP)
     p.add_argument("--coverage", type=float, default=None,
-                   help="override coverage (0-1); default: from --system, else 1.0 (all types requested)")
+                   help="override coverage (0-1); default: from --system or --supported-types, else assumed 1.0 "
+                        "(all types requested; the report and stderr say so)")
+    p.add_argument("--protocol", choices=("paper", "upstream"), default="paper", help=PROTOCOL_HELP)
     p.add_argument("--multi", choices=("utterance", "event"), default="utterance",
                    help="items with a repeated target tag: one GT NVV per utterance (default, paper TP = "
                         "matched utterances) or one per tag")
@@ -67,10 +87,15 @@ def cmd_score_nvv(args) -> int:
         rows = score_nvv(verifier, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
                          lang=args.lang, delta=args.delta, batch_size=args.batch_size,
                          resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
-                         allow_truncated=args.allow_truncated)
+                         allow_truncated=args.allow_truncated, protocol=args.protocol,
+                         supported_types=args.supported_types)
     except (OSError, ValueError) as e:  # bad items / manifest / judge folder: the message names the file
         raise SystemExit(f"omnijudge score nvv: {e}") from None
     print(format_table(rows))
+    for r in rows:
+        if r["coverage_source"].startswith("assumed"):
+            print(f"omnijudge score nvv: {r['system']}: coverage assumed 1.0 (not a Table 2 system and no "
+                  "--supported-types)", file=sys.stderr)
     n_err = sum(r["n_errors"] for r in rows)
     if n_err:
         print(f"{n_err} outputs missing or unreadable (listed in {args.out}/metrics/)", file=sys.stderr)
@@ -88,5 +113,7 @@ def add_score_parser(ssub):
         judge="NVV verifier folder", out="results folder (predictions/, metrics/, table.json/.md, per_type_f1.png)")
     n.add_argument("--lang", choices=["en", "zh"], help="force the items' language")
     n.add_argument("--delta", type=int, help="position tolerance in units (default 2 words EN / 5 characters ZH)")
+    n.add_argument("--protocol", choices=("paper", "upstream"), default="paper", help=PROTOCOL_HELP)
+    n.add_argument("--supported-types", type=_types_arg, default=None, help=SUPPORTED_TYPES_HELP)
     n.set_defaults(func=cmd_score_nvv)
     return n

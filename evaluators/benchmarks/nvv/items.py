@@ -15,10 +15,10 @@ get the label's type. An unknown tag raises :class:`NVVDataError` naming ``file:
 Positions (paper: "words for English and characters for Chinese")
     Tags are replaced by a space, giving the *clean* transcript; a tag's position is the number of
     units in the clean text before it, and ``n_units`` (L_u) is the clean text's unit count.
-    * EN unit = a word-like token ``[^\\W_]+(?:['’][^\\W_]+)*``: letters/digits, inner apostrophes kept
-      (``can't`` = 1), punctuation ignored (``...``, ``—``, a stray ``,`` left by ``<ah>,`` are not
-      words), hyphenated compounds split (``self-checkout`` = 2). This is the public NVV-SuperBench
-      verifier's ``tokenize_words`` widened from ASCII to Unicode letters.
+    * EN unit = a whitespace-delimited token with at least one letter or digit (the ``paper``
+      protocol, ``docs/benchmarks.md#nvv-superbench``): ``can't`` = 1, ``self-checkout`` = 1,
+      ``second...`` = 1; punctuation-only tokens are not words (``...``, ``—``, a stray ``,`` left
+      by ``<ah>,``). The public scripts count two other ways; ``upstream.py`` reproduces them.
     * ZH unit = one non-whitespace character, punctuation included (public code: "count non-space
       characters"), so ``，`` and each ``.`` of ``...`` count.
     L_u comes from the tag-stripped ``text_with_mark`` rather than ``text`` because the two disagree
@@ -41,7 +41,7 @@ DEFAULT_DELTA = {"en": 2, "zh": 5}  # public code: DELTA_EN=2 words, DELTA_ZH=5 
 UNIT = {"en": "word", "zh": "char"}
 
 TAG_RE = re.compile(r"<\s*([A-Za-z][A-Za-z0-9_ '\-]*?)\s*>")
-EN_UNIT = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")  # an EN position unit: a word, apostrophes inside
+EN_UNIT = re.compile(r"\S*[^\W_]\S*")  # an EN position unit: a whitespace token with a letter or digit
 
 # field -> accepted spellings (real data first, then the paper's schema)
 _FIELDS = {
@@ -84,6 +84,7 @@ class NVVItem:
     events: tuple[NVVEvent, ...]
     caption: str = ""
     source: str = ""  # "file:line" or "file[index]" for messages
+    marked_text: str = ""  # the item's ``text_with_mark`` as written (the upstream protocol reads it)
 
     @property
     def target_events(self) -> tuple[NVVEvent, ...]:
@@ -179,7 +180,8 @@ def item_from_row(row: dict, *, where: str, lang: str | None = None, default_id:
     ref = row.get("text")
     return NVVItem(id=item_id, lang=lang, label=labels[0], target_type=target, text=clean,
                    reference_text=ref if isinstance(ref, str) else clean, n_units=count_units(clean, lang),
-                   events=tuple(events), caption=str(_field(row, "caption") or ""), source=where)
+                   events=tuple(events), caption=str(_field(row, "caption") or ""), source=where,
+                   marked_text=marked)
 
 
 def load_items(path: str | Path, lang: str | None = None) -> list[NVVItem]:

@@ -1,10 +1,9 @@
-"""NVV-SuperBench tag-controllability metrics from a verifier's predictions alone.
+"""NVV-SuperBench tag-controllability metrics by the paper's definitions (protocol ``paper``, the
+default; ``upstream.py`` reproduces the public scripts instead). Definitions and every difference
+between the two: ``docs/benchmarks.md#nvv-superbench``.
 
-Definitions: ``docs/benchmarks.md#nvv-superbench``.
-
-PRED rows (the public Gemini verifier's format, so Gemini runs and local judges share this code):
-``{"id", "present": bool, "text_with_mark": str, "hallucinated_events": [str | {"tag": str}]}``.
-Files may be JSONL, a JSON list of rows, or the public verifier's JSON dict keyed by audio path.
+Verifier rows: :mod:`evaluators.benchmarks.nvv.predictions`. Positions: :mod:`...nvv.items` (EN
+words = whitespace tokens with a letter or digit, ZH = non-space characters).
 
 Per utterance u (an item in scope) with target type t_u:
     G = positions of the GT tags of type t_u (1-3 per real item);
@@ -24,19 +23,18 @@ Per utterance u (an item in scope) with target type t_u:
 Totals: P = TP/(TP+FP), R = TP/(TP+FN), F1 = 2TP/(2TP+FP+FN) (0 when a denominator is 0).
 NTD = mean over matched utterances of d_u / L_u, d_u = mean |p - g| of u's pairs, L_u = units of
 u's clean transcript (null when nothing matched); TPD = the same without / L_u (in units).
-Coverage = supported types / 45: from ``system`` (paper Table 2 vocabulary; items of unsupported
-types are then out of scope, as the paper only synthesises supported types), or a given number,
-else 1.0 (every type requested: the prompt-based convention). CA-F1 = 2 F1 Cov / (F1 + Cov).
+Coverage = supported types / 45: from ``system`` (paper Table 2 vocabulary) or ``supported_types``
+(items of unsupported types are then out of scope, as the paper only synthesises supported types),
+or a given number; with none of these it is *assumed* 1.0 (every type requested: the prompt-based
+convention) and the report says so in ``warnings``. CA-F1 = 2 F1 Cov / (F1 + Cov).
 Several runs: each metric's mean and sample std (ddof=1, the public aggregate_runs.py convention).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -46,7 +44,6 @@ from evaluators.benchmarks.nvv.items import (
     UNIT,
     NVVDataError,
     NVVItem,
-    load_items,
     parse_marked_text,
 )
 from evaluators.benchmarks.nvv.taxonomy import (
@@ -56,70 +53,12 @@ from evaluators.benchmarks.nvv.taxonomy import (
     load_taxonomy,
     normalise_spelling,
 )
-from evaluators.jsonl import read_jsonl
+from evaluators.benchmarks.nvv.predictions import Prediction
 
 RUN_METRICS = ("precision", "recall", "f1", "ntd", "tpd", "coverage", "ca_f1", "tp", "fp", "fn")
-_ID_IN_KEY = re.compile(r"((?:en|zh)_[0-9]+)", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """One verifier row: ``present``, its ``text_with_mark`` and the reported non-target tags."""
-
-    id: str
-    present: bool
-    text_with_mark: str
-    hallucinated: tuple[str, ...] = ()
-    source: str = ""
-
-
-def prediction_from_row(row: dict, where: str) -> Prediction:
-    pid = row.get("id")
-    if pid is None:
-        raise NVVDataError(f"{where}: prediction has no 'id'")
-    present = row.get("present", False)
-    if isinstance(present, str) and present.lower() in ("true", "false"):
-        present = present.lower() == "true"
-    if not isinstance(present, (bool, int)) or present not in (0, 1):
-        raise NVVDataError(f"{where}: {pid}: 'present' must be a boolean, got {present!r}")
-    twm = row.get("text_with_mark", "")
-    if not isinstance(twm, str):
-        raise NVVDataError(f"{where}: {pid}: 'text_with_mark' must be a string")
-    hall = row.get("hallucinated_events") or []
-    if not isinstance(hall, list):
-        raise NVVDataError(f"{where}: {pid}: 'hallucinated_events' must be a list")
-    tags = []
-    for h in hall:  # public verifier raw output uses {"tag": "<sniff>", "location_hint": ...}
-        tag = h.get("tag") if isinstance(h, dict) else h
-        if not isinstance(tag, str) or not tag.strip():
-            raise NVVDataError(f"{where}: {pid}: bad hallucinated_events entry {h!r}")
-        tags.append(tag)
-    return Prediction(str(pid), bool(present), twm, tuple(tags), where)
-
-
-def load_predictions(path: str | Path) -> list[Prediction]:
-    """Verifier rows from JSONL, a JSON list, or the public ``{audio_path: row}`` JSON dict.
-
-    Malformed JSONL lines raise :class:`NVVDataError` naming ``file:line``.
-    """
-    path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    whole = None
-    try:
-        whole = json.loads(text)
-    except json.JSONDecodeError:
-        pass  # not one JSON document: JSONL, read line by line below for file:line errors
-    if isinstance(whole, list):
-        return [prediction_from_row(r if isinstance(r, dict) else {}, f"{path}[{i}]") for i, r in enumerate(whole)]
-    if isinstance(whole, dict) and "present" not in whole and all(isinstance(v, dict) for v in whole.values()):
-        out = []
-        for k, v in whole.items():
-            if "id" not in v:
-                m = _ID_IN_KEY.search(Path(k).name) or _ID_IN_KEY.search(k)
-                v = {**v, "id": m.group(1).lower()} if m else v
-            out.append(prediction_from_row(v, f"{path}[{k!r}]"))
-        return out
-    return [prediction_from_row(r, f"{path}:{r.pop('_line')}") for r in read_jsonl(path, error=NVVDataError)]
+COVERAGE_ASSUMED = ("coverage assumed 1.0: no --system or --supported-types given, so every one of the "
+                    "45 types counts as requested (the prompt-based convention); a tag-based system's "
+                    "coverage is its supported types / 45")
 
 
 def match_positions(gt: list[int], pred: list[int], delta: int) -> list[tuple[int, int]]:
@@ -229,22 +168,44 @@ def _harmonic(a: float, b: float) -> float:
     return 2 * a * b / (a + b) if a > 0 and b > 0 else 0.0
 
 
+def resolve_supported_types(types) -> frozenset[str]:
+    """Taxonomy type ids of ``types`` (ids, labels or tag spellings such as ``<humming>``); an
+    unknown name raises ``ValueError`` naming it."""
+    tax = load_taxonomy()
+    out = set()
+    for t in types:
+        ty = tax.normalise(str(t))
+        if ty is None:
+            raise ValueError(f"--supported-types: {t!r} is not an NVV-SuperBench type or tag spelling")
+        out.add(ty)
+    if not out:
+        raise ValueError("--supported-types: no types given")
+    return frozenset(out)
+
+
 def score_run(items: list[NVVItem], predictions: list[Prediction], *, delta: int | None = None,
-              system: str | None = None, coverage: float | None = None, multi: str = "utterance") -> dict:
+              system: str | None = None, coverage: float | None = None, multi: str = "utterance",
+              supported_types=None) -> dict:
     """The metrics of one synthesis run (one PRED file) as a JSON-ready dict (see module docstring).
 
     ``delta``: tolerance in units (default 2 for EN items, 5 for ZH). ``system``: a Table 2 system
-    name: sets coverage and restricts scoring to its supported types. ``coverage``: override.
-    Duplicate prediction ids: the last row wins (public code) and the ids are listed.
+    name, or ``supported_types`` (type ids or tag spellings): sets coverage and restricts scoring to
+    the supported types. ``coverage``: override. Duplicate prediction ids: the last row wins (public
+    code) and the ids are listed.
     """
     if multi not in ("utterance", "event"):
         raise ValueError(f"multi must be 'utterance' or 'event', got {multi!r}")
+    if system is not None and supported_types is not None:
+        raise ValueError("give --system or --supported-types, not both")
     tax = load_taxonomy()
     supported = None
     if system is not None:
         vocab = get_system(system)
         supported, system = vocab.supported_types, vocab.name
+    elif supported_types is not None:
+        supported = resolve_supported_types(supported_types)
     cov = coverage if coverage is not None else (len(supported) / N_TYPES if supported is not None else 1.0)
+    warnings = [COVERAGE_ASSUMED] if coverage is None and supported is None else []
     by_id: dict[str, Prediction] = {}
     dup = set()
     for p in predictions:
@@ -298,8 +259,11 @@ def score_run(items: list[NVVItem], predictions: list[Prediction], *, delta: int
                                                   else {l: DEFAULT_DELTA[l] for l in langs}),
         "multi": multi, "system": system,
         "supported_types": sorted(supported) if supported is not None else None,
-        "coverage_source": ("given" if coverage is not None else "system vocabulary" if supported is not None
-                            else "all 45 types requested (no system given)"),
+        "protocol": "paper",
+        "coverage_source": ("given" if coverage is not None else "system vocabulary" if system is not None
+                            else "supported types given" if supported is not None
+                            else "assumed 1.0 (no system or supported types given)"),
+        "warnings": warnings,
         "missing_ids": missing,
         "extra_ids": sorted(set(by_id) - item_ids),
         "duplicate_ids": sorted(dup),
@@ -344,32 +308,18 @@ def aggregate_runs(runs: list[dict]) -> dict:
         return {**runs[0], "n_runs": 1, "std": {k: 0.0 if runs[0][k] is not None else None for k in RUN_METRICS}}
     out = {k: v for k, v in runs[0].items() if k not in ("runs",)}
     out["std"] = {}
-    for k in RUN_METRICS + ("n_matched", "n_spurious", "n_unplaced", "n_text_mismatch"):
+    counts = ("n_matched", "n_spurious", "n_unplaced", "n_text_mismatch", "n_paired", "n_gt_not_found")
+    for k in RUN_METRICS + tuple(c for c in counts if c in runs[0]):
         out[k], sd = _mean_std([r[k] for r in runs])
         if k in RUN_METRICS:
             out["std"][k] = sd
     for k in ("missing_ids", "extra_ids", "duplicate_ids"):
         out[k] = sorted(set().union(*(r[k] for r in runs)))
-    out["per_type"], out["per_type_std"] = _aggregate_table([r["per_type"] for r in runs])
-    out["per_category"], out["per_category_std"] = _aggregate_table([r["per_category"] for r in runs])
+    for table in ("per_type", "per_category"):
+        if table in runs[0]:
+            out[table], out[f"{table}_std"] = _aggregate_table([r[table] for r in runs])
     out["n_runs"] = len(runs)
     if "predictions" in runs[0]:
         out["predictions"] = [r["predictions"] for r in runs]
     out["runs"] = runs
     return out
-
-
-def nvv_metrics_from_files(items_path: str | Path, prediction_paths, *, lang: str | None = None,
-                           delta: int | None = None, system: str | None = None, coverage: float | None = None,
-                           multi: str = "utterance") -> dict:
-    """File front-end: load ITEMS once, score each PRED file as one run, aggregate (mean +- std)."""
-    if isinstance(prediction_paths, (str, Path)):
-        prediction_paths = [prediction_paths]
-    items = load_items(items_path, lang=lang)
-    runs = []
-    for p in prediction_paths:
-        r = score_run(items, load_predictions(p), delta=delta, system=system, coverage=coverage, multi=multi)
-        runs.append({"predictions": str(p), **r})
-    report = aggregate_runs(runs)
-    report["items"] = str(items_path)
-    return report

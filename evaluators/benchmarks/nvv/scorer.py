@@ -29,7 +29,8 @@ from evaluators.audio_io import (
 )
 from evaluators.backbones import SAMPLE_RATE as SR
 from evaluators.benchmarks.nvv.items import NVVItem, load_items, position_units
-from evaluators.benchmarks.nvv.metrics import prediction_from_row, score_run
+from evaluators.benchmarks.nvv.predictions import prediction_from_row
+from evaluators.benchmarks.nvv.protocols import score_run_with
 from evaluators.benchmarks.nvv.taxonomy import get_system, load_taxonomy
 from evaluators.jsonl import read_jsonl
 from evaluators.output_lock import output_lock
@@ -117,16 +118,20 @@ def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pre
 
 def table_row(name: str, report: dict) -> dict:
     """Paper Table 3 columns of one system's report."""
-    return {"system": name, "coverage": report["coverage"], "precision": report["precision"],
+    return {"system": name, "protocol": report["protocol"], "coverage": report["coverage"],
+            "coverage_source": report["coverage_source"], "precision": report["precision"],
             "recall": report["recall"], "f1": report["f1"], "ntd": report["ntd"], "ca_f1": report["ca_f1"],
             "n_scored": report["n_scored"], "n_errors": report.get("n_errors", 0),
             "n_no_speech": report.get("n_no_speech", 0)}
 
 
 def format_table(rows: list[dict]) -> str:
-    """Markdown Table 3: coverage, P, R, F1, NTD (lower is better), CA-F1."""
+    """Markdown Table 3: coverage, P, R, F1, NTD (lower is better), CA-F1, under the protocol named
+    in the first line."""
     fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
-    lines = ["| System | Coverage | P | R | F1 | NTD | CA-F1 | items | errors | no speech |",
+    protocols = sorted({r.get("protocol", "paper") for r in rows}) or ["paper"]
+    lines = [f"Protocol: {', '.join(protocols)} (docs/benchmarks.md#nvv-superbench)", "",
+             "| System | Coverage | P | R | F1 | NTD | CA-F1 | items | errors | no speech |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r['system']} | {fmt(r['coverage'])} | {fmt(r['precision'])} | {fmt(r['recall'])} | "
               f"{fmt(r['f1'])} | {fmt(r['ntd'])} | {fmt(r['ca_f1'])} | {r['n_scored']} | {r['n_errors']} | "
@@ -171,10 +176,15 @@ def _is_table2_system(name: str) -> bool:
 def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
               aligner: Aligner | None = None, system: str | None = None, lang: str | None = None,
               delta: int | None = None, batch_size: int = 8, resume_mismatch: str = "refuse",
-              retry_errors: bool = False, allow_truncated: bool = False) -> list[dict]:
+              retry_errors: bool = False, allow_truncated: bool = False, protocol: str = "paper",
+              supported_types=None) -> list[dict]:
     """Verify every output (resumable), score each system, write predictions, metrics, the table and
-    the heatmap under ``out_dir``; returns the table rows. A system named as in paper Table 2 gets
-    that system's coverage and is scored on its supported types."""
+    the heatmap under ``out_dir``; returns the table rows.
+
+    ``protocol="paper"``: a system named as in paper Table 2 (or given ``supported_types``) gets that
+    coverage and is scored on its supported types; otherwise coverage is assumed 1.0 and the report
+    says so. ``protocol="upstream"``: missing or unreadable outputs have no row, as the public
+    verifier writes none for them, so they lower coverage instead of counting as misses."""
     items = load_items(items_path, lang=lang)
     out_dir = Path(out_dir)
     expected = collect_outputs(outputs, items, system)
@@ -187,8 +197,13 @@ def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: st
     for name in sorted({o.system for o in expected}):
         pred_path = out_dir / "predictions" / f"{sanitize_item_id(name)}.jsonl"
         done = read_done_rows(pred_path, key=lambda r: r["id"])
-        preds = [prediction_from_row(r, f"{pred_path}:{i + 1}") for i, r in enumerate(done)]
-        report = score_run(items, preds, delta=delta, system=name if _is_table2_system(name) else None)
+        preds = [prediction_from_row(r, f"{pred_path}:{i + 1}") for i, r in enumerate(done)
+                 if protocol == "paper" or "error" not in r]
+        if protocol == "paper":
+            named = name if supported_types is None and _is_table2_system(name) else None
+            report = score_run_with("paper", items, preds, delta=delta, system=named, supported_types=supported_types)
+        else:
+            report = score_run_with(protocol, items, preds, delta=delta)
         report["errors"] = [{"id": r["id"], "error": r["error"]} for r in done if "error" in r]
         report["n_errors"] = len(report["errors"])
         report["n_no_speech"] = sum(bool(r.get("no_speech")) for r in done)  # verified, but no speech heard

@@ -23,7 +23,8 @@ import numpy as np
 from evaluators.progress import chunks_with_progress
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, item_from_row
-from evaluators.benchmarks.nvv.metrics import prediction_from_row, score_run
+from evaluators.benchmarks.nvv.metrics import score_run
+from evaluators.benchmarks.nvv.predictions import prediction_from_row
 from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge, insert_tag
 
 
