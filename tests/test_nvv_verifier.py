@@ -161,6 +161,13 @@ def test_score_nvv_over_two_systems(trained, tmp_path):
     assert n_rows == 5
     assert main(args) == 0  # resumed: nothing verified twice
     assert len((res / "predictions" / "mysystem.jsonl").read_text().splitlines()) == n_rows
+    assert table["mysystem"]["coverage_source"].startswith("assumed") and table["Bark"]["protocol"] == "paper"
+    assert main(args + ["--protocol", "upstream"]) == 0  # same rows, the public scripts' numbers
+    up = {r["system"]: r for r in json.loads((res / "table.json").read_text())}
+    assert up["Bark"]["protocol"] == "upstream" and "Protocol: upstream" in (res / "table.md").read_text()
+    n_bark = len((res / "predictions" / "Bark.jsonl").read_text().splitlines())
+    assert up["Bark"]["coverage"] == pytest.approx((n_bark - 1) / n_bark)  # the missing output has no row upstream
+    assert up["mysystem"]["coverage"] == 1.0
     pred = json.loads((res / "predictions" / "mysystem.jsonl").read_text().splitlines()[0])
     assert {"present", "text_with_mark", "hallucinated_events", "judge", "checkpoint_sha256"} <= set(pred)
     one = tmp_path / "res_batch1"  # the scorer batches; its rows do not depend on the batch size
