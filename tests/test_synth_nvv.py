@@ -4,6 +4,7 @@ sentence-disjoint splits, and learnability of the event type from simple spectra
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -221,7 +222,11 @@ def test_case_semantics(corpus):
             assert rd["position"] == r["gt_position"]
         if case == "spurious":
             assert all(t != r["target_type"] and t in EVENT_RENDERERS for t in rd["spurious"])
-            assert len(rd["spurious_positions"]) == len(rd["spurious_spans_s"]) == len(rd["spurious"])
+            assert len(rd["spurious_positions"]) == len(rd["spurious_spans_s"]) == len(rd["spurious"]) \
+                == len(rd["spurious_gain_db"]) and len(set(rd["spurious"])) == len(rd["spurious"])
+            assert all(-12.0 <= g <= 0.0 for g in rd["spurious_gain_db"])
+            spans = sorted(rd["spurious_spans_s"] + [rd["event_span_s"]])
+            assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))  # events never overlap
         if case == "low_snr":
             assert r["target_type"] in LOW_SNR_TYPES
             assert rd["event_level_db"] < NOMINAL_DB[r["target_type"]] - 10.0
@@ -281,3 +286,22 @@ def test_optional_real_texts_join_the_bank(tmp_path):
     bank = sentence_bank(cfg)
     assert sum(extra in v for v in bank["en"].values()) == 1
     assert sum(len(v) for v in bank["en"].values()) == len(EN_SENTENCES) + 1
+
+
+def test_spurious_events_cover_every_type_evenly():
+    """Spurious types come from shuffled passes over the taxonomy: every type about equally often;
+    events sit >= 2 units from the target and from each other."""
+    from trainer.benchmarks.nvv.corpus import _finish_spec, _plan, sentence_bank
+
+    cfg = NvvCorpusConfig(seed=0, items_per_type=8, languages=("en",),
+                          case_proportions={"correct": 0.5, "spurious": 0.5})
+    specs = _plan(cfg, sentence_bank(cfg))
+    counts = Counter(t for s in specs for t in s["spurious"])
+    assert set(counts) == set(TYPES) and max(counts.values()) - min(counts.values()) <= 2
+    assert sum(len(s["spurious"]) for s in specs if s["case"] == "spurious") >= 180 * 1.3  # 1-2 per item
+    rng = np.random.default_rng(0)
+    for s in specs[:60]:
+        _finish_spec(s, cfg, rng)
+        marks = [s["gt"], *s["spurious_pos"]]
+        if len(s["bounds"]) >= 8:
+            assert all(abs(a - b) >= 2 for i, a in enumerate(marks) for b in marks[i + 1:])

@@ -39,6 +39,8 @@ class JudgeTask(Protocol):
     group_key: ClassVar[str]
     corpus_files: ClassVar[tuple[str, ...]]  # files whose presence means the corpus exists
     # (optional) corpus_required: ClassVar[bool]; False when ``validate`` has another label source
+    # (optional) calibrate(judge, rows, cfg) -> dict: after training, set decision thresholds on
+    # held-out rows; the returned summary is saved under ``training.calibration`` in the judge folder
 
     def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
         """Write the task's synthetic corpus (``cfg.task_config.corpus``) into ``corpus``."""

@@ -9,6 +9,7 @@ import warnings
 from pathlib import Path
 
 import lightning as L
+import torch
 from lightning.pytorch.loggers import CSVLogger
 
 from trainer.config import TrainConfig
@@ -102,8 +103,12 @@ def train(cfg: TrainConfig, resume: bool = True) -> Path:
         warnings.filterwarnings("ignore", message=".*resuming from a checkpoint that ended before the epoch ended.*")
         trainer.fit(module, datamodule=dm, ckpt_path=str(last) if resume and last.is_file() else None)
     if trainer.is_global_zero:
-        export_judge(judge, cfg, run_dir / FINAL_SUBDIR,
-                     training={"trainable_parameters": n_train, "total_parameters": n_total,
-                               "train_clips": len(dm.train_ds), "train_seconds": round(time.time() - t0, 1),
-                               "labels": label_summary})
+        training = {"trainable_parameters": n_train, "total_parameters": n_total,
+                    "train_clips": len(dm.train_ds), "labels": label_summary}
+        if hasattr(task, "calibrate"):  # decision thresholds chosen on held-out rows (optional task hook)
+            module.trained.eval()
+            with torch.inference_mode():
+                training["calibration"] = task.calibrate(judge, rows, cfg)
+        training["train_seconds"] = round(time.time() - t0, 1)
+        export_judge(judge, cfg, run_dir / FINAL_SUBDIR, training=training)
     return run_dir

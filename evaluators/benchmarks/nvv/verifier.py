@@ -149,37 +149,49 @@ class NvvVerifierJudge:
         return slot_head_logits(self.backbone, self.head, batch)
 
     # ---- decisions -----------------------------------------------------------------------------
-    def decide(self, logits: np.ndarray, target_type: str) -> dict:
-        """Presence, position and hallucinated types from one clip's slot logits (S, 2 + n_types)."""
+    def decide(self, logits: np.ndarray, target_type: str, type_threshold: float | None = None) -> dict:
+        """Presence, position and hallucinated types from one clip's slot logits (S, 2 + n_types).
+
+        A non-target event is reported at a boundary when P(some NVV there) = 1 - P(none) >=
+        ``type_threshold`` (default: the judge's, chosen on validation data at training time).
+        ``hallucinated_positions`` (boundaries, parallel to ``hallucinated_events``) is not part of
+        the public row format; validation matches rendered events by it."""
+        type_threshold = self.type_threshold if type_threshold is None else type_threshold
         p_here = expit(logits[:, 0])
         z = logits[:, 1:] - logits[:, 1:].max(1, keepdims=True)
         p_type = np.exp(z) / np.exp(z).sum(1, keepdims=True)  # column 0 = none
         best = int(np.argmax(p_here))
         present = bool(p_here[best] >= self.threshold)
-        hallucinated, last = [], None
+        hallucinated, positions, last = [], [], None
         for b in range(len(p_here)):
             # an event is there when "none" is unlikely; its type is the most likely one (the
             # metrics count any non-target event as spurious, so existence matters more than type)
             k = 1 + int(np.argmax(p_type[b, 1:]))
             ty = self.types[k - 1]
             near_target = present and abs(b - best) <= 1
-            if ty == target_type or near_target or 1.0 - p_type[b, 0] < self.type_threshold:
+            if ty == target_type or near_target or 1.0 - p_type[b, 0] < type_threshold:
                 last = None
                 continue
             if ty != last:  # one event spills over adjacent boundaries: report it once
                 hallucinated.append(self.label_of(ty))
+                positions.append(b)
             last = ty
         return {"present": present, "position": best if present else None, "p_present": float(p_here[best]),
-                "hallucinated_events": hallucinated}
+                "hallucinated_events": hallucinated, "hallucinated_positions": positions}
+
+    def clip_logits(self, waves: list[np.ndarray], texts: list[str], langs: list[str], target_types: list[str],
+                    unit_times: list[list], batch_size: int = 8) -> list[np.ndarray]:
+        """Each clip's slot logits (S, 2 + n_types), input order (what :meth:`decide` reads)."""
+        examples = [self.prepare(*args) for args in zip(waves, texts, langs, target_types, unit_times)]
+        return list(logits_in_input_order(self.backbone, self.head, examples, self.collate, batch_size))
 
     def verify(self, waves: list[np.ndarray], texts: list[str], langs: list[str], target_types: list[str],
                unit_times: list[list], batch_size: int = 8) -> list[dict]:
         """One decision per clip, input order: ``present``, ``position`` (units) or None,
         ``p_present``, ``text_with_mark`` (the reference text, tagged when present) and
         ``hallucinated_events`` (labels)."""
-        examples = [self.prepare(*args) for args in zip(waves, texts, langs, target_types, unit_times)]
         out = []
-        for i, logits in enumerate(logits_in_input_order(self.backbone, self.head, examples, self.collate, batch_size)):
+        for i, logits in enumerate(self.clip_logits(waves, texts, langs, target_types, unit_times, batch_size)):
             d = self.decide(logits, target_types[i])
             d["text_with_mark"] = (insert_tag(texts[i], langs[i], d["position"], self.label_of(target_types[i]))
                                    if d["present"] else texts[i])

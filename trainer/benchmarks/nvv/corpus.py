@@ -8,7 +8,10 @@ sentence bank (``nvv_texts.py``; optionally plus clean texts of real item files)
     correct    target rendered at the GT boundary
     absent     target requested but not rendered (speech only)
     misplaced  target rendered at another boundary, > 2 words (EN) / > 5 chars (ZH) away when possible
-    spurious   target at the GT boundary + one extra non-target event at another boundary
+    spurious   target at the GT boundary + ``spurious_events`` (1-2 by default) non-target events at
+               other boundaries (>= 2 units from the target and from each other), their types drawn
+               in turn from a shuffled cycle of the 45 types so every type is a spurious event about
+               equally often, each ``spurious_gain_db`` re its nominal level (varied SNR)
     low_snr    a quiet oral/respiratory target (``LOW_SNR_TYPES``) rendered at the GT boundary,
                ``low_snr_gain_db`` below its nominal level
 
@@ -59,7 +62,7 @@ __all__ = ["CASES", "SPLITS", "DEFAULT_CASE_PROPORTIONS", "NvvCorpusConfig", "Nv
 
 CASES = ("correct", "absent", "misplaced", "spurious", "low_snr")
 SPLITS = ("train", "val", "test")
-DEFAULT_CASE_PROPORTIONS = {"correct": 0.5, "absent": 0.12, "misplaced": 0.14, "spurious": 0.14, "low_snr": 0.1}
+DEFAULT_CASE_PROPORTIONS = {"correct": 0.42, "absent": 0.1, "misplaced": 0.12, "spurious": 0.26, "low_snr": 0.1}
 _MAX_SYL = 4  # syllables per render_utterance call: far below its ~2 s syllable budget, so nothing is cut
 
 
@@ -69,7 +72,8 @@ class NvvCorpusConfig(StrictFromDict):
 
     items_per_type: items per (language, type); 45 types. case_proportions: case -> share (sums to
     1); low_snr items come only from ``LOW_SNR_TYPES`` (10 of 45 types), so its share is at most
-    10/45. val/test_fraction: shares of *sentences* held out. low_snr_gain_db: (lo, hi) dB re the
+    10/45. spurious_events: (lo, hi) non-target events per spurious item; spurious_gain_db: (lo, hi)
+    dB re their nominal level. val/test_fraction: shares of *sentences* held out. low_snr_gain_db: (lo, hi) dB re the
     event's nominal level for low_snr items. noise_floor_db: white noise re speech RMS over the whole
     file. real_items_dir: optional folder with ``nvbench_data_{en,zh}.json`` whose clean texts are
     added to the built-in bank (the corpus builds without it).
@@ -83,12 +87,16 @@ class NvvCorpusConfig(StrictFromDict):
     test_fraction: float = 0.15  # of sentences, never seen in train
     sample_rate: int = 16000  # Hz of the written audio
     low_snr_gain_db: tuple = (-24.0, -14.0)  # (lo, hi) dB re the event nominal level for low_snr items
+    spurious_events: tuple = (1, 2)  # (lo, hi) non-target events rendered in a spurious item
+    spurious_gain_db: tuple = (-12.0, 0.0)  # (lo, hi) dB re the nominal level of each spurious event
     noise_floor_db: float = -50.0  # white noise re speech RMS over the whole file (dB)
     real_items_dir: str | None = None  # optional folder with nvbench_data_{en,zh}.json whose clean texts join the bank
 
     def __post_init__(self) -> None:
         self.languages = tuple(self.languages)
         self.low_snr_gain_db = tuple(float(x) for x in self.low_snr_gain_db)
+        self.spurious_events = tuple(self.spurious_events)
+        self.spurious_gain_db = tuple(float(x) for x in self.spurious_gain_db)
         self.case_proportions = {k: float(v) for k, v in dict(self.case_proportions).items()}
 
         def need(ok: bool, msg: str) -> None:
@@ -115,11 +123,18 @@ class NvvCorpusConfig(StrictFromDict):
         need(-40.0 <= lo <= hi <= 0.0,
              f"low_snr_gain_db must be (lo, hi) with -40 <= lo <= hi <= 0 dB, got {self.low_snr_gain_db}")
         need(-80.0 <= self.noise_floor_db <= -20.0, "noise_floor_db must be in [-80, -20] dB")
+        ev = self.spurious_events
+        need(len(ev) == 2 and all(isinstance(x, (int, np.integer)) for x in ev) and 1 <= ev[0] <= ev[1] <= 3,
+             f"spurious_events must be (lo, hi) ints with 1 <= lo <= hi <= 3, got {ev}")
+        g = self.spurious_gain_db
+        need(len(g) == 2 and -30.0 <= g[0] <= g[1] <= 6.0,
+             f"spurious_gain_db must be (lo, hi) with -30 <= lo <= hi <= 6 dB, got {g}")
 
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["languages"], d["low_snr_gain_db"] = list(self.languages), list(self.low_snr_gain_db)
+        d["spurious_events"], d["spurious_gain_db"] = list(self.spurious_events), list(self.spurious_gain_db)
         return d
 
 
@@ -198,12 +213,19 @@ def _plan(config: NvvCorpusConfig, bank: dict) -> list[dict]:
         for i, c in zip(rest, _allocate(len(rest), others, prng)):
             cases[i] = c
         used = {s: 0 for s in SPLITS}
+        cycle: list[str] = []  # spurious types in turn from shuffled passes over the taxonomy
+        lo, hi = config.spurious_events
         for i, ((t, k), split, case) in enumerate(zip(pairs, splits, cases)):
             sents = bank[lang][split]
             text = sents[used[split] % len(sents)]  # cycle through the split's sentences
             used[split] += 1
+            spurious = []
+            for _ in range(int(prng.integers(lo, hi + 1)) if case == "spurious" else 0):
+                if len(cycle) < len(types):
+                    cycle += [types[j] for j in prng.permutation(len(types))]
+                spurious.append(cycle.pop(next(j for j, c in enumerate(cycle) if c != t and c not in spurious)))
             specs.append(dict(lang=lang, type=t, k=k, split=split, case=case, text=text,
-                              sentence_id=sentence_id(text, lang)))
+                              sentence_id=sentence_id(text, lang), spurious=spurious))
     return specs
 
 # ----------------------------------------------------------------------------- rendering
@@ -244,8 +266,8 @@ def _render_item(spec: dict, rng: np.random.Generator, sr: int, noise_db: float)
     events = {}  # token boundary index -> (type, variant, intensity, role)
     if spec["pos"] is not None:
         events[spec["bounds"][spec["pos"]][0]] = (spec["type"], spec["variant"], spec["intensity"], "target")
-    for t, p in zip(spec["spurious"], spec["spurious_pos"]):
-        events[spec["bounds"][p][0]] = (t, None, float(rng.uniform(0.8, 1.2)), "spurious")
+    for t, p, gain in zip(spec["spurious"], spec["spurious_pos"], spec["spurious_gain"]):
+        events[spec["bounds"][p][0]] = (t, None, float(10 ** (gain / 20)), "spurious")
     units = np.r_[0, np.cumsum([count_units(t, lang) for t in toks])]
     pieces, align, spans = [np.zeros(int(rng.uniform(0.15, 0.3) * sr))], [], {}
     t = pieces[0].size
@@ -255,7 +277,11 @@ def _render_item(spec: dict, rng: np.random.Generator, sr: int, noise_db: float)
         ty, var, inten, role = events[b]
         gap = np.zeros(int(rng.uniform(0.06, 0.15) * sr))
         y = render_event(ty, rng, sr, inten, voice, variant=var).astype(float)
-        spans[role] = [round((t + gap.size) / sr, 4), round((t + gap.size + y.size) / sr, 4), y]
+        span = [round((t + gap.size) / sr, 4), round((t + gap.size + y.size) / sr, 4), y]
+        if role == "spurious":
+            spans.setdefault("spurious", {})[b] = span
+        else:
+            spans[role] = span
         pieces.extend([gap, y])
         t += gap.size + y.size
 
@@ -294,7 +320,8 @@ def _render_item(spec: dict, rng: np.random.Generator, sr: int, noise_db: float)
            "event_span_s": tgt[:2] if tgt else None,
            "event_level_db": round(20 * np.log10(active_rms(tgt[2], sr) / level), 2) if tgt else None,
            "spurious_positions": list(spec["spurious_pos"]),
-           "spurious_spans_s": [spans["spurious"][:2]] if "spurious" in spans else []}
+           "spurious_spans_s": [spans["spurious"][spec["bounds"][p][0]][:2] for p in spec["spurious_pos"]],
+           "spurious_gain_db": [round(g, 2) for g in spec["spurious_gain"]]}
     return out.astype(np.float32), {"rendered": rec, "alignment": align}
 
 
@@ -314,11 +341,16 @@ def _finish_spec(spec: dict, config: NvvCorpusConfig, rng: np.random.Generator) 
     elif case == "misplaced":
         far = [p for p in bounds if abs(p - gt) > DEFAULT_DELTA[lang]]
         spec["pos"] = int(rng.choice(far)) if far else max((p for p in bounds if p != gt), key=lambda p: abs(p - gt))
-    spec["spurious"], spec["spurious_pos"] = [], []
-    if case == "spurious":
-        others = [t.id for t in tax.types if t.id != spec["type"]]
-        spec["spurious"] = [str(rng.choice(others))]
-        spec["spurious_pos"] = [int(rng.choice([p for p in bounds if p != gt]))]
+    spec["spurious_pos"], spec["spurious_gain"] = [], []
+    for _ in spec["spurious"]:
+        # >= 2 units from the target and from each other: an event spills over adjacent boundaries
+        free = [p for p in bounds if all(abs(p - q) >= 2 for q in [gt, *spec["spurious_pos"]])]
+        free = free or [p for p in bounds if p != gt and p not in spec["spurious_pos"]]
+        if not free:
+            break
+        spec["spurious_pos"].append(int(rng.choice(free)))
+        spec["spurious_gain"].append(float(rng.uniform(*config.spurious_gain_db)))
+    spec["spurious"] = spec["spurious"][:len(spec["spurious_pos"])]
     lo, hi = config.low_snr_gain_db
     spec["intensity"] = float(10 ** (rng.uniform(lo, hi) / 20)) if case == "low_snr" else float(rng.uniform(0.85, 1.15))
 
@@ -331,7 +363,7 @@ def build_nvv_corpus(config: NvvCorpusConfig, out_dir: str | Path) -> NvvCorpus:
     ``non_verbal_events`` ([label], as in the real files), ``target_type``, ``gt_position`` (units
     before the tag), ``rendered`` {present, position (int|null), spurious [types], low_snr,
     event_span_s [start, end] s | null, event_level_db (dB re speech) | null, spurious_positions,
-    spurious_spans_s}, ``case``, ``category``, ``split``, ``n_units``, ``sentence_id``,
+    spurious_spans_s, spurious_gain_db}, ``case``, ``category``, ``split``, ``n_units``, ``sentence_id``,
     ``duration_s`` and ``alignment`` [{units: [a, b], span_s: [start, end]}] per speech chunk.
     """
     out = Path(out_dir)

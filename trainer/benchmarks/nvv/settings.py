@@ -15,6 +15,8 @@ class NvvVerifySettings:
 
     head: WordHeadConfig = field(default_factory=verifier_head_config)  # aligned boundary head: here + none-or-type logits, conditioned on the target type
     word_pos_weight: float = 1.0  # BCE weight of the boundary holding the target
+    event_weight: float = 1.0  # cross-entropy weight of boundaries holding any NVV (target or spurious) vs none
+    type_threshold: float | None = None  # P(NVV at a boundary) to report a non-target event; None = chosen on the val split after training (max spurious-event F1)
     corpus: NvvCorpusConfig = field(default_factory=NvvCorpusConfig)  # synthetic NVV corpus, built when data.corpus_dir has none
 
     def __post_init__(self):
@@ -26,3 +28,7 @@ class NvvVerifySettings:
                              f"{want.n_outputs} / {want.n_conditions}")
         if self.word_pos_weight <= 0:
             raise ValueError("word_pos_weight must be > 0")
+        if self.event_weight <= 0:
+            raise ValueError("event_weight must be > 0")
+        if self.type_threshold is not None and not 0.0 < self.type_threshold < 1.0:
+            raise ValueError(f"type_threshold must be in (0, 1) or null, got {self.type_threshold}")

@@ -19,7 +19,7 @@ from evaluators.runtime_options import Runtime
 from trainer.benchmarks.nvv.card import card_sections
 from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, build_nvv_corpus
 from trainer.benchmarks.nvv.settings import NvvVerifySettings
-from trainer.benchmarks.nvv.validation import validate_nvv_verifier, verifier_scores
+from trainer.benchmarks.nvv.validation import choose_type_threshold, validate_nvv_verifier, verifier_scores
 from trainer.lora import apply_lora, load_backbone
 from trainer.task import ensure_corpus, write_report
 
@@ -117,15 +117,29 @@ class NvvVerifyTask:
         return judge.slot_logits({k: v for k, v in batch.items() if k not in ("here", "types")})
 
     def loss(self, judge: NvvVerifierJudge, batch: dict, cfg: TrainConfig) -> torch.Tensor:
-        """Per-boundary BCE on "the target is here" (positive weight ``loss.word_pos_weight``) plus
-        per-boundary cross-entropy over none + 45 types, both averaged over real boundaries."""
+        """Per-boundary BCE on "the target is here" (positive weight ``word_pos_weight``) plus
+        per-boundary cross-entropy over none + 45 types (boundaries holding an NVV weighted
+        ``event_weight``: about one boundary in ten holds one), both averaged over real boundaries."""
         logits = self._logits(judge, batch)
         mask = batch["slot_mask"].to(logits.device).float()
         here = batch["here"].to(logits.device)
+        types = batch["types"].to(logits.device)
         pos_weight = torch.tensor(cfg.task_config.word_pos_weight, device=logits.device)
         bce = F.binary_cross_entropy_with_logits(logits[..., 0], here, pos_weight=pos_weight, reduction="none")
-        ce = F.cross_entropy(logits[..., 1:].transpose(1, 2), batch["types"].to(logits.device), reduction="none")
+        ce = F.cross_entropy(logits[..., 1:].transpose(1, 2), types, reduction="none")
+        ce = ce * torch.where(types > 0, cfg.task_config.event_weight, 1.0)
         return ((bce + ce) * mask).sum() / mask.sum().clamp(min=1)
+
+    def calibrate(self, judge: NvvVerifierJudge, rows: list[dict], cfg: TrainConfig) -> dict:
+        """After training: ``type_threshold`` from the config, else chosen on the val split
+        (:func:`choose_type_threshold`)."""
+        fixed = cfg.task_config.type_threshold
+        val = [r for r in rows if r["split"] == "val"]
+        if fixed is not None or not val:
+            judge.type_threshold = fixed if fixed is not None else judge.type_threshold
+            return {"type_threshold": judge.type_threshold,
+                    "chosen_on": "config" if fixed is not None else "default (no val split)"}
+        return choose_type_threshold(judge, val)
 
     def predict(self, judge: NvvVerifierJudge, batch: dict) -> list[dict]:
         logits = self._logits(judge, batch).double().cpu().numpy()

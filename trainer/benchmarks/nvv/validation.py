@@ -8,6 +8,9 @@ verifier view
     rendered; FN = rendered target not found there; FP = target reported where it was not
     rendered (including absent items) + non-target events reported that were not rendered.
     F1 = 2TP / (2TP + FP + FN). Also presence accuracy, NTD, per category, and the low-SNR cases.
+    Spurious events: a reported non-target event is *found* when it lies within one boundary of a
+    rendered one (one-to-one); its type may differ (the benchmark counts any non-target report as
+    an FP, so existence is what matters); ``type_correct`` counts those whose type is right too.
 benchmark view
     ``omnijudge metrics nvv`` (the benchmark's own code, against the *requested* ground truth)
     on the verifier's rows and on an oracle's rows (exactly what was rendered): a good verifier
@@ -15,8 +18,6 @@ benchmark view
 """
 
 from __future__ import annotations
-
-from collections import Counter
 
 import numpy as np
 
@@ -28,12 +29,28 @@ from evaluators.benchmarks.nvv.predictions import prediction_from_row
 from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge, insert_tag
 
 
+def match_spurious(rendered_pos: list[int], rendered_labels: list[str], reported_pos: list[int],
+                   reported_labels: list[str]) -> tuple[int, int]:
+    """(found, found with the right type): rendered and reported non-target events paired one to one
+    within one boundary, nearest first."""
+    pairs = sorted((abs(a - b), i, j) for i, a in enumerate(rendered_pos) for j, b in enumerate(reported_pos)
+                   if abs(a - b) <= 1)
+    used_r, used_p, found, right = set(), set(), 0, 0
+    for _, i, j in pairs:
+        if i not in used_r and j not in used_p:
+            used_r.add(i)
+            used_p.add(j)
+            found += 1
+            right += i < len(rendered_labels) and j < len(reported_labels) and rendered_labels[i] == reported_labels[j]
+    return found, right
+
+
 def verifier_scores(rows: list[dict], preds: list[dict], delta: int) -> dict:
     """Verifier-view counts and scores of decisions ``preds`` ({present, position,
     hallucinated_events}) against the rendered truth of ``rows`` (see module docstring)."""
     tp = fp = fn = 0
     presence_ok = 0
-    sp_tp = sp_fp = sp_fn = 0
+    sp_tp = sp_fp = sp_fn = sp_type_ok = 0
     ntd = []
     for r, p in zip(rows, preds):
         g, q = r["position"], p["position"] if p["present"] else None
@@ -44,12 +61,11 @@ def verifier_scores(rows: list[dict], preds: list[dict], delta: int) -> dict:
         fp += q is not None and not hit
         if hit:
             ntd.append(abs(g - q) / max(len(r["unit_times"]), 1))
-        rendered = Counter(r.get("spurious_labels") or [])
-        reported = Counter(p["hallucinated_events"])
-        matched = sum((rendered & reported).values())
-        sp_tp += matched
-        sp_fp += sum(reported.values()) - matched
-        sp_fn += sum(rendered.values()) - matched
+        found, right = match_spurious(r["spurious_positions"], r.get("spurious_labels") or [],
+                                      p.get("hallucinated_positions") or [], p["hallucinated_events"])
+        sp_tp, sp_type_ok = sp_tp + found, sp_type_ok + right
+        sp_fp += len(p["hallucinated_events"]) - found
+        sp_fn += len(r["spurious_positions"]) - found
     fp += sp_fp
     n = len(rows)
     return {"n_items": n, "tp": tp, "fp": fp, "fn": fn,
@@ -57,7 +73,10 @@ def verifier_scores(rows: list[dict], preds: list[dict], delta: int) -> dict:
             "f1": 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0,
             "presence_accuracy": presence_ok / n if n else 0.0,
             "ntd": float(np.mean(ntd)) if ntd else None,
-            "spurious": {"rendered": sp_tp + sp_fn, "reported": sp_tp + sp_fp, "found": sp_tp}}
+            "spurious": {"rendered": sp_tp + sp_fn, "reported": sp_tp + sp_fp, "found": sp_tp,
+                         "type_correct": sp_type_ok,
+                         "precision": sp_tp / (sp_tp + sp_fp) if sp_tp + sp_fp else None,
+                         "recall": sp_tp / (sp_tp + sp_fn) if sp_tp + sp_fn else None}}
 
 
 def predict_nvv_rows(judge: NvvVerifierJudge, rows: list[dict], batch_size: int = 16) -> list[dict]:
@@ -65,6 +84,36 @@ def predict_nvv_rows(judge: NvvVerifierJudge, rows: list[dict], batch_size: int 
     return [d for c in chunks_with_progress(rows, 64, "validate nvv")
             for d in judge.verify([load_audio(r["path"]) for r in c], [r["text"] for r in c], [r["lang"] for r in c],
                                   [r["target_type"] for r in c], [r["unit_times"] for r in c], batch_size=batch_size)]
+
+
+TYPE_THRESHOLD_GRID = tuple(round(0.05 * k, 2) for k in range(1, 20))  # 0.05 .. 0.95
+
+
+def choose_type_threshold(judge: NvvVerifierJudge, rows: list[dict], batch_size: int = 16) -> dict:
+    """The spurious-event threshold that maximises spurious-event F1 on ``rows`` (held-out
+    validation items; ties go to the higher threshold, which reports less). Sets
+    ``judge.type_threshold`` and returns the choice with the spurious P/R/F1 of every threshold tried."""
+    rows = [dict(r, spurious_labels=[judge.label_of(t) for t in r["spurious_types"]]) for r in rows]
+    logits = [lg for c in chunks_with_progress(rows, 64, "choose type threshold")
+              for lg in judge.clip_logits([load_audio(r["path"]) for r in c], [r["text"] for r in c],
+                                          [r["lang"] for r in c], [r["target_type"] for r in c],
+                                          [r["unit_times"] for r in c], batch_size=batch_size)]
+    sweep = []
+    for t in TYPE_THRESHOLD_GRID:
+        found = reported = rendered = 0
+        for r, lg in zip(rows, logits):
+            d = judge.decide(lg, r["target_type"], type_threshold=t)
+            found += match_spurious(r["spurious_positions"], r["spurious_labels"], d["hallucinated_positions"],
+                                    d["hallucinated_events"])[0]
+            reported += len(d["hallucinated_events"])
+            rendered += len(r["spurious_positions"])
+        f1 = 2 * found / (reported + rendered) if reported + rendered else 0.0
+        sweep.append({"threshold": t, "precision": found / reported if reported else None,
+                      "recall": found / rendered if rendered else None, "f1": f1})
+    best = max(sweep, key=lambda x: (x["f1"], x["threshold"]))
+    judge.type_threshold = best["threshold"]
+    return {"type_threshold": best["threshold"], "chosen_on": f"{len(rows)} validation items",
+            "rule": "max spurious-event F1 (ties: higher threshold)", "sweep": sweep}
 
 
 def rendered_prediction_rows(rows: list[dict], judge: NvvVerifierJudge) -> list[dict]:
