@@ -15,7 +15,7 @@ from evaluators.benchmarks import BENCHMARKS, get_benchmark
 from evaluators.benchmarks.spec import Benchmark
 from evaluators.cli import build_parser
 from evaluators.judges import JUDGE_KINDS, Judge, JudgeFolderError, judge_class, load_judge
-from trainer.benchmarks import BENCHMARK_TASKS, TASKS
+from trainer.benchmarks import BENCHMARK_TASKS, COMMAND_TASKS, EXTRA_TASKS, TASKS
 from trainer.benchmarks import BENCHMARKS as TRAINER_BENCHMARKS
 from trainer.config import ConfigError, config_from_dict, describe_config, load_config
 
@@ -49,7 +49,19 @@ def _doc_anchors() -> set[str]:
 # ---- registries -------------------------------------------------------------------------------------
 def test_both_sides_register_the_same_benchmarks():
     assert list(BENCHMARKS) == list(TRAINER_BENCHMARKS) == list(BENCHMARK_TASKS)
-    assert set(TASKS) == {task.name for task in BENCHMARK_TASKS.values()}
+    assert set(TASKS) == {task.name for task in COMMAND_TASKS.values()} >= {t.name for t in BENCHMARK_TASKS.values()}
+
+
+@pytest.mark.parametrize("command", list(EXTRA_TASKS))
+def test_extra_tasks_live_in_their_benchmark_folder_and_have_commands(command):
+    task = COMMAND_TASKS[command]
+    assert task.command == command and task.benchmark in BENCHMARKS and TASKS[task.name] is task
+    module = EXTRA_TASKS[command].split(":")[0]
+    assert module.startswith(f"trainer.benchmarks.{task.benchmark}.")
+    assert dataclasses.is_dataclass(task.settings_class) and hasattr(task.settings_class(), "corpus")
+    parser = build_parser()
+    assert command in _subcommands(parser, "validate") and command in _subcommands(parser, "synth")
+    assert task.model_card({"preset": {"name": "p"}, "label_words": ["0", "1"], "read_at": "x"}, None)
 
 
 @pytest.mark.parametrize("name", list(BENCHMARKS))

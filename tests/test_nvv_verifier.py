@@ -44,6 +44,20 @@ def verifier():
     return NvvVerifierJudge(llm, NvvVerifierJudge.new_head(llm))
 
 
+def test_decide_places_the_target_where_the_type_head_agrees(verifier):
+    n_types = len(verifier.types)
+    logits = np.full((8, 2 + n_types), -10.0)
+    logits[:, 1] = 5.0
+    cough, laugh = 2 + verifier.types.index("cough"), 2 + verifier.types.index("laugh")
+    logits[1, 0], logits[1, 1], logits[1, cough] = 3.0, 0.0, 6.0  # "here" is likeliest, but a cough is heard
+    logits[5, 0], logits[5, 1], logits[5, laugh] = 2.0, 0.0, 6.0  # "here" and the target type agree
+    d = verifier.decide(logits, "laugh")
+    # score_b = P(here) x (P(target type) + 0.05): boundary 5 wins; the cough at 1 is reported
+    assert d["position"] == 5 and d["hallucinated_events"] == [verifier.label_of("cough")]
+    assert d["hallucinated_positions"] == [1]
+    assert verifier.decide(logits, "laugh", type_threshold=1.0)["hallucinated_events"] == []
+
+
 def test_decide_golden(verifier):
     n_types = len(verifier.types)
     logits = np.full((8, 2 + n_types), -10.0)

@@ -23,13 +23,14 @@ def _parse_overrides(pairs: list[str]) -> dict:
 
 
 def _task_subparsers(parent, dest: str, help_attr: str):
-    """One sub-subcommand per benchmark of the training registry (``trainer.benchmarks``), with
-    the task's older names as aliases; yields (task, parser)."""
-    from trainer.benchmarks import BENCHMARK_TASKS
+    """One sub-subcommand per task of the training registry (``trainer.benchmarks``: a benchmark's
+    main task under its name, further tasks under their command), with the task's older names as
+    aliases; yields (task, parser)."""
+    from trainer.benchmarks import COMMAND_TASKS
 
     s = parent.add_subparsers(dest=dest, required=True)
-    for bench, task in BENCHMARK_TASKS.items():
-        yield task, s.add_parser(bench, aliases=list(task.cli_aliases), help=getattr(task, help_attr))
+    for command, task in COMMAND_TASKS.items():
+        yield task, s.add_parser(command, aliases=list(task.cli_aliases), help=getattr(task, help_attr))
 
 
 def _task_options(task, parser, add) -> list[str]:
@@ -95,7 +96,7 @@ def add_validate_command(sub) -> None:
             except (OSError, ValueError) as e:  # wrong judge kind, bad corpus file: the message names it
                 if args.verbose:
                     raise
-                raise SystemExit(f"omnijudge validate {task.benchmark}: {e}") from None
+                raise SystemExit(f"omnijudge validate {args.benchmark}: {e}") from None
             print(json.dumps(report, indent=2))
             return 0
 

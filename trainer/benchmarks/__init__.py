@@ -18,8 +18,15 @@ BENCHMARKS: dict[str, str] = {
     "speecheditbench": "trainer.benchmarks.speecheditbench.task:SpeechEditJudgeTask",
 }
 
+#: A benchmark's further judge tasks, one line each, ``command: "module:TaskClass"``: the task's
+#: ``benchmark`` names its folder and ``command`` its ``omnijudge synth|validate <command>``.
+EXTRA_TASKS: dict[str, str] = {
+    "nvv-likert": "trainer.benchmarks.nvv.likert_task:NvvLikertTask",
+}
 
+#: Benchmark name -> its main task object.
+BENCHMARK_TASKS = {bench: load_entry(BENCHMARKS, bench, "benchmark")() for bench in BENCHMARKS}
+#: ``omnijudge synth|validate`` subcommand -> task object (main tasks by benchmark name, then the extras).
+COMMAND_TASKS = {**BENCHMARK_TASKS, **{cmd: load_entry(EXTRA_TASKS, cmd, "task")() for cmd in EXTRA_TASKS}}
 #: Task name (``TrainConfig.task``) -> task object.
-TASKS = {task.name: task for task in (load_entry(BENCHMARKS, bench, "benchmark")() for bench in BENCHMARKS)}
-#: Benchmark name -> task object.
-BENCHMARK_TASKS = {task.benchmark: task for task in TASKS.values()}
+TASKS = {task.name: task for task in COMMAND_TASKS.values()}

@@ -22,6 +22,13 @@ def _types_arg(value: str) -> list[str]:
     return [t.strip() for t in value.split(",") if t.strip()]
 
 
+def _raters_arg(value: str) -> dict[str, str]:
+    pairs = [p.split("=", 1) for p in value.split(",") if p.strip()]
+    if not pairs or any(len(p) != 2 or not p[0].strip() or not p[1].strip() for p in pairs):
+        raise ValueError(f"--raters expects criterion=FOLDER_OR_PRESET[,...], got {value!r}")
+    return {k.strip(): v.strip() for k, v in pairs}
+
+
 def _warn(report: dict, command: str) -> None:
     for w in report.get("warnings", []):
         print(f"omnijudge {command}: {w}", file=sys.stderr)
@@ -31,6 +38,10 @@ def cmd_metrics_nvv(args) -> int:
     """Compute the report, print it as JSON, optionally save it (``--out``). Bad input -> exit message."""
     from evaluators.benchmarks.nvv.protocols import nvv_metrics_from_files
 
+    if args.likert:
+        return _likert_metrics(args)
+    if not args.predictions:
+        raise SystemExit("omnijudge metrics nvv: give --predictions (tag metrics) or --likert (ratings)")
     try:
         report = nvv_metrics_from_files(args.items, args.predictions, lang=args.lang, delta=args.delta,
                                         system=args.system, coverage=args.coverage, multi=args.multi,
@@ -46,13 +57,27 @@ def cmd_metrics_nvv(args) -> int:
     return 0
 
 
+def _likert_metrics(args) -> int:
+    """Multi-rater Likert table from rating files (each file or folder = one rater or run)."""
+    from evaluators.benchmarks.nvv.likert import format_likert_table, likert_table, read_ratings, write_likert_outputs
+
+    try:
+        table = likert_table(read_ratings(args.likert))
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"omnijudge metrics nvv: {e}") from None
+    print(format_likert_table(table))
+    if args.out:
+        write_likert_outputs(table, Path(args.out))
+    return 0
+
+
 def add_metrics_parser(msub):
     """Add the ``nvv`` sub-subcommand (handler in ``func``) to ``msub``, an argparse subparsers object."""
     p = msub.add_parser("nvv", help="NVV-SuperBench: NVV precision/recall/F1, NTD, coverage, CA-F1 (tag-based)")
     p.add_argument("--items", required=True,
                    help="benchmark items: nvbench_data_{en,zh}.json, or JSONL with the real or the paper's field "
                         "names (text, text_with_nvv, caption_with_nvv, nvv_list)")
-    p.add_argument("--predictions", required=True, nargs="+", action="extend",
+    p.add_argument("--predictions", nargs="+", action="extend",
                    help="verifier rows {id, present, text_with_mark, hallucinated_events} (JSONL, JSON list, or "
                         "the public verifier's dict); several files = several synthesis runs -> mean +- std")
     p.add_argument("--lang", choices=("en", "zh"), default=None,
@@ -71,6 +96,10 @@ def add_metrics_parser(msub):
     p.add_argument("--multi", choices=("utterance", "event"), default="utterance",
                    help="items with a repeated target tag: one GT NVV per utterance (default, paper TP = "
                         "matched utterances) or one per tag")
+    p.add_argument("--likert", nargs="+", action="extend",
+                   help="instead of tag metrics: Likert rating files or folders (score nvv's likert/; each one a "
+                        "rater or run) -> mean [95%% CI] per system and criterion; --out is then a folder "
+                        "(likert_table.json/.md, per-type heatmaps)")
     p.add_argument("--out", help="also write the JSON report here")
     p.set_defaults(func=cmd_metrics_nvv)
     return p
@@ -80,15 +109,17 @@ def cmd_score_nvv(args) -> int:
     """Verify every output, print the Table 3 rows, list missing or unreadable outputs."""
     from evaluators.benchmarks.nvv.scorer import format_table, score_nvv
     from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
-    from evaluators.score_command import judge_and_aligner
+    from evaluators.runtime_options import runtime_from_args
+    from evaluators.score_command import judge_and_aligner, load_verbalizer
 
     try:
         verifier, aligner = judge_and_aligner(args, NvvVerifierJudge)
+        raters = {c: load_verbalizer(j, runtime_from_args(args)) for c, j in (args.raters or {}).items()}
         rows = score_nvv(verifier, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
                          lang=args.lang, delta=args.delta, batch_size=args.batch_size,
                          resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
                          allow_truncated=args.allow_truncated, protocol=args.protocol,
-                         supported_types=args.supported_types)
+                         supported_types=args.supported_types, raters=raters)
     except (OSError, ValueError) as e:  # bad items / manifest / judge folder: the message names the file
         raise SystemExit(f"omnijudge score nvv: {e}") from None
     print(format_table(rows))
@@ -115,5 +146,9 @@ def add_score_parser(ssub):
     n.add_argument("--delta", type=int, help="position tolerance in units (default 2 words EN / 5 characters ZH)")
     n.add_argument("--protocol", choices=("paper", "upstream"), default="paper", help=PROTOCOL_HELP)
     n.add_argument("--supported-types", type=_types_arg, default=None, help=SUPPORTED_TYPES_HELP)
+    n.add_argument("--raters", type=_raters_arg, default=None,
+                   help="Likert raters, criterion=FOLDER_OR_PRESET[,...] (trained nvv-likert folders, or "
+                        "likert-<criterion> presets: zero-shot, unvalidated): also writes likert/, "
+                        "likert_table.json/.md and likert_<criterion>_per_type.png")
     n.set_defaults(func=cmd_score_nvv)
     return n

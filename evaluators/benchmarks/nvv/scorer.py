@@ -12,7 +12,9 @@ redoes ``error_kind: "setup"`` rows). A missing or unreadable output becomes a r
 aligner that cannot work (``AlignerSetupError``) stops the run instead. Then
 ``RESULTS/metrics/<system>.json`` (``omnijudge metrics nvv``'s report),
 ``RESULTS/table.json`` + ``table.md`` (paper Table 3: coverage, P, R, F1, NTD, CA-F1 per system)
-and ``RESULTS/per_type_f1.png`` (systems x types heatmap).
+and ``RESULTS/per_type_f1.png`` (systems x types heatmap). With Likert raters, also
+``RESULTS/likert/<criterion>/<system>.jsonl``, ``likert_table.json/.md`` and
+``likert_<criterion>_per_type.png`` (``likert.py``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from evaluators.audio_io import (
 )
 from evaluators.backbones import SAMPLE_RATE as SR
 from evaluators.benchmarks.nvv.items import NVVItem, load_items, position_units
+from evaluators.benchmarks.nvv.likert import likert_table, rate_outputs, read_ratings, write_likert_outputs
 from evaluators.benchmarks.nvv.predictions import prediction_from_row
 from evaluators.benchmarks.nvv.protocols import score_run_with
 from evaluators.benchmarks.nvv.taxonomy import get_system, load_taxonomy
@@ -177,14 +180,16 @@ def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: st
               aligner: Aligner | None = None, system: str | None = None, lang: str | None = None,
               delta: int | None = None, batch_size: int = 8, resume_mismatch: str = "refuse",
               retry_errors: bool = False, allow_truncated: bool = False, protocol: str = "paper",
-              supported_types=None) -> list[dict]:
+              supported_types=None, raters: dict | None = None) -> list[dict]:
     """Verify every output (resumable), score each system, write predictions, metrics, the table and
     the heatmap under ``out_dir``; returns the table rows.
 
     ``protocol="paper"``: a system named as in paper Table 2 (or given ``supported_types``) gets that
     coverage and is scored on its supported types; otherwise coverage is assumed 1.0 and the report
     says so. ``protocol="upstream"``: missing or unreadable outputs have no row, as the public
-    verifier writes none for them, so they lower coverage instead of counting as misses."""
+    verifier writes none for them, so they lower coverage instead of counting as misses.
+    ``raters`` (criterion -> verbalizer judge): Likert ratings of every output too
+    (``likert.py``), written to ``likert/`` with ``likert_table.json/.md`` and per-type heatmaps."""
     items = load_items(items_path, lang=lang)
     out_dir = Path(out_dir)
     expected = collect_outputs(outputs, items, system)
@@ -192,6 +197,11 @@ def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: st
         verify_outputs(verifier, items, expected, out_dir / "predictions", aligner, batch_size=batch_size,
                        resume_mismatch=resume_mismatch, retry_errors=retry_errors,
                        allow_truncated=allow_truncated)
+        if raters:
+            rate_outputs(raters, items, expected, out_dir / "likert", batch_size=batch_size,
+                         resume_mismatch=resume_mismatch, retry_errors=retry_errors, allow_truncated=allow_truncated)
+    if raters:
+        write_likert_outputs(likert_table(read_ratings([out_dir / "likert"])), out_dir)
     reports, rows = {}, []
     (out_dir / "metrics").mkdir(parents=True, exist_ok=True)
     for name in sorted({o.system for o in expected}):

@@ -40,6 +40,7 @@ from evaluators.judges.slot_head import (
 )
 from evaluators.text_units import transcript_pieces
 
+_TYPE_FLOOR = 0.05  # keeps the here-head decisive where the type head is unsure of the target's type
 NVV_PROMPT = "Listen for the non-verbal vocalization <{label}> and find where it occurs in the transcript."
 
 
@@ -160,14 +161,17 @@ class NvvVerifierJudge:
         p_here = expit(logits[:, 0])
         z = logits[:, 1:] - logits[:, 1:].max(1, keepdims=True)
         p_type = np.exp(z) / np.exp(z).sum(1, keepdims=True)  # column 0 = none
-        best = int(np.argmax(p_here))
+        t = 1 + self.types.index(target_type)
+        # the target's boundary must look like "the target is here" *and* hold an NVV of its type:
+        # with a non-target event in the clip the here-head alone sometimes picks the other event
+        best = int(np.argmax(p_here * (p_type[:, t] + _TYPE_FLOOR)))
         present = bool(p_here[best] >= self.threshold)
         hallucinated, positions, last = [], [], None
         for b in range(len(p_here)):
             # an event is there when "none" is unlikely; its type is the most likely one (the
-            # metrics count any non-target event as spurious, so existence matters more than type)
-            k = 1 + int(np.argmax(p_type[b, 1:]))
-            ty = self.types[k - 1]
+            # metrics count any non-target event as spurious, so existence matters more than type).
+            # An event of the target's own type is never reported: real items repeat their target.
+            ty = self.types[int(np.argmax(p_type[b, 1:]))]
             near_target = present and abs(b - best) <= 1
             if ty == target_type or near_target or 1.0 - p_type[b, 0] < type_threshold:
                 last = None

@@ -5,7 +5,6 @@ Definitions: ``docs/benchmarks.md#audio-turing-test-auto-att``.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,7 +14,6 @@ import torch
 
 from evaluators.audio_io import load_audio, prepare_segments
 from evaluators.benchmarks.att.metrics import IN_DISTRIBUTION
-from evaluators.judges.presets import get_preset
 from evaluators.judges.verbalizer import VerbalizerJudge
 from evaluators.metrics.correlation import voice_level_correlation
 from evaluators.runtime_options import Runtime, batch_size_arg
@@ -25,21 +23,11 @@ from trainer.benchmarks.att.protocol import labelled_rows
 from trainer.benchmarks.att.settings import AttHlsSettings
 from trainer.benchmarks.att.validation import validate_folder
 from trainer.losses import hls_loss
-from trainer.lora import apply_lora, load_backbone
 from trainer.task import ensure_corpus
+from trainer.verbalizer_judge import build_verbalizer_judge
 
 if TYPE_CHECKING:
     from trainer.config import TrainConfig
-
-
-def build_verbalizer_judge(cfg: TrainConfig) -> VerbalizerJudge:
-    """Backbone + LoRA + the configured preset (system prompt override applied)."""
-    audio_llm = apply_lora(load_backbone(cfg), cfg)
-    preset = get_preset(cfg.task_config.preset)
-    if cfg.system_prompt is not None:
-        preset = dataclasses.replace(preset, system_prompt=cfg.system_prompt)
-    return VerbalizerJudge(audio_llm, preset, long_clip_policy=cfg.task_config.long_clip_policy,
-                           max_seconds=cfg.max_seconds, name=cfg.judge_name, seed=cfg.seed)
 
 
 class AttHlsTask:
@@ -68,7 +56,7 @@ class AttHlsTask:
 
     # ---- model -----------------------------------------------------------------------------------
     def build_judge(self, cfg: TrainConfig) -> VerbalizerJudge:
-        return build_verbalizer_judge(cfg)
+        return build_verbalizer_judge(cfg, cfg.task_config.preset, cfg.task_config.long_clip_policy)
 
     def trainable_modules(self, judge: VerbalizerJudge) -> list[torch.nn.Module]:
         return [judge.backbone.model]

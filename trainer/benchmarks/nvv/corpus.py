@@ -258,14 +258,20 @@ def _chunks(toks: list[str], lang: str) -> list[list[int]]:
 
 
 def _render_item(spec: dict, rng: np.random.Generator, sr: int, noise_db: float) -> tuple[np.ndarray, dict]:
-    """Audio and rendering record of one planned item; speech chunks + events in the gaps."""
+    """Audio and rendering record of one planned item; speech chunks + events in the gaps.
+
+    Optional spec keys (the Likert corpus's manipulations; absent = natural rendering):
+    ``render_type`` renders another type where the target was requested; ``hard_edges`` cuts the
+    target's first and last fifth (it starts and stops mid-sound) and removes its pauses."""
     lang, toks = spec["lang"], spec["toks"]
     voice = VoiceTimbre.random(rng)
     cues = CueLevels(intonation=float(rng.uniform(0.7, 1.0)), timing=float(rng.uniform(0.7, 1.0)), breaths=0.0,
                      tones=float(rng.uniform(0.85, 1.0)))
     events = {}  # token boundary index -> (type, variant, intensity, role)
     if spec["pos"] is not None:
-        events[spec["bounds"][spec["pos"]][0]] = (spec["type"], spec["variant"], spec["intensity"], "target")
+        other = spec.get("render_type")  # the variant belongs to the requested type only
+        events[spec["bounds"][spec["pos"]][0]] = (other or spec["type"], None if other else spec["variant"],
+                                                  spec["intensity"], "target")
     for t, p, gain in zip(spec["spurious"], spec["spurious_pos"], spec["spurious_gain"]):
         events[spec["bounds"][p][0]] = (t, None, float(10 ** (gain / 20)), "spurious")
     units = np.r_[0, np.cumsum([count_units(t, lang) for t in toks])]
@@ -277,6 +283,9 @@ def _render_item(spec: dict, rng: np.random.Generator, sr: int, noise_db: float)
         ty, var, inten, role = events[b]
         gap = np.zeros(int(rng.uniform(0.06, 0.15) * sr))
         y = render_event(ty, rng, sr, inten, voice, variant=var).astype(float)
+        if role == "target" and spec.get("hard_edges"):
+            cut = y.size // 5
+            y, gap = y[cut:y.size - cut], gap[:0]
         span = [round((t + gap.size) / sr, 4), round((t + gap.size + y.size) / sr, 4), y]
         if role == "spurious":
             spans.setdefault("spurious", {})[b] = span
@@ -291,6 +300,8 @@ def _render_item(spec: dict, rng: np.random.Generator, sr: int, noise_db: float)
         if a in events:
             add_event(a)
             pieces.append(np.zeros(int(rng.uniform(0.06, 0.15) * sr)))
+            if events[a][3] == "target" and spec.get("hard_edges"):
+                pieces[-1] = pieces[-1][:0]
             t += pieces[-1].size
         for ch in _chunks(toks[a:b], lang):
             ids = [a + i for i in ch]

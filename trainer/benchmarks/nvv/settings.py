@@ -1,12 +1,14 @@
-"""The ``nvv_verify:`` config section: what only an NVV-verifier run reads."""
+"""The NVV-SuperBench config sections: ``nvv_verify:`` (the verifier) and ``nvv_likert:`` (a Likert rater)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from evaluators.benchmarks.nvv.verifier import verifier_head_config
+from evaluators.judges.presets import PRESETS
 from evaluators.judges.slot_head import WordHeadConfig
 from trainer.benchmarks.nvv.corpus import NvvCorpusConfig
+from trainer.benchmarks.nvv.likert_corpus import LIKERT_TARGETS, NvvLikertCorpusConfig
 
 
 @dataclass
@@ -32,3 +34,22 @@ class NvvVerifySettings:
             raise ValueError("event_weight must be > 0")
         if self.type_threshold is not None and not 0.0 < self.type_threshold < 1.0:
             raise ValueError(f"type_threshold must be in (0, 1) or null, got {self.type_threshold}")
+
+
+@dataclass
+class NvvLikertSettings:
+    """NVV-SuperBench Likert rater (one criterion per judge): preset, loss, synthetic rated clips."""
+
+    criterion: str = "nvv_accuracy"  # nvv_accuracy | nvv_pe | quality: the rating the judge learns
+    preset: str | None = None  # verbalizer preset; None = likert-<criterion> (the public Gemini rubric)
+    mse_weight: float = 1.0  # weight of the squared error of the expected rating (0-1 scaled) added to the label cross-entropy
+    corpus: NvvLikertCorpusConfig = field(default_factory=NvvLikertCorpusConfig)  # synthetic rated clips, built when data.corpus_dir has none
+
+    def __post_init__(self):
+        if self.criterion not in LIKERT_TARGETS:
+            raise ValueError(f"criterion must be one of {LIKERT_TARGETS}, got {self.criterion!r}")
+        self.preset = self.preset or f"likert-{self.criterion}"
+        if self.preset not in PRESETS:
+            raise ValueError(f"preset {self.preset!r} not in {sorted(PRESETS)}")
+        if self.mse_weight < 0:
+            raise ValueError("mse_weight must be >= 0")

@@ -1,0 +1,160 @@
+"""NVV-SuperBench Likert ratings (NVV paper Sec. 2.4.2-2.4.3): raters over system outputs, and the
+multi-rater table (mean with a 95% CI per system and criterion) and per-type heatmaps.
+
+A rater is a verbalizer judge: a trained Likert rater folder (``configs/nvv/likert/``) or a
+``likert-<criterion>`` preset (zero-shot, the public Gemini rubric, unvalidated). It reads the
+output's audio and the item's tagged transcript (``{text}`` of the prompt).
+
+Rows (``RESULTS/likert/<criterion>/<system>.jsonl``, one per output; resumable): ``{"id", "system",
+"criterion", "target_type", "score", "label", <rater provenance>}``, or ``"error"`` for a missing or
+unreadable output (left out of the table, counted in ``n_errors``).
+
+Aggregation over raters and runs: each file given is one rater or one run. An item's rating is the
+mean over the files that rated it; a system's score is the mean over its items with a 95%
+percentile-bootstrap CI over items (items are the independent unit; raters and runs are averaged
+within an item). ``n_raters_runs`` says how many files fed each cell.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from evaluators.audio_io import sanitize_item_id
+from evaluators.benchmarks.nvv.items import NVVItem
+from evaluators.item_audio import read_item_audio
+from evaluators.jsonl import read_jsonl
+from evaluators.metrics.correlation import bootstrap_ci
+from evaluators.scoring import error_kind, resume_rows, score_work_in_batches
+
+
+def rate_outputs(raters: dict, items: list[NVVItem], outputs: list, out_dir: Path, batch_size: int = 8,
+                 resume_mismatch: str = "refuse", retry_errors: bool = False, allow_truncated: bool = False) -> None:
+    """Append one rating row per not-yet-rated (criterion, system, item) to
+    ``out_dir/<criterion>/<system>.jsonl``; ``raters``: criterion -> verbalizer judge; ``outputs``:
+    the scorer's ``NvvOutput`` list (``path`` None = missing)."""
+    by_id = {it.id: it for it in items}
+    by_safe_id = {sanitize_item_id(k): it for k, it in by_id.items()}
+    item_of = lambda o: by_id.get(o.id) or by_safe_id[o.id]  # noqa: E731
+
+    def prepare(o) -> dict:
+        if o.path is None:
+            raise FileNotFoundError("no output file for this item")
+        wave, note = read_item_audio(o.path, None, allow_truncated)
+        return {"wave": wave, "fields": {"text": item_of(o).marked_text}, "warning": note}
+
+    for criterion, rater in raters.items():
+        folder = out_dir / criterion
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in sorted({o.system for o in outputs}):
+            path = folder / f"{sanitize_item_id(name)}.jsonl"
+            done = {r["id"] for r in resume_rows(path, rater.provenance(), lambda r: r["id"], resume_mismatch,
+                                                 retry_errors)}
+            todo = [o for o in outputs if o.system == name and item_of(o).id not in done]
+
+            def base(o, name=name, criterion=criterion, rater=rater) -> dict:
+                it = item_of(o)
+                return {"id": it.id, "system": name, "criterion": criterion, "target_type": it.target_type,
+                        **rater.provenance()}
+
+            def finish(o, d: dict) -> dict:
+                return {**base(o), "score": d["score"], "label": d["label"]}
+
+            def fail(o, e: Exception) -> dict:
+                return {**base(o), "error": f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
+
+            with path.open("a", encoding="utf-8") as f:
+                score_work_in_batches(rater, todo, prepare, finish, fail, f, batch_size=batch_size)
+
+
+def read_ratings(paths) -> list[list[dict]]:
+    """Rating rows of each file (or of every ``*.jsonl`` under a folder): one list per rater/run file."""
+    files = []
+    for p in map(Path, paths):
+        files += sorted(p.rglob("*.jsonl")) if p.is_dir() else [p]
+    return [read_jsonl(f, required=("id", "system", "criterion")) for f in files]
+
+
+def likert_table(rating_files: list[list[dict]], seed: int = 0) -> dict:
+    """``{"rows": [{system, criterion, mean, ci95, n_items, n_raters_runs, n_errors}], "per_type":
+    {criterion: {system: {type: mean}}}}`` (module docstring)."""
+    per_item = defaultdict(list)  # (system, criterion, id) -> scores over files
+    types, errors, sources = {}, defaultdict(int), defaultdict(set)
+    for k, rows in enumerate(rating_files):
+        for r in rows:
+            key = (r["system"], r["criterion"], r["id"])
+            if "error" in r or r.get("score") is None:
+                errors[key[:2]] += 1
+                continue
+            per_item[key].append(float(r["score"]))
+            types[key] = r.get("target_type")
+            sources[key[:2]].add(k)
+    cells = defaultdict(dict)
+    for (system, criterion, iid), scores in per_item.items():
+        cells[(system, criterion)][iid] = float(np.mean(scores))
+    out_rows, per_type = [], defaultdict(lambda: defaultdict(dict))
+    for (system, criterion), by_item in sorted(cells.items()):
+        values = list(by_item.values())
+        mean, lo, hi = bootstrap_ci(values, n_resamples=2000, seed=seed)
+        out_rows.append({"system": system, "criterion": criterion, "mean": mean, "ci95": [lo, hi],
+                         "n_items": len(values), "n_raters_runs": len(sources[(system, criterion)]),
+                         "n_errors": errors[(system, criterion)]})
+        by_type = defaultdict(list)
+        for iid, v in by_item.items():
+            by_type[types[(system, criterion, iid)]].append(v)
+        per_type[criterion][system] = {t: float(np.mean(v)) for t, v in sorted(by_type.items()) if t}
+    return {"rows": out_rows, "per_type": {c: dict(s) for c, s in per_type.items()},
+            "aggregation": "item mean over raters/runs; system mean over items, 95% percentile bootstrap over items"}
+
+
+def format_likert_table(table: dict) -> str:
+    """Markdown: one row per system, one column per criterion (mean [95% CI])."""
+    criteria = sorted({r["criterion"] for r in table["rows"]})
+    systems = sorted({r["system"] for r in table["rows"]})
+    cell = {(r["system"], r["criterion"]): r for r in table["rows"]}
+    lines = ["| System | " + " | ".join(criteria) + " |", "|---|" + "---|" * len(criteria)]
+    for s in systems:
+        vals = []
+        for c in criteria:
+            r = cell.get((s, c))
+            vals.append("-" if r is None else f"{r['mean']:.2f} [{r['ci95'][0]:.2f}, {r['ci95'][1]:.2f}] (n={r['n_items']})")
+        lines.append(f"| {s} | " + " | ".join(vals) + " |")
+    return "\n".join(lines)
+
+
+def plot_likert_per_type(table: dict, out_dir: Path) -> list[Path]:
+    """One heatmap PNG per criterion (systems x NVV types, mean rating): ``likert_<criterion>_per_type.png``
+    (NVV paper Fig. 2 plots PE this way)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    for criterion, by_system in table["per_type"].items():
+        systems = sorted(by_system)
+        types = sorted({t for v in by_system.values() for t in v})
+        grid = np.array([[by_system[s].get(t, np.nan) for t in types] for s in systems])
+        fig, ax = plt.subplots(figsize=(max(6.0, 0.28 * len(types) + 2), 1.2 + 0.45 * len(systems)))
+        im = ax.imshow(grid, aspect="auto", vmin=0, vmax=5, cmap="viridis")
+        ax.set_xticks(range(len(types)), types, rotation=90, fontsize=7)
+        ax.set_yticks(range(len(systems)), systems, fontsize=8)
+        ax.set_title(f"NVV-SuperBench {criterion} (mean rating per type)")
+        fig.colorbar(im, ax=ax, fraction=0.02)
+        fig.tight_layout()
+        path = out_dir / f"likert_{criterion}_per_type.png"
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def write_likert_outputs(table: dict, out_dir: Path) -> None:
+    """``likert_table.json``, ``likert_table.md`` and the per-type heatmaps under ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "likert_table.json").write_text(json.dumps(table, indent=2))
+    (out_dir / "likert_table.md").write_text(format_likert_table(table) + "\n")
+    plot_likert_per_type(table, out_dir)
