@@ -15,9 +15,13 @@ def card_sections(config: dict, validation: dict | None) -> list[str]:
     if not validation or "languages" not in validation:
         return lines
     lines += ["## Validation (held-out synthetic sentences, vs what was rendered)", "",
-              "| language | items | delta | presence acc | P | R | F1 | NTD |", "|---|---|---|---|---|---|---|---|"]
+              "| language | items | delta | presence acc | P | R | F1 | NTD | spurious events found (P / R) |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
     for lang, m in validation["languages"].items():
-        ntd = "-" if m["ntd"] is None else f"{m['ntd']:.3f}"
+        sp = m.get("spurious") or {}
+        spurious = (f"{sp['found']} / {sp['rendered']} ({fmt(sp.get('precision'))} / {fmt(sp.get('recall'))})"
+                    if sp else "-")
         lines.append(f"| {lang} | {m['n_items']} | {m['delta']} | {m['presence_accuracy']:.3f} | {m['precision']:.3f} | "
-                     f"{m['recall']:.3f} | {m['f1']:.3f} | {ntd} |")
+                     f"{m['recall']:.3f} | {m['f1']:.3f} | {fmt(m['ntd'])} | {spurious} |")
     return lines + [""]
