@@ -129,7 +129,7 @@ def test_validate_rate_and_aggregate(trained, tmp_path):
     assert len(rows) == 4 and "error" in json.loads(rows[-1])
     (row,) = likert_table(read_ratings([tmp_path / "run0", tmp_path / "run1"]))["rows"]
     assert (row["n_items"], row["n_raters_runs"], row["n_errors"]) == (3, 2, 2) and 1 <= row["mean"] <= 5
-    assert main(["metrics", "nvv", "--items", str(corpus / "clips.jsonl"), "--likert", str(tmp_path / "run0"),
+    assert main(["metrics", "nvv", "--likert", str(tmp_path / "run0"),
                  str(tmp_path / "run1"), "--out", str(tmp_path / "tables")]) == 0
     assert (tmp_path / "tables" / "likert_quality_per_type.png").read_bytes()[:4] == b"\x89PNG"
     assert json.loads((tmp_path / "tables" / "likert_table.json").read_text())["rows"][0]["n_raters_runs"] == 2

@@ -26,6 +26,11 @@ def _raters_arg(value: str) -> dict[str, str]:
     pairs = [p.split("=", 1) for p in value.split(",") if p.strip()]
     if not pairs or any(len(p) != 2 or not p[0].strip() or not p[1].strip() for p in pairs):
         raise ValueError(f"--raters expects criterion=FOLDER_OR_PRESET[,...], got {value!r}")
+    from evaluators.benchmarks.nvv.presets import LIKERT_CRITERIA
+
+    unknown = sorted({k.strip() for k, _ in pairs} - set(LIKERT_CRITERIA))
+    if unknown:
+        raise ValueError(f"--raters: unknown criteria {unknown}; known: {', '.join(LIKERT_CRITERIA)}")
     return {k.strip(): v.strip() for k, v in pairs}
 
 
@@ -40,8 +45,8 @@ def cmd_metrics_nvv(args) -> int:
 
     if args.likert:
         return _likert_metrics(args)
-    if not args.predictions:
-        raise SystemExit("omnijudge metrics nvv: give --predictions (tag metrics) or --likert (ratings)")
+    if not args.predictions or not args.items:
+        raise SystemExit("omnijudge metrics nvv: give --items and --predictions (tag metrics), or --likert (ratings)")
     try:
         report = nvv_metrics_from_files(args.items, args.predictions, lang=args.lang, delta=args.delta,
                                         system=args.system, coverage=args.coverage, multi=args.multi,
@@ -74,9 +79,9 @@ def _likert_metrics(args) -> int:
 def add_metrics_parser(msub):
     """Add the ``nvv`` sub-subcommand (handler in ``func``) to ``msub``, an argparse subparsers object."""
     p = msub.add_parser("nvv", help="NVV-SuperBench: NVV precision/recall/F1, NTD, coverage, CA-F1 (tag-based)")
-    p.add_argument("--items", required=True,
+    p.add_argument("--items",
                    help="benchmark items: nvbench_data_{en,zh}.json, or JSONL with the real or the paper's field "
-                        "names (text, text_with_nvv, caption_with_nvv, nvv_list)")
+                        "names (text, text_with_nvv, caption_with_nvv, nvv_list); not needed with --likert")
     p.add_argument("--predictions", nargs="+", action="extend",
                    help="verifier rows {id, present, text_with_mark, hallucinated_events} (JSONL, JSON list, or "
                         "the public verifier's dict); several files = several synthesis runs -> mean +- std")
