@@ -109,6 +109,10 @@ def test_verifier_folder_reloads_and_validates(trained, capsys):
     final = run / "final"
     cfg = json.loads((final / "judge_config.json").read_text())
     assert cfg["kind"] == "nvv_verifier" and cfg["head"]["n_conditions"] == 45
+    cal = cfg["training"]["calibration"]  # the spurious-event threshold was chosen on the val split
+    assert cal["type_threshold"] == cfg["type_threshold"] and len(cal["sweep"]) == 19
+    best = max(cal["sweep"], key=lambda x: (x["f1"], x["threshold"]))
+    assert best["threshold"] == cal["type_threshold"] and cal["chosen_on"].endswith("validation items")
     capsys.readouterr()
     assert main(["validate", "nvv", "--judge", str(final), "--corpus", str(corpus), "--out", str(root / "v.json")]) == 0
     report = json.loads((root / "v.json").read_text())
