@@ -26,14 +26,12 @@ from trainer.benchmarks.speecheditbench.judge_corpus import (
     TAXONOMY_OF,
     JudgeCorpusConfig,
     _balanced_pairs,
-    _Event,
-    _event_audio,
-    _insert,
     _speaker,
     build_judge_corpus,
     load_judge_rows,
     sentence_bank,
 )
+from trainer.benchmarks.speecheditbench.event_placement import Event, event_audio, insert_events
 
 TINY = dict(seed=3, speakers=(2, 1, 1), clips_per_speaker=4)
 
@@ -173,8 +171,8 @@ def test_prominent_event_is_louder_relative_to_speech_than_faint(reader):
     for kind in EVENTS:
         rel = {}
         for level in (1, 3):
-            sound, audio = _event_audio(kind, level, spk.timbre, np.random.default_rng(5))
-            clip, records = _insert(speech, info["word_times"], [_Event(kind, level, 1, sound, audio, 0.1, 0.1)],
+            sound, audio = event_audio(kind, level, spk.timbre, np.random.default_rng(5))
+            clip, records = insert_events(speech, info["word_times"], [Event(kind, level, 1, sound, audio, 0.1, 0.1)],
                                     np.random.default_rng(6))
             ev = records[0]
             seg = clip[int(ev["start_s"] * SR):int(ev["end_s"] * SR)].astype(float)

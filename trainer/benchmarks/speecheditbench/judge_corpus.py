@@ -47,8 +47,6 @@ from trainer.benchmarks.cast.speech import StressSpeaker, word_syllables
 from trainer.benchmarks.cast.texts import SENTENCES as CAST_SENTENCES
 from trainer.benchmarks.cast.texts import parse_sentence
 from trainer.benchmarks.instructttseval.texts import SENTENCES as ITTS_SENTENCES
-from trainer.benchmarks.nvv.dsp import active_rms
-from trainer.benchmarks.nvv.sounds import render_event
 from trainer.benchmarks.speecheditbench.delivery import render_delivery
 from trainer.benchmarks.speecheditbench.delivery_profiles import (
     EMOTION_PROFILES,
@@ -56,6 +54,18 @@ from trainer.benchmarks.speecheditbench.delivery_profiles import (
     SR,
     STYLE_PROFILES,
     style_scores,
+)
+from trainer.benchmarks.speecheditbench.event_placement import (
+    EVENT_LEVEL_DB,
+    EVENT_SOUNDS,
+    Event,
+    event_audio,
+    event_boundary,
+    event_gaps,
+    event_scores,
+    insert_events,
+    presence_levels,
+    second_event,
 )
 from trainer.synth.corpus_config import StrictFromDict
 from trainer.synth.corpus_io import write_jsonl, write_wav
@@ -69,22 +79,7 @@ SPLITS = ("train", "val", "test")
 LANGUAGES = ("en", "zh")
 #: Emotion taxonomy of each language (IEMOCAP for EN, CSEmotions for ZH; paper Table 7).
 TAXONOMY_OF = {"en": "iemocap_en", "zh": "csemotions_zh"}
-#: An event's "on" level re the speech's (dB) at presence 1 (faint: far below speech), 2
-#: (noticeable) and 3 (prominent: at speech level; a prominent cough comes twice). Breaths and
-#: sighs are quieter sounds by nature, so the same presence sits a little lower.
-EVENT_LEVEL_DB = {1: -26.0, 2: -13.0, 3: 0.0}
-_EVENT_OFFSET_DB = {"breath": -4.0, "sigh": -2.0, "laugh": 0.0, "cough": 0.0}
-#: The procedural sounds (NVV-SuperBench recipes) that realise each judged event, by presence.
-EVENT_SOUNDS = {"breath": {1: ("breath", "inhale"), 2: ("breath", "inhale"), 3: ("breath", "inhale")},
-                "laugh": {1: ("chuckle", "giggle"), 2: ("laugh", "chuckle", "giggle"), 3: ("laugh",)},
-                "cough": {1: ("cough",), 2: ("cough",), 3: ("cough",)},
-                "sigh": {1: ("sigh",), 2: ("sigh",), 3: ("sigh",)}}
-#: Where an event goes: weights of the boundary kinds (before the first word, at a phrase break,
-#: between other words, after the last word); breaths come before phrases, laughs mostly after.
-_PLACEMENT = {"breath": (2.0, 2.0, 0.4, 0.3), "sigh": (1.5, 1.0, 0.3, 1.5), "laugh": (0.5, 1.5, 0.6, 2.0),
-              "cough": (1.0, 1.5, 1.0, 1.0)}
 _MIN_S, _MAX_S = 2.0, 6.0
-_SECOND_EVENT_P = 0.4
 
 
 @dataclass
@@ -304,116 +299,14 @@ def _style_pair(slot: _Slot, styles: tuple[str, str], levels: tuple[int, int], r
 
 # ----------------------------------------------------------------------------- paralinguistic events
 
-@dataclass(frozen=True)
-class _Event:
-    """One event to insert: judged type, presence level (1-3), boundary index (0 = before the first
-    word, n = after the last), its sound and audio at unit speech level, and the silences before and
-    after it (s; drawn once, so an event shared by a pair's clips sits at the same place in both)."""
-
-    kind: str
-    level: int
-    boundary: int
-    sound: str
-    audio: np.ndarray
-    pre_s: float
-    post_s: float
-
-
-def _event_audio(kind: str, level: int, voice, rng: np.random.Generator) -> tuple[str, np.ndarray]:
-    """The event's sound at its level re a speech "on" RMS of 1 (a prominent cough twice)."""
-    options = EVENT_SOUNDS[kind][level]
-    sound = options[int(rng.integers(len(options)))]
-    y = render_event(sound, rng, SR, 1.0, voice).astype(float)
-    if kind == "cough" and level == 3:
-        y = np.concatenate([y, np.zeros(int(rng.uniform(0.12, 0.25) * SR)), render_event(sound, rng, SR, 1.0, voice)])
-    gain = 10.0 ** ((EVENT_LEVEL_DB[level] + _EVENT_OFFSET_DB[kind]) / 20.0) / active_rms(y, SR)
-    return sound, y * gain
-
-
-def _boundary(kind: str, sentence: Sentence, taken: set[int], rng: np.random.Generator) -> int:
-    """A boundary for an event, weighted by kind (``_PLACEMENT``), not one already taken."""
-    n = len(sentence.words)
-    start, phrase, inner, end = _PLACEMENT[kind]
-    w = np.array([start] + [phrase if sentence.pause_after[i - 1] else inner for i in range(1, n)] + [end])
-    w[list(taken)] = 0.0
-    return int(rng.choice(n + 1, p=w / w.sum()))
-
-
-def _insert(speech: np.ndarray, word_times: list, events: list[_Event], rng: np.random.Generator):
-    """Splice events into the speech at their boundaries with short pauses around them; returns the
-    clip and the event records {type, sound, start_s, end_s, level} in clip time. The inserted span
-    gets the clip's room noise (measured on its silent lead-in): digital silence would mark it."""
-    speech_rms = active_rms(speech.astype(float), SR)
-    floor = float(np.std(speech[: int(0.1 * SR)]))
-    n = len(word_times)
-    cuts = {e.boundary: (word_times[0][0] - 0.02 if e.boundary == 0 else
-                         word_times[-1][1] + 0.05 if e.boundary == n else word_times[e.boundary][0] - 0.005)
-            for e in events}
-    parts, records, pos, shift = [], [], 0, 0.0
-    for e in sorted(events, key=lambda e: e.boundary):
-        cut = max(pos, int(cuts[e.boundary] * SR))
-        left = speech[pos:cut].astype(float)
-        _fade(left, out=True)
-        pre, post = np.zeros(int(e.pre_s * SR)), np.zeros(int(e.post_s * SR))
-        start = (cut + pre.size) / SR + shift
-        inserted = np.concatenate([pre, e.audio * speech_rms, post])
-        parts += [left, inserted + rng.normal(0.0, floor, inserted.size)]
-        records.append({"type": e.kind, "sound": e.sound, "start_s": round(start, 4),
-                        "end_s": round(start + e.audio.size / SR, 4), "level": e.level})
-        shift += (pre.size + e.audio.size + post.size) / SR
-        pos = cut
-    right = speech[pos:].astype(float)
-    if events:
-        _fade(right, out=False)
-    clip = np.concatenate(parts + [right])
-    return np.clip(clip, -0.99, 0.99).astype(np.float32), records
-
-
-def _fade(x: np.ndarray, out: bool) -> None:
-    """10 ms raised-cosine fade at a splice (in place): no click where the speech is cut."""
-    m = min(x.size, int(0.01 * SR))
-    ramp = 0.5 - 0.5 * np.cos(np.linspace(0.0, np.pi, m))
-    if out:
-        x[x.size - m:] *= ramp[::-1]
-    else:
-        x[:m] *= ramp
-
-
-def _gaps(rng: np.random.Generator) -> tuple[float, float]:
-    """Silences before (50-150 ms) and after (80-200 ms) an inserted event, s."""
-    return float(rng.uniform(0.05, 0.15)), float(rng.uniform(0.08, 0.2))
-
-
-def _scores(events: list[_Event]) -> dict[str, int]:
-    return {k: max([e.level for e in events if e.kind == k], default=0) for k in EVENTS}
-
-
-def _presence(operation: str, rng: np.random.Generator) -> tuple[int, int]:
-    """Target-event presence (source, edited): add 0-1 -> 2-3, remove 2-3 -> 0-1 (paper Appendix
-    A.3: add sources are absent or faint, remove sources noticeable or prominent)."""
-    low = 0 if rng.random() < 0.6 else 1
-    high = int(rng.integers(2, 4))
-    return (low, high) if operation == "add" else (high, low)
-
-
-def _second_event(event: str, voice, rng: np.random.Generator) -> tuple | None:
-    """Four pairs in ten: another event type (level 1-3) left untouched by the edit, as
-    (kind, level, sound, audio); else None."""
-    if rng.random() >= _SECOND_EVENT_P:
-        return None
-    kind = [k for k in EVENTS if k != event][int(rng.integers(len(EVENTS) - 1))]
-    level = int(rng.integers(1, 4))
-    return (kind, level, *_event_audio(kind, level, voice, rng))
-
-
 def _paralinguistic_pair(slot: _Slot, operation: str, event: str, rng: np.random.Generator):
     """One neutral reading with the target event at the source / edited presence levels (the same
     place in both), plus maybe a second, untouched event type present in both clips."""
-    levels = _presence(operation, rng)
-    target = {lv: _event_audio(event, lv, slot.speaker.timbre, rng) for lv in set(levels) if lv > 0}
-    other = _second_event(event, slot.speaker.timbre, rng)
+    levels = presence_levels(operation, rng)
+    target = {lv: event_audio(event, lv, slot.speaker.timbre, rng) for lv in set(levels) if lv > 0}
+    other = second_event(event, slot.speaker.timbre, rng)
     sounds = [max(y.size for _, y in target.values())] + ([other[3].size] if other else [])
-    extra_s = sum(sounds) / SR + 0.35 * len(sounds)  # each event brings at most 0.35 s of pauses (``_gaps``)
+    extra_s = sum(sounds) / SR + 0.35 * len(sounds)  # each event brings at most 0.35 s of pauses (``event_gaps``)
 
     def render(s: Sentence):
         speech, info = render_delivery(list(s.words), slot.lang, slot.speaker, NEUTRAL, 0.0, rng,
@@ -421,15 +314,15 @@ def _paralinguistic_pair(slot: _Slot, operation: str, event: str, rng: np.random
         return [speech.size / SR + extra_s], (speech, info)
 
     sentence, (speech, info) = _render_fitting(slot, render, _MAX_S - 0.8 - extra_s, rng)
-    b_target, gaps = _boundary(event, sentence, set(), rng), _gaps(rng)
-    shared = [] if other is None else [_Event(other[0], other[1], _boundary(other[0], sentence, {b_target}, rng),
-                                              other[2], other[3], *_gaps(rng))]
+    b_target, gaps = event_boundary(event, sentence, set(), rng), event_gaps(rng)
+    shared = [] if other is None else [Event(other[0], other[1], event_boundary(other[0], sentence, {b_target}, rng),
+                                              other[2], other[3], *event_gaps(rng))]
     rows = []
     for role, lv in zip(("source", "edited"), levels):
-        events = shared + ([_Event(event, lv, b_target, *target[lv], *gaps)] if lv > 0 else [])
-        wave, records = _insert(speech, info["word_times"], events, rng)
+        events = shared + ([Event(event, lv, b_target, *target[lv], *gaps)] if lv > 0 else [])
+        wave, records = insert_events(speech, info["word_times"], events, rng)
         wave = _pad(wave, rng)
-        rows.append(({**_row(slot, "paralinguistic", sentence, role, wave), "event_scores": _scores(events),
+        rows.append(({**_row(slot, "paralinguistic", sentence, role, wave), "event_scores": event_scores(events),
                       "events": records, "operation": operation, "event": event,
                       "settings": _settings(info)}, wave))
     return rows
