@@ -18,6 +18,7 @@ JUDGE_KINDS: dict[str, str] = {
     "verbalizer": "evaluators.judges.verbalizer:VerbalizerJudge",
     "word_tagger": "evaluators.judges.word_tagger:WordTaggerJudge",
     "nvv_verifier": "evaluators.benchmarks.nvv.verifier:NvvVerifierJudge",
+    "nvv_likert_aligned": "evaluators.benchmarks.nvv.aligned_rater:AlignedLikertRater",
     "scalar_reward": "evaluators.judges.scalar_reward:ScalarRewardJudge",
     "instruction_follow": "evaluators.benchmarks.instructttseval.judge:InstructionJudge",
     "speech_edit_attribute": "evaluators.benchmarks.speecheditbench.edit_judge:SpeechEditJudge",

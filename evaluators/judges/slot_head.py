@@ -54,6 +54,9 @@ class WordHeadConfig:
         mixer_layers: bidirectional transformer layers over the slots (aligned mode).
         n_conditions: size of a per-clip condition vocabulary (e.g. the NVV verifier's target type);
             its learned embedding is added to every slot before the mixer. 0 = unconditioned.
+        n_slot_features: scalar features per slot that the judge computes from its inputs (e.g. the
+            NVV Likert rater's "this boundary holds the tag" and distance to the tag), read beside
+            the span features. 0 = none.
     """
 
     n_outputs: int = 1  # logits per slot (fixed by the judge kind)
@@ -61,17 +64,19 @@ class WordHeadConfig:
     width: int = 128  # aligned head: width of the bidirectional slot mixer (>= 8, multiple of 4)
     mixer_layers: int = 1  # aligned head: transformer layers mixing the slots of one clip
     n_conditions: int = 0  # size of a per-clip condition vocabulary (fixed by the judge kind; 0 = none)
+    n_slot_features: int = 0  # per-slot scalar features the judge supplies (fixed by the judge kind; aligned mode only)
 
     def __post_init__(self):
         if self.mode not in HEAD_MODES:
             raise ValueError(f"head mode {self.mode!r} is not one of {HEAD_MODES}")
         if self.width < 8 or self.width % 4:
             raise ValueError(f"head width {self.width} must be >= 8 and a multiple of 4")
-        if self.n_outputs < 1 or self.mixer_layers < 0 or self.n_conditions < 0:
+        if self.n_outputs < 1 or self.mixer_layers < 0 or self.n_conditions < 0 or self.n_slot_features < 0:
             raise ValueError(f"bad head shape: n_outputs={self.n_outputs} (>= 1) mixer_layers={self.mixer_layers} "
-                             f"(>= 0) n_conditions={self.n_conditions} (>= 0)")
-        if self.n_conditions and self.mode != "aligned":
-            raise ValueError("a conditioned head (n_conditions > 0) needs mode 'aligned'")
+                             f"(>= 0) n_conditions={self.n_conditions} (>= 0) "
+                             f"n_slot_features={self.n_slot_features} (>= 0)")
+        if (self.n_conditions or self.n_slot_features) and self.mode != "aligned":
+            raise ValueError("a conditioned head (n_conditions or n_slot_features > 0) needs mode 'aligned'")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -128,7 +133,8 @@ MODEL_INPUTS = ("input_ids", "attention_mask", "input_features", "feature_attent
 def collate_slots(backbone, examples: list[dict]) -> dict[str, torch.Tensor]:
     """Backbone batch (left padded) + ``slot_index`` (B, S) text positions moved by each row's
     padding, ``slot_mask`` (B, S) marking real slots, and the span fields when examples have them.
-    Examples hold ``input_ids`` and ``word_pos`` (one text position per slot)."""
+    Examples hold ``input_ids`` and ``word_pos`` (one text position per slot), optionally
+    ``slot_features`` (S, F) (batched to (B, S, F), zeros on padded slots)."""
     batch = backbone.collate(examples)
     t = batch["input_ids"].shape[1]
     s = max(len(e["word_pos"]) for e in examples)
@@ -141,6 +147,11 @@ def collate_slots(backbone, examples: list[dict]) -> dict[str, torch.Tensor]:
     batch["slot_index"], batch["slot_mask"] = index, mask
     if "span_tokens" in examples[0]:
         batch.update(collate_spans(examples, shifts, s))
+    if "slot_features" in examples[0]:
+        feats = torch.zeros((len(examples), s, np.shape(examples[0]["slot_features"])[1]), dtype=torch.float32)
+        for i, e in enumerate(examples):
+            feats[i, : len(e["slot_features"])] = torch.as_tensor(np.asarray(e["slot_features"], dtype=np.float32))
+        batch["slot_features"] = feats
     return batch
 
 
@@ -177,8 +188,8 @@ class WordHead(nn.Module):
     """Slot logits (B, S, n_outputs) from final hidden states (B, T, H) and a batch's slot fields.
 
     ``slot_index`` (B, S) are the text positions read, ``slot_mask`` (B, S) marks real slots; the
-    aligned mode also reads ``span_tokens``, ``span_seconds`` and ``audio_range``, and a conditioned
-    head ``condition`` (B,) indices.
+    aligned mode also reads ``span_tokens``, ``span_seconds`` and ``audio_range``, a conditioned
+    head ``condition`` (B,) indices, and a head with slot features ``slot_features`` (B, S, F).
     """
 
     def __init__(self, hidden: int, config: WordHeadConfig, seed: int = 0):
@@ -196,7 +207,8 @@ class WordHead(nn.Module):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             self.norm = nn.LayerNorm(4 * hidden)
-            self.proj = nn.Sequential(nn.Linear(4 * hidden + N_SPAN_FEATURES, config.width), nn.GELU())
+            self.proj = nn.Sequential(nn.Linear(4 * hidden + N_SPAN_FEATURES + config.n_slot_features, config.width),
+                                      nn.GELU())
             self.mixer = nn.ModuleList(
                 nn.TransformerEncoderLayer(config.width, nhead=4, dim_feedforward=2 * config.width, dropout=0.1,
                                            batch_first=True, norm_first=True)
@@ -226,7 +238,10 @@ class WordHead(nn.Module):
         sec = batch["span_seconds"].to(dev).to(hidden.dtype).clamp(min=0.01)
         rel = sec / ((sec * mask).sum(1, keepdim=True) / mask.sum(1, keepdim=True).clamp(min=1))
         x = torch.cat([text, mean, peak, mean - clip], dim=-1)
-        x = self.proj(torch.cat([self.norm(x), sec.log().unsqueeze(-1), rel.unsqueeze(-1)], dim=-1))
+        scalars = [sec.log().unsqueeze(-1), rel.unsqueeze(-1)]
+        if self.config.n_slot_features:
+            scalars.append(batch["slot_features"].to(dev).to(hidden.dtype))
+        x = self.proj(torch.cat([self.norm(x), *scalars], dim=-1))
         if self.config.n_conditions:
             x = x + self.condition(batch["condition"].to(dev)).unsqueeze(1)
         for layer in self.mixer:

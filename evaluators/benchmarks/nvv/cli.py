@@ -115,11 +115,12 @@ def cmd_score_nvv(args) -> int:
     from evaluators.benchmarks.nvv.scorer import format_table, score_nvv
     from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
     from evaluators.runtime_options import runtime_from_args
-    from evaluators.score_command import judge_and_aligner, load_verbalizer
+    from evaluators.benchmarks.nvv.likert import load_likert_rater
+    from evaluators.score_command import judge_and_aligner
 
     try:
         verifier, aligner = judge_and_aligner(args, NvvVerifierJudge)
-        raters = {c: load_verbalizer(j, runtime_from_args(args)) for c, j in (args.raters or {}).items()}
+        raters = {c: load_likert_rater(c, j, runtime_from_args(args)) for c, j in (args.raters or {}).items()}
         rows = score_nvv(verifier, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
                          lang=args.lang, delta=args.delta, batch_size=args.batch_size,
                          resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
@@ -152,8 +153,9 @@ def add_score_parser(ssub):
     n.add_argument("--protocol", choices=("paper", "upstream"), default="paper", help=PROTOCOL_HELP)
     n.add_argument("--supported-types", type=_types_arg, default=None, help=SUPPORTED_TYPES_HELP)
     n.add_argument("--raters", type=_raters_arg, default=None,
-                   help="Likert raters, criterion=FOLDER_OR_PRESET[,...] (trained nvv-likert folders, or "
-                        "likert-<criterion> presets: zero-shot, unvalidated): also writes likert/, "
+                   help="Likert raters, criterion=FOLDER_OR_PRESET[,...] (trained nvv-likert folders, verbalizer "
+                        "or aligned (these read word times like the verifier), or likert-<criterion> presets: "
+                        "zero-shot, unvalidated): also writes likert/, "
                         "likert_table.json/.md and likert_<criterion>_per_type.png")
     n.set_defaults(func=cmd_score_nvv)
     return n

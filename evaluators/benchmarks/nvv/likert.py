@@ -1,9 +1,11 @@
 """NVV-SuperBench Likert ratings (NVV paper Sec. 2.4.2-2.4.3): raters over system outputs, and the
 multi-rater table (mean with a 95% CI per system and criterion) and per-type heatmaps.
 
-A rater is a verbalizer judge: a trained Likert rater folder (``configs/nvv/likert/``) or a
-``likert-<criterion>`` preset (zero-shot, the public Gemini rubric, unvalidated). It reads the
-output's audio and the item's tagged transcript (``{text}`` of the prompt).
+A rater is a trained Likert rater folder (``configs/nvv/likert/``) or a ``likert-<criterion>``
+preset (zero-shot, the public Gemini rubric, unvalidated). A verbalizer rater reads the output's
+audio and the item's tagged transcript (``{text}`` of the prompt); an aligned rater
+(``aligned_rater.py``) reads the audio, the clean transcript with the word times the verifier uses
+(manifest ``word_timestamps`` or the aligner) and where the target tags are.
 
 Rows (``RESULTS/likert/<criterion>/<system>.jsonl``, one per output; resumable): ``{"id", "system",
 "criterion", "target_type", "score", "label", <rater provenance>}``, or ``"error"`` for a missing or
@@ -24,29 +26,61 @@ from pathlib import Path
 import numpy as np
 
 from evaluators.audio_io import sanitize_item_id
-from evaluators.benchmarks.nvv.items import NVVItem
+from evaluators.backbones import SAMPLE_RATE
+from evaluators.benchmarks.nvv.aligned_rater import AlignedLikertRater
+from evaluators.benchmarks.nvv.items import NVVItem, position_units
 from evaluators.item_audio import read_item_audio
 from evaluators.jsonl import read_jsonl
 from evaluators.metrics.correlation import bootstrap_ci
 from evaluators.scoring import error_kind, resume_rows, score_work_in_batches
+from evaluators.word_alignment import timed_words, transcript_word_times
+
+
+def load_likert_rater(criterion: str, judge: str, runtime=None):
+    """The rater of ``--raters criterion=judge``: a verbalizer or aligned rater folder, or a preset.
+    An aligned rater trained on another criterion is refused, naming both."""
+    from evaluators.judges.folder import JUDGE_CONFIG, read_judge_config
+    from evaluators.judges.registry import load_judge
+    from evaluators.runtime_options import Runtime
+    from evaluators.score_command import load_verbalizer
+
+    if (Path(judge) / JUDGE_CONFIG).is_file() and read_judge_config(judge)["kind"] == AlignedLikertRater.kind:
+        rater = load_judge(judge, **(runtime or Runtime()).load_kwargs())
+        if rater.criterion != criterion:
+            raise ValueError(f"{judge}: an aligned rater of {rater.criterion!r}, given for {criterion!r}")
+        return rater
+    return load_verbalizer(judge, runtime)
 
 
 def rate_outputs(raters: dict, items: list[NVVItem], outputs: list, out_dir: Path, batch_size: int = 8,
-                 resume_mismatch: str = "refuse", retry_errors: bool = False, allow_truncated: bool = False) -> None:
+                 resume_mismatch: str = "refuse", retry_errors: bool = False, allow_truncated: bool = False,
+                 aligner=None) -> None:
     """Append one rating row per not-yet-rated (criterion, system, item) to
-    ``out_dir/<criterion>/<system>.jsonl``; ``raters``: criterion -> verbalizer judge; ``outputs``:
-    the scorer's ``NvvOutput`` list (``path`` None = missing)."""
+    ``out_dir/<criterion>/<system>.jsonl``; ``raters``: criterion -> verbalizer judge or
+    ``AlignedLikertRater``; ``outputs``: the scorer's ``NvvOutput`` list (``path`` None = missing);
+    ``aligner``: word times for aligned raters where the manifest has none."""
     by_id = {it.id: it for it in items}
     by_safe_id = {sanitize_item_id(k): it for k, it in by_id.items()}
     item_of = lambda o: by_id.get(o.id) or by_safe_id[o.id]  # noqa: E731
 
-    def prepare(o) -> dict:
-        if o.path is None:
-            raise FileNotFoundError("no output file for this item")
-        wave, note = read_item_audio(o.path, None, allow_truncated)
-        return {"wave": wave, "fields": {"text": item_of(o).marked_text}, "warning": note}
+    def prepare_for(rater):
+        aligned = isinstance(rater, AlignedLikertRater)
+
+        def prepare(o) -> dict:
+            if o.path is None:
+                raise FileNotFoundError("no output file for this item")
+            it = item_of(o)
+            wave, note = read_item_audio(o.path, None, allow_truncated)
+            if not aligned:
+                return {"wave": wave, "fields": {"text": it.marked_text}, "warning": note}
+            timed = timed_words(wave, o.word_timestamps, aligner, "an aligned Likert rater needs word times")
+            times = transcript_word_times(timed, position_units(it.text, it.lang), duration_s=len(wave) / SAMPLE_RATE)
+            return {"wave": wave, "text": it.text, "lang": it.lang, "target_type": it.target_type,
+                    "tag_positions": it.target_positions, "unit_times": times, "warning": note}
+        return prepare
 
     for criterion, rater in raters.items():
+        prepare = prepare_for(rater)
         folder = out_dir / criterion
         folder.mkdir(parents=True, exist_ok=True)
         for name in sorted({o.system for o in outputs}):

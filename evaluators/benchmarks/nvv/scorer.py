@@ -188,7 +188,7 @@ def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: st
     coverage and is scored on its supported types; otherwise coverage is assumed 1.0 and the report
     says so. ``protocol="upstream"``: missing or unreadable outputs have no row, as the public
     verifier writes none for them, so they lower coverage instead of counting as misses.
-    ``raters`` (criterion -> verbalizer judge): Likert ratings of every output too
+    ``raters`` (criterion -> verbalizer judge or aligned rater): Likert ratings of every output too
     (``likert.py``), written to ``likert/`` with ``likert_table.json/.md`` and per-type heatmaps."""
     items = load_items(items_path, lang=lang)
     out_dir = Path(out_dir)
@@ -199,7 +199,8 @@ def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: st
                        allow_truncated=allow_truncated)
         if raters:
             rate_outputs(raters, items, expected, out_dir / "likert", batch_size=batch_size,
-                         resume_mismatch=resume_mismatch, retry_errors=retry_errors, allow_truncated=allow_truncated)
+                         resume_mismatch=resume_mismatch, retry_errors=retry_errors, allow_truncated=allow_truncated,
+                         aligner=aligner)
     if raters:
         write_likert_outputs(likert_table(read_ratings([out_dir / "likert"])), out_dir)
     reports, rows = {}, []

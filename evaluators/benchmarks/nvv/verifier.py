@@ -74,6 +74,28 @@ def boundary_spans(unit_times: list, duration_s: float, margin_s: float) -> np.n
     return np.stack([np.clip(left - margin_s, 0, duration_s), np.clip(right + margin_s, 0, duration_s)], axis=1)
 
 
+def boundary_example(backbone: AudioLLM, wave: np.ndarray, text: str, lang: str, prompt: str, unit_times: list,
+                     margin_s: float, system_prompt: str | None, max_seconds: float) -> dict:
+    """One aligned boundary-slot example: ``prompt``, then the transcript unit by unit; slot ``b``
+    reads the text state at the end of unit ``b - 1`` (of the prompt for ``b = 0``) and the audio
+    in the gap before unit ``b`` (:func:`boundary_spans`). ``unit_times`` (n_units, 2) seconds."""
+    units = position_units(text, lang)
+    if not units:
+        raise ValueError("transcript has no words")
+    if len(unit_times) != len(units):
+        raise ValueError(f"{len(unit_times)} unit timestamps for {len(units)} {('characters' if lang == 'zh' else 'words')}")
+    wave, _ = prepare_segments(wave, policy="truncate", max_seconds=max_seconds)[0]
+    feats, n_valid = backbone.features(wave)
+    segments = [prompt + "\nTranscript:" + ("" if lang == "zh" else " ")] + transcript_pieces(units, lang)
+    ids, ends = backbone.encode_segments(n_valid, segments, system_prompt)
+    spans = boundary_spans(unit_times, len(wave) / SAMPLE_RATE, margin_s)
+    audio_id = backbone.tokenizer.convert_tokens_to_ids(backbone.audio_token)
+    ex = {"input_ids": np.asarray(ids, dtype=np.int64), "input_features": feats, "n_frames": n_valid,
+          "word_pos": np.asarray(ends, dtype=np.int64)}
+    ex.update(span_example_fields(spans, n_valid, ids, audio_id))
+    return ex
+
+
 class NvvVerifierJudge:
     """GT-conditioned NVV presence / placement / spurious-event verifier (judge kind ``nvv_verifier``).
 
@@ -120,23 +142,9 @@ class NvvVerifierJudge:
         """One example; ``unit_times`` (n_units, 2) seconds. Slots are the n_units + 1 boundaries."""
         if target_type not in self.types:
             raise ValueError(f"unknown target type {target_type!r}")
-        units = position_units(text, lang)
-        if not units:
-            raise ValueError("transcript has no words")
-        if len(unit_times) != len(units):
-            raise ValueError(f"{len(unit_times)} unit timestamps for {len(units)} {('characters' if lang == 'zh' else 'words')}")
-        wave, _ = prepare_segments(wave, policy="truncate", max_seconds=self.max_seconds)[0]
-        feats, n_valid = self.backbone.features(wave)
-        sep = "" if lang == "zh" else " "
-        prompt = NVV_PROMPT.format(label=self.label_of(target_type)) + "\nTranscript:" + sep
-        segments = [prompt] + transcript_pieces(units, lang)
-        ids, ends = self.backbone.encode_segments(n_valid, segments, self.system_prompt)
-        spans = boundary_spans(unit_times, len(wave) / SAMPLE_RATE, self.boundary_margin_s)
-        audio_id = self.backbone.tokenizer.convert_tokens_to_ids(self.backbone.audio_token)
-        ex = {"input_ids": np.asarray(ids, dtype=np.int64), "input_features": feats,
-              "n_frames": n_valid, "word_pos": np.asarray(ends, dtype=np.int64),
-              "condition": self.types.index(target_type)}
-        ex.update(span_example_fields(spans, n_valid, ids, audio_id))
+        ex = boundary_example(self.backbone, wave, text, lang, NVV_PROMPT.format(label=self.label_of(target_type)),
+                              unit_times, self.boundary_margin_s, self.system_prompt, self.max_seconds)
+        ex["condition"] = self.types.index(target_type)
         return ex
 
     def collate(self, examples: list[dict]) -> dict[str, torch.Tensor]:

@@ -17,8 +17,10 @@ attend to its own criterion:
 
 Splits are by sentence (val/test sentences never in train). Output folder: ``audio/<id>.wav``,
 ``clips.jsonl`` (one row per clip: ``id, audio, lang, text, text_with_mark, non_verbal_events,
-target_type, split, ratings {nvv_accuracy, nvv_pe, quality}, factors {accuracy, integration,
-quality}``; it loads as an NVV-SuperBench item file) and ``corpus_config.json``. Same config -> byte-identical files.
+target_type, gt_position (units before the tag), split, ratings {nvv_accuracy, nvv_pe, quality},
+factors {accuracy, integration, quality}, rendered`` (what was rendered where, as in the NVV corpus)
+``, alignment`` (speech chunks' unit ranges and times); it loads as an NVV-SuperBench item file) and
+``corpus_config.json``. Same config -> byte-identical files.
 """
 
 from __future__ import annotations
@@ -150,16 +152,18 @@ def build_nvv_likert_corpus(config: NvvLikertCorpusConfig, out_dir: str | Path) 
         factors = {"accuracy": str(rng.choice(list(ACCURACY))), "integration": str(rng.choice(list(INTEGRATION))),
                    "quality": str(rng.choice(list(QUALITY)))}
         spec = _spec(lang, text, split, rng, factors)
-        y, _ = _render_item(spec, rng, config.sample_rate, -70.0)
+        y, rec = _render_item(spec, rng, config.sample_rate, -70.0)
         y = degrade(y, factors["quality"], rng, config.sample_rate)
         cid = f"{lang}_likert_{k:04d}"
         write_wav(out / "audio" / f"{cid}.wav", y, config.sample_rate)
         rows.append({"id": cid, "audio": f"audio/{cid}.wav", "lang": lang, "text": text,
                      "text_with_mark": mark_text(spec["toks"], lang, spec["bounds"][spec["gt"]][0], spec["label"]),
-                     "non_verbal_events": [spec["label"]], "target_type": spec["type"], "split": split,
+                     "non_verbal_events": [spec["label"]], "target_type": spec["type"], "gt_position": spec["gt"],
+                     "split": split,
                      "sentence_id": sentence_id(text, lang),
                      "ratings": ratings_of(factors), "factors": factors,
-                     "duration_s": round(y.size / config.sample_rate, 4)})
+                     "duration_s": round(y.size / config.sample_rate, 4),
+                     "rendered": rec["rendered"], "alignment": rec["alignment"]})
     with open(out / "clips.jsonl", "w", encoding="utf-8", newline="\n") as fh:
         fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     (out / "corpus_config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n", encoding="utf-8")

@@ -1,15 +1,21 @@
-"""NVV-SuperBench Likert rater: a verbalizer judge (labels "0".."5", or "1".."5" for quality) trained
-on synthetic clips with known ratings for one criterion (``likert_corpus.py``).
+"""NVV-SuperBench Likert rater trained on synthetic clips with known ratings for one criterion
+(``likert_corpus.py``), in one of two shapes (``nvv_likert.rater``):
 
-The prompt is the public Gemini rater's rubric for the criterion (``likert-<criterion>`` presets),
-with the tagged transcript as ``{text}``. Loss: cross-entropy of the known rating's label plus
-``mse_weight`` x the squared error of the expected rating (scaled to 0-1), so neighbouring ratings
-cost less than distant ones. Definitions: ``docs/benchmarks.md#likert-criteria-human-and-llm-evaluation``.
+``verbalizer``
+    The public Gemini rater's rubric for the criterion as the prompt (``likert-<criterion>``
+    presets), the tagged transcript as ``{text}``, the rating digits ("0".."5", or "1".."5" for
+    quality) read at the answer.
+``aligned``
+    ``AlignedLikertRater`` (NVV accuracy and NVV PE): boundary slots over the aligned transcript,
+    told where the tag is, ratings pooled where the NVV is heard.
+
+Loss, both shapes: cross-entropy of the known rating plus ``mse_weight`` x the squared error of the
+expected rating (scaled to 0-1), so neighbouring ratings cost less than distant ones. Definitions:
+``docs/benchmarks.md#likert-criteria-human-and-llm-evaluation``.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,29 +24,56 @@ import torch
 import torch.nn.functional as F
 
 from evaluators.audio_io import load_audio, prepare_segments
+from evaluators.benchmarks.nvv.items import count_units
+from evaluators.benchmarks.nvv.aligned_rater import AlignedLikertRater, pooled_rating_logits, rater_head_config
+from evaluators.judges.folder import read_judge_config
 from evaluators.judges.registry import load_judge
+from evaluators.judges.slot_head import new_slot_head
 from evaluators.judges.verbalizer import VerbalizerJudge
 from evaluators.jsonl import read_jsonl
 from evaluators.metrics.correlation import srcc
 from evaluators.runtime_options import Runtime
 from trainer.benchmarks.nvv.likert_corpus import NvvLikertCorpusConfig, build_nvv_likert_corpus
-from trainer.benchmarks.nvv.likert_validation import validate_likert_rater
+from trainer.benchmarks.nvv.likert_validation import aligned_example, validate_likert_rater
 from trainer.benchmarks.nvv.settings import NvvLikertSettings
+from trainer.benchmarks.nvv.task import unit_times_from_alignment
+from trainer.lora import apply_lora, load_backbone
 from trainer.task import ensure_corpus, write_report
 from trainer.verbalizer_judge import build_verbalizer_judge
 
 if TYPE_CHECKING:
     from trainer.config import TrainConfig
 
+#: BCE weight of the boundary holding the event: about one boundary in 15 holds it (as the verifier)
+LOCATE_POS_WEIGHT = 4.0
+
 
 def load_likert_rows(corpus_dir: str | Path, criterion: str) -> list[dict]:
-    """Clips of a Likert corpus (``clips.jsonl``) with absolute ``path``, prompt ``fields`` and the
-    known ``target`` rating of ``criterion``."""
+    """Clips of a Likert corpus (``clips.jsonl``) with absolute ``path``, prompt ``fields``, the
+    known ``target`` rating of ``criterion``, and what the aligned rater reads: ``text`` (clean),
+    ``tag_positions`` and ``unit_times`` (None when the corpus has no alignment), and learns from:
+    ``event_position`` (the boundary where an NVV was rendered, None when none was)."""
     corpus_dir = Path(corpus_dir)
-    return [{"id": r["id"], "path": str((corpus_dir / r["audio"]).resolve()), "lang": r["lang"], "split": r["split"],
-             "fields": {"text": r["text_with_mark"]}, "target": float(r["ratings"][criterion]),
-             "target_type": r["target_type"], "factors": r["factors"]}
-            for r in read_jsonl(corpus_dir / "clips.jsonl", required=("id", "audio", "lang", "split", "ratings"))]
+    path = corpus_dir / "clips.jsonl"
+    rows = []
+    for r in read_jsonl(path, required=("id", "audio", "lang", "split", "ratings")):
+        times = None
+        if r.get("alignment") is not None:
+            times = unit_times_from_alignment(r["alignment"], count_units(r["text"], r["lang"]), f"{path}:{r['_line']}")
+        rows.append({"id": r["id"], "path": str((corpus_dir / r["audio"]).resolve()), "lang": r["lang"],
+                     "split": r["split"], "fields": {"text": r["text_with_mark"]},
+                     "target": float(r["ratings"][criterion]), "target_type": r["target_type"],
+                     "factors": r["factors"], "text": r["text"],
+                     "event_position": (r.get("rendered") or {}).get("position")
+                     if (r.get("rendered") or {}).get("present") else None,
+                     "tag_positions": [r["gt_position"]] if r.get("gt_position") is not None else [],
+                     "unit_times": times})
+    return rows
+
+
+def rating_values(judge) -> tuple[float, ...]:
+    """The rating each label index stands for."""
+    return tuple(judge.values) if isinstance(judge, AlignedLikertRater) else tuple(judge.preset.values)
 
 
 class NvvLikertTask:
@@ -67,36 +100,70 @@ class NvvLikertTask:
                       for split in sorted({r["split"] for r in rows})}}
         return rows, summary
 
-    def build_judge(self, cfg: TrainConfig) -> VerbalizerJudge:
-        return build_verbalizer_judge(cfg, cfg.task_config.preset)
+    def build_judge(self, cfg: TrainConfig) -> VerbalizerJudge | AlignedLikertRater:
+        s = cfg.task_config
+        if s.rater == "verbalizer":
+            return build_verbalizer_judge(cfg, s.preset)
+        backbone = apply_lora(load_backbone(cfg), cfg)
+        head = new_slot_head(backbone, rater_head_config(s.criterion, s.head_width, s.head_mixer_layers), seed=cfg.seed)
+        return AlignedLikertRater(backbone, head, s.criterion, boundary_margin_s=s.boundary_margin_s,
+                                  system_prompt=cfg.system_prompt, max_seconds=cfg.max_seconds, name=cfg.judge_name,
+                                  seed=cfg.seed)
 
-    def trainable_modules(self, judge: VerbalizerJudge) -> list[torch.nn.Module]:
-        return [judge.backbone.model]
+    def trainable_modules(self, judge) -> list[torch.nn.Module]:
+        return [judge.backbone.model, judge.head] if isinstance(judge, AlignedLikertRater) else [judge.backbone.model]
 
-    def example(self, judge: VerbalizerJudge, row: dict) -> dict:
+    def example(self, judge, row: dict) -> dict:
+        if isinstance(judge, AlignedLikertRater):
+            return aligned_example(judge, row)
         wave, _ = prepare_segments(load_audio(row["path"]), policy="truncate", max_seconds=judge.max_seconds)[0]
         return judge.prepare(wave, row["fields"])
 
-    def collate(self, judge: VerbalizerJudge, examples: list[dict], rows: list[dict]) -> dict:
-        batch = judge.backbone.collate(examples)
-        values = list(judge.preset.values)
+    def collate(self, judge, examples: list[dict], rows: list[dict]) -> dict:
+        """Model batch + ``label_index`` (B,); aligned raters also ``event_here`` (B, S): 1 at the
+        boundary where an NVV was rendered (none for absent clips)."""
+        aligned = isinstance(judge, AlignedLikertRater)
+        batch = judge.collate(examples) if aligned else judge.backbone.collate(examples)
+        values = list(rating_values(judge))
         batch["label_index"] = torch.tensor([values.index(r["target"]) for r in rows], dtype=torch.long)
+        if aligned:
+            here = torch.zeros(batch["slot_mask"].shape, dtype=torch.float32)
+            for i, r in enumerate(rows):
+                if r.get("event_position") is not None:
+                    here[i, r["event_position"]] = 1.0
+            batch["event_here"] = here
         return batch
 
-    def _logits(self, judge: VerbalizerJudge, batch: dict) -> torch.Tensor:
-        return judge.label_logits({k: v for k, v in batch.items() if k != "label_index"})
+    def _slot_and_label_logits(self, judge, batch: dict) -> tuple[torch.Tensor | None, torch.Tensor]:
+        inputs = {k: v for k, v in batch.items() if k not in ("label_index", "event_here")}
+        if not isinstance(judge, AlignedLikertRater):
+            return None, judge.label_logits(inputs)
+        slots = judge.slot_logits(inputs)
+        return slots, pooled_rating_logits(slots, inputs["slot_mask"])
 
-    def loss(self, judge: VerbalizerJudge, batch: dict, cfg: TrainConfig) -> torch.Tensor:
-        logits = self._logits(judge, batch)
+    def loss(self, judge, batch: dict, cfg: TrainConfig) -> torch.Tensor:
+        """Cross-entropy of the known rating + ``mse_weight`` x squared error of the expected rating
+        (0-1 scaled); aligned raters add ``locate_weight`` x the per-boundary BCE of the attention
+        logit on "an NVV was rendered here" (positive weight ``LOCATE_POS_WEIGHT``), so the rating
+        is pooled where the event is."""
+        slots, logits = self._slot_and_label_logits(judge, batch)
         target = batch["label_index"].to(logits.device)
-        lo, hi = judge.preset.value_range
-        values = torch.tensor(judge.preset.values, dtype=logits.dtype, device=logits.device)
+        scale = rating_values(judge)
+        lo, hi = scale[0], scale[-1]
+        values = torch.tensor(scale, dtype=logits.dtype, device=logits.device)
         expected = (judge.expected_score(logits) - lo) / (hi - lo)
         mse = F.mse_loss(expected, (values[target] - lo) / (hi - lo))
-        return F.cross_entropy(logits, target) + cfg.task_config.mse_weight * mse
+        loss = F.cross_entropy(logits, target) + cfg.task_config.mse_weight * mse
+        if slots is not None and cfg.task_config.locate_weight:
+            mask = batch["slot_mask"].to(slots.device).float()
+            bce = F.binary_cross_entropy_with_logits(
+                slots[..., 0], batch["event_here"].to(slots.device), reduction="none",
+                pos_weight=torch.tensor(LOCATE_POS_WEIGHT, device=slots.device))
+            loss = loss + cfg.task_config.locate_weight * (bce * mask).sum() / mask.sum().clamp(min=1)
+        return loss
 
-    def predict(self, judge: VerbalizerJudge, batch: dict) -> list[float]:
-        return judge.expected_score(self._logits(judge, batch)).float().cpu().tolist()
+    def predict(self, judge, batch: dict) -> list[float]:
+        return judge.expected_score(self._slot_and_label_logits(judge, batch)[1]).float().cpu().tolist()
 
     def val_metrics(self, rows: list[dict], preds: list[float]) -> dict[str, float]:
         out = {}
@@ -124,18 +191,28 @@ class NvvLikertTask:
                  options: dict | None = None, runtime: Runtime | None = None) -> dict:
         """Spearman / MAE / agreement with the corpus's known ratings, per language (95% CIs)."""
         options = options or {}
-        judge = load_judge(judge_dir, expected_kind=VerbalizerJudge.kind, **(runtime or Runtime()).load_kwargs())
-        config = json.loads((Path(judge_dir) / "judge_config.json").read_text())
+        config = read_judge_config(judge_dir)
+        kinds = (VerbalizerJudge.kind, AlignedLikertRater.kind)
+        if config["kind"] not in kinds:
+            raise ValueError(f"{judge_dir}: a {config['kind']!r} judge is not a Likert rater (kinds: {', '.join(kinds)})")
+        judge = load_judge(judge_dir, **(runtime or Runtime()).load_kwargs())
         trained_on = (config.get("training") or {}).get("labels", {}).get("criterion")
-        criterion = options.get("criterion") or trained_on or judge.preset.name.removeprefix("likert-")
+        own = judge.criterion if isinstance(judge, AlignedLikertRater) else judge.preset.name.removeprefix("likert-")
+        criterion = options.get("criterion") or trained_on or own
         report = validate_likert_rater(judge, load_likert_rows(corpus_dir, criterion), criterion,
                                        split=options.get("split", "test"))
         return write_report(report, out)
 
     def model_card(self, config: dict, validation: dict | None) -> list[str]:
-        lines = [f"NVV-SuperBench Likert rater ({config.get('preset', {}).get('name', 'likert')}): a verbalizer "
-                 f"judge reading the rating digits {config.get('label_words')} at the {config.get('read_at')}; "
-                 "the score is the expected rating.", "",
+        if config.get("kind") == AlignedLikertRater.kind:
+            head = (f"NVV-SuperBench Likert rater ({config.get('criterion')}), aligned: {config.get('read_at')}; "
+                    "the score is the expected rating. It needs word times (the outputs manifest's "
+                    "`word_timestamps` or `--aligner`).")
+        else:
+            head = (f"NVV-SuperBench Likert rater ({config.get('preset', {}).get('name', 'likert')}): a verbalizer "
+                    f"judge reading the rating digits {config.get('label_words')} at the {config.get('read_at')}; "
+                    "the score is the expected rating.")
+        lines = [head, "",
                  "```bash", "omnijudge score nvv --items ITEMS --outputs DIR --judge VERIFIER "
                  "--raters <criterion>=<this folder> --out RESULTS", "```", ""]
         if validation and "languages" in validation:

@@ -10,13 +10,29 @@ import numpy as np
 import torch
 
 from evaluators.audio_io import load_audio, prepare_segments
+from evaluators.benchmarks.nvv.aligned_rater import AlignedLikertRater
 from evaluators.judges.verbalizer import VerbalizerJudge
 from evaluators.metrics.correlation import bootstrap_ci, srcc
 from evaluators.progress import chunks_with_progress
 
 
-def rate_clips(judge: VerbalizerJudge, rows: list[dict], batch_size: int = 16) -> list[dict]:
-    """``{"score", "label"}`` per row: the expected rating and the most likely label's value."""
+def aligned_example(judge: AlignedLikertRater, row: dict) -> dict:
+    """An aligned rater's example of a corpus row (the corpus's own unit times)."""
+    if row["unit_times"] is None:
+        raise ValueError(f"{row['id']}: the Likert corpus has no alignment (written before aligned raters); "
+                         "synthesize it again")
+    return judge.prepare(load_audio(row["path"]), row["text"], row["lang"], row["target_type"], row["tag_positions"],
+                         row["unit_times"])
+
+
+def rate_clips(judge, rows: list[dict], batch_size: int = 16) -> list[dict]:
+    """``{"score", "label"}`` per row: the expected rating and the most likely label's value
+    (a ``VerbalizerJudge`` or an ``AlignedLikertRater``)."""
+    if isinstance(judge, AlignedLikertRater):
+        out = []
+        for chunk in chunks_with_progress(rows, 64, "rate clips"):
+            out += judge.rate([aligned_example(judge, r) for r in chunk], batch_size=batch_size)
+        return out
     out = []
     for chunk in chunks_with_progress(rows, 64, "rate clips"):
         examples = [judge.prepare(prepare_segments(load_audio(r["path"]), policy="truncate",
@@ -47,14 +63,15 @@ def rating_report(preds: list[dict], targets: list[float], seed: int = 0) -> dic
             "mean_score_by_rating": {str(int(r)): float(p[t == r].mean()) for r in sorted(set(t.tolist()))}}
 
 
-def validate_likert_rater(judge: VerbalizerJudge, rows: list[dict], criterion: str, split: str = "test",
+def validate_likert_rater(judge: VerbalizerJudge | AlignedLikertRater, rows: list[dict], criterion: str, split: str = "test",
                           batch_size: int = 16) -> dict:
     """Per language: :func:`rating_report` of ``criterion`` on the ``split`` rows."""
     rows = [r for r in rows if r["split"] == split]
     if not rows:
         raise ValueError(f"no {split!r} clips to validate on")
     preds = rate_clips(judge, rows, batch_size)
-    report = {"criterion": criterion, "split": split, "n_clips": len(rows), "preset": judge.preset.name,
+    rater = f"aligned:{judge.criterion}" if isinstance(judge, AlignedLikertRater) else judge.preset.name
+    report = {"criterion": criterion, "split": split, "n_clips": len(rows), "preset": rater,
               "languages": {}}
     for lang in sorted({r["lang"] for r in rows}):
         sel = [i for i, r in enumerate(rows) if r["lang"] == lang]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from evaluators.benchmarks.nvv.aligned_rater import ALIGNED_CRITERIA, rater_head_config
 from evaluators.benchmarks.nvv.verifier import verifier_head_config
 from evaluators.judges.presets import PRESETS
 from evaluators.judges.slot_head import WordHeadConfig
@@ -41,7 +42,12 @@ class NvvLikertSettings:
     """NVV-SuperBench Likert rater (one criterion per judge): preset, loss, synthetic rated clips."""
 
     criterion: str = "nvv_accuracy"  # nvv_accuracy | nvv_pe | quality: the rating the judge learns
+    rater: str = "verbalizer"  # verbalizer (the rubric prompt, rating digits read at the answer) | aligned (boundary slots with the tag's place; nvv_accuracy and nvv_pe only)
     preset: str | None = None  # verbalizer preset; None = likert-<criterion> (the public Gemini rubric)
+    head_width: int = 128  # aligned rater: width of the boundary-slot mixer
+    head_mixer_layers: int = 1  # aligned rater: transformer layers mixing the boundary slots
+    boundary_margin_s: float = 0.12  # aligned rater: seconds added on both sides of a boundary's gap
+    locate_weight: float = 1.0  # aligned rater: weight of the per-boundary BCE teaching the pooling where the NVV was rendered (0 = ratings only)
     mse_weight: float = 1.0  # weight of the squared error of the expected rating (0-1 scaled) added to the label cross-entropy
     corpus: NvvLikertCorpusConfig = field(default_factory=NvvLikertCorpusConfig)  # synthetic rated clips, built when data.corpus_dir has none
 
@@ -53,3 +59,13 @@ class NvvLikertSettings:
             raise ValueError(f"preset {self.preset!r} not in {sorted(PRESETS)}")
         if self.mse_weight < 0:
             raise ValueError("mse_weight must be >= 0")
+        if self.rater not in ("verbalizer", "aligned"):
+            raise ValueError(f"rater must be 'verbalizer' or 'aligned', got {self.rater!r}")
+        if self.rater == "aligned":
+            if self.criterion not in ALIGNED_CRITERIA:
+                raise ValueError(f"rater: aligned serves {ALIGNED_CRITERIA}, not {self.criterion!r}")
+            rater_head_config(self.criterion, self.head_width, self.head_mixer_layers)  # validates the shape
+        if self.locate_weight < 0:
+            raise ValueError("locate_weight must be >= 0")
+        if not 0.0 <= self.boundary_margin_s <= 1.0:
+            raise ValueError(f"boundary_margin_s must be in [0, 1] s, got {self.boundary_margin_s}")

@@ -1,0 +1,209 @@
+"""AlignedLikertRater: an NVV-SuperBench 0-5 Likert rater for the tag-based criteria that depend on
+where an NVV sits and how it sounds (NVV accuracy, NVV perceptual effect; NVV paper Sec. 2.4.2).
+
+It reads a clip the way the verifier does (``verifier.py``): one slot per transcript boundary, each
+holding the text state at the unit before it and the audio states in the gap, conditioned on the
+tag's type. Two scalar features per slot say where the tag is: 1 at a boundary that holds a target
+tag (0 elsewhere), and the distance to the nearest tag in units of the benchmark's delta, capped at
+3 and scaled to 0-1. The head emits per slot one attention logit and one logit per rating; the
+clip's rating logits are the slots' rating logits weighted by the softmax of the attention logits
+over the clip's slots, so the rating is read where the NVV is heard. The score is the expected
+rating. Unit times come from word timestamps (an aligner at scoring time, the corpus's own timing
+in training).
+
+Why not a verbalizer reading the rubric: the rating depends on a short event's position relative
+to the words and on its edges and level, and a verbalizer has to learn the alignment of audio to
+words first; measured on the synthetic Likert corpus, the tiny random thinker as a verbalizer did
+not fit even its training clips for these two criteria (``docs/benchmarks.md``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from evaluators.backbones import AudioLLM
+from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, position_units
+from evaluators.benchmarks.nvv.presets import RUBRICS
+from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
+from evaluators.benchmarks.nvv.verifier import boundary_example
+from evaluators.judges.folder import provenance_fields
+from evaluators.judges.slot_head import (
+    WordHead,
+    WordHeadConfig,
+    collate_slots,
+    load_slot_judge,
+    save_slot_judge,
+    slot_head_logits,
+)
+
+#: criteria this rater kind serves (tag-based, about the NVV itself) -> their rating values
+ALIGNED_CRITERIA = ("nvv_accuracy", "nvv_pe")
+RATER_PROMPT = "Rate the {metric} of the non-verbal vocalization <{label}>: {definition}"
+#: the tag features: (this boundary holds a tag, distance to the nearest tag / delta capped at 3, / 3)
+N_TAG_FEATURES = 2
+_MAX_DELTAS = 3.0
+
+
+def rating_values(criterion: str) -> tuple[float, ...]:
+    """The rubric's rating values of ``criterion`` (0-5 for the NVV criteria)."""
+    scores = sorted(int(s) for s in RUBRICS["criteria"][criterion]["rubric"])
+    return tuple(float(s) for s in scores)
+
+
+def rater_head_config(criterion: str, width: int = 128, mixer_layers: int = 1) -> WordHeadConfig:
+    """The head shape: aligned, ``1 + n_ratings`` logits per boundary, conditioned on the tag's
+    type, with the two tag features."""
+    return WordHeadConfig(n_outputs=1 + len(rating_values(criterion)), mode="aligned", width=width,
+                          mixer_layers=mixer_layers, n_conditions=len(load_taxonomy().types),
+                          n_slot_features=N_TAG_FEATURES)
+
+
+def tag_features(n_slots: int, tag_positions: list[int], lang: str) -> np.ndarray:
+    """(n_slots, 2) float32: [boundary holds a tag, min(distance to the nearest tag / delta, 3) / 3].
+
+    Without a tag position (none given) every boundary is "not a tag, far from it"."""
+    b = np.arange(n_slots, dtype=np.float64)
+    tags = [min(max(int(p), 0), n_slots - 1) for p in tag_positions]
+    if not tags:
+        return np.stack([np.zeros(n_slots), np.ones(n_slots)], axis=1).astype(np.float32)
+    dist = np.min(np.abs(b[:, None] - np.asarray(tags, dtype=np.float64)[None, :]), axis=1)
+    return np.stack([(dist == 0).astype(np.float64),
+                     np.minimum(dist / DEFAULT_DELTA[lang], _MAX_DELTAS) / _MAX_DELTAS], axis=1).astype(np.float32)
+
+
+def pooled_rating_logits(slot_logits: torch.Tensor, slot_mask: torch.Tensor) -> torch.Tensor:
+    """(B, n_ratings) clip logits from (B, S, 1 + n_ratings) slot logits: the rating logits averaged
+    over real slots with weights softmax(attention logit) (column 0)."""
+    att = slot_logits[..., 0].masked_fill(~slot_mask.to(slot_logits.device), float("-inf"))
+    w = torch.softmax(att, dim=1).unsqueeze(-1)
+    return (w * slot_logits[..., 1:]).sum(1)
+
+
+class AlignedLikertRater:
+    """NVV Likert rater on aligned boundary slots (judge kind ``nvv_likert_aligned``).
+
+    ``score`` inputs: ``{"wave", "text", "lang", "target_type", "tag_positions", "unit_times"}``
+    (``tag_positions``: boundaries, in ``text``'s units, where the transcript holds the target tag);
+    outputs ``{"score", "label", "probabilities"}``: the expected rating, the most likely rating and
+    P(rating) per value.
+    """
+
+    kind = "nvv_likert_aligned"
+    needs_word_times = True
+
+    def __init__(self, backbone: AudioLLM, head: WordHead, criterion: str, boundary_margin_s: float = 0.12,
+                 system_prompt: str | None = None, max_seconds: float | None = None, name: str | None = None,
+                 checkpoint_hash: str = "none", seed: int = 0, prompt_version: str = "v1"):
+        if criterion not in ALIGNED_CRITERIA:
+            raise ValueError(f"aligned Likert raters serve {ALIGNED_CRITERIA}, not {criterion!r}")
+        self.criterion = criterion
+        self.values = rating_values(criterion)
+        self.taxonomy = load_taxonomy()
+        self.types = tuple(t.id for t in self.taxonomy.types)
+        want = rater_head_config(criterion)
+        got = head.config
+        if (got.mode, got.n_outputs, got.n_conditions, got.n_slot_features) != (
+                want.mode, want.n_outputs, want.n_conditions, want.n_slot_features):
+            raise ValueError(f"rater head must be aligned with n_outputs={want.n_outputs}, "
+                             f"n_conditions={want.n_conditions}, n_slot_features={want.n_slot_features}")
+        self.backbone, self.head = backbone, head
+        self.boundary_margin_s = boundary_margin_s
+        self.system_prompt = system_prompt
+        self.max_seconds = min(max_seconds or backbone.max_seconds, backbone.max_seconds)
+        self.name = name or f"nvv-likert-aligned-{criterion}"
+        self.checkpoint_hash, self.seed, self.prompt_version = checkpoint_hash, seed, prompt_version
+
+    @property
+    def value_range(self) -> tuple[float, float]:
+        return self.values[0], self.values[-1]
+
+    def prompt(self, target_type: str) -> str:
+        c = RUBRICS["criteria"][self.criterion]
+        return RATER_PROMPT.format(metric=c["metric"], label=self.taxonomy.get(target_type).labels[0],
+                                   definition=c["definition"])
+
+    # ---- inputs --------------------------------------------------------------------------------
+    def prepare(self, wave: np.ndarray, text: str, lang: str, target_type: str, tag_positions: list[int],
+                unit_times: list) -> dict:
+        """One example (``boundary_example``) with the tag's type as condition and the tag features."""
+        if target_type not in self.types:
+            raise ValueError(f"unknown target type {target_type!r}")
+        ex = boundary_example(self.backbone, wave, text, lang, self.prompt(target_type), unit_times,
+                              self.boundary_margin_s, self.system_prompt, self.max_seconds)
+        ex["condition"] = self.types.index(target_type)
+        ex["slot_features"] = tag_features(len(position_units(text, lang)) + 1, tag_positions, lang)
+        return ex
+
+    def collate(self, examples: list[dict]) -> dict[str, torch.Tensor]:
+        batch = collate_slots(self.backbone, examples)
+        batch["condition"] = torch.as_tensor([e["condition"] for e in examples], dtype=torch.long)
+        return batch
+
+    # ---- ratings -------------------------------------------------------------------------------
+    def slot_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """(B, S, 1 + n_ratings): attention logit, then rating logits, per boundary slot."""
+        return slot_head_logits(self.backbone, self.head, batch)
+
+    def label_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """(B, n_ratings) rating logits (:func:`pooled_rating_logits`)."""
+        return pooled_rating_logits(self.slot_logits(batch), batch["slot_mask"])
+
+    def expected_score(self, logits: torch.Tensor) -> torch.Tensor:
+        """(B,) expected rating under softmax(logits)."""
+        values = torch.tensor(self.values, dtype=logits.dtype, device=logits.device)
+        return torch.softmax(logits, dim=-1) @ values
+
+    @torch.no_grad()
+    def rate(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
+        """``{"score", "label", "probabilities"}`` per prepared example, input order; a clip's rating
+        does not depend on its batch (every position is gathered per row)."""
+        out: list[dict | None] = [None] * len(examples)
+        order = sorted(range(len(examples)), key=lambda i: len(examples[i]["input_ids"]))
+        was_training = self.backbone.model.training
+        self.backbone.model.eval()
+        self.head.eval()
+        try:
+            for start in range(0, len(order), batch_size):
+                chunk = order[start:start + batch_size]
+                logits = self.label_logits(self.collate([examples[i] for i in chunk])).double()
+                probs = torch.softmax(logits, dim=-1).cpu().numpy()
+                for row, i in enumerate(chunk):
+                    out[i] = {"score": float(probs[row] @ np.asarray(self.values)),
+                              "label": float(self.values[int(np.argmax(probs[row]))]),
+                              "probabilities": [round(float(p), 6) for p in probs[row]]}
+        finally:
+            self.backbone.model.train(was_training)
+            self.head.train(was_training)
+        return out
+
+    def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
+        """The ``Judge`` protocol's batched scoring: :meth:`rate` over input dicts."""
+        keys = ("wave", "text", "lang", "target_type", "tag_positions", "unit_times")
+        return self.rate([self.prepare(*(x[k] for k in keys)) for x in inputs], batch_size=batch_size)
+
+    def provenance(self) -> dict:
+        return provenance_fields(self.name, self.checkpoint_hash, self.prompt_version, self.seed,
+                                 self.backbone.runtime())
+
+    # ---- folder --------------------------------------------------------------------------------
+    def save_pretrained(self, folder: str | Path, extra: dict | None = None) -> Path:
+        """Write this rater as a judge folder (``docs/judge_folder.md``) with its head weights."""
+        fields = {"criterion": self.criterion, "values": list(self.values), "prompt": RATER_PROMPT,
+                  "prompt_version": self.prompt_version, "system_prompt": self.system_prompt,
+                  "boundary_margin_s": self.boundary_margin_s, "types": list(self.types),
+                  "read_at": "per boundary: hidden state at the unit before it + audio states in the gap + "
+                             "tag features; ratings pooled over boundaries by a learned attention"}
+        return save_slot_judge(self, folder, fields, extra)
+
+    @classmethod
+    def from_pretrained(cls, folder: str | Path, dtype: str | torch.dtype | None = "auto", device: str = "cpu",
+                        attn_implementation: str | None = None) -> "AlignedLikertRater":
+        """Load an aligned Likert rater folder (judge_config.json kind "nvv_likert_aligned")."""
+        cfg, backbone, head, checkpoint_hash = load_slot_judge(folder, cls.kind, dtype, device, attn_implementation)
+        return cls(backbone, head, criterion=cfg["criterion"], boundary_margin_s=float(cfg.get("boundary_margin_s", 0.12)),
+                   system_prompt=cfg.get("system_prompt"), max_seconds=cfg.get("max_seconds"),
+                   name=cfg.get("judge_name", Path(folder).name), checkpoint_hash=checkpoint_hash,
+                   seed=int(cfg.get("seed", 0)), prompt_version=cfg.get("prompt_version", "v1"))
