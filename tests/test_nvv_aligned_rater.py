@@ -120,3 +120,28 @@ def test_rate_outputs_with_manifest_word_times(trained, tmp_path):
     expected = rater.rate([rater.prepare(load_audio(corpus / "audio" / f"{it.id}.wav"), it.text, it.lang, it.target_type,
                                          it.target_positions, rows[it.id]["unit_times"]) for it in items[:2]])
     np.testing.assert_allclose([r["score"] for r in got[:2]], [e["score"] for e in expected], atol=1e-6)
+
+
+def test_locate_term_of_the_loss_by_hand(trained):
+    """The aligned loss = rating CE + MSE + locate_weight x BCE(attention logit, "NVV rendered here")."""
+    import torch.nn.functional as F
+
+    from evaluators.judges.registry import load_judge
+    from trainer.benchmarks.nvv.likert_task import LOCATE_POS_WEIGHT, NvvLikertTask, load_likert_rows
+    from trainer.benchmarks.nvv.likert_validation import aligned_example
+    from trainer.config import load_config
+
+    _, corpus, final = trained
+    task, rater = NvvLikertTask(), load_judge(final)
+    rows = load_likert_rows(corpus, "nvv_pe")
+    rows = [next(r for r in rows if r["event_position"] is not None), next(r for r in rows if r["event_position"] is None)]
+    batch = task.collate(rater, [aligned_example(rater, r) for r in rows], rows)
+    assert batch["event_here"][0].tolist().index(1.0) == rows[0]["event_position"] and batch["event_here"][1].sum() == 0
+    cfg = {w: load_config("configs/nvv/likert/nvv_pe/tiny.yaml", {"nvv_likert.locate_weight": w}) for w in (0.0, 2.0)}
+    with torch.no_grad():
+        diff = task.loss(rater, batch, cfg[2.0]) - task.loss(rater, batch, cfg[0.0])
+        att = rater.slot_logits({k: v for k, v in batch.items() if k not in ("label_index", "event_here")})[..., 0]
+    mask = batch["slot_mask"]
+    bce = F.binary_cross_entropy_with_logits(att[mask], batch["event_here"][mask],
+                                             pos_weight=torch.tensor(LOCATE_POS_WEIGHT))  # mean over real slots
+    torch.testing.assert_close(diff, 2.0 * bce, rtol=1e-5, atol=1e-6)
