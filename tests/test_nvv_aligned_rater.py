@@ -39,14 +39,16 @@ def test_tag_features_by_hand():
 def test_rating_pooling_by_hand():
     # two real slots with attention logits 0 and ln 3 -> weights 1/4, 3/4; the padded slot is ignored
     slots = torch.tensor([[[0.0, 4.0, 0.0], [float(np.log(3)), 0.0, 4.0], [50.0, 100.0, 100.0]]])
-    pooled = pooled_rating_logits(slots, torch.tensor([[True, True, False]]))
+    slots = torch.cat([slots, torch.full((1, 3, 4), 7.0)], dim=-1)  # heard-type columns are not pooled
+    pooled = pooled_rating_logits(slots, torch.tensor([[True, True, False]]), n_ratings=2)
     torch.testing.assert_close(pooled, torch.tensor([[1.0, 3.0]]))
 
 
 def test_settings_and_head_shape():
     assert rating_values("nvv_pe") == (0.0, 1.0, 2.0, 3.0, 4.0, 5.0)
     cfg = rater_head_config("nvv_accuracy")
-    assert (cfg.n_outputs, cfg.n_conditions, cfg.n_slot_features, cfg.mode) == (7, 45, 2, "aligned")
+    # attention + ratings 0..5 + 45 heard types
+    assert (cfg.n_outputs, cfg.n_conditions, cfg.n_slot_features, cfg.mode) == (1 + 6 + 45, 45, 2, "aligned")
     with pytest.raises(ValueError, match="aligned serves"):
         NvvLikertSettings(criterion="quality", rater="aligned")  # quality is a whole-clip property
     with pytest.raises(ValueError, match="rater must be"):
@@ -145,3 +147,13 @@ def test_locate_term_of_the_loss_by_hand(trained):
     bce = F.binary_cross_entropy_with_logits(att[mask], batch["event_here"][mask],
                                              pos_weight=torch.tensor(LOCATE_POS_WEIGHT))  # mean over real slots
     torch.testing.assert_close(diff, 2.0 * bce, rtol=1e-5, atol=1e-6)
+    # the heard-type term: cross-entropy at the rendered boundary only, on the type rendered there
+    assert batch["event_type"][0, rows[0]["event_position"]] == rater.types.index(rows[0]["event_type"])
+    assert int((batch["event_type"] >= 0).sum()) == 1
+    cfg = {w: load_config("configs/nvv/likert/nvv_pe/tiny.yaml", {"nvv_likert.type_weight": w}) for w in (0.0, 1.0)}
+    with torch.no_grad():
+        diff = task.loss(rater, batch, cfg[1.0]) - task.loss(rater, batch, cfg[0.0])
+        types = rater.type_logits(rater.slot_logits(
+            {k: v for k, v in batch.items() if k not in ("label_index", "event_here", "event_type")}))
+    want = F.cross_entropy(types[0, rows[0]["event_position"]][None], batch["event_type"][0, rows[0]["event_position"]][None])
+    torch.testing.assert_close(diff, want, rtol=1e-5, atol=1e-6)

@@ -25,9 +25,10 @@ def _requests():
             {"wave": wave[:15000] * 0.5, "language": "en", "anchor": {"target_style": "storytelling"}}]
 
 
-@pytest.mark.parametrize("criterion", ["emotion", "style", "paralinguistic"])
-def test_verdicts_have_the_public_layout_and_survive_the_folder(backbone, criterion, tmp_path):
-    judge = SpeechEditJudge.new(backbone, criterion, seed=1, presets=trained_presets(criterion))
+@pytest.mark.parametrize("criterion,attend", [("emotion", False), ("style", False), ("paralinguistic", False),
+                                              ("style", True), ("paralinguistic", True)])
+def test_verdicts_have_the_public_layout_and_survive_the_folder(backbone, criterion, attend, tmp_path):
+    judge = SpeechEditJudge.new(backbone, criterion, seed=1, presets=trained_presets(criterion), audio_attention=attend)
     reqs = _requests()
     verdicts = judge.judge(reqs, batch_size=3)
     alone = [judge.judge([r], batch_size=1)[0] for r in reqs]
@@ -49,6 +50,7 @@ def test_verdicts_have_the_public_layout_and_survive_the_folder(backbone, criter
     folder = judge.save_pretrained(tmp_path / "judge")
     loaded = load_judge(folder)
     assert isinstance(loaded, SpeechEditJudge) and loaded.criterion == criterion
+    assert (loaded.head is not None and loaded.head.audio_attention) == attend
     again = loaded.judge(reqs, batch_size=2)
     for a, b in zip(verdicts, again):
         np.testing.assert_allclose(np.array(list(a[key].values()), dtype=float),
@@ -58,6 +60,22 @@ def test_verdicts_have_the_public_layout_and_survive_the_folder(backbone, criter
     other = "style" if criterion != "style" else "emotion"
     with pytest.raises(ValueError, match="cannot judge"):
         load_edit_judge(other, str(folder))
+
+
+def test_audio_attention_read_out_by_hand():
+    from evaluators.benchmarks.speecheditbench.edit_judge import ReadoutHead
+
+    head = ReadoutHead(2, slots=1, levels=1, audio_attention=True)
+    with torch.no_grad():
+        head.proj.weight.zero_()
+        head.proj.bias.fill_(0.5)
+        head.query.copy_(torch.tensor([[np.sqrt(2) * np.log(3), 0.0]]))  # score / sqrt(H) = ln 3 * x0
+        head.pooled_proj.copy_(torch.tensor([[[1.0], [10.0]]]))
+    # tokens: text (ignored), audio x0=0, audio x0=1 -> weights 1/4, 3/4 over the two audio tokens
+    states = torch.tensor([[[9.0, 9.0], [0.0, 2.0], [1.0, 0.0]]])
+    out = head(torch.zeros(1, 2), states, torch.tensor([[False, True, True]]))
+    pooled = 0.25 * torch.tensor([0.0, 2.0]) + 0.75 * torch.tensor([1.0, 0.0])  # (0.75, 0.5)
+    torch.testing.assert_close(out, torch.tensor([[[0.5 + pooled[0] * 1.0 + pooled[1] * 10.0]]]))
 
 
 def test_four_events_come_from_one_forward_pass(backbone, monkeypatch):

@@ -5,10 +5,11 @@ It reads a clip the way the verifier does (``verifier.py``): one slot per transc
 holding the text state at the unit before it and the audio states in the gap, conditioned on the
 tag's type. Two scalar features per slot say where the tag is: 1 at a boundary that holds a target
 tag (0 elsewhere), and the distance to the nearest tag in units of the benchmark's delta, capped at
-3 and scaled to 0-1. The head emits per slot one attention logit and one logit per rating; the
-clip's rating logits are the slots' rating logits weighted by the softmax of the attention logits
-over the clip's slots, so the rating is read where the NVV is heard. The score is the expected
-rating. Unit times come from word timestamps (an aligner at scoring time, the corpus's own timing
+3 and scaled to 0-1. The head emits per slot one attention logit, one logit per rating and one
+logit per NVV type (the type heard there, trained where an NVV was rendered: what tells "another
+type at the tag" apart); the clip's rating logits are the slots' rating logits weighted by the
+softmax of the attention logits over the clip's slots, so the rating is read where the NVV is
+heard. The score is the expected rating. Unit times come from word timestamps (an aligner at scoring time, the corpus's own timing
 in training).
 
 Why not a verbalizer reading the rubric: the rating depends on a short event's position relative
@@ -54,11 +55,11 @@ def rating_values(criterion: str) -> tuple[float, ...]:
 
 
 def rater_head_config(criterion: str, width: int = 128, mixer_layers: int = 1) -> WordHeadConfig:
-    """The head shape: aligned, ``1 + n_ratings`` logits per boundary, conditioned on the tag's
-    type, with the two tag features."""
-    return WordHeadConfig(n_outputs=1 + len(rating_values(criterion)), mode="aligned", width=width,
-                          mixer_layers=mixer_layers, n_conditions=len(load_taxonomy().types),
-                          n_slot_features=N_TAG_FEATURES)
+    """The head shape: aligned, ``1 + n_ratings + n_types`` logits per boundary (attention,
+    ratings, heard type), conditioned on the tag's type, with the two tag features."""
+    n_types = len(load_taxonomy().types)
+    return WordHeadConfig(n_outputs=1 + len(rating_values(criterion)) + n_types, mode="aligned", width=width,
+                          mixer_layers=mixer_layers, n_conditions=n_types, n_slot_features=N_TAG_FEATURES)
 
 
 def tag_features(n_slots: int, tag_positions: list[int], lang: str) -> np.ndarray:
@@ -74,12 +75,12 @@ def tag_features(n_slots: int, tag_positions: list[int], lang: str) -> np.ndarra
                      np.minimum(dist / DEFAULT_DELTA[lang], _MAX_DELTAS) / _MAX_DELTAS], axis=1).astype(np.float32)
 
 
-def pooled_rating_logits(slot_logits: torch.Tensor, slot_mask: torch.Tensor) -> torch.Tensor:
-    """(B, n_ratings) clip logits from (B, S, 1 + n_ratings) slot logits: the rating logits averaged
-    over real slots with weights softmax(attention logit) (column 0)."""
+def pooled_rating_logits(slot_logits: torch.Tensor, slot_mask: torch.Tensor, n_ratings: int) -> torch.Tensor:
+    """(B, n_ratings) clip logits from (B, S, 1 + n_ratings [+ more]) slot logits: the rating logits
+    (columns 1..n_ratings) averaged over real slots with weights softmax(attention logit) (column 0)."""
     att = slot_logits[..., 0].masked_fill(~slot_mask.to(slot_logits.device), float("-inf"))
     w = torch.softmax(att, dim=1).unsqueeze(-1)
-    return (w * slot_logits[..., 1:]).sum(1)
+    return (w * slot_logits[..., 1:1 + n_ratings]).sum(1)
 
 
 class AlignedLikertRater:
@@ -144,12 +145,17 @@ class AlignedLikertRater:
 
     # ---- ratings -------------------------------------------------------------------------------
     def slot_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """(B, S, 1 + n_ratings): attention logit, then rating logits, per boundary slot."""
+        """(B, S, 1 + n_ratings + n_types): attention logit, rating logits, heard-type logits, per
+        boundary slot."""
         return slot_head_logits(self.backbone, self.head, batch)
+
+    def type_logits(self, slot_logits: torch.Tensor) -> torch.Tensor:
+        """(B, S, n_types): the heard-type columns of :meth:`slot_logits`."""
+        return slot_logits[..., 1 + len(self.values):]
 
     def label_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """(B, n_ratings) rating logits (:func:`pooled_rating_logits`)."""
-        return pooled_rating_logits(self.slot_logits(batch), batch["slot_mask"])
+        return pooled_rating_logits(self.slot_logits(batch), batch["slot_mask"], len(self.values))
 
     def expected_score(self, logits: torch.Tensor) -> torch.Tensor:
         """(B,) expected rating under softmax(logits)."""

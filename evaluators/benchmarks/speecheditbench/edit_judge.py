@@ -73,15 +73,34 @@ def trained_presets(criterion: str, system_prompt: str | None = None) -> dict[st
 
 
 class ReadoutHead(nn.Module):
-    """Final hidden state (B, H) -> (B, slots, levels) logits: one linear map."""
+    """(B, slots, levels) logits from the final hidden state (B, H): one linear map; with
+    ``audio_attention`` also, per slot, a learned query's softmax attention over the clip's
+    audio-token states (B, T, H) and a linear map of that pooled state, added.
 
-    def __init__(self, hidden_size: int, slots: int, levels: int):
+    Why the attention: a short event (a laugh, a cough) fills a few of a clip's audio tokens, and
+    the final prompt state of a small random thinker averages them away; each slot's query learns
+    to find its own event wherever it is in the clip."""
+
+    def __init__(self, hidden_size: int, slots: int, levels: int, audio_attention: bool = False):
         super().__init__()
-        self.slots, self.levels = slots, levels
+        self.slots, self.levels, self.audio_attention = slots, levels, audio_attention
         self.proj = nn.Linear(hidden_size, slots * levels)
+        if audio_attention:
+            self.query = nn.Parameter(torch.randn(slots, hidden_size) * hidden_size ** -0.5)
+            self.pooled_proj = nn.Parameter(torch.randn(slots, hidden_size, levels) * hidden_size ** -0.5)
 
-    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        return self.proj(hidden.float()).view(-1, self.slots, self.levels)
+    def forward(self, hidden: torch.Tensor, states: torch.Tensor | None = None,
+                audio_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``hidden`` (B, H) final states; ``states`` (B, T, H) and ``audio_mask`` (B, T) bool (the
+        audio tokens) when ``audio_attention``."""
+        out = self.proj(hidden.float()).view(-1, self.slots, self.levels)
+        if not self.audio_attention:
+            return out
+        x = states.float()
+        scores = torch.einsum("bth,sh->bst", x, self.query) / x.shape[-1] ** 0.5
+        scores = scores.masked_fill(~audio_mask.to(x.device).unsqueeze(1), float("-inf"))
+        pooled = torch.softmax(scores, dim=-1) @ x  # (B, slots, H)
+        return out + torch.einsum("bsh,shl->bsl", pooled, self.pooled_proj)
 
 
 class SpeechEditJudge:
@@ -112,15 +131,18 @@ class SpeechEditJudge:
         self.config: dict = {}
 
     @classmethod
-    def new(cls, backbone: AudioLLM, criterion: str, seed: int = 0, **kwargs) -> "SpeechEditJudge":
-        """A judge with a freshly initialised read-out head (where the criterion has one)."""
+    def new(cls, backbone: AudioLLM, criterion: str, seed: int = 0, audio_attention: bool = False,
+            **kwargs) -> "SpeechEditJudge":
+        """A judge with a freshly initialised read-out head (where the criterion has one;
+        ``audio_attention``: see :class:`ReadoutHead`)."""
         if criterion not in CRITERIA:
             raise ValueError(f"criterion {criterion!r} not in {CRITERIA}")
         head = None
         if HEAD_SHAPE[criterion]:
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(seed)
-                head = ReadoutHead(backbone.model.config.get_text_config().hidden_size, *HEAD_SHAPE[criterion])
+                head = ReadoutHead(backbone.model.config.get_text_config().hidden_size, *HEAD_SHAPE[criterion],
+                                   audio_attention=audio_attention)
             head = head.to(backbone.device)
         return cls(backbone, criterion, head, seed=seed, **kwargs)
 
@@ -160,9 +182,15 @@ class SpeechEditJudge:
         """From one forward pass, float32 and differentiable: label-row logits (B, L) at the final
         position (None without label words) and read-out head logits (B, slots, levels) (None
         without a head)."""
-        hidden = self.backbone.last_hidden_state(**batch)[:, -1, :]
+        states = self.backbone.last_hidden_state(**batch)
+        hidden = states[:, -1, :]
         labels = self.backbone.token_logits(hidden, self.label_ids) if self.label_ids is not None else None
-        return labels, (self.head(hidden) if self.head is not None else None)
+        if self.head is None:
+            return labels, None
+        if not self.head.audio_attention:
+            return labels, self.head(hidden)
+        audio_id = self.backbone.tokenizer.convert_tokens_to_ids(self.backbone.audio_token)
+        return labels, self.head(hidden, states, batch["input_ids"].to(states.device) == audio_id)
 
     def decide(self, labels: np.ndarray | None, head: np.ndarray | None, mask: np.ndarray) -> dict:
         """One clip's verdict from its label logits (L,) and head logits (slots, levels)."""
@@ -225,8 +253,11 @@ class SpeechEditJudge:
                   "prompt_version": self.presets[sorted(self.presets)[0]].prompt_version,
                   "label_words": list(self.labels),
                   "label_token_ids": label_token_pieces(self.backbone.tokenizer, self.labels) if self.labels else {},
-                  "head": {"slots": self.head.slots, "levels": self.head.levels} if self.head is not None else None,
-                  "read_at": "final prompt token: label rows of the LM head and a linear read-out head"}
+                  "head": {"slots": self.head.slots, "levels": self.head.levels,
+                           "audio_attention": self.head.audio_attention} if self.head is not None else None,
+                  "read_at": "final prompt token: label rows of the LM head and a linear read-out head"
+                             + (" + per-slot attention over the audio tokens" if self.head is not None
+                                and self.head.audio_attention else "")}
         out = write_judge_folder(self.backbone, folder, self.kind, self.name, fields, self.max_seconds, self.seed,
                                  extra)
         if self.head is not None:
@@ -249,7 +280,8 @@ class SpeechEditJudge:
             shape = cfg.get("head") or {}
             if (shape.get("slots"), shape.get("levels")) != HEAD_SHAPE[criterion]:
                 raise JudgeFolderError(f"{folder}: judge_config.json head {shape} is not {HEAD_SHAPE[criterion]}")
-            head = ReadoutHead(backbone.model.config.get_text_config().hidden_size, *HEAD_SHAPE[criterion])
+            head = ReadoutHead(backbone.model.config.get_text_config().hidden_size, *HEAD_SHAPE[criterion],
+                               audio_attention=bool(shape.get("audio_attention", False)))
             head = load_head_weights(head, folder, READOUT_HEAD).to(backbone.device)
         files = (ADAPTER_WEIGHTS, READOUT_HEAD) if head is not None else (ADAPTER_WEIGHTS,)
         presets = {lang: JudgePreset.from_dict(d) for lang, d in cfg["prompts"].items()}

@@ -18,7 +18,8 @@ attend to its own criterion:
 Splits are by sentence (val/test sentences never in train). Output folder: ``audio/<id>.wav``,
 ``clips.jsonl`` (one row per clip: ``id, audio, lang, text, text_with_mark, non_verbal_events,
 target_type, gt_position (units before the tag), split, ratings {nvv_accuracy, nvv_pe, quality},
-factors {accuracy, integration, quality}, rendered`` (what was rendered where, as in the NVV corpus)
+factors {accuracy, integration, quality}, rendered`` (what was rendered where, as in the NVV corpus,
+plus the ``type`` rendered at the target's place)
 ``, alignment`` (speech chunks' unit ranges and times); it loads as an NVV-SuperBench item file) and
 ``corpus_config.json``. Same config -> byte-identical files.
 """
@@ -163,7 +164,9 @@ def build_nvv_likert_corpus(config: NvvLikertCorpusConfig, out_dir: str | Path) 
                      "sentence_id": sentence_id(text, lang),
                      "ratings": ratings_of(factors), "factors": factors,
                      "duration_s": round(y.size / config.sample_rate, 4),
-                     "rendered": rec["rendered"], "alignment": rec["alignment"]})
+                     "rendered": {**rec["rendered"], "type": (spec["render_type"] or spec["type"])
+                                  if spec["pos"] is not None else None},
+                     "alignment": rec["alignment"]})
     with open(out / "clips.jsonl", "w", encoding="utf-8", newline="\n") as fh:
         fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     (out / "corpus_config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n", encoding="utf-8")

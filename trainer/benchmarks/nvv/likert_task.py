@@ -52,7 +52,8 @@ def load_likert_rows(corpus_dir: str | Path, criterion: str) -> list[dict]:
     """Clips of a Likert corpus (``clips.jsonl``) with absolute ``path``, prompt ``fields``, the
     known ``target`` rating of ``criterion``, and what the aligned rater reads: ``text`` (clean),
     ``tag_positions`` and ``unit_times`` (None when the corpus has no alignment), and learns from:
-    ``event_position`` (the boundary where an NVV was rendered, None when none was)."""
+    ``event_position`` and ``event_type`` (the boundary where an NVV was rendered and its type,
+    None when none was)."""
     corpus_dir = Path(corpus_dir)
     path = corpus_dir / "clips.jsonl"
     rows = []
@@ -60,12 +61,13 @@ def load_likert_rows(corpus_dir: str | Path, criterion: str) -> list[dict]:
         times = None
         if r.get("alignment") is not None:
             times = unit_times_from_alignment(r["alignment"], count_units(r["text"], r["lang"]), f"{path}:{r['_line']}")
+        rend = r.get("rendered") or {}
         rows.append({"id": r["id"], "path": str((corpus_dir / r["audio"]).resolve()), "lang": r["lang"],
                      "split": r["split"], "fields": {"text": r["text_with_mark"]},
                      "target": float(r["ratings"][criterion]), "target_type": r["target_type"],
                      "factors": r["factors"], "text": r["text"],
-                     "event_position": (r.get("rendered") or {}).get("position")
-                     if (r.get("rendered") or {}).get("present") else None,
+                     "event_position": rend.get("position") if rend.get("present") else None,
+                     "event_type": rend.get("type") if rend.get("present") else None,
                      "tag_positions": [r["gt_position"]] if r.get("gt_position") is not None else [],
                      "unit_times": times})
     return rows
@@ -128,24 +130,28 @@ class NvvLikertTask:
         batch["label_index"] = torch.tensor([values.index(r["target"]) for r in rows], dtype=torch.long)
         if aligned:
             here = torch.zeros(batch["slot_mask"].shape, dtype=torch.float32)
+            heard = torch.full(batch["slot_mask"].shape, -100, dtype=torch.long)  # -100: no type loss here
             for i, r in enumerate(rows):
                 if r.get("event_position") is not None:
                     here[i, r["event_position"]] = 1.0
-            batch["event_here"] = here
+                    if r.get("event_type") in judge.types:
+                        heard[i, r["event_position"]] = judge.types.index(r["event_type"])
+            batch["event_here"], batch["event_type"] = here, heard
         return batch
 
     def _slot_and_label_logits(self, judge, batch: dict) -> tuple[torch.Tensor | None, torch.Tensor]:
-        inputs = {k: v for k, v in batch.items() if k not in ("label_index", "event_here")}
+        inputs = {k: v for k, v in batch.items() if k not in ("label_index", "event_here", "event_type")}
         if not isinstance(judge, AlignedLikertRater):
             return None, judge.label_logits(inputs)
         slots = judge.slot_logits(inputs)
-        return slots, pooled_rating_logits(slots, inputs["slot_mask"])
+        return slots, pooled_rating_logits(slots, inputs["slot_mask"], len(judge.values))
 
     def loss(self, judge, batch: dict, cfg: TrainConfig) -> torch.Tensor:
         """Cross-entropy of the known rating + ``mse_weight`` x squared error of the expected rating
         (0-1 scaled); aligned raters add ``locate_weight`` x the per-boundary BCE of the attention
         logit on "an NVV was rendered here" (positive weight ``LOCATE_POS_WEIGHT``), so the rating
-        is pooled where the event is."""
+        is pooled where the event is, and ``type_weight`` x the cross-entropy of the heard-type
+        logits at that boundary on the type rendered there."""
         slots, logits = self._slot_and_label_logits(judge, batch)
         target = batch["label_index"].to(logits.device)
         scale = rating_values(judge)
@@ -160,6 +166,11 @@ class NvvLikertTask:
                 slots[..., 0], batch["event_here"].to(slots.device), reduction="none",
                 pos_weight=torch.tensor(LOCATE_POS_WEIGHT, device=slots.device))
             loss = loss + cfg.task_config.locate_weight * (bce * mask).sum() / mask.sum().clamp(min=1)
+        heard = batch.get("event_type")
+        if slots is not None and cfg.task_config.type_weight and heard is not None and (heard >= 0).any():
+            types = judge.type_logits(slots)
+            loss = loss + cfg.task_config.type_weight * F.cross_entropy(
+                types.reshape(-1, types.shape[-1]), heard.to(types.device).reshape(-1), ignore_index=-100)
         return loss
 
     def predict(self, judge, batch: dict) -> list[float]:

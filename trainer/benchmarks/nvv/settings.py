@@ -48,6 +48,7 @@ class NvvLikertSettings:
     head_mixer_layers: int = 1  # aligned rater: transformer layers mixing the boundary slots
     boundary_margin_s: float = 0.12  # aligned rater: seconds added on both sides of a boundary's gap
     locate_weight: float = 1.0  # aligned rater: weight of the per-boundary BCE teaching the pooling where the NVV was rendered (0 = ratings only)
+    type_weight: float = 1.0  # aligned rater: weight of the cross-entropy of the heard-type logits where an NVV was rendered (0 = none)
     mse_weight: float = 1.0  # weight of the squared error of the expected rating (0-1 scaled) added to the label cross-entropy
     corpus: NvvLikertCorpusConfig = field(default_factory=NvvLikertCorpusConfig)  # synthetic rated clips, built when data.corpus_dir has none
 
@@ -65,7 +66,7 @@ class NvvLikertSettings:
             if self.criterion not in ALIGNED_CRITERIA:
                 raise ValueError(f"rater: aligned serves {ALIGNED_CRITERIA}, not {self.criterion!r}")
             rater_head_config(self.criterion, self.head_width, self.head_mixer_layers)  # validates the shape
-        if self.locate_weight < 0:
-            raise ValueError("locate_weight must be >= 0")
+        if self.locate_weight < 0 or self.type_weight < 0:
+            raise ValueError("locate_weight and type_weight must be >= 0")
         if not 0.0 <= self.boundary_margin_s <= 1.0:
             raise ValueError(f"boundary_margin_s must be in [0, 1] s, got {self.boundary_margin_s}")

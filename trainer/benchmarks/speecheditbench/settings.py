@@ -16,6 +16,7 @@ class SpeechEditJudgeSettings:
     criterion: str = "emotion"  # emotion | style | paralinguistic: the judge this run trains
     head_weight: float = 0.5  # style: L = CE(target score) + head_weight * CE(six-style scores); unused otherwise
     style_targets_per_clip: int = 3  # style: questions per clip (its rendered style + others with their scores)
+    audio_attention: bool = False  # style, paralinguistic: the read-out head also attends over the audio tokens, one learned query per slot
     corpus: JudgeCorpusConfig = field(default_factory=JudgeCorpusConfig)  # synthetic corpus, built when data.corpus_dir has none
 
     def __post_init__(self):
@@ -23,5 +24,7 @@ class SpeechEditJudgeSettings:
             raise ValueError(f"criterion {self.criterion!r} not in {CRITERIA}")
         if self.head_weight < 0:
             raise ValueError("head_weight must be >= 0")
+        if self.audio_attention and self.criterion == "emotion":
+            raise ValueError("audio_attention needs a read-out head: style or paralinguistic, not emotion")
         if not 1 <= self.style_targets_per_clip <= 6:
             raise ValueError("style_targets_per_clip must be in 1..6")

@@ -62,7 +62,7 @@ class SpeechEditJudgeTask:
     def build_judge(self, cfg: TrainConfig) -> SpeechEditJudge:
         backbone = apply_lora(load_backbone(cfg), cfg)
         criterion = cfg.task_config.criterion
-        return SpeechEditJudge.new(backbone, criterion, seed=cfg.seed,
+        return SpeechEditJudge.new(backbone, criterion, seed=cfg.seed, audio_attention=cfg.task_config.audio_attention,
                                    presets=trained_presets(criterion, cfg.system_prompt),
                                    max_seconds=cfg.max_seconds, name=cfg.judge_name)
 
