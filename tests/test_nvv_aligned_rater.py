@@ -39,16 +39,23 @@ def test_tag_features_by_hand():
 def test_rating_pooling_by_hand():
     # two real slots with attention logits 0 and ln 3 -> weights 1/4, 3/4; the padded slot is ignored
     slots = torch.tensor([[[0.0, 4.0, 0.0], [float(np.log(3)), 0.0, 4.0], [50.0, 100.0, 100.0]]])
-    slots = torch.cat([slots, torch.full((1, 3, 4), 7.0)], dim=-1)  # heard-type columns are not pooled
-    pooled = pooled_rating_logits(slots, torch.tensor([[True, True, False]]), n_ratings=2)
-    torch.testing.assert_close(pooled, torch.tensor([[1.0, 3.0]]))
+    # heard-type columns (2 types): slot 0 hears type 0 for sure, slot 1 type 1 for sure
+    slots = torch.cat([slots, torch.tensor([[[30.0, 0.0], [0.0, 30.0], [0.0, 0.0]]])], dim=-1)
+    mask = torch.tensor([[True, True, False]])
+    torch.testing.assert_close(pooled_rating_logits(slots, mask, n_ratings=2), torch.tensor([[1.0, 3.0]]))
+    # type match: tag type 1 -> agreement = 1/4 * 0 + 3/4 * 1 = 0.75, times the weights (2, -4)
+    match = torch.tensor([2.0, -4.0])
+    got = pooled_rating_logits(slots, mask, 2, tag_type=torch.tensor([1]), match=match)
+    torch.testing.assert_close(got, torch.tensor([[1.0 + 1.5, 3.0 - 3.0]]))
+    got = pooled_rating_logits(slots, mask, 2, tag_type=torch.tensor([0]), match=match)  # agreement 0.25
+    torch.testing.assert_close(got, torch.tensor([[1.0 + 0.5, 3.0 - 1.0]]))
 
 
 def test_settings_and_head_shape():
     assert rating_values("nvv_pe") == (0.0, 1.0, 2.0, 3.0, 4.0, 5.0)
     cfg = rater_head_config("nvv_accuracy")
-    # attention + ratings 0..5 + 45 heard types
-    assert (cfg.n_outputs, cfg.n_conditions, cfg.n_slot_features, cfg.mode) == (1 + 6 + 45, 45, 2, "aligned")
+    # attention + ratings 0..5 + 45 heard types; not conditioned on the tag's type (it enters via the match)
+    assert (cfg.n_outputs, cfg.n_conditions, cfg.n_slot_features, cfg.mode) == (1 + 6 + 45, 0, 2, "aligned")
     with pytest.raises(ValueError, match="aligned serves"):
         NvvLikertSettings(criterion="quality", rater="aligned")  # quality is a whole-clip property
     with pytest.raises(ValueError, match="rater must be"):
@@ -81,6 +88,7 @@ def test_folder_validate_and_batch_invariance(trained, tmp_path):
     assert cfg["kind"] == "nvv_likert_aligned" and cfg["criterion"] == "nvv_pe" and cfg["head"]["n_slot_features"] == 2
     rater = load_judge(final)
     assert isinstance(rater, AlignedLikertRater)
+    assert float(rater.head.match.abs().sum()) > 0  # the match weights were trained and saved
     rows = load_likert_rows(corpus, "nvv_pe")[:5]
     examples = [aligned_example(rater, r) for r in rows]
     one = [rater.rate([e])[0]["score"] for e in examples]

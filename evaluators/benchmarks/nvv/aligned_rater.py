@@ -2,14 +2,19 @@
 where an NVV sits and how it sounds (NVV accuracy, NVV perceptual effect; NVV paper Sec. 2.4.2).
 
 It reads a clip the way the verifier does (``verifier.py``): one slot per transcript boundary, each
-holding the text state at the unit before it and the audio states in the gap, conditioned on the
-tag's type. Two scalar features per slot say where the tag is: 1 at a boundary that holds a target
-tag (0 elsewhere), and the distance to the nearest tag in units of the benchmark's delta, capped at
-3 and scaled to 0-1. The head emits per slot one attention logit, one logit per rating and one
-logit per NVV type (the type heard there, trained where an NVV was rendered: what tells "another
-type at the tag" apart); the clip's rating logits are the slots' rating logits weighted by the
-softmax of the attention logits over the clip's slots, so the rating is read where the NVV is
-heard. The score is the expected rating. Unit times come from word timestamps (an aligner at scoring time, the corpus's own timing
+holding the text state at the unit before it and the audio states in the gap. Two scalar features
+per slot say where the tag is: 1 at a boundary that holds a target tag (0 elsewhere), and the
+distance to the nearest tag in units of the benchmark's delta, capped at 3 and scaled to 0-1. The
+slot head emits per slot one attention logit, one logit per rating and one logit per NVV type (the
+type heard there, trained where an NVV was rendered). With w = softmax of the attention logits over
+the clip's slots (the rating is read where the NVV is heard), the clip's rating logits are
+
+    sum_b w_b * rating_logits_b  +  match * u,    match = sum_b w_b * P_b(heard type = tag's type)
+
+with ``u`` (one weight per rating) learned: the type half of "does the NVV match the tag". The
+slots are not told the tag's type (a head conditioned on it learns to hear the type it was told:
+measured, P(tag type) 0.41 on average where another type was rendered); it enters only through
+``match``. The score is the expected rating. Unit times come from word timestamps (an aligner at scoring time, the corpus's own timing
 in training).
 
 Why not a verbalizer reading the rubric: the rating depends on a short event's position relative
@@ -24,21 +29,15 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch import nn
 
 from evaluators.backbones import AudioLLM
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, position_units
 from evaluators.benchmarks.nvv.presets import RUBRICS
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
 from evaluators.benchmarks.nvv.verifier import boundary_example
-from evaluators.judges.folder import provenance_fields
-from evaluators.judges.slot_head import (
-    WordHead,
-    WordHeadConfig,
-    collate_slots,
-    load_slot_judge,
-    save_slot_judge,
-    slot_head_logits,
-)
+from evaluators.judges.folder import JudgeFolderError, load_backbone, load_head_weights, provenance_fields, read_judge_config
+from evaluators.judges.slot_head import WordHead, WordHeadConfig, collate_slots, save_slot_judge, slot_head_logits
 
 #: criteria this rater kind serves (tag-based, about the NVV itself) -> their rating values
 ALIGNED_CRITERIA = ("nvv_accuracy", "nvv_pe")
@@ -55,11 +54,36 @@ def rating_values(criterion: str) -> tuple[float, ...]:
 
 
 def rater_head_config(criterion: str, width: int = 128, mixer_layers: int = 1) -> WordHeadConfig:
-    """The head shape: aligned, ``1 + n_ratings + n_types`` logits per boundary (attention,
-    ratings, heard type), conditioned on the tag's type, with the two tag features."""
+    """The slot head's shape: aligned, ``1 + n_ratings + n_types`` logits per boundary (attention,
+    ratings, heard type), with the two tag features, not conditioned on the tag's type."""
     n_types = len(load_taxonomy().types)
     return WordHeadConfig(n_outputs=1 + len(rating_values(criterion)) + n_types, mode="aligned", width=width,
-                          mixer_layers=mixer_layers, n_conditions=n_types, n_slot_features=N_TAG_FEATURES)
+                          mixer_layers=mixer_layers, n_slot_features=N_TAG_FEATURES)
+
+
+class RaterHead(nn.Module):
+    """The aligned slot head (``slots``) and the per-rating weights ``match`` (n_ratings,) of the
+    type match (module docstring); ``config`` is the slot head's."""
+
+    def __init__(self, hidden: int, config: WordHeadConfig, n_ratings: int, seed: int = 0):
+        super().__init__()
+        self.slots = WordHead(hidden, config, seed=seed)
+        self.match = nn.Parameter(torch.zeros(n_ratings))
+
+    @property
+    def config(self) -> WordHeadConfig:
+        return self.slots.config
+
+    def forward(self, hidden: torch.Tensor, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        return self.slots(hidden, batch)
+
+
+def new_rater_head(backbone: AudioLLM, criterion: str, width: int = 128, mixer_layers: int = 1,
+                   seed: int = 0) -> RaterHead:
+    """A freshly initialised rater head sized to the backbone's hidden width."""
+    hidden = backbone.model.config.get_text_config().hidden_size
+    return RaterHead(hidden, rater_head_config(criterion, width, mixer_layers), len(rating_values(criterion)),
+                     seed=seed).to(backbone.device)
 
 
 def tag_features(n_slots: int, tag_positions: list[int], lang: str) -> np.ndarray:
@@ -75,12 +99,21 @@ def tag_features(n_slots: int, tag_positions: list[int], lang: str) -> np.ndarra
                      np.minimum(dist / DEFAULT_DELTA[lang], _MAX_DELTAS) / _MAX_DELTAS], axis=1).astype(np.float32)
 
 
-def pooled_rating_logits(slot_logits: torch.Tensor, slot_mask: torch.Tensor, n_ratings: int) -> torch.Tensor:
-    """(B, n_ratings) clip logits from (B, S, 1 + n_ratings [+ more]) slot logits: the rating logits
-    (columns 1..n_ratings) averaged over real slots with weights softmax(attention logit) (column 0)."""
+def pooled_rating_logits(slot_logits: torch.Tensor, slot_mask: torch.Tensor, n_ratings: int,
+                         tag_type: torch.Tensor | None = None, match: torch.Tensor | None = None) -> torch.Tensor:
+    """(B, n_ratings) clip logits from (B, S, 1 + n_ratings + n_types) slot logits: the rating
+    logits (columns 1..n_ratings) averaged over real slots with weights w = softmax(attention logit,
+    column 0), plus, given ``tag_type`` (B,) and ``match`` (n_ratings,), ``match`` times
+    sum_b w_b P_b(heard type = tag_type) (the heard-type columns after the ratings)."""
     att = slot_logits[..., 0].masked_fill(~slot_mask.to(slot_logits.device), float("-inf"))
-    w = torch.softmax(att, dim=1).unsqueeze(-1)
-    return (w * slot_logits[..., 1:1 + n_ratings]).sum(1)
+    w = torch.softmax(att, dim=1)
+    pooled = (w.unsqueeze(-1) * slot_logits[..., 1:1 + n_ratings]).sum(1)
+    if match is None:
+        return pooled
+    p_type = torch.softmax(slot_logits[..., 1 + n_ratings:], dim=-1)
+    index = tag_type.to(slot_logits.device).view(-1, 1, 1).expand(-1, p_type.shape[1], 1)
+    agree = (w * p_type.gather(-1, index).squeeze(-1)).sum(1)  # (B,)
+    return pooled + agree.unsqueeze(-1) * match
 
 
 class AlignedLikertRater:
@@ -95,7 +128,7 @@ class AlignedLikertRater:
     kind = "nvv_likert_aligned"
     needs_word_times = True
 
-    def __init__(self, backbone: AudioLLM, head: WordHead, criterion: str, boundary_margin_s: float = 0.12,
+    def __init__(self, backbone: AudioLLM, head: RaterHead, criterion: str, boundary_margin_s: float = 0.12,
                  system_prompt: str | None = None, max_seconds: float | None = None, name: str | None = None,
                  checkpoint_hash: str = "none", seed: int = 0, prompt_version: str = "v1"):
         if criterion not in ALIGNED_CRITERIA:
@@ -110,6 +143,8 @@ class AlignedLikertRater:
                 want.mode, want.n_outputs, want.n_conditions, want.n_slot_features):
             raise ValueError(f"rater head must be aligned with n_outputs={want.n_outputs}, "
                              f"n_conditions={want.n_conditions}, n_slot_features={want.n_slot_features}")
+        if tuple(head.match.shape) != (len(self.values),):
+            raise ValueError(f"rater head has {tuple(head.match.shape)} match weights, not ({len(self.values)},)")
         self.backbone, self.head = backbone, head
         self.boundary_margin_s = boundary_margin_s
         self.system_prompt = system_prompt
@@ -129,7 +164,8 @@ class AlignedLikertRater:
     # ---- inputs --------------------------------------------------------------------------------
     def prepare(self, wave: np.ndarray, text: str, lang: str, target_type: str, tag_positions: list[int],
                 unit_times: list) -> dict:
-        """One example (``boundary_example``) with the tag's type as condition and the tag features."""
+        """One example (``boundary_example``) with the tag features and the tag's type (``condition``,
+        read by the type match only)."""
         if target_type not in self.types:
             raise ValueError(f"unknown target type {target_type!r}")
         ex = boundary_example(self.backbone, wave, text, lang, self.prompt(target_type), unit_times,
@@ -153,9 +189,14 @@ class AlignedLikertRater:
         """(B, S, n_types): the heard-type columns of :meth:`slot_logits`."""
         return slot_logits[..., 1 + len(self.values):]
 
+    def rating_logits(self, slot_logits: torch.Tensor, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """(B, n_ratings) rating logits of :meth:`slot_logits` (:func:`pooled_rating_logits`)."""
+        return pooled_rating_logits(slot_logits, batch["slot_mask"], len(self.values), batch["condition"],
+                                    self.head.match)
+
     def label_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """(B, n_ratings) rating logits (:func:`pooled_rating_logits`)."""
-        return pooled_rating_logits(self.slot_logits(batch), batch["slot_mask"], len(self.values))
+        """(B, n_ratings) rating logits."""
+        return self.rating_logits(self.slot_logits(batch), batch)
 
     def expected_score(self, logits: torch.Tensor) -> torch.Tensor:
         """(B,) expected rating under softmax(logits)."""
@@ -208,7 +249,14 @@ class AlignedLikertRater:
     def from_pretrained(cls, folder: str | Path, dtype: str | torch.dtype | None = "auto", device: str = "cpu",
                         attn_implementation: str | None = None) -> "AlignedLikertRater":
         """Load an aligned Likert rater folder (judge_config.json kind "nvv_likert_aligned")."""
-        cfg, backbone, head, checkpoint_hash = load_slot_judge(folder, cls.kind, dtype, device, attn_implementation)
+        cfg = read_judge_config(folder, expected_kind=cls.kind)
+        if cfg.get("criterion") not in ALIGNED_CRITERIA:
+            raise JudgeFolderError(f"{folder}: judge_config.json criterion {cfg.get('criterion')!r} not in {ALIGNED_CRITERIA}")
+        backbone, checkpoint_hash = load_backbone(folder, cfg, dtype=dtype, device=device,
+                                                  attn_implementation=attn_implementation)
+        hidden = backbone.model.config.get_text_config().hidden_size
+        head = RaterHead(hidden, WordHeadConfig(**cfg["head"]), len(rating_values(cfg["criterion"])))
+        head = load_head_weights(head, folder).to(backbone.device)
         return cls(backbone, head, criterion=cfg["criterion"], boundary_margin_s=float(cfg.get("boundary_margin_s", 0.12)),
                    system_prompt=cfg.get("system_prompt"), max_seconds=cfg.get("max_seconds"),
                    name=cfg.get("judge_name", Path(folder).name), checkpoint_hash=checkpoint_hash,

@@ -25,10 +25,9 @@ import torch.nn.functional as F
 
 from evaluators.audio_io import load_audio, prepare_segments
 from evaluators.benchmarks.nvv.items import count_units
-from evaluators.benchmarks.nvv.aligned_rater import AlignedLikertRater, pooled_rating_logits, rater_head_config
+from evaluators.benchmarks.nvv.aligned_rater import AlignedLikertRater, new_rater_head
 from evaluators.judges.folder import read_judge_config
 from evaluators.judges.registry import load_judge
-from evaluators.judges.slot_head import new_slot_head
 from evaluators.judges.verbalizer import VerbalizerJudge
 from evaluators.jsonl import read_jsonl
 from evaluators.metrics.correlation import srcc
@@ -107,7 +106,7 @@ class NvvLikertTask:
         if s.rater == "verbalizer":
             return build_verbalizer_judge(cfg, s.preset)
         backbone = apply_lora(load_backbone(cfg), cfg)
-        head = new_slot_head(backbone, rater_head_config(s.criterion, s.head_width, s.head_mixer_layers), seed=cfg.seed)
+        head = new_rater_head(backbone, s.criterion, s.head_width, s.head_mixer_layers, seed=cfg.seed)
         return AlignedLikertRater(backbone, head, s.criterion, boundary_margin_s=s.boundary_margin_s,
                                   system_prompt=cfg.system_prompt, max_seconds=cfg.max_seconds, name=cfg.judge_name,
                                   seed=cfg.seed)
@@ -144,7 +143,7 @@ class NvvLikertTask:
         if not isinstance(judge, AlignedLikertRater):
             return None, judge.label_logits(inputs)
         slots = judge.slot_logits(inputs)
-        return slots, pooled_rating_logits(slots, inputs["slot_mask"], len(judge.values))
+        return slots, judge.rating_logits(slots, inputs)
 
     def loss(self, judge, batch: dict, cfg: TrainConfig) -> torch.Tensor:
         """Cross-entropy of the known rating + ``mse_weight`` x squared error of the expected rating
