@@ -37,7 +37,14 @@ from evaluators.benchmarks.nvv.presets import RUBRICS
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
 from evaluators.benchmarks.nvv.verifier import boundary_example
 from evaluators.judges.folder import JudgeFolderError, load_backbone, load_head_weights, provenance_fields, read_judge_config
-from evaluators.judges.slot_head import WordHead, WordHeadConfig, collate_slots, save_slot_judge, slot_head_logits
+from evaluators.judges.slot_head import (
+    WordHead,
+    WordHeadConfig,
+    collate_slots,
+    logits_in_input_order,
+    save_slot_judge,
+    slot_head_logits,
+)
 
 #: criteria this rater kind serves (tag-based, about the NVV itself) -> their rating values
 ALIGNED_CRITERIA = ("nvv_accuracy", "nvv_pe")
@@ -206,24 +213,17 @@ class AlignedLikertRater:
     @torch.no_grad()
     def rate(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
         """``{"score", "label", "probabilities"}`` per prepared example, input order; a clip's rating
-        does not depend on its batch (every position is gathered per row)."""
-        out: list[dict | None] = [None] * len(examples)
-        order = sorted(range(len(examples)), key=lambda i: len(examples[i]["input_ids"]))
-        was_training = self.backbone.model.training
-        self.backbone.model.eval()
-        self.head.eval()
-        try:
-            for start in range(0, len(order), batch_size):
-                chunk = order[start:start + batch_size]
-                logits = self.label_logits(self.collate([examples[i] for i in chunk])).double()
-                probs = torch.softmax(logits, dim=-1).cpu().numpy()
-                for row, i in enumerate(chunk):
-                    out[i] = {"score": float(probs[row] @ np.asarray(self.values)),
-                              "label": float(self.values[int(np.argmax(probs[row]))]),
-                              "probabilities": [round(float(p), 6) for p in probs[row]]}
-        finally:
-            self.backbone.model.train(was_training)
-            self.head.train(was_training)
+        does not depend on its batch (``logits_in_input_order``)."""
+        values, match = np.asarray(self.values), self.head.match.detach().double().cpu()
+        out = []
+        for ex, slots in zip(examples, logits_in_input_order(self.backbone, self.head, examples, self.collate,
+                                                              batch_size)):
+            slots = torch.from_numpy(slots)[None]
+            logits = pooled_rating_logits(slots, torch.ones(slots.shape[:2], dtype=torch.bool), len(values),
+                                          torch.tensor([ex["condition"]]), match)[0]
+            probs = torch.softmax(logits, dim=-1).numpy()
+            out.append({"score": float(probs @ values), "label": float(values[int(np.argmax(probs))]),
+                        "probabilities": [round(float(p), 6) for p in probs]})
         return out
 
     def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
