@@ -43,12 +43,12 @@ def test_rating_pooling_by_hand():
     slots = torch.cat([slots, torch.tensor([[[30.0, 0.0], [0.0, 30.0], [0.0, 0.0]]])], dim=-1)
     mask = torch.tensor([[True, True, False]])
     torch.testing.assert_close(pooled_rating_logits(slots, mask, n_ratings=2), torch.tensor([[1.0, 3.0]]))
-    # type match: tag type 1 -> agreement = 1/4 * 0 + 3/4 * 1 = 0.75, times the weights (2, -4)
+    # type match, log P floored at -9.21: tag type 1 -> 1/4 * (-9.21) + 3/4 * 0 = -2.3025; type 0 -> -6.9075
     match = torch.tensor([2.0, -4.0])
     got = pooled_rating_logits(slots, mask, 2, tag_type=torch.tensor([1]), match=match)
-    torch.testing.assert_close(got, torch.tensor([[1.0 + 1.5, 3.0 - 3.0]]))
-    got = pooled_rating_logits(slots, mask, 2, tag_type=torch.tensor([0]), match=match)  # agreement 0.25
-    torch.testing.assert_close(got, torch.tensor([[1.0 + 0.5, 3.0 - 1.0]]))
+    torch.testing.assert_close(got, torch.tensor([[1.0 - 4.605, 3.0 + 9.21]]), rtol=1e-4, atol=1e-4)
+    got = pooled_rating_logits(slots, mask, 2, tag_type=torch.tensor([0]), match=match)
+    torch.testing.assert_close(got, torch.tensor([[1.0 - 13.815, 3.0 + 27.63]]), rtol=1e-4, atol=1e-4)
 
 
 def test_settings_and_head_shape():

@@ -9,7 +9,7 @@ slot head emits per slot one attention logit, one logit per rating and one logit
 type heard there, trained where an NVV was rendered). With w = softmax of the attention logits over
 the clip's slots (the rating is read where the NVV is heard), the clip's rating logits are
 
-    sum_b w_b * rating_logits_b  +  match * u,    match = sum_b w_b * P_b(heard type = tag's type)
+    sum_b w_b * rating_logits_b  +  match * u,    match = sum_b w_b * log P_b(heard type = tag's type)
 
 with ``u`` (one weight per rating) learned: the type half of "does the NVV match the tag". The
 slots are not told the tag's type (a head conditioned on it learns to hear the type it was told:
@@ -52,6 +52,8 @@ RATER_PROMPT = "Rate the {metric} of the non-verbal vocalization <{label}>: {def
 #: the tag features: (this boundary holds a tag, distance to the nearest tag / delta capped at 3, / 3)
 N_TAG_FEATURES = 2
 _MAX_DELTAS = 3.0
+#: floor of log P(heard type = tag's type) in the type match (P = 1e-4)
+LOG_P_FLOOR = -9.21
 
 
 def rating_values(criterion: str) -> tuple[float, ...]:
@@ -111,15 +113,17 @@ def pooled_rating_logits(slot_logits: torch.Tensor, slot_mask: torch.Tensor, n_r
     """(B, n_ratings) clip logits from (B, S, 1 + n_ratings + n_types) slot logits: the rating
     logits (columns 1..n_ratings) averaged over real slots with weights w = softmax(attention logit,
     column 0), plus, given ``tag_type`` (B,) and ``match`` (n_ratings,), ``match`` times
-    sum_b w_b P_b(heard type = tag_type) (the heard-type columns after the ratings)."""
+    sum_b w_b log P_b(heard type = tag_type) (the heard-type columns after the ratings; log P floored
+    at ``LOG_P_FLOOR``). Log probabilities, not probabilities: "surely another type" (log P -9) and
+    "unsure" (-1) stay apart, and the weights learn at the scale of the other logits."""
     att = slot_logits[..., 0].masked_fill(~slot_mask.to(slot_logits.device), float("-inf"))
     w = torch.softmax(att, dim=1)
     pooled = (w.unsqueeze(-1) * slot_logits[..., 1:1 + n_ratings]).sum(1)
     if match is None:
         return pooled
-    p_type = torch.softmax(slot_logits[..., 1 + n_ratings:], dim=-1)
-    index = tag_type.to(slot_logits.device).view(-1, 1, 1).expand(-1, p_type.shape[1], 1)
-    agree = (w * p_type.gather(-1, index).squeeze(-1)).sum(1)  # (B,)
+    log_p = torch.log_softmax(slot_logits[..., 1 + n_ratings:], dim=-1).clamp(min=LOG_P_FLOOR)
+    index = tag_type.to(slot_logits.device).view(-1, 1, 1).expand(-1, log_p.shape[1], 1)
+    agree = (w * log_p.gather(-1, index).squeeze(-1)).sum(1)  # (B,)
     return pooled + agree.unsqueeze(-1) * match
 
 
