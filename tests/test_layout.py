@@ -160,6 +160,7 @@ def test_no_import_cycles(package):
 @pytest.fixture(scope="module")
 def judges(tiny_omni):
     from evaluators.benchmarks.instructttseval.judge import InstructionJudge
+    from evaluators.benchmarks.nvv.aligned_rater import AlignedLikertRater, new_rater_head
     from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
     from evaluators.benchmarks.speecheditbench.edit_judge import SpeechEditJudge
     from evaluators.judges.presets import get_preset
@@ -170,6 +171,7 @@ def judges(tiny_omni):
     return {"verbalizer": VerbalizerJudge(tiny_omni, get_preset("auto-att")),
             "word_tagger": WordTaggerJudge(tiny_omni, WordTaggerJudge.new_head(tiny_omni), prompt="Mark stress."),
             "nvv_verifier": NvvVerifierJudge(tiny_omni, NvvVerifierJudge.new_head(tiny_omni)),
+            "nvv_likert_aligned": AlignedLikertRater(tiny_omni, new_rater_head(tiny_omni, "nvv_pe"), "nvv_pe"),
             "scalar_reward": ScalarRewardJudge(tiny_omni, ScalarRewardJudge.new_head(tiny_omni)),
             "instruction_follow": InstructionJudge(tiny_omni, InstructionJudge.new_head(
                 tiny_omni, {"gender": ["male", "female"], "pitch": ["low", "mid", "high"]})),
@@ -190,8 +192,11 @@ def _inputs(kind: str) -> list[dict]:
     if kind == "speech_edit_attribute":
         return [{"wave": w, "lang": lang, "anchor": {"target_style": s}}
                 for w, s, lang in zip(waves, ("dramatic", "intimate", "storytelling"), ("en", "zh", "en"))]
-    return [{"wave": w, "text": "the cat sat", "lang": "en", "target_type": "breath",
-             "unit_times": [[0.0, 0.2], [0.2, 0.4], [0.4, 0.6]]} for w in waves]
+    nvv = [{"wave": w, "text": "the cat sat", "lang": "en", "target_type": "breath",
+            "unit_times": [[0.0, 0.2], [0.2, 0.4], [0.4, 0.6]]} for w in waves]
+    if kind == "nvv_likert_aligned":
+        return [{**x, "tag_positions": [i]} for i, x in enumerate(nvv)]
+    return nvv
 
 
 def _same(a, b) -> bool:

@@ -88,7 +88,7 @@ def test_folder_validate_and_batch_invariance(trained, tmp_path):
     assert cfg["kind"] == "nvv_likert_aligned" and cfg["criterion"] == "nvv_pe" and cfg["head"]["n_slot_features"] == 2
     rater = load_judge(final)
     assert isinstance(rater, AlignedLikertRater)
-    assert float(rater.head.match.abs().sum()) > 0  # the match weights were trained and saved
+    assert float(rater.head.match.detach().abs().sum()) > 0  # the match weights were trained and saved
     rows = load_likert_rows(corpus, "nvv_pe")[:5]
     examples = [aligned_example(rater, r) for r in rows]
     one = [rater.rate([e])[0]["score"] for e in examples]
