@@ -35,12 +35,11 @@ from evaluators.backbones import AudioLLM
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, position_units
 from evaluators.benchmarks.nvv.presets import RUBRICS
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
-from evaluators.benchmarks.nvv.verifier import boundary_example
+from evaluators.benchmarks.nvv.verifier import boundary_example, collate_boundary_examples
 from evaluators.judges.folder import JudgeFolderError, load_backbone, load_head_weights, provenance_fields, read_judge_config
 from evaluators.judges.slot_head import (
     WordHead,
     WordHeadConfig,
-    collate_slots,
     logits_in_input_order,
     save_slot_judge,
     slot_head_logits,
@@ -186,9 +185,8 @@ class AlignedLikertRater:
         return ex
 
     def collate(self, examples: list[dict]) -> dict[str, torch.Tensor]:
-        batch = collate_slots(self.backbone, examples)
-        batch["condition"] = torch.as_tensor([e["condition"] for e in examples], dtype=torch.long)
-        return batch
+        """Batch of prepared examples (``collate_boundary_examples``; slot features included)."""
+        return collate_boundary_examples(self.backbone, examples)
 
     # ---- ratings -------------------------------------------------------------------------------
     def slot_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:

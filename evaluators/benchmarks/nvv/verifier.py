@@ -96,6 +96,14 @@ def boundary_example(backbone: AudioLLM, wave: np.ndarray, text: str, lang: str,
     return ex
 
 
+def collate_boundary_examples(backbone: AudioLLM, examples: list[dict]) -> dict[str, torch.Tensor]:
+    """Batch :func:`boundary_example` examples (``collate_slots``) with their ``condition`` (B,)
+    (the target / tag type index)."""
+    batch = collate_slots(backbone, examples)
+    batch["condition"] = torch.as_tensor([e["condition"] for e in examples], dtype=torch.long)
+    return batch
+
+
 class NvvVerifierJudge:
     """GT-conditioned NVV presence / placement / spurious-event verifier (judge kind ``nvv_verifier``).
 
@@ -149,9 +157,7 @@ class NvvVerifierJudge:
 
     def collate(self, examples: list[dict]) -> dict[str, torch.Tensor]:
         """Backbone batch + ``slot_index`` / ``slot_mask`` (B, S), span fields, ``condition`` (B,)."""
-        batch = collate_slots(self.backbone, examples)
-        batch["condition"] = torch.as_tensor([e["condition"] for e in examples], dtype=torch.long)
-        return batch
+        return collate_boundary_examples(self.backbone, examples)
 
     def slot_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """(B, S, 2 + n_types): target-here logit, then none + type logits, per boundary slot."""
