@@ -62,6 +62,11 @@ class AudioLoadError(ValueError):
         self.problem = problem
         super().__init__(f"cannot load audio file {self.path!r}: {problem}")
 
+    def __reduce__(self):
+        # data-loader workers send item errors to the main process pickled; the default rebuilds
+        # from the message alone, which this constructor does not take
+        return (AudioLoadError, (self.path, self.problem))
+
 
 class LongClipWarning(UserWarning):
     """A clip longer than the encoder window was truncated (policy ``"truncate"``)."""

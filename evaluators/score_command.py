@@ -68,6 +68,14 @@ def add_audio_score_arguments(p: argparse.ArgumentParser, required: bool = False
                    help="base model hub id/folder of a preset judge (default: the preset's; 'tiny' = offline random)")
 
 
+def add_benchmark_workers_argument(p: argparse.ArgumentParser) -> None:
+    """``--num-workers`` of a benchmark scorer (:func:`benchmark_num_workers`)."""
+    p.add_argument("--num-workers", type=non_negative_int_arg, default=None,
+                   help="data-loader processes that read the outputs, time their words, run the VAD and build "
+                        "features and tokens while the model runs (default: the machine's cores minus one, at "
+                        "most 8; 0 where --aligner runs on a GPU, which a forked worker cannot use)")
+
+
 def add_output_scoring_arguments(p: argparse.ArgumentParser, items: str, outputs: str, judge: str, out: str) -> None:
     """The options every benchmark scorer shares (``omnijudge score <benchmark>``); the strings
     describe this benchmark's files."""
@@ -80,6 +88,7 @@ def add_output_scoring_arguments(p: argparse.ArgumentParser, items: str, outputs
     p.add_argument("--aligner-language", help="Whisper language code, e.g. en or zh; default: detected")
     p.add_argument("--batch-size", type=batch_size_arg, default=8,
                    help="outputs per forward pass (results do not depend on it)")
+    add_benchmark_workers_argument(p)
     add_resume_arguments(p)
     add_audio_input_arguments(p)
     add_runtime_arguments(p)
@@ -93,6 +102,21 @@ def judge_and_aligner(args, judge_cls):
     judge = judge_cls.from_pretrained(args.judge, **runtime.load_kwargs())
     return judge, (WhisperAligner(args.aligner, device=runtime.device, language=args.aligner_language)
                    if args.aligner else None)
+
+
+def benchmark_num_workers(args, aligner) -> int:
+    """``--num-workers`` of a benchmark scorer: the default where not given; 0 (said on stderr)
+    when an aligner on a GPU would have to run in the workers."""
+    from evaluators.score_pipeline import default_num_workers
+
+    workers = default_num_workers() if args.num_workers is None else args.num_workers
+    if workers and aligner is not None and runtime_from_args(args).device != "cpu":
+        if args.num_workers:
+            print(f"--num-workers {args.num_workers} ignored: the aligner runs on {runtime_from_args(args).device}, "
+                  "which data-loader worker processes cannot use; inputs are prepared in this process",
+                  file=sys.stderr)
+        return 0
+    return workers
 
 
 def load_verbalizer(judge: str, runtime: Runtime | None = None, backbone: str | None = None, base: str | None = None,

@@ -15,14 +15,23 @@ list, inputs prepared by data-loader workers while the model runs, rows written 
 
 Scores do not depend on the batch (features are computed per clip, batches are left padded), so
 the rows equal the serial path's whatever the plan or the number of workers.
+
+The benchmark scorers (``omnijudge score <benchmark>``) share the same split over their work items
+(:class:`WorkPreparingDataset`, :func:`prepared_pools`): workers read the output, time its words
+(manifest or aligner), run the VAD and, for a judge that splits its ``score``
+(``PreparedInputJudge``), build its features and tokens; the main process runs the model over
+pools of items in work order (``evaluators.scoring.score_work_in_batches``).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 import soundfile as sf
@@ -39,6 +48,21 @@ def default_num_workers() -> int:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     per_process = cores // max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
     return max(0, min(8, per_process - 1))
+
+
+def die_with_parent(parent_pid: int, _worker_id: int) -> None:
+    """Data-loader ``worker_init_fn``: the worker is killed when the scoring process dies (Linux
+    ``PR_SET_PDEATHSIG``). A worker orphaned by a SIGKILLed parent otherwise blocks forever
+    flushing its result queue, holding the parent's stdout/stderr open."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the DataLoader's own parent watchdog is all there is
+        return
+    if os.getppid() != parent_pid:  # the parent died before the line above
+        os._exit(0)
 
 
 @dataclass
@@ -134,5 +158,86 @@ def prepared_batches(dataset: PreparingDataset, batches: list[list[int]], num_wo
         return iter(())
     loader = DataLoader(dataset, batch_sampler=batches, collate_fn=BatchCollator(vad), num_workers=num_workers,
                         prefetch_factor=4 if num_workers else None, pin_memory=False,
+                        worker_init_fn=partial(die_with_parent, os.getpid()) if num_workers else None,
+                        generator=torch.Generator().manual_seed(0))
+    return iter(loader)
+
+
+@contextmanager
+def model_threads_beside_workers(num_workers: int, device: torch.device | str):
+    """Within the block, the model's torch threads on a CPU get only the cores ``num_workers``
+    data-loader processes leave (oversubscribed cores made the pipeline slower than the serial
+    path, README "Scoring throughput"); restored after."""
+    threads = torch.get_num_threads()
+    if num_workers and torch.device(device).type == "cpu":
+        torch.set_num_threads(max(1, threads - num_workers))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+@dataclass
+class PreparedWork:
+    """One benchmark work item after the CPU half: ``x`` (the judge's input, or its example when
+    the judge is a ``PreparedInputJudge``), the read's ``note`` (a warning for the row), the VAD
+    fields ``speech``, or the item's ``error`` (an exception of ``item_errors``)."""
+
+    index: int
+    x: Any = None
+    note: str | None = None
+    speech: dict = field(default_factory=dict)
+    error: Exception | None = None
+    wave: np.ndarray | None = None  # kept only until the pool's VAD has run
+
+
+class WorkPreparingDataset(Dataset):
+    """``dataset[i]`` -> :class:`PreparedWork` of ``work[i]``: ``prepare(w)`` (decode, align; a
+    ``warning`` key moves to ``note``) and, for a ``PreparedInputJudge``, ``judge.prepare_input``
+    (features, tokens). ``item_errors`` raised there become the item's ``error``."""
+
+    def __init__(self, work: Sequence, prepare: Callable[[Any], dict], judge, item_errors: tuple):
+        from evaluators.judges.protocol import PreparedInputJudge
+
+        self.work, self.prepare, self.judge, self.item_errors = work, prepare, judge, item_errors
+        self.split = isinstance(judge, PreparedInputJudge)
+
+    def __len__(self) -> int:
+        return len(self.work)
+
+    def __getitem__(self, i: int) -> PreparedWork:
+        p = PreparedWork(i)
+        try:
+            x = self.prepare(self.work[i])
+            if isinstance(x, dict):
+                p.note = x.pop("warning", None)
+                p.wave = x.get("wave") if isinstance(x.get("wave"), np.ndarray) else None
+            p.x = self.judge.prepare_input(x) if self.split else x
+        except self.item_errors as e:
+            p.error, p.x, p.wave = e, None, None
+        return p
+
+
+def _vad_then_drop_waves(pool: list[PreparedWork]) -> list[PreparedWork]:
+    """The Silero VAD over a pool's waves at once (in the worker), then the waves are dropped
+    (a judge input that needs its wave keeps it in ``x``)."""
+    waved = [p for p in pool if p.wave is not None]
+    if waved:
+        for p, heard in zip(waved, speech_fields([p.wave for p in waved])):
+            p.speech = heard
+    for p in pool:
+        p.wave = None
+    return pool
+
+
+def prepared_pools(dataset: WorkPreparingDataset, pool_size: int, num_workers: int) -> Iterator[list[PreparedWork]]:
+    """Consecutive pools of ``pool_size`` work items, prepared by ``num_workers`` processes (0: in
+    this one), in work order."""
+    pools = [list(range(s, min(s + pool_size, len(dataset)))) for s in range(0, len(dataset), pool_size)]
+    if not pools:
+        return iter(())
+    loader = DataLoader(dataset, batch_sampler=pools, collate_fn=_vad_then_drop_waves, num_workers=num_workers,
+                        prefetch_factor=2 if num_workers else None,
+                        worker_init_fn=partial(die_with_parent, os.getpid()) if num_workers else None,
                         generator=torch.Generator().manual_seed(0))
     return iter(loader)

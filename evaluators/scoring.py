@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from evaluators.audio_io import (
     AUDIO_EXTENSIONS,
@@ -26,7 +25,7 @@ from evaluators.audio_io import (
 )
 from evaluators.jsonl import JsonlError, read_jsonl
 from evaluators.output_lock import output_lock
-from evaluators.item_audio import judge_read_limit, speech_fields
+from evaluators.item_audio import judge_read_limit
 from evaluators.progress import progress_bar
 from evaluators.judges.verbalizer import VerbalizerJudge, is_finite_output
 from evaluators.word_alignment import AlignerSetupError
@@ -335,68 +334,69 @@ def error_kind(e: Exception) -> str:
     return "setup" if isinstance(e, SETUP_ERRORS) else "item"
 
 
-def _heard(ready: list[tuple[int, dict]]) -> dict[int, dict]:
-    """VAD fields (:func:`speech_fields`) of the prepared judge inputs that hold a ``wave``."""
-    waved = [(i, x["wave"]) for i, x in ready if isinstance(x, dict) and isinstance(x.get("wave"), np.ndarray)]
-    return dict(zip([i for i, _ in waved], speech_fields([w for _, w in waved]))) if waved else {}
-
-
 def score_work_in_batches(judge, work: Sequence[Any], prepare: Callable[[Any], dict],
                           finish: Callable[[Any, dict], dict], fail: Callable[[Any, Exception], dict],
-                          out, batch_size: int = 8, pool_batches: int = 4) -> int:
-    """Run ``judge.score`` over benchmark work items in batches and append one JSON row per item.
+                          out, batch_size: int = 8, pool_batches: int = 4, num_workers: int = 0) -> int:
+    """Run ``judge`` over benchmark work items in batches and append one JSON row per item.
 
     ``prepare(w)`` -> the judge input of item ``w`` (reads audio, aligns words; a ``warning`` key,
     e.g. from :func:`read_item_audio`, is moved to the row); ``finish(w, result)``
-    -> its row; ``fail(w, error)`` -> its error row. ``pool_batches`` batches of items are scored per
-    call, so the judge's length bucketing has a pool to sort; their rows are flushed together, so a
-    kill loses at most that pool. An item whose input the judge rejects gets its error row: the pool
-    is re-scored one item at a time to find it (scores do not depend on the batch). A ``SETUP_ERRORS``
-    error propagates (rows of earlier pools stay written). Returns the number of rows written.
+    -> its row; ``fail(w, error)`` -> its error row. ``num_workers`` data-loader processes run
+    ``prepare``, the VAD and, for a ``PreparedInputJudge``, its ``prepare_input`` while the model
+    runs (``evaluators/score_pipeline.py``; 0: all in this process); ``prepare`` must then not use
+    a GPU (a forked worker cannot). ``pool_batches`` batches of items are scored per call, so the
+    judge's length bucketing has a pool to sort; their rows are flushed together, so a kill loses
+    at most that pool. An item whose input the judge rejects gets its error row: the pool is
+    re-scored one item at a time to find it (scores do not depend on the batch). A
+    ``SETUP_ERRORS`` error propagates (rows of earlier pools stay written). Returns the number of
+    rows written.
     """
+    from evaluators.score_pipeline import WorkPreparingDataset, model_threads_beside_workers, prepared_pools
+
     pool = max(batch_size, 1) * max(pool_batches, 1)
-    with progress_bar(len(work), f"scoring {Path(getattr(out, 'name', 'rows')).name}") as bar:
-        return _score_pools(judge, work, prepare, finish, fail, out, batch_size, pool, bar)
-
-
-def _score_pools(judge, work, prepare, finish, fail, out, batch_size: int, pool: int, bar) -> int:
+    dataset = WorkPreparingDataset(work, prepare, judge, ITEM_ERRORS)
+    run = judge.score_examples if dataset.split else judge.score
     written = 0
-    for start in range(0, len(work), pool):
-        chunk = list(work[start:start + pool])
-        rows: list[dict | None] = [None] * len(chunk)
-        ready: list[tuple[int, dict]] = []
-        notes: dict[int, str] = {}
-        for i, w in enumerate(chunk):
+    device = getattr(getattr(judge, "backbone", None), "device", "cpu")
+    with progress_bar(len(work), f"scoring {Path(getattr(out, 'name', 'rows')).name}") as bar, \
+            model_threads_beside_workers(num_workers, device):
+        for prepared in prepared_pools(dataset, pool, num_workers):
+            rows = _rows_of_pool(run, [work[p.index] for p in prepared], prepared, finish, fail, batch_size)
+            for row in rows:
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+            written += len(rows)
+            bar.update(len(rows))
+    return written
+
+
+def _rows_of_pool(run, chunk: list, prepared: list, finish, fail, batch_size: int) -> list[dict]:
+    """One row per item of a prepared pool (``score_pipeline.PreparedWork``), in its order."""
+    rows: list[dict | None] = [None] * len(chunk)
+    ready = []
+    for k, p in enumerate(prepared):
+        if isinstance(p.error, SETUP_ERRORS):
+            raise p.error
+        if p.error is not None:
+            rows[k] = fail(chunk[k], p.error)
+        else:
+            ready.append(k)
+    try:
+        results = run([prepared[k].x for k in ready], batch_size=batch_size) if ready else []
+        for k, result in zip(ready, results):
+            rows[k] = {**finish(chunk[k], result), **prepared[k].speech}
+    except SETUP_ERRORS:
+        raise
+    except ITEM_ERRORS:
+        for k in ready:
             try:
-                x = prepare(w)
-                if isinstance(x, dict) and (note := x.pop("warning", None)):
-                    notes[i] = note
-                ready.append((i, x))
+                rows[k] = {**finish(chunk[k], run([prepared[k].x], batch_size=1)[0]), **prepared[k].speech}
             except SETUP_ERRORS:
                 raise
             except ITEM_ERRORS as e:
-                rows[i] = fail(w, e)
-        try:
-            results = judge.score([x for _, x in ready], batch_size=batch_size) if ready else []
-            heard = _heard(ready)
-            for (i, _), result in zip(ready, results):
-                rows[i] = {**finish(chunk[i], result), **heard.get(i, {})}
-        except SETUP_ERRORS:
-            raise
-        except ITEM_ERRORS:
-            for i, x in ready:
-                try:
-                    rows[i] = {**finish(chunk[i], judge.score([x], batch_size=1)[0]), **_heard([(i, x)]).get(i, {})}
-                except SETUP_ERRORS:
-                    raise
-                except ITEM_ERRORS as e:
-                    rows[i] = fail(chunk[i], e)
-        for i, row in enumerate(rows):
-            if i in notes and "error" not in row:
-                row = {**row, "warning": notes[i]}
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
-        out.flush()
-        os.fsync(out.fileno())
-        written += len(rows)
-        bar.update(len(chunk))
-    return written
+                rows[k] = fail(chunk[k], e)
+    for k, p in enumerate(prepared):
+        if p.note and "error" not in rows[k]:
+            rows[k] = {**rows[k], "warning": p.note}
+    return rows

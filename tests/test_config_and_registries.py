@@ -69,6 +69,14 @@ def test_bad_yaml_names_the_file(tmp_path):
         load_config(p)
 
 
+def test_repeated_set_flags_all_apply():
+    from evaluators.cli import build_parser
+
+    args = build_parser().parse_args(["train", "--config", "c.yaml", "--set", "optim.lr=0.1", "--set",
+                                      "speech_edit_judge.audio_attention=true", "seed=3"])
+    assert args.set == ["optim.lr=0.1", "speech_edit_judge.audio_attention=true", "seed=3"]
+
+
 def test_help_config_lists_every_field():
     text = describe_config()
     for key in ("lora.r", "att_hls.bt_weight", "data.batch_size", "hardware.strategy", "att_hls.long_clip_policy"):

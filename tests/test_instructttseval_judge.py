@@ -159,6 +159,14 @@ def test_scorer_rows_nulls_and_resume(tiny_judge, tmp_path):
     assert result["table"]["tasks"]["RP"]["n_null"] == 2 and result["table"]["tasks"]["APS"]["n_valid"] == 3
     assert (out / "table.md").read_text().startswith("| system | APS | DSD | RP | Avg |")
     assert (out / "dimension_failures.png").is_file()
+    # inputs prepared by two data-loader workers: the same rows
+    score_instructttseval(tiny_judge, items, outputs, tmp_path / "workers", batch_size=4, n_resamples=200,
+                          num_workers=2)
+    in_workers = [json.loads(x) for x in (tmp_path / "workers" / "scores.jsonl").read_text().splitlines()]
+    assert [(r["id"], r["task"], r["judge_score"], r.get("error")) for r in in_workers] == \
+        [(r["id"], r["task"], r["judge_score"], r.get("error")) for r in rows]
+    for a, b in zip(in_workers, rows):  # the model's thread count differs: float sums may too
+        assert a.get("p_true", 0.0) == pytest.approx(b.get("p_true", 0.0), abs=1e-6)
     # rerun with the output still missing: no new row
     score_instructttseval(tiny_judge, items, outputs, out, batch_size=4, n_resamples=200)
     assert len((out / "scores.jsonl").read_text().splitlines()) == 9

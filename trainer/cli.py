@@ -58,7 +58,8 @@ def add_train_command(sub) -> None:
     p = sub.add_parser("train", help="train a judge from a YAML config (resumes an existing run folder)",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", required=False, help="YAML run config (configs/...)")
-    p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config keys, e.g. optim.lr=2e-4")
+    p.add_argument("--set", nargs="*", action="extend", default=[], metavar="KEY=VALUE",
+                   help="override config keys, e.g. optim.lr=2e-4 (repeatable)")
     p.add_argument("--no-resume", action="store_true", help="start over even if out_dir holds a checkpoint")
     p.add_argument("--help-config", action="store_true", help="print every config key with its default and meaning")
 
@@ -131,7 +132,8 @@ def add_demo_command(sub) -> None:
     p = sub.add_parser("demo", help="the whole Auto-ATT life cycle on the embedded tiny default (CPU)")
     p.add_argument("--out", default="demo_out", help="output folder (report.json, summary.md, release/, ...)")
     p.add_argument("--config", default=None, help="run config (default: configs/auto_att/tiny.yaml, embedded)")
-    p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config keys")
+    p.add_argument("--set", nargs="*", action="extend", default=[], metavar="KEY=VALUE",
+                   help="override config keys (repeatable)")
     add_runtime_arguments(p)
 
     def run(args) -> int:

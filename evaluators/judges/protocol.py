@@ -32,3 +32,19 @@ class Judge(Protocol):
     def provenance(self) -> dict: ...
 
     def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]: ...
+
+
+@runtime_checkable
+class PreparedInputJudge(Protocol):
+    """A judge whose ``score`` splits into a CPU half and a model half, so benchmark scorers can
+    run the CPU half in data-loader workers while the model runs (``evaluators/scoring.py``).
+
+    ``prepare_input(x)`` maps one ``score`` input dict to its example: features, tokens and the
+    fields its decision reads, as host tensors/arrays (no device work, so it runs in a worker
+    process). ``score_examples(examples, batch_size)`` runs the model over them; for every input,
+    ``score_examples([prepare_input(x)]) == score([x])``.
+    """
+
+    def prepare_input(self, x: dict) -> dict: ...
+
+    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]: ...

@@ -191,6 +191,15 @@ class VerbalizerJudge:
                                 fields=[x.get("fields") or {} for x in inputs])
         return [{"score": o.score, "label": o.label, "probs": o.probs} for o in outs]
 
+    def prepare_input(self, x: dict) -> dict:
+        """The CPU half of :meth:`score` for one input (``PreparedInputJudge``)."""
+        return {"segments": self.prepare_clip(x["wave"], x.get("fields") or {})}
+
+    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
+        """The model half of :meth:`score` over :meth:`prepare_input` outputs, input order."""
+        outs = self.score_prepared([x["segments"] for x in examples], batch_size)
+        return [{"score": o.score, "label": o.label, "probs": o.probs} for o in outs]
+
     def provenance(self) -> dict:
         """Fields stamped on every score row."""
         return provenance_fields(self.name, self.checkpoint_hash, self.preset.prompt_version, self.seed,

@@ -130,12 +130,20 @@ class WordTaggerJudge:
     def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
         """The ``Judge`` protocol's batched scoring (see :meth:`predict`): per input, ``words``,
         ``probs`` (first output, one per word) and ``outputs`` {name: per-word probabilities}."""
-        probs = self.predict([x["wave"] for x in inputs], [x["words"] for x in inputs],
-                             [x.get("lang", "en") for x in inputs], batch_size=batch_size,
-                             word_times=[x.get("word_times") for x in inputs] if self.needs_word_times else None)
-        return [{"words": list(x["words"]), "probs": [float(v) for v in p[:, 0]],
+        return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)
+
+    def prepare_input(self, x: dict) -> dict:
+        """The CPU half of :meth:`score` for one input dict (``PreparedInputJudge``)."""
+        times = x.get("word_times") if self.needs_word_times else None
+        return {"words": list(x["words"]), "example": self.prepare(x["wave"], x["words"], x.get("lang", "en"), times)}
+
+    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
+        """The model half of :meth:`score` over :meth:`prepare_input` outputs, input order."""
+        logits = logits_in_input_order(self.backbone, self.head, [x["example"] for x in examples], self.collate,
+                                       batch_size)
+        return [{"words": x["words"], "probs": [float(v) for v in p[:, 0]],
                  "outputs": {n: [float(v) for v in p[:, k]] for k, n in enumerate(self.output_names)}}
-                for x, p in zip(inputs, probs)]
+                for x, p in ((x, expit(z)) for x, z in zip(examples, logits))]
 
     def provenance(self) -> dict:
         return provenance_fields(self.name, self.checkpoint_hash, self.prompt_version, self.seed,

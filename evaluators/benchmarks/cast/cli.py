@@ -65,14 +65,15 @@ def cmd_score_cast(args) -> int:
     """Run the detector over the outputs, print Table 3, list missing or unreadable outputs."""
     from evaluators.benchmarks.cast.scorer import score_cast
     from evaluators.judges.word_tagger import WordTaggerJudge
-    from evaluators.score_command import judge_and_aligner
+    from evaluators.score_command import benchmark_num_workers, judge_and_aligner
 
     try:
         detector, aligner = judge_and_aligner(args, WordTaggerJudge)
         metrics = score_cast(detector, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
                              n_resamples=args.n_resamples, batch_size=args.batch_size,
                              resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
-                             allow_truncated=args.allow_truncated)
+                             allow_truncated=args.allow_truncated,
+                             num_workers=benchmark_num_workers(args, aligner))
     except (OSError, ValueError) as e:  # bad items / manifest / judge folder: the message names the file
         raise SystemExit(f"omnijudge score cast: {e}") from None
     print(format_cast_table(metrics["groups"]))

@@ -122,20 +122,21 @@ def _row_key(row: dict) -> tuple:
 def score_cast(detector, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
                aligner: Aligner | None = None, system: str | None = None, n_resamples: int = 10_000,
                seed: int = 0, batch_size: int = 8, resume_mismatch: str = "refuse",
-               retry_errors: bool = False, allow_truncated: bool = False) -> dict:
+               retry_errors: bool = False, allow_truncated: bool = False, num_workers: int = 0) -> dict:
     """Detect stressed words in every output (``batch_size`` outputs per forward pass; rows do not
     depend on it), append PRED rows to ``out_dir/predictions.jsonl`` (resumable; one writer at a
     time), compute the CAST metrics and write ``out_dir/metrics.json`` + ``table.json``. Rows
     another detector wrote are handled by ``resume_mismatch``, error rows by ``retry_errors``
-    (``evaluators.scoring.resume_rows``)."""
+    (``evaluators.scoring.resume_rows``); ``num_workers`` data-loader processes read, align and
+    prepare the outputs while the model runs (``evaluators.scoring.score_work_in_batches``)."""
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     with output_lock(Path(out_dir) / "predictions.jsonl"):
         return _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resamples, seed, batch_size,
-                           resume_mismatch, retry_errors, allow_truncated)
+                           resume_mismatch, retry_errors, allow_truncated, num_workers)
 
 
 def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resamples, seed, batch_size,
-                resume_mismatch, retry_errors, allow_truncated) -> dict:
+                resume_mismatch, retry_errors, allow_truncated, num_workers) -> dict:
     items = read_jsonl(items_path, required=("id", "pair_id", "side", "sentence", "stressed_word"))
     by_id = {it["id"]: it for it in items}
     out_dir = Path(out_dir)
@@ -169,7 +170,7 @@ def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resam
         return {**base(o), "error": f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
 
     with pred_path.open("a", encoding="utf-8") as f:
-        score_work_in_batches(detector, todo, prepare, finish, fail, f, batch_size=batch_size)
+        score_work_in_batches(detector, todo, prepare, finish, fail, f, batch_size=batch_size, num_workers=num_workers)
     preds = read_done_rows(pred_path, key=_row_key)
     metrics = cast_metrics(items, preds, threshold=detector.threshold, n_resamples=n_resamples, seed=seed)
     metrics["errors"] = [{"id": r["id"], "system": r["system"], "mode": r["mode"], "error": r["error"]}

@@ -51,7 +51,7 @@ def cmd_score(args) -> int:
     from evaluators.judges.folder import JUDGE_CONFIG, JudgeFolderError
     from evaluators.judges.registry import load_judge
     from evaluators.runtime_options import runtime_from_args
-    from evaluators.score_command import load_verbalizer
+    from evaluators.score_command import benchmark_num_workers, load_verbalizer
 
     runtime = runtime_from_args(args)
     try:
@@ -61,7 +61,8 @@ def cmd_score(args) -> int:
             judge = load_verbalizer(args.judge, runtime, args.backbone, args.base)
         result = score_instructttseval(judge, args.items, args.outputs, args.out, system=args.system,
                                        batch_size=args.batch_size, resume_mismatch=args.resume_mismatch,
-                                       retry_errors=args.retry_errors, allow_truncated=args.allow_truncated)
+                                       retry_errors=args.retry_errors, allow_truncated=args.allow_truncated,
+                                       num_workers=benchmark_num_workers(args, None))
     except (OSError, ValueError, JudgeFolderError, BackboneMismatchError) as e:
         raise SystemExit(f"omnijudge score instructttseval: {e}") from None
     print(format_markdown({result["system"]: result["table"]}))
@@ -75,7 +76,7 @@ def cmd_score(args) -> int:
 def add_score_parser(ssub):
     from evaluators.backbones.specs import BACKBONES
     from evaluators.runtime_options import add_runtime_arguments, batch_size_arg
-    from evaluators.score_command import add_audio_input_arguments, add_resume_arguments
+    from evaluators.score_command import add_audio_input_arguments, add_benchmark_workers_argument, add_resume_arguments
 
     p = ssub.add_parser("instructttseval", help="InstructTTSEval: a local instruction-following judge over a "
                                                 "system's outputs -> the benchmark's rows + APS/DSD/RP/Avg table")
@@ -89,6 +90,7 @@ def add_score_parser(ssub):
     p.add_argument("--system", help="system name (default: the outputs folder's name)")
     p.add_argument("--batch-size", type=batch_size_arg, default=8,
                    help="clips per forward pass (results do not depend on it)")
+    add_benchmark_workers_argument(p)
     add_resume_arguments(p)
     add_audio_input_arguments(p)
     p.add_argument("--backbone", choices=sorted(BACKBONES), help="backbone of a preset judge")

@@ -158,10 +158,17 @@ class InstructionJudge:
         return {"judge_score": p_true >= self.threshold, "p_true": p_true, "p_true_label_tokens": p_label,
                 "p_true_dimensions": p_dims, **out}
 
-    @torch.no_grad()
     def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
         """The ``Judge`` protocol's batched scoring, input order; batches are length-sorted."""
-        examples = [self.prepare(x["wave"], x["instruction"], x["lang"]) for x in inputs]
+        return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)
+
+    def prepare_input(self, x: dict) -> dict:
+        """The CPU half of :meth:`score` for one input dict (``PreparedInputJudge``)."""
+        return self.prepare(x["wave"], x["instruction"], x["lang"])
+
+    @torch.no_grad()
+    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
+        """The model half of :meth:`score` over :meth:`prepare_input` outputs, input order."""
         order = sorted(range(len(examples)), key=lambda k: len(examples[k]["input_ids"]))
         out: list[dict | None] = [None] * len(examples)
         was_training = self.backbone.model.training

@@ -65,9 +65,20 @@ class VerbalizerInstructionJudge:
     def provenance(self) -> dict:
         return self.judge.provenance()
 
+    @property
+    def backbone(self):
+        return self.judge.backbone
+
     def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
-        outs = self.judge.score([{"wave": x["wave"], "fields": {"instruction": x["instruction"]}} for x in inputs],
-                                batch_size=batch_size)
+        return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)
+
+    def prepare_input(self, x: dict) -> dict:
+        """The CPU half of :meth:`score` (``PreparedInputJudge``): the verbalizer's, with the
+        instruction as its prompt field."""
+        return self.judge.prepare_input({"wave": x["wave"], "fields": {"instruction": x["instruction"]}})
+
+    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
+        outs = self.judge.score_examples(examples, batch_size=batch_size)
         return [{"judge_score": o["probs"]["true"] >= self.threshold, "p_true": o["probs"]["true"]} for o in outs]
 
 
@@ -91,10 +102,10 @@ def collect_work(items: list[InstructItem], outputs: str | Path) -> list[Work]:
 
 def judge_pairs(judge, work: list[Work], scores_path: Path, system: str, batch_size: int = 8,
                 resume_mismatch: str = "refuse", retry_errors: bool = False,
-                allow_truncated: bool = False) -> list[dict]:
+                allow_truncated: bool = False, num_workers: int = 0) -> list[dict]:
     """Judge the pairs not yet in ``scores_path`` (appending their rows); returns every row. Rows
     another judge wrote are handled by ``resume_mismatch``, error rows by ``retry_errors``
-    (``scoring.resume_rows``)."""
+    (``scoring.resume_rows``); ``num_workers`` prepare the inputs (``score_work_in_batches``)."""
     scores_path.parent.mkdir(parents=True, exist_ok=True)
     rows = resume_rows(scores_path, judge.provenance(), None, resume_mismatch, retry_errors)
     done_keys = {(r["id"], r["task"]) for r in rows if r.get("error_kind") != MISSING}
@@ -125,7 +136,7 @@ def judge_pairs(judge, work: list[Work], scores_path: Path, system: str, batch_s
         return {**base(w), "judge_score": None, "error": str(e), "error_kind": kind, **prov}
 
     with scores_path.open("a", encoding="utf-8") as out:
-        score_work_in_batches(judge, todo, prepare, finish, fail, out, batch_size=batch_size)
+        score_work_in_batches(judge, todo, prepare, finish, fail, out, batch_size=batch_size, num_workers=num_workers)
         out.flush()
         os.fsync(out.fileno())
     latest = {(r["id"], r["task"]): r for r in read_done_rows(scores_path)}  # a rerun's row replaces a missing one
@@ -163,7 +174,7 @@ def _write_atomic(path: Path, text: str) -> None:
 def score_instructttseval(judge, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
                           system: str | None = None, batch_size: int = 8, n_resamples: int = 10_000,
                           resume_mismatch: str = "refuse", retry_errors: bool = False,
-                          allow_truncated: bool = False) -> dict:
+                          allow_truncated: bool = False, num_workers: int = 0) -> dict:
     """Judge one system's outputs for every item and task; write the files listed in the module
     docstring. Returns ``{"system", "table", "rows"}`` (``table`` as ``metrics.task_scores``)."""
     judge = instruction_judge(judge)
@@ -173,7 +184,7 @@ def score_instructttseval(judge, items_path: str | Path, outputs: str | Path, ou
     system = system or Path(outputs).resolve().name
     with output_lock(out_dir / "scores.jsonl"):
         score_rows = judge_pairs(judge, collect_work(items, outputs), out_dir / "scores.jsonl", system, batch_size,
-                                 resume_mismatch, retry_errors, allow_truncated)
+                                 resume_mismatch, retry_errors, allow_truncated, num_workers)
     results = merge_results(items, score_rows)
     _write_atomic(out_dir / "results.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results))
     tables = system_tables({system: results}, field="judge_score", missing_as_false=False, n_resamples=n_resamples)

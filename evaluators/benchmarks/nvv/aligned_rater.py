@@ -230,8 +230,15 @@ class AlignedLikertRater:
 
     def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
         """The ``Judge`` protocol's batched scoring: :meth:`rate` over input dicts."""
-        keys = ("wave", "text", "lang", "target_type", "tag_positions", "unit_times")
-        return self.rate([self.prepare(*(x[k] for k in keys)) for x in inputs], batch_size=batch_size)
+        return self.rate([self.prepare_input(x) for x in inputs], batch_size=batch_size)
+
+    def prepare_input(self, x: dict) -> dict:
+        """The CPU half of :meth:`score` for one input dict (``PreparedInputJudge``)."""
+        return self.prepare(*(x[k] for k in ("wave", "text", "lang", "target_type", "tag_positions", "unit_times")))
+
+    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
+        """The model half of :meth:`score`: :meth:`rate` over :meth:`prepare_input` outputs."""
+        return self.rate(examples, batch_size=batch_size)
 
     def provenance(self) -> dict:
         return provenance_fields(self.name, self.checkpoint_hash, self.prompt_version, self.seed,

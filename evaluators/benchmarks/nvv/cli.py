@@ -116,7 +116,7 @@ def cmd_score_nvv(args) -> int:
     from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
     from evaluators.runtime_options import runtime_from_args
     from evaluators.benchmarks.nvv.likert import load_likert_rater
-    from evaluators.score_command import judge_and_aligner
+    from evaluators.score_command import benchmark_num_workers, judge_and_aligner
 
     try:
         verifier, aligner = judge_and_aligner(args, NvvVerifierJudge)
@@ -125,7 +125,8 @@ def cmd_score_nvv(args) -> int:
                          lang=args.lang, delta=args.delta, batch_size=args.batch_size,
                          resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
                          allow_truncated=args.allow_truncated, protocol=args.protocol,
-                         supported_types=args.supported_types, raters=raters)
+                         supported_types=args.supported_types, raters=raters,
+                         num_workers=benchmark_num_workers(args, aligner))
     except (OSError, ValueError) as e:  # bad items / manifest / judge folder: the message names the file
         raise SystemExit(f"omnijudge score nvv: {e}") from None
     print(format_table(rows))

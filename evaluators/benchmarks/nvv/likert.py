@@ -54,11 +54,12 @@ def load_likert_rater(criterion: str, judge: str, runtime=None):
 
 def rate_outputs(raters: dict, items: list[NVVItem], outputs: list, out_dir: Path, batch_size: int = 8,
                  resume_mismatch: str = "refuse", retry_errors: bool = False, allow_truncated: bool = False,
-                 aligner=None) -> None:
+                 aligner=None, num_workers: int = 0) -> None:
     """Append one rating row per not-yet-rated (criterion, system, item) to
     ``out_dir/<criterion>/<system>.jsonl``; ``raters``: criterion -> verbalizer judge or
     ``AlignedLikertRater``; ``outputs``: the scorer's ``NvvOutput`` list (``path`` None = missing);
-    ``aligner``: word times for aligned raters where the manifest has none."""
+    ``aligner``: word times for aligned raters where the manifest has none; ``num_workers``: data-loader
+    processes preparing the inputs (``evaluators.scoring.score_work_in_batches``)."""
     by_id = {it.id: it for it in items}
     by_safe_id = {sanitize_item_id(k): it for k, it in by_id.items()}
     item_of = lambda o: by_id.get(o.id) or by_safe_id[o.id]  # noqa: E731
@@ -101,7 +102,8 @@ def rate_outputs(raters: dict, items: list[NVVItem], outputs: list, out_dir: Pat
                 return {**base(o), "error": f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
 
             with path.open("a", encoding="utf-8") as f:
-                score_work_in_batches(rater, todo, prepare, finish, fail, f, batch_size=batch_size)
+                score_work_in_batches(rater, todo, prepare, finish, fail, f, batch_size=batch_size,
+                                      num_workers=num_workers)
 
 
 def read_ratings(paths) -> list[list[dict]]:

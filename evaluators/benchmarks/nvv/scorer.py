@@ -77,11 +77,12 @@ def collect_outputs(outputs: str | Path, items: list[NVVItem], system: str | Non
 
 def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pred_dir: Path,
                    aligner: Aligner | None = None, batch_size: int = 8, resume_mismatch: str = "refuse",
-                   retry_errors: bool = False, allow_truncated: bool = False) -> None:
+                   retry_errors: bool = False, allow_truncated: bool = False, num_workers: int = 0) -> None:
     """Append one verifier row per not-yet-done (system, item) to ``pred_dir/<system>.jsonl``,
     verifying ``batch_size`` outputs per forward pass (rows do not depend on it). Rows another
     verifier wrote are handled by ``resume_mismatch``, error rows by ``retry_errors``
-    (``evaluators.scoring.resume_rows``)."""
+    (``evaluators.scoring.resume_rows``); ``num_workers`` prepare the inputs
+    (``evaluators.scoring.score_work_in_batches``)."""
     by_id = {it.id: it for it in items}
     by_safe_id = {sanitize_item_id(k): it for k, it in by_id.items()}
     pred_dir.mkdir(parents=True, exist_ok=True)
@@ -116,7 +117,8 @@ def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pre
                     "error": f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
 
         with path.open("a", encoding="utf-8") as f:
-            score_work_in_batches(verifier, todo, prepare, finish, fail, f, batch_size=batch_size)
+            score_work_in_batches(verifier, todo, prepare, finish, fail, f, batch_size=batch_size,
+                                  num_workers=num_workers)
 
 
 def table_row(name: str, report: dict) -> dict:
@@ -180,7 +182,7 @@ def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: st
               aligner: Aligner | None = None, system: str | None = None, lang: str | None = None,
               delta: int | None = None, batch_size: int = 8, resume_mismatch: str = "refuse",
               retry_errors: bool = False, allow_truncated: bool = False, protocol: str = "paper",
-              supported_types=None, raters: dict | None = None) -> list[dict]:
+              supported_types=None, raters: dict | None = None, num_workers: int = 0) -> list[dict]:
     """Verify every output (resumable), score each system, write predictions, metrics, the table and
     the heatmap under ``out_dir``; returns the table rows.
 
@@ -189,18 +191,20 @@ def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: st
     says so. ``protocol="upstream"``: missing or unreadable outputs have no row, as the public
     verifier writes none for them, so they lower coverage instead of counting as misses.
     ``raters`` (criterion -> verbalizer judge or aligned rater): Likert ratings of every output too
-    (``likert.py``), written to ``likert/`` with ``likert_table.json/.md`` and per-type heatmaps."""
+    (``likert.py``), written to ``likert/`` with ``likert_table.json/.md`` and per-type heatmaps.
+    ``num_workers`` data-loader processes read, align and prepare the outputs while the model runs
+    (``evaluators.scoring.score_work_in_batches``)."""
     items = load_items(items_path, lang=lang)
     out_dir = Path(out_dir)
     expected = collect_outputs(outputs, items, system)
     with output_lock(out_dir / "predictions"):
         verify_outputs(verifier, items, expected, out_dir / "predictions", aligner, batch_size=batch_size,
                        resume_mismatch=resume_mismatch, retry_errors=retry_errors,
-                       allow_truncated=allow_truncated)
+                       allow_truncated=allow_truncated, num_workers=num_workers)
         if raters:
             rate_outputs(raters, items, expected, out_dir / "likert", batch_size=batch_size,
                          resume_mismatch=resume_mismatch, retry_errors=retry_errors, allow_truncated=allow_truncated,
-                         aligner=aligner)
+                         aligner=aligner, num_workers=num_workers)
     if raters:
         write_likert_outputs(likert_table(read_ratings([out_dir / "likert"])), out_dir)
     reports, rows = {}, []

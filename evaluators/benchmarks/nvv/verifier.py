@@ -208,18 +208,30 @@ class NvvVerifierJudge:
         """One decision per clip, input order: ``present``, ``position`` (units) or None,
         ``p_present``, ``text_with_mark`` (the reference text, tagged when present) and
         ``hallucinated_events`` (labels)."""
-        out = []
-        for i, logits in enumerate(self.clip_logits(waves, texts, langs, target_types, unit_times, batch_size)):
-            d = self.decide(logits, target_types[i])
-            d["text_with_mark"] = (insert_tag(texts[i], langs[i], d["position"], self.label_of(target_types[i]))
-                                   if d["present"] else texts[i])
-            out.append(d)
-        return out
+        inputs = [{"wave": w, "text": t, "lang": l, "target_type": ty, "unit_times": u}
+                  for w, t, l, ty, u in zip(waves, texts, langs, target_types, unit_times)]
+        return self.score(inputs, batch_size=batch_size)
 
     def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
-        """The ``Judge`` protocol's batched scoring: :meth:`verify` over input dicts."""
-        keys = ("wave", "text", "lang", "target_type", "unit_times")
-        return self.verify(*([x[k] for x in inputs] for k in keys), batch_size=batch_size)
+        """The ``Judge`` protocol's batched scoring: :meth:`verify`'s decisions over input dicts."""
+        return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)
+
+    def prepare_input(self, x: dict) -> dict:
+        """The CPU half of :meth:`score` for one input dict (``PreparedInputJudge``): the example
+        plus the fields the decision reads."""
+        return {"text": x["text"], "lang": x["lang"], "target_type": x["target_type"],
+                "example": self.prepare(x["wave"], x["text"], x["lang"], x["target_type"], x["unit_times"])}
+
+    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
+        """The model half of :meth:`score` over :meth:`prepare_input` outputs, input order."""
+        out = []
+        for x, logits in zip(examples, logits_in_input_order(self.backbone, self.head, [x["example"] for x in examples],
+                                                             self.collate, batch_size)):
+            d = self.decide(logits, x["target_type"])
+            d["text_with_mark"] = (insert_tag(x["text"], x["lang"], d["position"], self.label_of(x["target_type"]))
+                                   if d["present"] else x["text"])
+            out.append(d)
+        return out
 
     def provenance(self) -> dict:
         return provenance_fields(self.name, self.checkpoint_hash, self.prompt_version, self.seed,
