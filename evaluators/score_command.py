@@ -12,7 +12,6 @@ import json
 import sys
 from pathlib import Path
 
-import torch
 
 from evaluators.audio_io import AUDIO_EXTENSIONS
 from evaluators.backbones.specs import BACKBONES
@@ -176,10 +175,6 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     options = dict(batch_size=args.batch_size, resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
                    vad=not args.no_vad, allow_truncated=args.allow_truncated,
                    max_tokens_per_batch=args.max_tokens_per_batch, num_workers=workers)
-    threads = torch.get_num_threads()
-    if workers and judge.backbone.device.type == "cpu":
-        # the workers take cores of their own: the model's threads get what is left (no oversubscription)
-        torch.set_num_threads(max(1, threads - workers))
     try:
         if shard.world == 1:
             rows = score_items(judge, items, out, **options)
@@ -196,8 +191,6 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
             rows = [by_id[it.id] for it in items if it.id in by_id]
     except (ResumeMismatchError, OutputLockedError) as e:
         raise SystemExit(f"omnijudge score: {e}") from None
-    finally:
-        torch.set_num_threads(threads)
     n_err = sum("error" in r for r in rows)
     table = system_score_table(rows)
     print(format_system_table(table, score_name=score_name or judge.preset.name))

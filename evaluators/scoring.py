@@ -255,7 +255,8 @@ def score_items(judge: VerbalizerJudge, items: list[ScoreItem], out_path: str | 
     ``warning``. Under a multi-process launcher each rank scores its own shard
     (``evaluators/sharding.py``).
     """
-    from evaluators.score_pipeline import PreparingDataset, header_seconds, plan_batches, prepared_batches
+    from evaluators.score_pipeline import (PreparingDataset, header_seconds, model_threads_beside_workers, plan_batches,
+                                           prepared_batches)
 
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -268,7 +269,8 @@ def score_items(judge: VerbalizerJudge, items: list[ScoreItem], out_path: str | 
                                max_tokens_per_batch)
         dataset = PreparingDataset(todo, judge, judge_read_limit(judge), allow_truncated)
         new_rows: dict[str, dict] = {}
-        with out_path.open("a", encoding="utf-8") as out, progress_bar(len(todo), f"scoring {out_path.name}") as bar:
+        with out_path.open("a", encoding="utf-8") as out, progress_bar(len(todo), f"scoring {out_path.name}") as bar, \
+                model_threads_beside_workers(num_workers, judge.backbone.device):
             for n, batch in enumerate(prepared_batches(dataset, batches, num_workers, vad), start=1):
                 for row in _score_prepared_batch(judge, batch, batch_size, prov):
                     out.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -17,12 +17,18 @@ def _run(*argv: str) -> str:
 
 def test_bench_scoring_compares_the_three_paths_on_the_same_files():
     out = _run("scripts/bench_scoring.py", "--clips", "6", "--batch-size", "4", "--max-tokens-per-batch", "4000",
-               "--num-workers", "1")
+               "--num-workers", "1", "--repeats", "1")
     for line in ("(a) stock loop", "(b) serial batched", "(c) pipeline", "pipeline vs stock loop",
                  "serial path, share of time: decode"):
         assert line in out
     diffs = [float(l.rsplit(":", 1)[1]) for l in out.splitlines() if l.startswith("max |score")]
     assert len(diffs) == 2 and max(diffs) <= 1e-6  # the three paths give the same scores
+
+
+def test_bench_nvv_scoring_compares_workers_with_the_in_process_scorer():
+    out = _run("scripts/bench_nvv_scoring.py", "--items-per-type", "1", "--num-workers", "1")
+    assert "scorer, 0 workers" in out and "scorer, 1 workers" in out and "speed-up 1 workers vs 0" in out
+    assert float(out.rsplit("max |P(present) difference|:", 1)[1].split()[0]) <= 1e-6
 
 
 def test_bench_gpu_scoring_runs_tiny_on_cpu_with_token_budgets():
