@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from evaluators.audio_io import AudioLoadError
 from evaluators.benchmarks import BENCHMARKS, get_benchmark
@@ -221,6 +222,22 @@ def test_every_judge_kind_satisfies_the_protocol(judges, kind):
     batched, single = judge.score(_inputs(kind), batch_size=3), judge.score(_inputs(kind), batch_size=1)
     assert len(batched) == 3 and _same(batched, single)
     json.dumps(batched)  # rows are JSON-able
+
+
+#: Judge kinds a benchmark scorer prefetches for (``score_work_in_batches``): their score splits in two.
+SPLIT_KINDS = ("verbalizer", "word_tagger", "nvv_verifier", "nvv_likert_aligned", "instruction_follow")
+
+
+@pytest.mark.parametrize("kind", SPLIT_KINDS)
+def test_split_judges_score_the_same_through_prepare_input(judges, kind):
+    from evaluators.judges.protocol import PreparedInputJudge
+
+    judge = judges[kind]
+    assert isinstance(judge, PreparedInputJudge)
+    examples = [judge.prepare_input(x) for x in _inputs(kind)]
+    assert not any(isinstance(v, torch.Tensor) and v.device.type != "cpu"
+                   for ex in examples for v in (ex if isinstance(ex, dict) else {}).values())  # host-side only
+    assert _same(judge.score_examples(examples, batch_size=2), judge.score(_inputs(kind), batch_size=3))
 
 
 @pytest.mark.parametrize("kind", list(JUDGE_KINDS))
