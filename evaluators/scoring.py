@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
 from evaluators.audio_io import (
     AUDIO_EXTENSIONS,
     AudioLoadError,

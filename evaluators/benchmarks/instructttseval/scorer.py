@@ -78,6 +78,7 @@ class VerbalizerInstructionJudge:
         return self.judge.prepare_input({"wave": x["wave"], "fields": {"instruction": x["instruction"]}})
 
     def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
+        """The model half: ``judge_score`` and ``p_true`` per :meth:`prepare_input` output."""
         outs = self.judge.score_examples(examples, batch_size=batch_size)
         return [{"judge_score": o["probs"]["true"] >= self.threshold, "p_true": o["probs"]["true"]} for o in outs]
 
