@@ -109,9 +109,10 @@ def benchmark_num_workers(args, aligner) -> int:
     from evaluators.score_pipeline import default_num_workers
 
     workers = default_num_workers() if args.num_workers is None else args.num_workers
-    if workers and aligner is not None and runtime_from_args(args).device != "cpu":
+    device = runtime_from_args(args).device
+    if workers and aligner is not None and device != "cpu":
         if args.num_workers:
-            print(f"--num-workers {args.num_workers} ignored: the aligner runs on {runtime_from_args(args).device}, "
+            print(f"--num-workers {args.num_workers} ignored: the aligner runs on {device}, "
                   "which data-loader worker processes cannot use; inputs are prepared in this process",
                   file=sys.stderr)
         return 0

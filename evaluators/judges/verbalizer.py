@@ -187,9 +187,7 @@ class VerbalizerJudge:
     def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
         """The ``Judge`` protocol's batched scoring: ``{"wave", ["fields"]}`` -> ``{"score", "label",
         "probs"}`` per input, in input order (see :meth:`score_waves`)."""
-        outs = self.score_waves([x["wave"] for x in inputs], batch_size=batch_size,
-                                fields=[x.get("fields") or {} for x in inputs])
-        return [{"score": o.score, "label": o.label, "probs": o.probs} for o in outs]
+        return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)
 
     def prepare_input(self, x: dict) -> dict:
         """The CPU half of :meth:`score` for one input (``PreparedInputJudge``)."""
