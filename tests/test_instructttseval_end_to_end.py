@@ -16,7 +16,7 @@ def trained(tmp_path_factory):
     from trainer.train import train
 
     root = tmp_path_factory.mktemp("instructttseval")
-    corpus = build_instruct_corpus(InstructCorpusConfig(seed=0, speakers=(1, 0, 1), clips_per_speaker=2),
+    corpus = build_instruct_corpus(InstructCorpusConfig(seed=0, speakers=(1, 1, 1), clips_per_speaker=2),
                                    root / "corpus")
     cfg = load_config("configs/instructttseval/tiny.yaml",
                       {"data.corpus_dir": str(corpus), "out_dir": str(root / "run"), "optim.max_epochs": 1,
@@ -53,6 +53,11 @@ def test_validate_release_score_and_metrics(trained, tmp_path, capsys):
     cfg = json.loads((final / "judge_config.json").read_text())
     assert cfg["kind"] == "instruction_follow" and cfg["unsupported"] == ["accent"]
     assert set(cfg["prompts"]) == {"en", "zh"}
+    # the verdict threshold was chosen on the val speaker's pairs after training
+    calibration = cfg["training"]["calibration"]
+    assert cfg["verdict_source"] == calibration["verdict_source"] == "clear_conflict"
+    assert cfg["threshold"] == calibration["threshold"] and len(calibration["sweep"]) > 1
+    assert calibration["chosen_on"].startswith("24 validation pairs (12 followed)")  # 2 langs x 2 clips x 3 tasks x 2
 
     # a reference judge that says true to everything, beside the local judge
     test_pairs = [json.loads(x) for x in (corpus / "pairs.jsonl").read_text().splitlines()]

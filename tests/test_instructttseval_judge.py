@@ -103,6 +103,8 @@ def test_instruction_judge_round_trip_and_batch_invariance(tiny_judge, tmp_path)
     # P(follows) = prod over dimensions of (1 - P(conflicts))
     expected = np.prod([1 - p["conflicts"] for p in out["dimension_probs"].values()])
     assert abs(out["p_true_dimensions"] - expected) < 1e-5
+    # the clear-conflict score: 1 - the largest P(conflicts)
+    assert abs(out["p_true_clear_conflict"] - (1 - max(p["conflicts"] for p in out["dimension_probs"].values()))) < 1e-5
     folder = tiny_judge.save_pretrained(tmp_path / "judge")
     cfg = json.loads((folder / "judge_config.json").read_text())
     assert cfg["kind"] == "instruction_follow" and (folder / "dimension_head.safetensors").is_file()
@@ -225,3 +227,45 @@ def test_outcomes_from_voice_and_stated_values_golden():
     out = outcome_probs(audio, text)
     assert torch.allclose(out[0, 0], torch.tensor([0.45, 0.30, 0.25]), atol=1e-6)
     assert abs(float(follow_probability(out)[0]) - 0.49) < 1e-6
+
+
+def test_clear_conflict_score_golden():
+    """Conflicts 0.30, 0.10, 0.05 -> 1 - 0.30 = 0.70 (the product rule: 0.7 * 0.9 * 0.95 = 0.5985)."""
+    from evaluators.benchmarks.instructttseval.attribute_head import follow_probability, no_clear_conflict_score
+
+    outcomes = torch.tensor([[[0.6, 0.30, 0.10], [0.9, 0.10, 0.0], [0.0, 0.05, 0.95]]])
+    assert abs(float(no_clear_conflict_score(outcomes)[0]) - 0.70) < 1e-6
+    assert abs(float(follow_probability(outcomes)[0]) - 0.5985) < 1e-6
+
+
+class _ScoreTable:
+    """A stand-in judge whose verdict score is looked up by instruction."""
+
+    verdict_source, threshold = "clear_conflict", 0.5
+
+    def __init__(self, table):
+        self.table = table
+
+    def score(self, inputs, batch_size=8):
+        return [{"p_true": self.table[x["instruction"]]} for x in inputs]
+
+
+def test_choose_threshold_golden(tmp_path):
+    """Followed scores 0.9, 0.3, 0.015; unfollowed 0.001, 0.004, 0.3. Balanced agreement: at 0.005
+    and 0.01 (3/3 + 2/3) / 2 = 83.3%, the best; the tie goes to the one nearer 0.5 (0.01). At 0.02:
+    (2/3 + 2/3) / 2."""
+    from trainer.benchmarks.instructttseval.validation import choose_threshold
+
+    sf.write(tmp_path / "a.wav", _wave(0.5), 16000)
+    scores = {"f1": 0.9, "f2": 0.3, "f3": 0.015, "u1": 0.001, "u2": 0.004, "u3": 0.3}
+    rows = [{"path": str(tmp_path / "a.wav"), "instruction": k, "lang": "en", "label": k[0] == "f"} for k in scores]
+    judge = _ScoreTable(scores)
+    out = choose_threshold(judge, rows)
+    assert out["threshold"] == judge.threshold == 0.01
+    by_t = {s["threshold"]: s for s in out["sweep"]}
+    assert by_t[0.01]["balanced"] == pytest.approx(100 * (1 + 2 / 3) / 2)
+    assert by_t[0.005]["balanced"] == pytest.approx(by_t[0.01]["balanced"])
+    assert by_t[0.02]["agreement_followed"] == pytest.approx(200 / 3)
+    assert by_t[0.001]["agreement_unfollowed"] == 0.0
+    with pytest.raises(ValueError, match="followed and unfollowed"):
+        choose_threshold(judge, [r for r in rows if r["label"]])

@@ -12,7 +12,10 @@ changes of pace or loudness are visible), and classifies:
 
 Outcomes follow by construction: ``P(not_mentioned) = P_text(none)``, ``P(matches) = sum_v
 P_text(v) P_audio(v)``, ``P(conflicts)`` = the rest; and an instruction is followed when no
-dimension conflicts: ``P(follows) = prod_d (1 - P(conflicts_d))``. Factoring the comparison this
+dimension conflicts: ``P(follows) = prod_d (1 - P(conflicts_d))``. The public judge rule asks for a
+*clear* conflict ("at least one key style feature clearly conflicts"), which
+:func:`no_clear_conflict_score` reads as ``1 - max_d P(conflicts_d)``: eleven uncertain dimensions
+do not add up to a conflict there, as they do in the product. Factoring the comparison this
 way gives each side its own supervision (the voice's values, the instruction's stated values), so
 the head learns where a direct match/mismatch target gives no gradient to either side alone.
 Definitions: ``docs/benchmarks.md#instructttseval``.
@@ -107,3 +110,11 @@ def outcome_probs(audio_logits: torch.Tensor, text_logits: torch.Tensor) -> torc
 def follow_probability(outcomes: torch.Tensor) -> torch.Tensor:
     """(B, D, 3) outcome probabilities -> (B,) P(no dimension conflicts)."""
     return torch.prod(1.0 - outcomes[..., 1], dim=-1)
+
+
+def no_clear_conflict_score(outcomes: torch.Tensor) -> torch.Tensor:
+    """(B, D, 3) outcome probabilities -> (B,) ``1 - max_d P(conflicts_d)``: high unless some
+    dimension conflicts with confidence (the public rule: false when a key feature clearly
+    conflicts). A score, not a probability of following; its threshold is chosen on held-out pairs
+    (``docs/benchmarks.md#instructttseval``)."""
+    return 1.0 - outcomes[..., 1].amax(dim=-1)

@@ -8,8 +8,10 @@ for each of InstructTTSEval's 12 dimensions, which value the voice has, which th
 states, and so whether they *match*, *conflict*, or the dimension is *not mentioned* (paper:
 "InstructTTSEval: Benchmarking Complex Natural-Language Instruction Following in Text-to-Speech
 Systems", Table 3 and appendix C; ``docs/benchmarks.md#instructttseval``); from those,
-``P(follows) = prod_d (1 - P(conflicts_d))``. ``verdict_source`` picks which of the two is the
-judge's verdict (``label_tokens`` or ``dimensions``); both probabilities are always reported.
+``P(follows) = prod_d (1 - P(conflicts_d))`` and the clear-conflict score ``1 - max_d
+P(conflicts_d)``. ``verdict_source`` picks which of the three is the judge's verdict
+(``label_tokens``, ``dimensions`` or ``clear_conflict``), compared with ``threshold``; all three are
+always reported.
 Dimensions the head has no values for (e.g. accent on procedural voices) are "unsupported".
 """
 
@@ -26,6 +28,7 @@ from evaluators.benchmarks.instructttseval.attribute_head import (
     OUTCOMES,
     AttributeHead,
     follow_probability,
+    no_clear_conflict_score,
     outcome_probs,
 )
 from evaluators.benchmarks.instructttseval.items import DIMENSIONS
@@ -46,7 +49,9 @@ from evaluators.judges.preset import JudgePreset
 
 DIMENSION_HEAD = "dimension_head.safetensors"
 LABELS = ("true", "false")
-VERDICT_SOURCES = ("label_tokens", "dimensions")
+#: Where ``judge_score`` comes from: the verbalizer's P(true), P(no dimension conflicts), or the
+#: clear-conflict score (see the module docstring).
+VERDICT_SOURCES = ("label_tokens", "dimensions", "clear_conflict")
 
 
 def trained_presets(system_prompt: str | None = None) -> dict[str, JudgePreset]:
@@ -62,15 +67,17 @@ class InstructionJudge:
 
     ``score`` inputs: ``{"wave", "instruction", "lang"}`` (``lang`` "en" or "zh" picks the prompt);
     outputs: ``judge_score`` (bool), ``p_true`` (of the verdict source), ``p_true_label_tokens``,
-    ``p_true_dimensions``, ``dimensions`` {dim: outcome}, ``dimension_probs`` {dim: {outcome: p}},
+    ``p_true_dimensions``, ``p_true_clear_conflict``, ``dimensions`` {dim: outcome}, ``dimension_probs`` {dim: {outcome: p}},
     ``voice_values`` / ``stated_values`` {dim: value} (what the head hears and reads).
 
     Args:
         backbone: the audio-LLM (``model`` may be peft-wrapped).
         head: the :class:`AttributeHead` (its dimensions are the supported ones).
         presets: the prompt per language (labels ``true``/``false``); default :func:`trained_presets`.
-        verdict_source: "label_tokens" (the verbalizer read) or "dimensions" (no dimension conflicts).
-        threshold: P(true) at or above which the verdict is true.
+        verdict_source: one of :data:`VERDICT_SOURCES`: "label_tokens" (the verbalizer read),
+            "dimensions" (no dimension conflicts) or "clear_conflict" (no dimension clearly conflicts).
+        threshold: the verdict source's score at or above which the verdict is true (a trained
+            judge's is chosen on held-out pairs, see ``training.calibration`` in its folder).
         max_seconds: clips are cut to this (None = what the checkpoint's processor keeps).
     """
 
@@ -142,6 +149,7 @@ class InstructionJudge:
         p_label = float(np.exp(verdict[0] - np.logaddexp(verdict[0], verdict[1])))
         outcomes = outcome_probs(torch.from_numpy(audio)[None], torch.from_numpy(text)[None])
         p_dims = float(follow_probability(outcomes)[0])
+        p_clear = float(no_clear_conflict_score(outcomes)[0])
         outcomes = outcomes[0].numpy()
         out = {"dimensions": {}, "dimension_probs": {}, "voice_values": {}, "stated_values": {}}
         for dim in DIMENSIONS:
@@ -154,9 +162,9 @@ class InstructionJudge:
             out["voice_values"][dim] = values[int(np.argmax(audio[k, : len(values)]))]
             stated = int(np.argmax(text[k]))  # the last column is "not stated"; padding is -inf
             out["stated_values"][dim] = values[stated] if stated < text.shape[1] - 1 else None
-        p_true = p_label if self.verdict_source == "label_tokens" else p_dims
+        p_true = {"label_tokens": p_label, "dimensions": p_dims, "clear_conflict": p_clear}[self.verdict_source]
         return {"judge_score": p_true >= self.threshold, "p_true": p_true, "p_true_label_tokens": p_label,
-                "p_true_dimensions": p_dims, **out}
+                "p_true_dimensions": p_dims, "p_true_clear_conflict": p_clear, **out}
 
     def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
         """The ``Judge`` protocol's batched scoring, input order; batches are length-sorted."""

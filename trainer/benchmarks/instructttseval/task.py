@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.instructttseval.attribute_head import OUTCOMES, follow_probability, outcome_probs
 from evaluators.benchmarks.instructttseval.items import TASKS
-from evaluators.benchmarks.instructttseval.judge import InstructionJudge, trained_presets
+from evaluators.benchmarks.instructttseval.judge import VERDICT_SOURCES, InstructionJudge, trained_presets
 from evaluators.runtime_options import Runtime, batch_size_arg
 from trainer.benchmarks.instructttseval.attributes import VoiceAttributes, dimension_values, value_name
 from trainer.benchmarks.instructttseval.card import card_sections
@@ -28,7 +28,7 @@ from trainer.benchmarks.instructttseval.corpus import (
     write_benchmark_items,
 )
 from trainer.benchmarks.instructttseval.settings import InstructFollowSettings
-from trainer.benchmarks.instructttseval.validation import validate_instruction_judge
+from trainer.benchmarks.instructttseval.validation import choose_threshold, validate_instruction_judge
 from trainer.lora import apply_lora, load_backbone
 from trainer.task import ensure_corpus, write_report
 
@@ -91,7 +91,7 @@ class InstructFollowTask:
         s = cfg.task_config
         head = InstructionJudge.new_head(backbone, dimension_values(), width=s.head_width, seed=cfg.seed)
         return InstructionJudge(backbone, head, trained_presets(cfg.system_prompt), verdict_source=s.verdict_source,
-                                threshold=s.threshold, max_seconds=cfg.max_seconds, name=cfg.judge_name, seed=cfg.seed)
+                                threshold=0.5 if s.threshold is None else s.threshold, max_seconds=cfg.max_seconds, name=cfg.judge_name, seed=cfg.seed)
 
     def trainable_modules(self, judge: InstructionJudge) -> list[torch.nn.Module]:
         return [judge.backbone.model, judge.head]
@@ -134,6 +134,17 @@ class InstructFollowTask:
             loss = loss + s.follow_weight * F.binary_cross_entropy(p_follow, batch["follows"].to(dev))
         return loss
 
+    def calibrate(self, judge: InstructionJudge, rows: list[dict], cfg: TrainConfig) -> dict:
+        """After training: the verdict threshold from the config, else chosen on the val split's
+        pairs (:func:`~trainer.benchmarks.instructttseval.validation.choose_threshold`)."""
+        fixed = cfg.task_config.threshold
+        val = [r for r in rows if r["split"] == "val"]
+        if fixed is not None or not val:
+            judge.threshold = 0.5 if fixed is None else fixed
+            return {"verdict_source": judge.verdict_source, "threshold": judge.threshold,
+                    "chosen_on": "config" if fixed is not None else "default (no val split)"}
+        return choose_threshold(judge, val)
+
     def predict(self, judge: InstructionJudge, batch: dict) -> list[dict]:
         verdict, audio, text = (x.double().cpu().numpy() for x in self._logits(judge, batch))
         return [judge.decide(v, a, t) for v, a, t in zip(verdict, audio, text)]
@@ -142,10 +153,10 @@ class InstructFollowTask:
         out = {}
         for task in TASKS:
             sel = [i for i, r in enumerate(rows) if r["task"] == task]
-            for key, name in (("p_true_label_tokens", "label_tokens"), ("p_true_dimensions", "dimensions")):
+            for name in VERDICT_SOURCES:  # at 0.5: the verdict threshold is chosen after training
                 if sel:
                     out[f"val/agreement/{name}/{task}"] = float(np.mean(
-                        [(preds[i][key] >= 0.5) == bool(rows[i]["label"]) for i in sel]))
+                        [(preds[i][f"p_true_{name}"] >= 0.5) == bool(rows[i]["label"]) for i in sel]))
         dims = list(dimension_values())
         hits = [preds[i]["voice_values"][d] == dimension_values()[d][c] for i, r in enumerate(rows)
                 for d, c in zip(dims, r["voice_codes"])]

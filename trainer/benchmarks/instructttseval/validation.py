@@ -21,6 +21,7 @@ import numpy as np
 from evaluators.progress import chunks_with_progress
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.instructttseval.items import DIMENSIONS, TASKS
+from evaluators.benchmarks.instructttseval.judge import VERDICT_SOURCES
 from evaluators.benchmarks.instructttseval.scorer import instruction_judge
 from evaluators.jsonl import JsonlError, read_jsonl
 from evaluators.judges.registry import load_judge
@@ -182,6 +183,33 @@ def _score_pairs(judge, rows: list[dict], batch_size: int) -> list[dict]:
     return outputs
 
 
+#: Verdict thresholds :func:`choose_threshold` tries (the clear-conflict score of a pair with one
+#: confident conflict is near 0, so the grid is dense there).
+THRESHOLD_GRID = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def choose_threshold(judge, rows: list[dict], batch_size: int = 8) -> dict:
+    """The threshold on the judge's verdict score that maximises balanced agreement on ``rows``
+    (held-out labelled pairs: the mean of the agreement on followed and on unfollowed pairs, so
+    neither kind's share in the rows moves it; ties go to the threshold nearest 0.5). Sets
+    ``judge.threshold`` and returns the choice with the sweep."""
+    scores = [o["p_true"] for o in _score_pairs(judge, rows, batch_size)]
+    labels = [bool(r["label"]) for r in rows]
+    if all(labels) or not any(labels):
+        raise ValueError("choosing a threshold needs followed and unfollowed pairs in the val split")
+    sweep = []
+    for t in THRESHOLD_GRID:
+        followed = float(np.mean([s >= t for s, lab in zip(scores, labels) if lab]))
+        unfollowed = float(np.mean([s < t for s, lab in zip(scores, labels) if not lab]))
+        sweep.append({"threshold": t, "agreement_followed": 100 * followed,
+                      "agreement_unfollowed": 100 * unfollowed, "balanced": 50 * (followed + unfollowed)})
+    best = max(sweep, key=lambda x: (round(x["balanced"], 9), -abs(x["threshold"] - 0.5)))
+    judge.threshold = best["threshold"]
+    return {"verdict_source": judge.verdict_source, "threshold": best["threshold"],
+            "chosen_on": f"{len(rows)} validation pairs ({sum(labels)} followed)",
+            "rule": "max balanced agreement (ties: nearest 0.5)", "sweep": sweep}
+
+
 def validate_instruction_judge(judge_dir: str | Path, corpus_dir: str | Path | None, pairs: str | Path | None = None,
                                reference: str | Path | None = None, per_class: int = 0, batch_size: int = 8,
                                runtime: Runtime | None = None, out: str | Path | None = None) -> dict:
@@ -208,11 +236,14 @@ def validate_instruction_judge(judge_dir: str | Path, corpus_dir: str | Path | N
                   f"{per_class} + {per_class} per language and task" if per_class and not pairs else "all pairs"),
               "agreement": agreement_table(headline, verdicts)}
     md = [format_agreement(report["agreement"], f"{judge.name} vs reference labels ({headline_name})")]
-    for key in ("p_true_label_tokens", "p_true_dimensions"):  # both verdicts of an instruction_follow judge
+    for source in VERDICT_SOURCES:  # every verdict of an instruction_follow judge: its own threshold, else 0.5
+        key = f"p_true_{source}"
         if outputs and key in outputs[0]:
-            other = [o[key] >= getattr(judge, "threshold", 0.5) for o in outputs]
-            report[f"agreement_{key[7:]}"] = agreement_table(headline, other)
-            md.append(format_agreement(report[f"agreement_{key[7:]}"], f"verdict from {key[7:]} ({headline_name})"))
+            t = judge.threshold if source == getattr(judge, "verdict_source", None) else 0.5
+            report[f"agreement_{source}"] = agreement_table(headline, [o[key] >= t for o in outputs])
+            report[f"agreement_{source}"]["threshold"] = t
+            md.append(format_agreement({k: v for k, v in report[f"agreement_{source}"].items() if k != "threshold"},
+                                       f"verdict from {source} at {t:g} ({headline_name})"))
     for name, subset in subsets.items():
         if name != headline_name:
             table = agreement_table(subset, [by_id[r["id"]]["judge_score"] for r in subset])
