@@ -121,6 +121,30 @@ def test_validation_metrics_by_hand():
     assert para["overall"]["decision_agreement"]["value"] == 0.5
 
 
+def test_constant_baseline_by_hand():
+    """Beside every judge, the judge that always answers the most common label. Style scores 0, 0,
+    3, 4 (ties would go to the smallest): constant 0 -> decision 2/4, MAE (0+0+3+4)/4 = 1.75, exact
+    2/4. Emotion a, a, b: constant a -> accuracy 2/3, macro-F1 over {a, b} = (0.8 + 0) / 2."""
+    from trainer.benchmarks.speecheditbench.validation import format_markdown
+
+    rows = [{"lang": "en", "target_score": s} for s in (0, 0, 3, 4)]
+    m = judge_metrics(rows, [{"target_style_score": 3}] * 4, n_resamples=0)
+    base = m["overall"]["constant_baseline"]
+    assert base == {"answer": "0", "decision_agreement": 0.5, "score_mae": 1.75, "exact_agreement": 0.5}
+    assert "| overall: constant (0) | 0.500 | 1.750 | 0.500 |" in format_markdown({"criterion": "style", "metrics": m})
+    emo = judge_metrics([{"lang": "en", "emotion": e, "taxonomy": "iemocap_en"} for e in ("angry", "angry", "sad")],
+                        [{"predicted_emotion": "sad"}] * 3, n_resamples=0)
+    assert emo["overall"]["constant_baseline"]["answer"] == "angry"
+    assert emo["overall"]["constant_baseline"]["accuracy"] == round(2 / 3, 4)
+    assert emo["overall"]["constant_baseline"]["macro_f1"] == pytest.approx(0.4)
+    para = judge_metrics([{"lang": "en", "event_scores": [3, 0, 1, 2]}, {"lang": "en", "event_scores": [3, 2, 0, 2]},
+                          {"lang": "en", "event_scores": [0, 2, 0, 0]}],
+                         [{"event_scores": {"breath": 0, "laugh": 0, "cough": 0, "sigh": 0}}] * 3, n_resamples=0)
+    b = para["overall"]["constant_baseline"]
+    assert b["answer"] == "breath 3, laugh 2, cough 0, sigh 2"
+    assert b["cough"] == 1.0 and b["breath"] == b["laugh"] == round(2 / 3, 4)
+
+
 def test_a_folder_of_another_head_shape_is_refused(backbone, tmp_path):
     import json
 

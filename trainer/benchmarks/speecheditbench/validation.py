@@ -14,6 +14,8 @@ whichever is given.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import json
 from pathlib import Path
 
@@ -92,16 +94,54 @@ def criterion_of(rows: list[dict]) -> str:
     return "emotion" if "emotion" in first else "style" if "target_score" in first else "paralinguistic"
 
 
+def _mode(values: list):
+    """The most common value (ties: the smallest)."""
+    counts = Counter(values)
+    return min(counts, key=lambda v: (-counts[v], v))
+
+
+def constant_predictions(rows: list[dict]) -> tuple[str, list[dict]]:
+    """A judge that answers every clip with the rows' most common label: (its answer, predictions).
+    Its metrics are the floor a trained judge must beat (a judge that learned nothing but the label
+    balance scores exactly this)."""
+    crit = criterion_of(rows)
+    if crit == "emotion":
+        label = _mode([r["emotion"] for r in rows])
+        return label, [{"predicted_emotion": label}] * len(rows)
+    if crit == "style":
+        score = _mode([r["target_score"] for r in rows])
+        return str(score), [{"target_style_score": score}] * len(rows)
+    scores = {e: _mode([r["event_scores"][k] for r in rows]) for k, e in enumerate(EVENTS)}
+    return ", ".join(f"{e} {v}" for e, v in scores.items()), [{"event_scores": scores}] * len(rows)
+
+
+def _with_baseline(fn, rows: list[dict], preds: list[dict], n_resamples: int) -> dict:
+    out = fn(rows, preds, n_resamples)
+    answer, constant = constant_predictions(rows)
+    base = fn(rows, constant, 0)
+    flat = {"answer": answer}
+    for k, v in base.items():
+        if isinstance(v, float):
+            flat[k] = v
+        elif isinstance(v, dict) and "value" in v:
+            flat[k] = v["value"]
+        elif isinstance(v, dict) and "decision_agreement" in v:  # paralinguistic: one event's decisions
+            flat[k] = v["decision_agreement"]["value"]
+    out["constant_baseline"] = flat
+    return out
+
+
 def judge_metrics(rows: list[dict], preds: list[dict], n_resamples: int = 2000) -> dict:
-    """The criterion's metrics overall and per language; flat ``<metric>`` floats (overall) are
-    included for training-time logging."""
+    """The criterion's metrics overall and per language, each beside ``constant_baseline`` (the same
+    metrics of :func:`constant_predictions`); flat ``<metric>`` floats (overall) are included for
+    training-time logging."""
     if not rows:
         return {}
     fn = {"emotion": _emotion, "style": _style, "paralinguistic": _paralinguistic}[criterion_of(rows)]
-    report = {"overall": fn(rows, preds, n_resamples)}
+    report = {"overall": _with_baseline(fn, rows, preds, n_resamples)}
     for lang in sorted({r["lang"] for r in rows}):
         sel = [i for i, r in enumerate(rows) if r["lang"] == lang]
-        report[lang] = fn([rows[i] for i in sel], [preds[i] for i in sel], n_resamples)
+        report[lang] = _with_baseline(fn, [rows[i] for i in sel], [preds[i] for i in sel], n_resamples)
     flat = {}
     for key, value in report["overall"].items():
         if isinstance(value, dict) and isinstance(value.get("value"), float):
@@ -152,18 +192,34 @@ def format_markdown(report: dict) -> str:
     def cell(x):
         return "-" if not x or x.get("value") is None else f"{x['value']:.3f} [{x['ci95'][0]:.3f}, {x['ci95'][1]:.3f}] (n={x['n']})"
 
+    def base(k, metric):
+        v = m[k].get("constant_baseline", {}).get(metric)
+        return "-" if v is None else f"{v:.3f}"
+
+    def base_set(k):
+        return f"{k}: constant ({m[k]['constant_baseline']['answer']})"
+
     if crit == "emotion":
         lines = ["| set | accuracy [95% CI] | macro-F1 |", "|---|---|---|"]
-        lines += [f"| {k} | {cell(m[k]['accuracy'])} | {m[k]['macro_f1']:.3f} |" for k in langs]
+        for k in langs:
+            lines += [f"| {k} | {cell(m[k]['accuracy'])} | {m[k]['macro_f1']:.3f} |",
+                      f"| {base_set(k)} | {base(k, 'accuracy')} | {base(k, 'macro_f1')} |"]
     elif crit == "style":
         lines = ["| set | decision (>= 3) agreement | score MAE | exact score |", "|---|---|---|---|"]
-        lines += [f"| {k} | {cell(m[k]['decision_agreement'])} | {cell(m[k]['score_mae'])} | "
-                  f"{cell(m[k]['exact_agreement'])} |" for k in langs]
+        for k in langs:
+            lines += [f"| {k} | {cell(m[k]['decision_agreement'])} | {cell(m[k]['score_mae'])} | "
+                      f"{cell(m[k]['exact_agreement'])} |",
+                      f"| {base_set(k)} | {base(k, 'decision_agreement')} | {base(k, 'score_mae')} | "
+                      f"{base(k, 'exact_agreement')} |"]
     else:
         lines = ["| set | " + " | ".join(f"{e} add/remove decision" for e in EVENTS) + " | all events |",
                  "|---|" + "---|" * (len(EVENTS) + 1)]
-        lines += [f"| {k} | " + " | ".join(cell(m[k][e]["decision_agreement"]) for e in EVENTS)
-                  + f" | {cell(m[k]['decision_agreement'])} |" for k in langs]
+        for k in langs:
+            lines += [f"| {k} | " + " | ".join(cell(m[k][e]["decision_agreement"]) for e in EVENTS)
+                      + f" | {cell(m[k]['decision_agreement'])} |",
+                      f"| {base_set(k)} | " + " | ".join(
+                          "-" if m[k]["constant_baseline"].get(e) is None else f"{m[k]['constant_baseline'][e]:.3f}"
+                          for e in EVENTS) + f" | {base(k, 'decision_agreement')} |"]
     return "\n".join(lines)
 
 
