@@ -97,6 +97,15 @@ def test_style_needs_a_known_target_and_decide_reads_golden_logits(backbone):
     out = judge.decide(np.log(np.array([0.1, 0.1, 0.1, 0.6, 0.1])), head, np.ones(5, bool))
     assert out["target_style_score"] == 3 and out["expected_score"] == pytest.approx(0.1 + 0.2 + 1.8 + 0.4)
     assert out["style_scores"]["dramatic"] == 4 and out["dominant_style"] == "dramatic"
+    # read from the head: the target's slot, whatever the label rows say
+    from_head = SpeechEditJudge.new(backbone, "style", style_score_source="head")
+    out = from_head.decide(np.log(np.array([0.1, 0.1, 0.1, 0.6, 0.1])), head, np.ones(5, bool), target=2)
+    p4 = np.exp(3.0) / (np.exp(3.0) + 1 + 3 * np.exp(-5.0))  # dramatic's slot: logits -5, 0, -5, -5, 3
+    assert out["target_style_score"] == 4 and out["probs"]["4"] == pytest.approx(p4)
+    assert out["expected_score"] == pytest.approx(4 * p4 + 1 * p4 / np.exp(3.0) + (2 + 3) * p4 * np.exp(-8.0))
+    assert from_head.decide(None, head, np.ones(5, bool), target=0)["target_style_score"] == 1
+    with pytest.raises(ValueError, match="target slot"):
+        from_head.decide(None, head, np.ones(5, bool))
     emo = SpeechEditJudge.new(backbone, "emotion")
     mask = emo.label_mask({"language": "zh", "anchor": {"emotion_taxonomy": "csemotions_zh"}})
     logits = np.zeros(len(emo.labels))
@@ -161,3 +170,46 @@ def test_criterion_and_head_must_agree(backbone):
         SpeechEditJudge.new(backbone, "pitch")
     with pytest.raises(ValueError, match="read-out head"):
         SpeechEditJudge(backbone, "emotion", torch.nn.Linear(2, 2))
+
+
+def test_a_head_read_style_judge_agrees_with_its_six_style_vector_and_keeps_its_source(backbone, tmp_path):
+    judge = SpeechEditJudge.new(backbone, "style", seed=3, style_score_source="head", audio_attention=True)
+    reqs = _requests()
+    verdicts = judge.judge(reqs, batch_size=3)
+    for r, v in zip(reqs, verdicts):
+        assert v["target_style_score"] == v["style_scores"][r["anchor"]["target_style"]]
+        assert v["probs"] == pytest.approx({str(k): x for k, x in
+                                            enumerate(v["style_probs"][r["anchor"]["target_style"]])}, abs=1e-6)
+    loaded = load_judge(judge.save_pretrained(tmp_path / "judge"))
+    assert loaded.style_score_source == "head"
+    assert [v["target_style_score"] for v in loaded.judge(reqs, batch_size=2)] == [v["target_style_score"] for v in verdicts]
+    with pytest.raises(ValueError, match="style_score_source"):
+        SpeechEditJudge.new(backbone, "style", style_score_source="verbalizer")
+
+
+@pytest.mark.parametrize("source", ["label_tokens", "head"])
+def test_style_loss_follows_the_score_source(backbone, source):
+    """label_tokens: CE(target score rows) + head_weight x CE(six-style head); head: the head's CE alone."""
+    import torch.nn.functional as F
+
+    from trainer.benchmarks.speecheditbench.task import SpeechEditJudgeTask
+    from trainer.config import load_config
+
+    cfg = load_config("configs/speecheditbench/style/tiny.yaml", {"speech_edit_judge.style_score_source": source,
+                                                                  "speech_edit_judge.head_weight": 0.25})
+    judge = SpeechEditJudge.new(backbone, "style", seed=2, style_score_source=source)
+    task = SpeechEditJudgeTask()
+    reqs = _requests()
+    rows = [{"request": r, "target_score": k + 1, "scores": [k, 0, 4, 1, 2, 3]} for k, r in enumerate(reqs)]
+    batch = task.collate(judge, [judge.prepare(r) for r in reqs], rows)
+    assert batch["target"].tolist() == [2, 1, 4]
+    with torch.no_grad():
+        labels, head = judge.logits({k: v for k, v in batch.items() if k not in ("label", "slots", "target")})
+        loss = task.loss(judge, batch, cfg)
+        slots = F.cross_entropy(head.reshape(-1, 5), batch["slots"].reshape(-1))
+        expected = slots if source == "head" else F.cross_entropy(labels, batch["label"]) + 0.25 * slots
+        preds = task.predict(judge, batch)  # the training loop predicts without gradients
+    assert loss.item() == pytest.approx(expected.item(), rel=1e-6)
+    if source == "head":
+        assert [p["target_style_score"] for p in preds] == [p["style_scores"][r["anchor"]["target_style"]]
+                                                            for p, r in zip(preds, reqs)]

@@ -6,9 +6,12 @@ Speech Editing", Appendix E; ``docs/benchmarks.md#speecheditbench``):
 
 - **emotion**: the LM head's rows of the emotion label words at the final prompt position, softmax
   over the item's taxonomy only (IEMOCAP 8 labels EN, CSEmotions 7 ZH); the verdict is the argmax.
-- **style**: the prompt names the target style; the rows of "0".."4" at the final position give
-  the 0-4 target-style score (argmax); a linear head on the same final state gives the six-style
-  score vector (6 x 5 logits) as the diagnostic the public prompt asks for.
+- **style**: a read-out head on the final state gives the six-style score vector (6 x 5 logits),
+  the diagnostic the public prompt asks for. The 0-4 target-style score is read, per the judge's
+  ``style_score_source``, either from the rows of "0".."4" at the final position under a prompt
+  that names the target (``label_tokens``), or from the head's slot of the target style
+  (``head``: the score is then the six-style vector's entry, so the two always agree and the
+  model need not learn to combine the named target with what it hears).
 - **paralinguistic**: a linear head on the final state gives breath, laugh, cough and sigh 0-3
   (4 x 4 logits) from the one pass (the zero-shot preset needs four prompts for the same).
 
@@ -59,6 +62,8 @@ TRAINED_PROMPTS = {
 #: Read-out head shape per criterion: (slots, levels); None = label rows only.
 HEAD_SHAPE = {"emotion": None, "style": (len(STYLES), 5), "paralinguistic": (len(EVENTS), 4)}
 LABELS = {"emotion": EMOTION_LABELS, "style": SCORES, "paralinguistic": ()}
+#: Where a style judge reads the target-style score from (see the module docstring).
+STYLE_SCORE_SOURCES = ("label_tokens", "head")
 
 
 def trained_presets(criterion: str, system_prompt: str | None = None) -> dict[str, JudgePreset]:
@@ -116,11 +121,15 @@ class SpeechEditJudge:
 
     def __init__(self, backbone: AudioLLM, criterion: str, head: ReadoutHead | None,
                  presets: dict[str, JudgePreset] | None = None, max_seconds: float | None = None,
-                 name: str | None = None, checkpoint_hash: str = "none", seed: int = 0):
+                 name: str | None = None, checkpoint_hash: str = "none", seed: int = 0,
+                 style_score_source: str = "label_tokens"):
         if criterion not in CRITERIA:
             raise ValueError(f"criterion {criterion!r} not in {CRITERIA}")
         if (head is None) != (HEAD_SHAPE[criterion] is None):
             raise ValueError(f"a {criterion} judge {'needs' if HEAD_SHAPE[criterion] else 'has no'} read-out head")
+        if style_score_source not in STYLE_SCORE_SOURCES:
+            raise ValueError(f"style_score_source {style_score_source!r} not in {STYLE_SCORE_SOURCES}")
+        self.style_score_source = style_score_source if criterion == "style" else "label_tokens"
         self.backbone, self.criterion, self.head = backbone, criterion, head
         self.presets = presets or trained_presets(criterion)
         self.max_seconds = min(max_seconds or backbone.max_seconds, backbone.max_seconds)
@@ -169,6 +178,12 @@ class SpeechEditJudge:
                                      text_before_audio=preset.prompt_before_audio,
                                      assistant_prefix=preset.assistant_prefix)
 
+    def target_index(self, request: dict) -> int | None:
+        """The asked target style's slot in the six-style head (style judges; None otherwise)."""
+        if self.criterion != "style":
+            return None
+        return STYLES.index(self.prompt_fields(request)["target_style"])
+
     def label_mask(self, request: dict) -> np.ndarray:
         """Which label words this request may be answered with (emotion: its taxonomy)."""
         if self.criterion != "emotion":
@@ -192,9 +207,15 @@ class SpeechEditJudge:
         audio_id = self.backbone.tokenizer.convert_tokens_to_ids(self.backbone.audio_token)
         return labels, self.head(hidden, states, batch["input_ids"].to(states.device) == audio_id)
 
-    def decide(self, labels: np.ndarray | None, head: np.ndarray | None, mask: np.ndarray) -> dict:
-        """One clip's verdict from its label logits (L,) and head logits (slots, levels)."""
+    def decide(self, labels: np.ndarray | None, head: np.ndarray | None, mask: np.ndarray,
+               target: int | None = None) -> dict:
+        """One clip's verdict from its label logits (L,) and head logits (slots, levels); ``target``
+        is the asked style's slot (:meth:`target_index`), needed when the score is read from the head."""
         out: dict = {}
+        if self.style_score_source == "head":
+            if target is None or head is None:
+                raise ValueError("a style judge reading its score from the head needs the head logits and the target slot")
+            labels, mask = head[target], np.ones(len(SCORES), dtype=bool)
         if labels is not None:
             z = np.where(mask, labels, -np.inf)
             p = np.exp(z - np.logaddexp.reduce(z[mask]))
@@ -233,7 +254,7 @@ class SpeechEditJudge:
                 head = head.double().cpu().numpy() if head is not None else None
                 for j, k in enumerate(chunk):
                     out[k] = self.decide(None if labels is None else labels[j], None if head is None else head[j],
-                                         self.label_mask(requests[k]))
+                                         self.label_mask(requests[k]), self.target_index(requests[k]))
         finally:
             self.backbone.model.train(was_training)
         return out
@@ -255,6 +276,7 @@ class SpeechEditJudge:
                   "label_token_ids": label_token_pieces(self.backbone.tokenizer, self.labels) if self.labels else {},
                   "head": {"slots": self.head.slots, "levels": self.head.levels,
                            "audio_attention": self.head.audio_attention} if self.head is not None else None,
+                  "style_score_source": self.style_score_source,
                   "read_at": "final prompt token: label rows of the LM head and a linear read-out head"
                              + (" + per-slot attention over the audio tokens" if self.head is not None
                                 and self.head.audio_attention else "")}
@@ -285,8 +307,12 @@ class SpeechEditJudge:
             head = load_head_weights(head, folder, READOUT_HEAD).to(backbone.device)
         files = (ADAPTER_WEIGHTS, READOUT_HEAD) if head is not None else (ADAPTER_WEIGHTS,)
         presets = {lang: JudgePreset.from_dict(d) for lang, d in cfg["prompts"].items()}
+        source = cfg.get("style_score_source", "label_tokens")  # folders written before the field: label rows
+        if source not in STYLE_SCORE_SOURCES:
+            raise JudgeFolderError(f"{folder}: judge_config.json style_score_source {source!r} not in "
+                                   f"{STYLE_SCORE_SOURCES}")
         judge = cls(backbone, criterion, head, presets, max_seconds=cfg.get("max_seconds"),
                     name=cfg.get("judge_name", Path(folder).name), checkpoint_hash=weights_hash(folder, files),
-                    seed=int(cfg.get("seed", 0)))
+                    seed=int(cfg.get("seed", 0)), style_score_source=source)
         judge.config = cfg
         return judge

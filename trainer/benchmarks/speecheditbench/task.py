@@ -3,7 +3,8 @@ config (``speech_edit_judge.criterion``), trained on the synthetic judge corpus.
 
 Losses (``docs/benchmarks.md#speecheditbench``): emotion = cross-entropy over the emotion label
 rows, restricted to the clip's taxonomy; style = cross-entropy over the "0".."4" rows for the asked
-target style's score + ``head_weight`` x cross-entropy of the six-style head; paralinguistic =
+target style's score + ``head_weight`` x cross-entropy of the six-style head (``style_score_source:
+head``: the six-style head's cross-entropy alone, the score being read from it); paralinguistic =
 cross-entropy of the 4 x 4 event head. ``omnijudge synth speecheditbench`` builds the judge corpus
 (``--edited`` builds the synthetic edited benchmark instead).
 """
@@ -61,10 +62,11 @@ class SpeechEditJudgeTask:
 
     def build_judge(self, cfg: TrainConfig) -> SpeechEditJudge:
         backbone = apply_lora(load_backbone(cfg), cfg)
-        criterion = cfg.task_config.criterion
-        return SpeechEditJudge.new(backbone, criterion, seed=cfg.seed, audio_attention=cfg.task_config.audio_attention,
-                                   presets=trained_presets(criterion, cfg.system_prompt),
-                                   max_seconds=cfg.max_seconds, name=cfg.judge_name)
+        s = cfg.task_config
+        return SpeechEditJudge.new(backbone, s.criterion, seed=cfg.seed, audio_attention=s.audio_attention,
+                                   presets=trained_presets(s.criterion, cfg.system_prompt),
+                                   max_seconds=cfg.max_seconds, name=cfg.judge_name,
+                                   style_score_source=s.style_score_source)
 
     def trainable_modules(self, judge: SpeechEditJudge) -> list[torch.nn.Module]:
         return [judge.backbone.model] + ([judge.head] if judge.head is not None else [])
@@ -80,12 +82,13 @@ class SpeechEditJudgeTask:
         elif judge.criterion == "style":
             batch["label"] = torch.tensor([r["target_score"] for r in rows], dtype=torch.long)
             batch["slots"] = torch.tensor([r["scores"] for r in rows], dtype=torch.long)
+            batch["target"] = torch.tensor([judge.target_index(r["request"]) for r in rows], dtype=torch.long)
         else:
             batch["slots"] = torch.tensor([r["event_scores"] for r in rows], dtype=torch.long)
         return batch
 
     def _logits(self, judge: SpeechEditJudge, batch: dict):
-        return judge.logits({k: v for k, v in batch.items() if k not in ("label", "mask", "slots")})
+        return judge.logits({k: v for k, v in batch.items() if k not in ("label", "mask", "slots", "target")})
 
     def loss(self, judge: SpeechEditJudge, batch: dict, cfg: TrainConfig) -> torch.Tensor:
         labels, head = self._logits(judge, batch)
@@ -94,7 +97,7 @@ class SpeechEditJudgeTask:
             masked = labels.masked_fill(~batch["mask"].to(dev), torch.finfo(labels.dtype).min)
             return F.cross_entropy(masked, batch["label"].to(dev))
         slots = F.cross_entropy(head.reshape(-1, head.shape[-1]), batch["slots"].to(dev).reshape(-1))
-        if judge.criterion == "style":
+        if judge.criterion == "style" and judge.style_score_source == "label_tokens":
             return F.cross_entropy(labels, batch["label"].to(dev)) + cfg.task_config.head_weight * slots
         return slots
 
@@ -104,8 +107,9 @@ class SpeechEditJudgeTask:
         head = head.double().cpu().numpy() if head is not None else None
         n = (labels if labels is not None else head).shape[0]
         masks = batch["mask"].numpy() if "mask" in batch else np.ones((n, len(judge.labels)), dtype=bool)
-        return [judge.decide(None if labels is None else labels[i], None if head is None else head[i], masks[i])
-                for i in range(n)]
+        targets = batch["target"].tolist() if "target" in batch else [None] * n
+        return [judge.decide(None if labels is None else labels[i], None if head is None else head[i], masks[i],
+                             targets[i]) for i in range(n)]
 
     def val_metrics(self, rows: list[dict], preds: list[dict]) -> dict[str, float]:
         return {f"val/{k}": v for k, v in judge_metrics(rows, preds, n_resamples=0).items()
