@@ -2,11 +2,15 @@
 
 Builds the synthetic edited corpus (or takes ``--corpus``), scores it once (values the manifest
 supplies are not recomputed; pass ``--no-manifest-asr`` with ``--asr`` to run Whisper too), and
-prints items/s, seconds of output audio per second, and the share of wall time of each stage:
-audio reading, ASR, speaker embedding, scene tags, DNSMOS, judges, and, inside the evaluation,
-speed (VAD), pitch (pYIN), stress (pYIN + prominence) and RT60. One run, one process.
+prints items/s and seconds of output audio per second for each ``--num-workers`` value (the
+data-loader processes that read the audio and make the pYIN / VAD measurements while the main
+process runs the models), all in one run after one untimed warm-up pass (numba compilation, model
+loading), and checks that every run's rows are the same. For the in-process run (0 workers) it
+also prints the share of wall time of each stage: audio reading, ASR, speaker embedding, scene
+tags, DNSMOS, judges, and the signal measurements (speed: VAD; pitch and stress: pYIN; stress
+prominence; RT60).
 
-    python scripts/bench_speecheditbench_scoring.py [--corpus DIR] [--tasks ...]
+    python scripts/bench_speecheditbench_scoring.py [--corpus DIR] [--tasks ...] [--num-workers 0 1]
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ STAGES = {
     "evaluators.benchmarks.speecheditbench.measure": ("read_audio", "run_asr", "run_speaker", "run_scene",
                                                       "run_dnsmos", "run_judges"),
     "evaluators.benchmarks.speecheditbench.evaluate": ("_speed", "_pitch", "_stress"),
+    "evaluators.benchmarks.speecheditbench.prosody": ("f0_track", "speech_active_seconds"),
     "evaluators.benchmarks.speecheditbench.acoustics": ("rt60_from_deconvolution",),
 }
 
@@ -58,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--asr", help="Whisper checkpoint for --no-manifest-asr")
     p.add_argument("--scene", help="AudioSet classifier checkpoint (default: noise-transfer items are left out, "
                                    "since no checkpoint can be downloaded here)")
+    p.add_argument("--num-workers", type=int, nargs="+", default=[0, 1], help="worker counts to compare")
     args = p.parse_args(argv)
 
     from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
@@ -87,22 +93,42 @@ def main(argv: list[str] | None = None) -> int:
     spent: dict[str, float] = defaultdict(float)
     instrument(spent)
     providers = ProviderSet(**({"asr": args.asr} if args.asr else {}), **({"scene": args.scene} if args.scene else {}))
-    t0 = time.perf_counter()
-    result = score_speecheditbench(items, outputs, work / "run", providers=providers, manifest=manifest, source_root=corpus,
-                                   tasks=args.tasks, n_resamples=1000)
-    wall = time.perf_counter() - t0
+
+    def run(name: str, workers: int) -> tuple[float, dict]:
+        spent.clear()
+        t0 = time.perf_counter()
+        result = score_speecheditbench(items, outputs, work / name, providers=providers, manifest=manifest,
+                                       source_root=corpus, tasks=args.tasks, n_resamples=1000, num_workers=workers)
+        return time.perf_counter() - t0, result
+
+    run("warm-up", 0)
     import soundfile as sf
 
+    walls, stage_shares, rows = {}, None, {}
+    for workers in args.num_workers:
+        wall, result = run(f"run-{workers}", workers)
+        walls[workers] = wall
+        rows[workers] = [{k: v for k, v in r.items() if k != "output_wav"} for r in result["rows"]]
+        if workers == 0:
+            stage_shares = dict(spent)
     scored = [r for r in result["rows"] if not r.get("missing") and r.get("output_wav")]
     audio_s = sum(sf.info(r["output_wav"]).duration for r in scored if "error" not in r)
-    print(f"items scored: {len(scored)} ({len(result['rows'])} in the item files), wall {wall:.1f} s")
-    print(f"throughput: {len(scored) / wall:.2f} items/s, {audio_s / wall:.2f} s of output audio per second")
-    print("share of wall time by stage:")
-    for name, s in sorted(spent.items(), key=lambda kv: -kv[1]):
-        print(f"  {name:<24} {s:7.2f} s  {100 * s / wall:5.1f}%")
-    rest = wall - sum(spent.values())
-    print(f"  {'other (criteria, rows, tables)':<24} {rest:7.2f} s  {100 * rest / wall:5.1f}%")
-    return 0
+    print(f"items scored: {len(scored)} ({len(result['rows'])} in the item files), {audio_s:.1f} s of output audio")
+    first = args.num_workers[0]
+    for workers, wall in walls.items():
+        print(f"--num-workers {workers}: wall {wall:.2f} s, {len(scored) / wall:.2f} items/s, "
+              f"{audio_s / wall:.2f} s of audio per second, {walls[first] / wall:.2f}x --num-workers {first}")
+    same = all(r == rows[first] for r in rows.values())
+    print(f"rows identical across worker counts: {same}")
+    if stage_shares is not None:
+        wall = walls[0]
+        print("share of wall time by stage (--num-workers 0; f0_track and speech_active_seconds are inside "
+              "_pitch/_stress/_speed):")
+        for name, s in sorted(stage_shares.items(), key=lambda kv: -kv[1]):
+            print(f"  {name:<24} {s:7.2f} s  {100 * s / wall:5.1f}%")
+        top = sum(v for k, v in stage_shares.items() if k not in ("f0_track", "speech_active_seconds"))
+        print(f"  {'other (criteria, rows, tables)':<24} {wall - top:7.2f} s  {100 * (wall - top) / wall:5.1f}%")
+    return 0 if same else 1
 
 
 if __name__ == "__main__":

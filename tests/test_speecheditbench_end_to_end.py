@@ -224,3 +224,24 @@ def test_a_provider_that_cannot_load_stops_the_run_with_one_line(corpus, tmp_pat
     # no item was charged with the setup error: only the missing output's row was written
     rows = [json.loads(x) for x in (tmp_path / "r" / "scores.jsonl").read_text().splitlines()]
     assert all(row.get("missing") for row in rows)
+
+
+def test_workers_reading_and_measuring_signals_give_the_same_rows(corpus, tmp_path):
+    """Audio read and pYIN / VAD measured in a data-loader worker: the rows equal the in-process run's
+    (the damaged output's error row included)."""
+    tasks = ["content", "prosody", "compositional"]
+    inline = _score(corpus, tmp_path / "inline", tasks=tasks, num_workers=0)
+    workers = _score(corpus, tmp_path / "workers", tasks=tasks, num_workers=1)
+    assert workers["rows"] == inline["rows"]
+    assert any("error" in r and not r.get("missing") for r in inline["rows"])
+    assert any("shift_semitones" in r.get("diagnostics", {}) for r in inline["rows"])
+
+
+def test_speed_duration_file_measures_whole_file_seconds(corpus, tmp_path):
+    rows = {r["sample_id"]: r for r in _score(corpus, tmp_path / "file", tasks=["prosody"], speed_duration="file")["rows"]}
+    speed = rows["prosody_speed_done"]
+    assert speed["uses"]["speed_duration"] == "file"
+    d = speed["diagnostics"]
+    assert d["duration_measure"] == "file"
+    import soundfile as sf
+    assert d["output_duration_s"] == pytest.approx(sf.info(speed["output_wav"]).duration, abs=1e-3)

@@ -42,6 +42,7 @@ def cmd_score(args) -> int:
     from evaluators.benchmarks.speecheditbench.scorer import score_speecheditbench
     from evaluators.judges.folder import JudgeFolderError
     from evaluators.runtime_options import runtime_from_args
+    from evaluators.score_command import benchmark_num_workers
 
     runtime = runtime_from_args(args)
     specs = parse_judges(args.judges)
@@ -55,7 +56,8 @@ def cmd_score(args) -> int:
             args.items, args.outputs, args.out, providers=providers, judges=judges, judge_ids=ids,
             manifest=args.manifest, tasks=args.tasks, system=args.system, speed_duration=args.speed_duration,
             source_root=args.source_root, batch_size=args.batch_size, retry_errors=args.retry_errors,
-            allow_truncated=args.allow_truncated, missing_as_failure=args.missing_as_failure)
+            allow_truncated=args.allow_truncated, missing_as_failure=args.missing_as_failure,
+            num_workers=benchmark_num_workers(args, None))
     except (OSError, ValueError, JudgeFolderError, BackboneMismatchError) as e:
         raise SystemExit(f"omnijudge score speecheditbench: {e}") from None
     print(format_markdown({result["system"]: result["report"]}))
@@ -71,7 +73,7 @@ def add_score_parser(ssub):
     from evaluators.backbones.specs import BACKBONES
     from evaluators.benchmarks.speecheditbench.provider_cache import DEFAULT_ASR, DEFAULT_SCENE, DEFAULT_SPEAKER
     from evaluators.runtime_options import add_runtime_arguments, batch_size_arg
-    from evaluators.score_command import add_audio_input_arguments
+    from evaluators.score_command import add_audio_input_arguments, add_benchmark_workers_argument
 
     p = ssub.add_parser("speecheditbench", help="SpeechEditBench: every target and preservation criterion over a "
                                                 "system's edited outputs -> per-sample t/p/j + the paper's tables")
@@ -101,6 +103,7 @@ def add_score_parser(ssub):
     p.add_argument("--system", help="system name (default: the outputs folder's name)")
     p.add_argument("--batch-size", type=batch_size_arg, default=8, help="clips per forward pass")
     p.add_argument("--retry-errors", action="store_true", help="measure the items of earlier error rows again")
+    add_benchmark_workers_argument(p)
     add_audio_input_arguments(p)
     p.add_argument("--backbone", choices=sorted(BACKBONES), help="backbone of preset judges")
     p.add_argument("--base", help="base model of preset judges ('tiny' = offline random, for smoke runs)")

@@ -3,7 +3,8 @@
 :class:`Measured` holds what the scorer measured for one output (waves, transcripts, embeddings,
 scene scores, judge verdicts); the per-criterion functions here turn it into row fields through
 ``criteria`` with the run's :class:`Thresholds`. Signal measurements (pYIN F0, speech-active
-duration, word prominence, DNSMOS, RT60) are computed here on first use. Definitions:
+duration, word prominence, DNSMOS, RT60) are computed here on first use, unless the scorer's
+data-loader workers already computed them (``f0_tracks``, ``speech_seconds``). Definitions:
 ``docs/benchmarks.md#speecheditbench``.
 """
 
@@ -35,6 +36,8 @@ class Measured:
         verdicts: judge verdicts by criterion (``judges`` module docstring).
         speed_duration: "speech" (speech-active seconds, the paper) or "file" (whole-file seconds,
             the public evaluator).
+        f0_tracks: pYIN F0 tracks ``(times_s, f0_hz)`` of "output" / "source", where computed ahead.
+        speech_seconds: speech-active seconds ``(source, output)``, where computed ahead.
     """
 
     output: np.ndarray | None = None
@@ -50,6 +53,25 @@ class Measured:
     verdicts: dict = field(default_factory=dict)
     speed_duration: str = "speech"
     values: dict = field(default_factory=dict)  # precomputed signal values from a manifest
+    f0_tracks: dict = field(default_factory=dict)
+    speech_seconds: tuple[float, float] | None = None
+
+    def f0_track(self, which: str) -> tuple[np.ndarray, np.ndarray]:
+        """The pYIN track of the "output" or "source" wave (computed here unless done ahead)."""
+        from evaluators.benchmarks.speecheditbench.prosody import f0_track
+
+        if which not in self.f0_tracks:
+            self.f0_tracks[which] = f0_track(self.need(f"{which} audio", getattr(self, which)), SR)
+        return self.f0_tracks[which]
+
+    def speech_active(self) -> tuple[float, float]:
+        """Speech-active seconds of (source, output), both in one VAD call (computed here unless done ahead)."""
+        from evaluators.benchmarks.speecheditbench.prosody import speech_active_seconds
+
+        if self.speech_seconds is None:
+            src, out = self.need("source audio", self.source), self.need("output audio", self.output)
+            self.speech_seconds = tuple(speech_active_seconds([src, out], sr=SR))
+        return self.speech_seconds
 
     def need(self, name: str, value):
         if value is None:
@@ -134,13 +156,11 @@ def prosody_target(anchor: dict, m: Measured, th: Thresholds, language: str) -> 
 
 
 def _speed(anchor, m, th):
-    from evaluators.benchmarks.speecheditbench.prosody import speech_active_seconds
-
     out, src = m.need("output audio", m.output), m.need("source audio", m.source)
     if m.speed_duration == "file":
         d_out, d_src = len(out) / SR, len(src) / SR
     else:
-        d_src, d_out = speech_active_seconds([src, out], sr=SR)
+        d_src, d_out = m.speech_active()
     if d_src <= 0:
         raise MeasurementError("source has no speech-active duration")
     ratio = d_out / d_src
@@ -154,8 +174,8 @@ def _speed(anchor, m, th):
 def _pitch(anchor, m, th):
     from evaluators.benchmarks.speecheditbench.prosody import median_f0_hz
 
-    f_src = median_f0_hz(m.need("source audio", m.source), SR)
-    f_out = median_f0_hz(m.need("output audio", m.output), SR)
+    f_src = median_f0_hz(m.need("source audio", m.source), SR, track=m.f0_track("source"))
+    f_out = median_f0_hz(m.need("output audio", m.output), SR, track=m.f0_track("output"))
     if not f_src or not f_out:
         raise MeasurementError(f"no voiced frames in the {'source' if not f_src else 'output'}")
     shift = C.semitone_shift(f_src, f_out)
@@ -166,13 +186,13 @@ def _pitch(anchor, m, th):
 
 
 def _stress(anchor, m, th, language):
-    from evaluators.benchmarks.speecheditbench.prosody import f0_track, word_prominence
+    from evaluators.benchmarks.speecheditbench.prosody import word_prominence
 
     words = anchor.get("stress_words") or []
     src_words = m.need("source word timestamps", m.source_asr).get("words") or []
     out_words = m.need("output word timestamps", m.asr).get("words") or []
     src, out = m.need("source audio", m.source), m.need("output audio", m.output)
-    src_track, out_track = f0_track(src, SR), f0_track(out, SR)
+    src_track, out_track = m.f0_track("source"), m.f0_track("output")
     gains, detail = [], []
     for w in words:
         p_src = word_prominence(src, SR, src_words, w, f0_track=src_track, language=language)

@@ -1,5 +1,10 @@
-"""Measure a chunk of SpeechEditBench items: read their audio, run each provider and judge once,
-batched over the chunk, and fill one :class:`Measured` per item.
+"""Measure SpeechEditBench items in two halves.
+
+1. :func:`read_and_measure_signals` (one job, run by the scorer's data-loader workers while the
+   main process runs the models): read the output and source audio, then the signal measurements
+   that need no model: pYIN F0 tracks (pitch and stress items) and speech-active seconds (speed).
+2. :func:`measure_chunk` (main process): run each provider and judge once, batched over the
+   chunk, and fill the rest of each job's :class:`Measured`.
 
 Values supplied in the outputs manifest (``manifest.ManifestValues``) are used instead of running
 a provider or judge. A failure that belongs to one item (unreadable file, a model rejecting one
@@ -88,6 +93,26 @@ def read_audio(jobs: list[Job], allow_truncated: bool) -> None:
                     m.source = _read(item.source, allow_truncated, job.notes)
                 except ITEM_ERRORS as e:
                     job.errors.append(f"source {item.source}: {e}")
+
+
+def read_and_measure_signals(job: Job, allow_truncated: bool) -> Job:
+    """The model-free half of ``job`` (module docstring); returns the job. A signal measurement
+    that fails here is left to the evaluation, which computes it again and records the error."""
+    from evaluators.benchmarks.speecheditbench.evaluate import MeasurementError
+
+    read_audio([job], allow_truncated)
+    m = job.measured
+    kinds = {a.get("prosody_type") for a in _anchors(job)}
+    try:
+        if kinds & {"pitch", "stress"}:
+            for which in ("source", "output"):
+                if getattr(m, which) is not None:
+                    m.f0_track(which)
+        if "speed" in kinds and m.speed_duration == "speech" and m.output is not None and m.source is not None:
+            m.speech_active()
+    except (MeasurementError, *ITEM_ERRORS) as e:
+        log.debug("%s: signal measurement left to the evaluation: %s", job.jid, e)
+    return job
 
 
 def _isolating(compute, waves: list[np.ndarray]) -> list:
@@ -327,9 +352,9 @@ def _judge_isolating(judge, requests: list[dict], batch_size: int) -> list:
 
 
 def measure_chunk(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues, judges: dict,
-                  judge_ids: dict, batch_size: int, allow_truncated: bool) -> None:
-    """Fill every job's ``measured`` (module docstring); providers' caches are flushed at the end."""
-    read_audio(jobs, allow_truncated)
+                  judge_ids: dict, batch_size: int) -> None:
+    """Fill every job's ``measured`` from the models (module docstring), the audio already read by
+    :func:`read_and_measure_signals`; providers' caches are flushed at the end."""
     for job in jobs:
         given = manifest.get(job.item.short_task, job.item.sample_id)
         if "rt60_s" in given:

@@ -1,6 +1,11 @@
 """``omnijudge score speecheditbench``: every criterion over one system's outputs, as per-sample
 rows, then the paper's tables.
 
+Data-loader workers read each chunk's audio and make its model-free signal measurements (pYIN,
+VAD) while the main process runs the providers and judges over the chunk before
+(``measure.read_and_measure_signals``, the shared ``evaluators.score_pipeline``); rows do not
+depend on the number of workers.
+
 ``RESULTS/scores.jsonl`` gets one row per item as soon as its chunk is measured (resumable: a rerun
 keeps rows whose providers, judges and thresholds are unchanged, re-measures the others through the
 provider caches in ``RESULTS/cache/``, and looks again for outputs that were missing). A row:
@@ -21,13 +26,20 @@ from __future__ import annotations
 
 import json
 import os
+from functools import partial
 from pathlib import Path
 
 import evaluators.benchmarks.speecheditbench.criteria as C
 from evaluators.benchmarks.speecheditbench.evaluate import MeasurementError, preservation, target
 from evaluators.benchmarks.speecheditbench.items import EditItem, load_items, resolve_output
 from evaluators.benchmarks.speecheditbench.manifest import ManifestValues
-from evaluators.benchmarks.speecheditbench.measure import ITEM_ERRORS, Job, job_kinds, measure_chunk
+from evaluators.benchmarks.speecheditbench.measure import (
+    ITEM_ERRORS,
+    Job,
+    job_kinds,
+    measure_chunk,
+    read_and_measure_signals,
+)
 from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
 from evaluators.benchmarks.speecheditbench.thresholds import PUBLIC, Thresholds
 from evaluators.output_lock import output_lock
@@ -149,9 +161,12 @@ def _write_rows(out, rows: list[dict]) -> None:
 def score_rows(items: list[EditItem], outputs: Path, scores_path: Path, system: str, providers: ProviderSet,
                judges: dict, judge_ids: dict, manifest: ManifestValues, th: Thresholds = PUBLIC,
                speed_duration: str = "speech", chunk: int = 32, batch_size: int = 8,
-               retry_errors: bool = False, allow_truncated: bool = False) -> list[dict]:
-    """Measure and evaluate the items whose row is not already done; returns the latest row of
-    every item, in item order."""
+               retry_errors: bool = False, allow_truncated: bool = False, num_workers: int = 0) -> list[dict]:
+    """Measure and evaluate the items whose row is not already done, ``chunk`` at a time, their audio
+    read and signals measured by ``num_workers`` data-loader processes (0: in this one); returns
+    the latest row of every item, in item order."""
+    from evaluators.score_pipeline import WorkPreparingDataset, model_threads_beside_workers, prepared_pools
+
     key = lambda r: r["id"]  # noqa: E731
     done = {r["id"]: r for r in read_done_rows(scores_path)}
     todo: list[Job] = []
@@ -170,14 +185,19 @@ def score_rows(items: list[EditItem], outputs: Path, scores_path: Path, system: 
                                      "error": f"no output under {outputs} for {item.task}/{item.sample_id}",
                                      "error_kind": "missing", "uses": uses})
             continue
-        todo.append(Job(item, path, job_kinds(item)))
+        job = Job(item, path, job_kinds(item))
+        job.measured.speed_duration = speed_duration
+        todo.append(job)
     scores_path.parent.mkdir(parents=True, exist_ok=True)
-    with scores_path.open("a", encoding="utf-8") as out, progress_bar(len(todo), f"scoring {scores_path.name}") as bar:
+    dataset = WorkPreparingDataset(todo, partial(read_and_measure_signals, allow_truncated=allow_truncated),
+                                   None, ITEM_ERRORS)
+    with scores_path.open("a", encoding="utf-8") as out, progress_bar(len(todo), f"scoring {scores_path.name}") as bar, \
+            model_threads_beside_workers(num_workers, providers.device):
         if missing_rows:
             _write_rows(out, missing_rows)
-        for start in range(0, len(todo), chunk):
-            jobs = todo[start:start + chunk]
-            measure_chunk(jobs, providers, manifest, judges, judge_ids, batch_size, allow_truncated)
+        for pool in prepared_pools(dataset, chunk, num_workers):
+            jobs = [p.x if p.error is None else _unread(todo[p.index], p.error) for p in pool]
+            measure_chunk(jobs, providers, manifest, judges, judge_ids, batch_size)
             rows = []
             for job in jobs:
                 row = {**item_fields(job.item, system), "output_wav": str(job.output), **evaluate_job(job, th),
@@ -194,6 +214,11 @@ def score_rows(items: list[EditItem], outputs: Path, scores_path: Path, system: 
     return [latest[f"{i.task}/{i.sample_id}"] for i in items if f"{i.task}/{i.sample_id}" in latest]
 
 
+def _unread(job: Job, error: Exception) -> Job:
+    job.errors.append(f"output {job.output}: {error}")
+    return job
+
+
 def _compact(scores_path: Path, latest: dict[str, dict]) -> None:
     """Rewrite the file with one row per item when reruns left superseded rows behind."""
     n_lines = sum(1 for line in scores_path.open("rb") if line.strip())
@@ -208,9 +233,10 @@ def score_speecheditbench(items_path: str | Path, outputs: str | Path, out_dir: 
                           thresholds: Thresholds = PUBLIC, speed_duration: str = "speech",
                           source_root: str | Path | None = None, chunk: int = 32, batch_size: int = 8,
                           retry_errors: bool = False, allow_truncated: bool = False,
-                          missing_as_failure: bool = False, n_resamples: int = 10_000) -> dict:
+                          missing_as_failure: bool = False, n_resamples: int = 10_000, num_workers: int = 0) -> dict:
     """Score one system's outputs for every item; write ``scores.jsonl``, ``table.json|.md`` and
-    ``radar.png`` into ``out_dir``. Returns ``{"system", "report", "rows"}``."""
+    ``radar.png`` into ``out_dir``. Returns ``{"system", "report", "rows"}``. ``num_workers``:
+    data-loader processes for the audio and signal half (:func:`score_rows`)."""
     from evaluators.benchmarks.speecheditbench.metrics import format_markdown, plot_radar, system_report
 
     if speed_duration not in ("speech", "file"):
@@ -229,7 +255,7 @@ def score_speecheditbench(items_path: str | Path, outputs: str | Path, out_dir: 
     with output_lock(scores_path):
         rows = score_rows(items, Path(outputs), scores_path, system, providers, judges, judge_ids,
                           ManifestValues.load(manifest), thresholds, speed_duration, chunk, batch_size,
-                          retry_errors, allow_truncated)
+                          retry_errors, allow_truncated, num_workers)
     report = system_report(rows, missing_as_failure=missing_as_failure, n_resamples=n_resamples)
     report["thresholds"] = thresholds.as_dict()
     report["speed_duration"] = speed_duration
