@@ -175,6 +175,9 @@ def test_criterion_and_head_must_agree(backbone):
 def test_a_head_read_style_judge_agrees_with_its_six_style_vector_and_keeps_its_source(backbone, tmp_path):
     judge = SpeechEditJudge.new(backbone, "style", seed=3, style_score_source="head", audio_attention=True)
     reqs = _requests()
+    # the prompt names no target: the model input is the same whatever style is asked about
+    asked = [judge.prepare({**reqs[0], "anchor": {"target_style": t}})["input_ids"] for t in ("intimate", "dramatic")]
+    assert list(asked[0]) == list(asked[1])
     verdicts = judge.judge(reqs, batch_size=3)
     for r, v in zip(reqs, verdicts):
         assert v["target_style_score"] == v["style_scores"][r["anchor"]["target_style"]]

@@ -10,8 +10,9 @@ Speech Editing", Appendix E; ``docs/benchmarks.md#speecheditbench``):
   the diagnostic the public prompt asks for. The 0-4 target-style score is read, per the judge's
   ``style_score_source``, either from the rows of "0".."4" at the final position under a prompt
   that names the target (``label_tokens``), or from the head's slot of the target style
-  (``head``: the score is then the six-style vector's entry, so the two always agree and the
-  model need not learn to combine the named target with what it hears).
+  (``head``: the prompt names no target, it asks for all six styles, so the forward pass is the
+  same whatever the target and the score is the six-style vector's entry; the model cannot learn
+  to echo a target named in its prompt, and need not combine it with what it hears).
 - **paralinguistic**: a linear head on the final state gives breath, laugh, cough and sigh 0-3
   (4 x 4 logits) from the one pass (the zero-shot preset needs four prompts for the same).
 
@@ -56,6 +57,9 @@ TRAINED_PROMPTS = {
                 "zh": "请仅根据音频的表达判断主导情感。可选标签: {allowed}。只回答一个标签。"},
     "style": {"en": "How strongly does this speech show the {target_style} speaking style? Answer with a score from 0 to 4.",
               "zh": "这段语音呈现“{target_style}”说话风格的程度如何？请回答 0 到 4 的分数。"},
+    "style_vector": {"en": "Rate how strongly this speech shows each of six speaking styles (public-broadcast, "
+                           "intimate, dramatic, restrained-flat, storytelling, conversational), each from 0 to 4.",
+                     "zh": "请为这段语音呈现六种说话风格（播音、亲密、戏剧化、克制平淡、讲故事、对话）的程度各打 0 到 4 分。"},
     "paralinguistic": {"en": "Rate how audible breath, laugh, cough and sigh are in this clip, each 0 to 3.",
                        "zh": "请为这段音频中的呼吸声、笑声、咳嗽声和叹气声的明显程度各打 0 到 3 分。"},
 }
@@ -66,15 +70,18 @@ LABELS = {"emotion": EMOTION_LABELS, "style": SCORES, "paralinguistic": ()}
 STYLE_SCORE_SOURCES = ("label_tokens", "head")
 
 
-def trained_presets(criterion: str, system_prompt: str | None = None) -> dict[str, JudgePreset]:
+def trained_presets(criterion: str, system_prompt: str | None = None,
+                    style_score_source: str = "label_tokens") -> dict[str, JudgePreset]:
     """The trained judge's prompt per language as presets (labels: the criterion's label words;
-    paralinguistic has none and reads its head only)."""
+    paralinguistic has none and reads its head only). A style judge reading its score from the
+    head gets the six-style prompt, which names no target."""
     labels = LABELS[criterion] or ("0", "1")  # a preset needs two labels; paralinguistic never reads them
-    return {lang: JudgePreset(name=f"speecheditbench-{criterion}-{lang}", labels=labels,
+    key = "style_vector" if criterion == "style" and style_score_source == "head" else criterion
+    return {lang: JudgePreset(name=f"speecheditbench-{key.replace('_', '-')}-{lang}", labels=labels,
                               values=tuple(float(i) for i in range(len(labels))), prompt=text,
                               prompt_version=TRAINED_PROMPT_VERSION, system_prompt=system_prompt,
                               aggregate="argmax")
-            for lang, text in TRAINED_PROMPTS[criterion].items()}
+            for lang, text in TRAINED_PROMPTS[key].items()}
 
 
 class ReadoutHead(nn.Module):
@@ -131,7 +138,7 @@ class SpeechEditJudge:
             raise ValueError(f"style_score_source {style_score_source!r} not in {STYLE_SCORE_SOURCES}")
         self.style_score_source = style_score_source if criterion == "style" else "label_tokens"
         self.backbone, self.criterion, self.head = backbone, criterion, head
-        self.presets = presets or trained_presets(criterion)
+        self.presets = presets or trained_presets(criterion, style_score_source=style_score_source)
         self.max_seconds = min(max_seconds or backbone.max_seconds, backbone.max_seconds)
         self.name = name or f"speecheditbench-{criterion}"
         self.checkpoint_hash, self.seed = checkpoint_hash, seed

@@ -64,7 +64,7 @@ class SpeechEditJudgeTask:
         backbone = apply_lora(load_backbone(cfg), cfg)
         s = cfg.task_config
         return SpeechEditJudge.new(backbone, s.criterion, seed=cfg.seed, audio_attention=s.audio_attention,
-                                   presets=trained_presets(s.criterion, cfg.system_prompt),
+                                   presets=trained_presets(s.criterion, cfg.system_prompt, s.style_score_source),
                                    max_seconds=cfg.max_seconds, name=cfg.judge_name,
                                    style_score_source=s.style_score_source)
 
