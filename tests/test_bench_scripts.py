@@ -73,7 +73,9 @@ def test_bench_speecheditbench_scoring_reports_throughput_and_stage_shares():
     assert "items/s" in out and "share of wall time by stage" in out
     shares = {line.split()[0]: float(line.split()[-1].rstrip("%")) for line in out.splitlines()
               if line.startswith("  ") and line.rstrip().endswith("%") and not line.lstrip().startswith("other")}
-    assert shares["_pitch"] > 0 and shares["_stress"] > 0 and shares["_speed"] > 0  # measured, not skipped
+    # pYIN (pitch, stress) and the VAD (speed) measured, not skipped, in the worker-side half
+    assert shares["f0_track"] > 0 and shares["speech_active_seconds"] > 0 and shares["read_and_measure_signals"] > 0
+    assert "rows identical across worker counts: True" in out and "--num-workers 1:" in out
 
 
 def test_bench_speecheditbench_judges_compares_batches_and_one_pass_with_four_prompts():
