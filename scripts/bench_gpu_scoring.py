@@ -155,6 +155,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--backbone", default="qwen2_5_omni", choices=sorted(FULL_SIZE))
     ap.add_argument("--size", default="full", choices=("full", "tiny"))
+    ap.add_argument("--tiny", dest="size", action="store_const", const="tiny",
+                    help="same as --size tiny: a tiny random model, for a CPU smoke run")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"))
     ap.add_argument("--attn-implementation", default=None, choices=(None, "eager", "sdpa", "flash_attention_2"))

@@ -65,6 +65,8 @@ def flops_per_step(model: torch.nn.Module, lengths: list[int], audio_frames: lis
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", default="full", choices=("full", "tiny"))
+    ap.add_argument("--tiny", dest="size", action="store_const", const="tiny",
+                    help="same as --size tiny: a tiny random model, for a CPU smoke run")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16"))
     ap.add_argument("--batch-size", type=int, default=4, help="clips per step (the 7B recipe: 4 per device)")

@@ -1,10 +1,20 @@
 import json
-import numpy as np
-import pytest
-import soundfile as sf
-import torch
+import os
 
-torch.set_num_threads(2)
+# The suite runs in 2 pytest-xdist processes on 2 cores (pyproject addopts): one math thread per
+# process, and the same for the child processes tests start (they inherit the environment), since
+# two processes spinning 2 OpenMP threads each on 2 cores run many times slower, not 2x.
+# (Set in the workers only: the controlling process's environment is what they start from.)
+_THREADS = 1 if os.environ.get("PYTEST_XDIST_WORKER") else 2
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ["OMP_NUM_THREADS"] = "1"
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import soundfile as sf  # noqa: E402
+import torch  # noqa: E402
+
+torch.set_num_threads(_THREADS)
 
 
 @pytest.fixture(scope="session")

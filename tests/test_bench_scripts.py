@@ -39,7 +39,7 @@ def test_bench_gpu_scoring_runs_tiny_on_cpu_with_token_budgets():
 
 @pytest.mark.parametrize("steps", [2])
 def test_bench_gpu_training_runs_tiny_on_cpu_and_counts_model_flops(steps):
-    out = _run("scripts/bench_gpu_training.py", "--size", "tiny", "--device", "cpu", "--steps", str(steps),
+    out = _run("scripts/bench_gpu_training.py", "--tiny", "--device", "cpu", "--steps", str(steps),
                "--warmup", "1", "--min-seconds", "1", "--max-seconds", "2", "--peak-tflops", "1")
     assert "step time" in out and "MFU" in out and "model FLOPs per step" in out
 
