@@ -5,9 +5,18 @@ import os
 # process, and the same for the child processes tests start (they inherit the environment), since
 # two processes spinning 2 OpenMP threads each on 2 cores run many times slower, not 2x.
 # (Set in the workers only: the controlling process's environment is what they start from.)
-_THREADS = 1 if os.environ.get("PYTEST_XDIST_WORKER") else 2
-if os.environ.get("PYTEST_XDIST_WORKER"):
+# Each worker also keeps its own numba cache: two processes compiling one of librosa's cached
+# gufuncs at once can leave a mismatched pair of cache files that segfaults the next reader
+# (numba issue 10128; seen on a fresh install, where nothing is cached yet).
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+_THREADS = 1 if _WORKER else 2
+if _WORKER:
+    import hashlib
+    import tempfile
+
+    _checkout = hashlib.sha1(os.path.dirname(os.path.abspath(__file__)).encode()).hexdigest()[:8]
     os.environ["OMP_NUM_THREADS"] = "1"
+    os.environ["NUMBA_CACHE_DIR"] = os.path.join(tempfile.gettempdir(), f"omnijudge-numba-{_checkout}-{_WORKER}")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402

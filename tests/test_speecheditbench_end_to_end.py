@@ -226,12 +226,19 @@ def test_a_provider_that_cannot_load_stops_the_run_with_one_line(corpus, tmp_pat
     assert all(row.get("missing") for row in rows)
 
 
-def test_workers_reading_and_measuring_signals_give_the_same_rows(corpus, tmp_path):
-    """Audio read and pYIN / VAD measured in a data-loader worker: the rows equal the in-process run's
-    (the damaged output's error row included)."""
+def test_workers_reading_and_measuring_signals_give_the_same_rows(corpus, tmp_path, monkeypatch):
+    """Audio read and pYIN / VAD measured in data-loader workers: the rows equal the in-process run's
+    (the damaged output's error row included); with 2 workers pYIN is compiled in this process first
+    (``warm_f0_tracker``), so the workers do not compile its cached kernels side by side."""
+    import evaluators.benchmarks.speecheditbench.scorer as scorer
+
+    warmed, real = [], scorer.warm_f0_tracker
+    monkeypatch.setattr(scorer, "warm_f0_tracker", lambda: (warmed.append(True), real()))
     tasks = ["content", "prosody", "compositional"]
     inline = _score(corpus, tmp_path / "inline", tasks=tasks, num_workers=0)
-    workers = _score(corpus, tmp_path / "workers", tasks=tasks, num_workers=1)
+    assert not warmed
+    workers = _score(corpus, tmp_path / "workers", tasks=tasks, num_workers=2)
+    assert warmed == [True]
     assert workers["rows"] == inline["rows"]
     assert any("error" in r and not r.get("missing") for r in inline["rows"])
     assert any("shift_semitones" in r.get("diagnostics", {}) for r in inline["rows"])

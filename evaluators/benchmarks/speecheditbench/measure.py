@@ -95,6 +95,11 @@ def read_audio(jobs: list[Job], allow_truncated: bool) -> None:
                     job.errors.append(f"source {item.source}: {e}")
 
 
+def needs_f0(job: Job) -> bool:
+    """Whether ``job`` has a pitch or stress anchor, whose criteria read pYIN F0 tracks."""
+    return bool({a.get("prosody_type") for a in _anchors(job)} & {"pitch", "stress"})
+
+
 def read_and_measure_signals(job: Job, allow_truncated: bool) -> Job:
     """The model-free half of ``job`` (module docstring); returns the job. A signal measurement
     that fails here is left to the evaluation, which computes it again and records the error."""
@@ -104,7 +109,7 @@ def read_and_measure_signals(job: Job, allow_truncated: bool) -> Job:
     m = job.measured
     kinds = {a.get("prosody_type") for a in _anchors(job)}
     try:
-        if kinds & {"pitch", "stress"}:
+        if needs_f0(job):
             for which in ("source", "output"):
                 if getattr(m, which) is not None:
                     m.f0_track(which)

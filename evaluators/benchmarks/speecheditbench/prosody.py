@@ -200,6 +200,16 @@ def f0_track(wave: np.ndarray, sr: int) -> tuple[np.ndarray, np.ndarray]:
 _f0_track = f0_track  # reachable inside functions whose argument is named f0_track
 
 
+def warm_f0_tracker() -> None:
+    """Run :func:`f0_track` once on 0.3 s of a 150 Hz tone, in this process, before data-loader
+    workers that track F0 start. librosa's pYIN kernels are numba gufuncs cached on disk; two
+    processes compiling one of them at once can each write half of its cache entry, and the next
+    process to load the mismatched pair segfaults (numba issue 10128). Compiled here first, the
+    workers inherit or load them and compile nothing."""
+    t = np.arange(int(0.3 * SR)) / SR
+    f0_track((0.1 * np.sin(2 * np.pi * 150.0 * t)).astype(np.float32), SR)
+
+
 def _voiced_median(f0: np.ndarray) -> float | None:
     v = f0[np.isfinite(f0) & (f0 > 0)]
     return float(np.median(v)) if v.size else None

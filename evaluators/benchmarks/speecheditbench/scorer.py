@@ -38,8 +38,10 @@ from evaluators.benchmarks.speecheditbench.measure import (
     Job,
     job_kinds,
     measure_chunk,
+    needs_f0,
     read_and_measure_signals,
 )
+from evaluators.benchmarks.speecheditbench.prosody import warm_f0_tracker
 from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
 from evaluators.benchmarks.speecheditbench.thresholds import PUBLIC, Thresholds
 from evaluators.output_lock import output_lock
@@ -189,6 +191,8 @@ def score_rows(items: list[EditItem], outputs: Path, scores_path: Path, system: 
         job.measured.speed_duration = speed_duration
         todo.append(job)
     scores_path.parent.mkdir(parents=True, exist_ok=True)
+    if num_workers > 1 and any(needs_f0(job) for job in todo):
+        warm_f0_tracker()
     dataset = WorkPreparingDataset(todo, partial(read_and_measure_signals, allow_truncated=allow_truncated),
                                    None, ITEM_ERRORS)
     with scores_path.open("a", encoding="utf-8") as out, progress_bar(len(todo), f"scoring {scores_path.name}") as bar, \
