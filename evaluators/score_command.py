@@ -93,6 +93,16 @@ def add_output_scoring_arguments(p: argparse.ArgumentParser, items: str, outputs
     add_runtime_arguments(p)
 
 
+def check_results_folder(args, writes: tuple[str, ...], inputs: dict[str, str | None] | None = None) -> None:
+    """A benchmark scorer's ``--out`` results folder, before a model loads: not inside ``--items`` or
+    ``--outputs`` (or ``inputs``), and none of the names it ``writes`` over one of them
+    (:func:`evaluators.output_guard.check_output_paths`)."""
+    from evaluators.output_guard import check_output_paths
+
+    check_output_paths({}, {"--items": args.items, "--outputs": args.outputs, **(inputs or {})},
+                       folders={"--out": (args.out, writes)})
+
+
 def judge_and_aligner(args, judge_cls):
     """The benchmark scorer's judge (a folder of ``judge_cls``'s kind) and its optional word aligner."""
     from evaluators.word_alignment import WhisperAligner
@@ -143,6 +153,7 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     """Score ``args.audio`` into ``args.out``; print the per-system table (``score_name`` column)."""
     from evaluators.backbones import BackboneMismatchError
     from evaluators.judges.folder import JudgeFolderError
+    from evaluators.output_guard import check_json_file, check_output_paths, check_rows_file
     from evaluators.output_lock import OutputLockedError, output_lock
     from evaluators.score_pipeline import default_num_workers
     from evaluators.scoring import ResumeMismatchError, collect_items, read_done_rows, score_items
@@ -152,6 +163,14 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     missing = [f"--{k}" for k in ("judge", "audio", "out") if not getattr(args, k)]
     if missing:
         raise SystemExit(f"omnijudge score: missing {', '.join(missing)}")
+    skipped: list[tuple[str, str]] = []
+    items = collect_items(args.audio, skipped)
+    # before a model loads or a byte is written: no output over an input, another output or a foreign file
+    check_output_paths({"--out": args.out, "--table": args.table}, {"--audio": args.audio},
+                       input_files=[it.path for it in items])
+    check_rows_file(args.out, "--out")
+    if args.table:
+        check_json_file(args.table, "--table")
     try:
         judge = load_verbalizer(args.judge, runtime_from_args(args), args.backbone, args.base,
                                 args.exact_length_batches)
@@ -160,8 +179,6 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
                          f"(omnijudge score <benchmark>)") from None
     except (BackboneMismatchError, ValueError) as e:
         raise SystemExit(f"omnijudge score: {e}") from None
-    skipped: list[tuple[str, str]] = []
-    items = collect_items(args.audio, skipped)
     if skipped:
         print(f"skipped {len(skipped)} files or folders under {args.audio}:", file=sys.stderr)
         for path, why in skipped[:10]:

@@ -23,6 +23,7 @@ from evaluators.audio_io import (
     AudioLoadError,
 )
 from evaluators.jsonl import JsonlError, read_jsonl
+from evaluators.output_guard import check_rows_file
 from evaluators.output_lock import output_lock
 from evaluators.item_audio import judge_read_limit
 from evaluators.progress import progress_bar
@@ -126,6 +127,7 @@ def read_done_rows(out_path: Path, key: Callable[[dict], Any] | None = None) -> 
     """
     if not out_path.is_file():
         return []
+    check_rows_file(out_path)  # another kind of file is never cut at its last newline
     rows, good_bytes, seen = [], 0, set()
     with out_path.open("rb") as f:
         for n, raw in enumerate(f, start=1):

@@ -9,13 +9,14 @@ from pathlib import Path
 def cmd_metrics_att(args) -> int:
     """ATT numbers from a predictions file and the listener labels; print (and save) the JSON report."""
     from evaluators.benchmarks.att.metrics import att_metrics_from_files
+    from evaluators.jsonl import report_json
 
     try:
         report = att_metrics_from_files(args.predictions, args.labels, score_key=args.score_key,
                                         value_range=tuple(args.value_range))
     except (OSError, ValueError) as e:  # JsonlError is a ValueError naming file:line
         raise SystemExit(f"omnijudge metrics att: {e}") from None
-    text = json.dumps(report, indent=2)
+    text = report_json(report, indent=2)  # undefined numbers (NaN) as null, never bare NaN
     print(text)
     if args.out:
         Path(args.out).write_text(text)
@@ -23,12 +24,15 @@ def cmd_metrics_att(args) -> int:
 
 
 def add_metrics_parser(msub):
+    from evaluators.runtime_options import finite_float_arg
+
     a = msub.add_parser("att", help="Audio Turing Test: voice-level SRCC/PLCC per dimension + trap F1")
     a.add_argument("--predictions", required=True, help="JSONL with id and a score (e.g. omnijudge score output)")
     a.add_argument("--labels", required=True,
                    help="labels JSONL {id, target, voice, dimension, kind, split} (a run's labels.jsonl)")
     a.add_argument("--score-key", default="score", help="field of the prediction rows holding the score")
-    a.add_argument("--value-range", type=float, nargs=2, default=(0.0, 1.0), help="score range mapped to [0, 1]")
+    a.add_argument("--value-range", type=finite_float_arg, nargs=2, default=(0.0, 1.0), metavar=("LOW", "HIGH"),
+                   help="the scores' scale, LOW < HIGH, mapped to [0, 1]; a score outside it is refused")
     a.add_argument("--out", help="write the JSON report here")
     a.set_defaults(func=cmd_metrics_att)
     return a

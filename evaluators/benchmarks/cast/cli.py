@@ -65,8 +65,10 @@ def cmd_score_cast(args) -> int:
     """Run the detector over the outputs, print Table 3, list missing or unreadable outputs."""
     from evaluators.benchmarks.cast.scorer import score_cast
     from evaluators.judges.word_tagger import WordTaggerJudge
-    from evaluators.score_command import benchmark_num_workers, judge_and_aligner
+    from evaluators.benchmarks.cast.scorer import RESULT_NAMES
+    from evaluators.score_command import benchmark_num_workers, check_results_folder, judge_and_aligner
 
+    check_results_folder(args, RESULT_NAMES)
     try:
         detector, aligner = judge_and_aligner(args, WordTaggerJudge)
         metrics = score_cast(detector, args.items, args.outputs, args.out, aligner=aligner, system=args.system,

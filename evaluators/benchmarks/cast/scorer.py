@@ -18,6 +18,7 @@ re-run skips ids done (an ``error_kind: "setup"`` row is not done: it is redone)
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from evaluators.backbones import SAMPLE_RATE as SR
 from evaluators.benchmarks.cast.metrics import MODES, cast_metrics, tokenize
 from evaluators.jsonl import read_jsonl
 from evaluators.output_lock import output_lock
+from evaluators.outputs_manifest import check_span, read_outputs_manifest
 from evaluators.item_audio import read_item_audio
 from evaluators.scoring import error_kind, read_done_rows, resume_rows, score_work_in_batches
 from evaluators.text_units import text_lang
@@ -40,6 +42,10 @@ from evaluators.word_alignment import (
     timed_words,
     transcript_word_times,
 )
+
+log = logging.getLogger(__name__)
+#: What ``score_cast`` writes into its results folder.
+RESULT_NAMES = ("predictions.jsonl", "predictions.jsonl.lock", "metrics.json", "table.json")
 
 
 @dataclass
@@ -52,6 +58,8 @@ class CastOutput:
     path: Path | None
     sentence_span_s: tuple[float, float] | None = None
     word_timestamps: list | None = None
+    #: why its manifest line cannot be used (``file:line: key: what``), its error row's reason
+    problem: str | None = None
 
 
 def collect_outputs(outputs: str | Path, items: list[dict], system: str | None = None) -> list[CastOutput]:
@@ -60,11 +68,15 @@ def collect_outputs(outputs: str | Path, items: list[dict], system: str | None =
     manifest = outputs / "manifest.jsonl"
     found: dict[tuple[str, str, str], CastOutput] = {}
     if manifest.is_file():
-        for r in read_jsonl(manifest, required=("id", "mode", "audio")):
-            sysname = r.get("system") or system or outputs.name
-            span = tuple(r["sentence_span_s"]) if r.get("sentence_span_s") else None
-            found[(sysname, r["mode"], r["id"])] = CastOutput(r["id"], sysname, r["mode"], outputs / r["audio"],
-                                                              span, r.get("word_timestamps"))
+        read = read_outputs_manifest(manifest, key_fields=("mode",), checks={"sentence_span_s": check_span},
+                                     key_values={"mode": MODES})
+        for line in read.skipped:
+            log.warning("%s", line)
+        for e in read.entries:
+            sysname = e.system or system or outputs.name
+            span = tuple(e.fields["sentence_span_s"]) if e.fields.get("sentence_span_s") and not e.problem else None
+            found[(sysname, e.fields["mode"], e.id)] = CastOutput(e.id, sysname, e.fields["mode"], e.audio, span,
+                                                                 e.fields.get("word_timestamps"), e.problem)
         systems = sorted({k[0] for k in found})
         modes = {s: sorted({k[1] for k in found if k[0] == s}) for s in systems}
     else:
@@ -151,6 +163,8 @@ def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resam
         return by_id[o.id].get("words") or tokenize(by_id[o.id]["sentence"])
 
     def prepare(o: CastOutput) -> dict:
+        if o.problem is not None:
+            raise ValueError(o.problem)
         if o.path is None:
             raise FileNotFoundError("no output file for this item")
         item = by_id[o.id]
@@ -167,7 +181,7 @@ def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resam
         return {**base(o), "words": result["words"], "probs": result["probs"]}
 
     def fail(o: CastOutput, e: Exception) -> dict:
-        return {**base(o), "error": f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
+        return {**base(o), "error": str(e) if o.problem else f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
 
     with pred_path.open("a", encoding="utf-8") as f:
         score_work_in_batches(detector, todo, prepare, finish, fail, f, batch_size=batch_size, num_workers=num_workers)

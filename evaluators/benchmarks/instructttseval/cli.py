@@ -51,8 +51,10 @@ def cmd_score(args) -> int:
     from evaluators.judges.folder import JUDGE_CONFIG, JudgeFolderError
     from evaluators.judges.registry import load_judge
     from evaluators.runtime_options import runtime_from_args
-    from evaluators.score_command import benchmark_num_workers, load_verbalizer
+    from evaluators.benchmarks.instructttseval.scorer import RESULT_NAMES
+    from evaluators.score_command import benchmark_num_workers, check_results_folder, load_verbalizer
 
+    check_results_folder(args, RESULT_NAMES)
     runtime = runtime_from_args(args)
     try:
         if (Path(args.judge) / JUDGE_CONFIG).is_file():

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 
+from evaluators.item_paths import confined_path, first_existing, shown
 from evaluators.jsonl import JsonlError, read_jsonl
 
 TASKS = ("APS", "DSD", "RP")
@@ -115,22 +116,23 @@ def load_items(path: str | Path) -> list[InstructItem]:
 def resolve_output(item: InstructItem, task: str, outputs_dir: str | Path) -> Path | None:
     """The audio file a system wrote for ``(item, task)`` under ``outputs_dir``, or None.
 
-    Candidates, first existing file wins: (a) ``outputs_dir / gen_path`` (a relative ``gen_path``
-    only, so that a lookup never leaves ``outputs_dir``), (b) ``outputs_dir / basename(gen_path)``,
-    (c) ``<id>_<task><ext>`` directly under ``outputs_dir`` and then under ``outputs_dir/gen_wav``,
-    for ext in .wav, .flac, .mp3.
+    Candidates, first existing file wins: (a) ``outputs_dir / gen_path``, (b) ``outputs_dir /
+    basename(gen_path)``, (c) ``<id>_<task><ext>`` directly under ``outputs_dir`` and then under
+    ``outputs_dir/gen_wav``, for ext in .wav, .flac, .mp3.
+
+    Raises:
+        ItemPathError: ``gen_path`` or the id would lead outside ``outputs_dir`` (absolute, ``..``)
+            or make a name too long for a file system: the scorer gives the pair an error row.
     """
     root = Path(outputs_dir)
     gen_path = (item.tasks.get(task) or {}).get("gen_path")
     candidates: list[Path] = []
     if gen_path:
-        rel = Path(gen_path)
-        if not rel.is_absolute():
-            candidates.append(root / rel)
-        candidates.append(root / rel.name)
+        candidates.append(confined_path(root, gen_path, f"{task} gen_path"))
+        candidates.append(confined_path(root, PureWindowsPath(gen_path).name, f"{task} gen_path"))
     for folder in (root, root / "gen_wav"):
-        candidates += [folder / f"{item.id}_{task}{ext}" for ext in AUDIO_EXTS]
-    return next((c for c in candidates if c.is_file()), None)
+        candidates += [confined_path(folder, f"{item.id}_{task}{ext}", f"id {shown(item.id)}") for ext in AUDIO_EXTS]
+    return first_existing(candidates)
 
 
 def is_verdict_true(value: object) -> bool:

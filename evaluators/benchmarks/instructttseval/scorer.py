@@ -25,10 +25,14 @@ from pathlib import Path
 
 from evaluators.benchmarks.instructttseval.items import TASKS, InstructItem, load_items, resolve_output
 from evaluators.benchmarks.instructttseval.metrics import format_markdown, plot_dimension_failures, system_tables
+from evaluators.item_paths import ItemPathError
 from evaluators.output_lock import output_lock
 from evaluators.item_audio import judge_read_limit, read_item_audio
 from evaluators.scoring import error_kind, read_done_rows, resume_rows, score_work_in_batches
 
+#: What ``score_instructttseval`` writes into its results folder.
+RESULT_NAMES = ("scores.jsonl", "scores.jsonl.lock", "results.jsonl", "table.json", "table.md",
+                "dimension_failures.png")
 #: ``error_kind`` of a pair whose output was not there: not done, so a rerun looks for it again.
 MISSING = "missing"
 
@@ -40,6 +44,8 @@ class Work:
     item: InstructItem
     task: str
     path: Path | None
+    #: why the pair's output cannot be looked up (``items.resolve_output``'s ItemPathError)
+    problem: str | None = None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -97,8 +103,14 @@ def instruction_judge(judge):
 def collect_work(items: list[InstructItem], outputs: str | Path) -> list[Work]:
     """Every (item, task) pair of the item file, with its output file (None when missing)."""
     outputs = Path(outputs)
-    return [Work(item, task, resolve_output(item, task, outputs)) for item in items for task in TASKS
-            if task in item.tasks]
+    work = []
+    for item in items:
+        for task in (t for t in TASKS if t in item.tasks):
+            try:
+                work.append(Work(item, task, resolve_output(item, task, outputs)))
+            except ItemPathError as e:  # this pair's error row; every other pair is judged
+                work.append(Work(item, task, None, str(e)))
+    return work
 
 
 def judge_pairs(judge, work: list[Work], scores_path: Path, system: str, batch_size: int = 8,
@@ -121,6 +133,8 @@ def judge_pairs(judge, work: list[Work], scores_path: Path, system: str, batch_s
                 "audio": str(w.path) if w.path else None}
 
     def prepare(w: Work) -> dict:
+        if w.problem is not None:
+            raise ItemPathError(w.problem)
         if w.path is None:
             raise FileNotFoundError(f"no output for {w.item.id} {w.task} (gen_path {w.item.tasks[w.task].get('gen_path')!r})")
         instruction = w.item.tasks[w.task].get("instruction") or ""
@@ -133,7 +147,7 @@ def judge_pairs(judge, work: list[Work], scores_path: Path, system: str, batch_s
         return {**base(w), **result, **prov}
 
     def fail(w: Work, e: Exception) -> dict:
-        kind = MISSING if w.path is None else error_kind(e)
+        kind = MISSING if w.path is None and w.problem is None else error_kind(e)
         return {**base(w), "judge_score": None, "error": str(e), "error_kind": kind, **prov}
 
     with scores_path.open("a", encoding="utf-8") as out:

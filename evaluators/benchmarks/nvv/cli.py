@@ -116,8 +116,10 @@ def cmd_score_nvv(args) -> int:
     from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
     from evaluators.runtime_options import runtime_from_args
     from evaluators.benchmarks.nvv.likert import load_likert_rater
-    from evaluators.score_command import benchmark_num_workers, judge_and_aligner
+    from evaluators.benchmarks.nvv.scorer import RESULT_NAMES
+    from evaluators.score_command import benchmark_num_workers, check_results_folder, judge_and_aligner
 
+    check_results_folder(args, RESULT_NAMES)
     try:
         verifier, aligner = judge_and_aligner(args, NvvVerifierJudge)
         raters = {c: load_likert_rater(c, j, runtime_from_args(args)) for c, j in (args.raters or {}).items()}

@@ -68,6 +68,8 @@ def rate_outputs(raters: dict, items: list[NVVItem], outputs: list, out_dir: Pat
         aligned = isinstance(rater, AlignedLikertRater)
 
         def prepare(o) -> dict:
+            if o.problem is not None:
+                raise ValueError(o.problem)
             if o.path is None:
                 raise FileNotFoundError("no output file for this item")
             it = item_of(o)
@@ -99,7 +101,8 @@ def rate_outputs(raters: dict, items: list[NVVItem], outputs: list, out_dir: Pat
                 return {**base(o), "score": d["score"], "label": d["label"]}
 
             def fail(o, e: Exception) -> dict:
-                return {**base(o), "error": f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
+                return {**base(o), "error": str(e) if o.problem else f"{o.path or o.id}: {e}",
+                        "error_kind": error_kind(e)}
 
             with path.open("a", encoding="utf-8") as f:
                 score_work_in_batches(rater, todo, prepare, finish, fail, f, batch_size=batch_size,

@@ -20,6 +20,7 @@ and ``RESULTS/per_type_f1.png`` (systems x types heatmap). With Likert raters, a
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,11 +36,16 @@ from evaluators.benchmarks.nvv.likert import likert_table, rate_outputs, read_ra
 from evaluators.benchmarks.nvv.predictions import prediction_from_row
 from evaluators.benchmarks.nvv.protocols import score_run_with
 from evaluators.benchmarks.nvv.taxonomy import get_system, load_taxonomy
-from evaluators.jsonl import read_jsonl
 from evaluators.output_lock import output_lock
+from evaluators.outputs_manifest import read_outputs_manifest
 from evaluators.item_audio import read_item_audio
 from evaluators.scoring import error_kind, read_done_rows, resume_rows, score_work_in_batches
 from evaluators.word_alignment import Aligner, timed_words, transcript_word_times
+
+log = logging.getLogger(__name__)
+#: What ``score_nvv`` writes into its results folder (with raters, ``likert_<criterion>_per_type.png`` too).
+RESULT_NAMES = ("predictions", "predictions.lock", "metrics", "likert", "table.json", "table.md", "per_type_f1.png",
+                "likert_table.json", "likert_table.md")
 
 
 @dataclass
@@ -50,6 +56,8 @@ class NvvOutput:
     system: str
     path: Path | None
     word_timestamps: list | None = None
+    #: why its manifest line cannot be used (``file:line: key: what``), its error row's reason
+    problem: str | None = None
 
 
 def collect_outputs(outputs: str | Path, items: list[NVVItem], system: str | None = None) -> list[NvvOutput]:
@@ -58,9 +66,12 @@ def collect_outputs(outputs: str | Path, items: list[NVVItem], system: str | Non
     found: dict[tuple[str, str], NvvOutput] = {}
     manifest = outputs / "manifest.jsonl"
     if manifest.is_file():
-        for r in read_jsonl(manifest, required=("id", "audio")):
-            name = r.get("system") or system or outputs.name
-            found[(name, str(r["id"]))] = NvvOutput(str(r["id"]), name, outputs / r["audio"], r.get("word_timestamps"))
+        read = read_outputs_manifest(manifest)
+        for line in read.skipped:
+            log.warning("%s", line)
+        for e in read.entries:
+            name = e.system or system or outputs.name
+            found[(name, e.id)] = NvvOutput(e.id, name, e.audio, e.fields.get("word_timestamps"), e.problem)
         systems = sorted({k[0] for k in found})
     else:
         flat = any(p.suffix.lower() in AUDIO_EXTENSIONS for p in outputs.iterdir())
@@ -88,6 +99,8 @@ def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pre
     pred_dir.mkdir(parents=True, exist_ok=True)
 
     def prepare(o: NvvOutput) -> dict:
+        if o.problem is not None:
+            raise ValueError(o.problem)
         if o.path is None:
             raise FileNotFoundError("no output file for this item")
         it = by_id.get(o.id) or by_safe_id[o.id]
@@ -114,7 +127,7 @@ def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pre
         def fail(o: NvvOutput, e: Exception) -> dict:
             item = by_id.get(o.id) or by_safe_id[o.id]
             return {**base(o), "present": False, "text_with_mark": item.reference_text, "hallucinated_events": [],
-                    "error": f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
+                    "error": str(e) if o.problem else f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
 
         with path.open("a", encoding="utf-8") as f:
             score_work_in_batches(verifier, todo, prepare, finish, fail, f, batch_size=batch_size,

@@ -42,8 +42,10 @@ def cmd_score(args) -> int:
     from evaluators.benchmarks.speecheditbench.scorer import score_speecheditbench
     from evaluators.judges.folder import JudgeFolderError
     from evaluators.runtime_options import runtime_from_args
-    from evaluators.score_command import benchmark_num_workers
+    from evaluators.benchmarks.speecheditbench.scorer import RESULT_NAMES
+    from evaluators.score_command import benchmark_num_workers, check_results_folder
 
+    check_results_folder(args, RESULT_NAMES, {"--manifest": args.manifest})
     runtime = runtime_from_args(args)
     specs = parse_judges(args.judges)
     try:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evaluators.item_paths import confined_path, first_existing, shown
 from evaluators.jsonl import read_jsonl
 
 #: Task names in the benchmark's order (``data/<task>/``), with the short names tables use.
@@ -176,11 +177,13 @@ def load_items(items: str | Path, tasks: list[str] | None = None, source_root: s
 
 
 def resolve_output(item: EditItem, outputs: Path) -> Path | None:
-    """The system's output for ``item`` under ``outputs`` (module docstring), or None."""
-    for task_dir in (outputs / item.task, outputs / item.short_task):
-        for folder in (task_dir, task_dir / "audio"):
-            for ext in OUTPUT_EXTENSIONS:
-                p = folder / f"{item.sample_id}{ext}"
-                if p.is_file():
-                    return p
-    return None
+    """The system's output for ``item`` under ``outputs`` (module docstring), or None.
+
+    Raises:
+        ItemPathError: the ``sample_id`` would lead outside ``outputs`` or make a name too long for
+            a file system (the scorer gives the item an error row).
+    """
+    what = f"sample_id {shown(item.sample_id)}"
+    return first_existing([confined_path(folder, f"{item.sample_id}{ext}", what)
+                           for task_dir in (outputs / item.task, outputs / item.short_task)
+                           for folder in (task_dir, task_dir / "audio") for ext in OUTPUT_EXTENSIONS])

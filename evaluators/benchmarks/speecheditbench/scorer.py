@@ -32,6 +32,7 @@ from pathlib import Path
 import evaluators.benchmarks.speecheditbench.criteria as C
 from evaluators.benchmarks.speecheditbench.evaluate import MeasurementError, preservation, target
 from evaluators.benchmarks.speecheditbench.items import EditItem, load_items, resolve_output
+from evaluators.item_paths import ItemPathError
 from evaluators.benchmarks.speecheditbench.manifest import ManifestValues
 from evaluators.benchmarks.speecheditbench.measure import (
     ITEM_ERRORS,
@@ -50,6 +51,10 @@ from evaluators.scoring import read_done_rows, replace_file
 
 #: Tasks whose failed measurements count as failures in the public evaluator (others are left out).
 ERRORS_FAIL = ("content", "emotion", "style", "paralinguistic")
+
+
+#: What ``score_speecheditbench`` writes into its results folder.
+RESULT_NAMES = ("scores.jsonl", "scores.jsonl.lock", "table.json", "table.md", "radar.png", "cache")
 
 
 def item_fields(item: EditItem, system: str) -> dict:
@@ -176,16 +181,19 @@ def score_rows(items: list[EditItem], outputs: Path, scores_path: Path, system: 
     for item in items:
         uses = planned_uses(item, providers, judge_ids, manifest, th, speed_duration)
         old = done.get(f"{item.task}/{item.sample_id}")
-        path = resolve_output(item, outputs)
         if old is not None and not old.get("missing") and old.get("uses") == uses \
                 and not (retry_errors and "error" in old):
             continue
+        try:
+            path, problem = resolve_output(item, outputs), None
+        except ItemPathError as e:  # this item's row; the others are scored
+            path, problem = None, str(e)
         if path is None:
-            if old is None or not old.get("missing"):
+            if old is None or not old.get("missing") or (problem is not None and old.get("error") != problem):
                 missing_rows.append({**item_fields(item, system), "output_wav": None, "missing": True,
                                      "target_success": None, "preservation_success": None, "joint_success": None,
-                                     "error": f"no output under {outputs} for {item.task}/{item.sample_id}",
-                                     "error_kind": "missing", "uses": uses})
+                                     "error": problem or f"no output under {outputs} for {item.task}/{item.sample_id}",
+                                     "error_kind": "missing" if problem is None else "item", "uses": uses})
             continue
         job = Job(item, path, job_kinds(item))
         job.measured.speed_duration = speed_duration
