@@ -51,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
 #: traceback unless ``--verbose``. Anything else is a bug and keeps its traceback.
 USER_ERRORS = (OSError, ValueError)
 USAGE_EXIT_CODE = 2
+#: Exit code after Ctrl-C, as shells report a process ended by SIGINT (128 + 2).
+INTERRUPTED_EXIT_CODE = 130
 
 
 def command_name(args: argparse.Namespace) -> str:
@@ -90,7 +92,24 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(one_line_error(args, e), file=sys.stderr)
         return USAGE_EXIT_CODE
+    except KeyboardInterrupt:
+        if args.verbose:
+            raise
+        print(one_line_error(args, interrupted_message(args.command)), file=sys.stderr)
+        return INTERRUPTED_EXIT_CODE
 
+
+def interrupted_message(command: str) -> str:
+    """What a Ctrl-C leaves: scorers write row by row (fsynced per batch) and a rerun resumes them,
+    so the message names those outputs; a training run resumes from its run folder's checkpoint."""
+    from evaluators.output_lock import WRITTEN_OUTPUTS
+
+    if WRITTEN_OUTPUTS:
+        return (f"interrupted; the rows written so far are kept in {', '.join(WRITTEN_OUTPUTS)}; "
+                "run the same command again to resume")
+    if command == "train":
+        return "interrupted; run the same command again to resume from the run folder's last checkpoint"
+    return "interrupted; nothing was written"
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -20,6 +20,10 @@ class OutputLockedError(OSError):
     """Another live run is writing the same output."""
 
 
+#: Every output this process has locked for writing, in order: what an interrupted run says it kept.
+WRITTEN_OUTPUTS: list[str] = []
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -56,6 +60,8 @@ def output_lock(output: str | Path):
                                     f"wait for it, or remove {lock} if that run is gone") from None
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(json.dumps({"host": socket.gethostname(), "pid": os.getpid()}))
+        if str(output) not in WRITTEN_OUTPUTS:
+            WRITTEN_OUTPUTS.append(str(output))
         break
     else:
         raise OutputLockedError(f"{output}: could not take {lock}")

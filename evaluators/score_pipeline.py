@@ -25,6 +25,7 @@ pools of items in work order (``evaluators.scoring.score_work_in_batches``).
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
@@ -41,6 +42,8 @@ from torch.utils.data import DataLoader, Dataset
 from evaluators.audio_io import SAMPLE_RATE, AudioLoadError, sanitize_item_id
 from evaluators.item_audio import read_item_audio, speech_fields
 
+log = logging.getLogger(__name__)
+
 
 def default_num_workers() -> int:
     """Data-loader workers when none are asked for: this process's share of the cores (divided
@@ -48,6 +51,17 @@ def default_num_workers() -> int:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     per_process = cores // max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
     return max(0, min(8, per_process - 1))
+
+
+def workers_for(num_workers: int, n_batches: int) -> int:
+    """The data-loader processes a run starts: at most one per batch (more would sit idle, each
+    holding a copy of the dataset) and at most two per core this process may use; said on stderr
+    when fewer than asked for."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    n = max(0, min(num_workers, n_batches, 2 * cores))
+    if n < num_workers:
+        log.warning("--num-workers %d: starting %d (%d batches of work, %d cores)", num_workers, n, n_batches, cores)
+    return n
 
 
 def die_with_parent(parent_pid: int, _worker_id: int) -> None:
@@ -156,6 +170,7 @@ def prepared_batches(dataset: PreparingDataset, batches: list[list[int]], num_wo
     """The planned batches, prepared by ``num_workers`` processes (0: in this one), in plan order."""
     if not batches:
         return iter(())
+    num_workers = workers_for(num_workers, len(batches))
     loader = DataLoader(dataset, batch_sampler=batches, collate_fn=BatchCollator(vad), num_workers=num_workers,
                         prefetch_factor=4 if num_workers else None, pin_memory=False,
                         worker_init_fn=partial(die_with_parent, os.getpid()) if num_workers else None,
@@ -236,6 +251,7 @@ def prepared_pools(dataset: WorkPreparingDataset, pool_size: int, num_workers: i
     pools = [list(range(s, min(s + pool_size, len(dataset)))) for s in range(0, len(dataset), pool_size)]
     if not pools:
         return iter(())
+    num_workers = workers_for(num_workers, len(pools))
     loader = DataLoader(dataset, batch_sampler=pools, collate_fn=_vad_then_drop_waves, num_workers=num_workers,
                         prefetch_factor=2 if num_workers else None,
                         worker_init_fn=partial(die_with_parent, os.getpid()) if num_workers else None,

@@ -30,7 +30,9 @@ def _task_subparsers(parent, dest: str, help_attr: str):
 
     s = parent.add_subparsers(dest=dest, required=True)
     for command, task in COMMAND_TASKS.items():
-        yield task, s.add_parser(command, aliases=list(task.cli_aliases), help=getattr(task, help_attr))
+        # a task's help is plain text: argparse would read its "95% CI" as a format directive
+        yield task, s.add_parser(command, aliases=list(task.cli_aliases),
+                                 help=getattr(task, help_attr).replace("%", "%%"))
 
 
 def _task_options(task, parser, add) -> list[str]:
@@ -119,7 +121,14 @@ def add_release_command(sub) -> None:
     def run(args) -> int:
         from trainer.release import release
 
-        validation = json.loads(Path(args.validation).read_text()) if args.validation else None
+        validation = None
+        if args.validation:
+            try:
+                validation = json.loads(Path(args.validation).read_text(encoding="utf-8"))
+            except json.JSONDecodeError as e:
+                raise ValueError(f"--validation {args.validation}:{e.lineno}: not JSON ({e.msg})") from None
+            if not isinstance(validation, dict):
+                raise ValueError(f"--validation {args.validation}: must be a JSON object (a validation report)")
         out = release(args.checkpoint, args.out, validation=validation, push=args.push, repo_id=args.repo_id,
                       private=not args.public, overwrite=args.overwrite, base_model=args.base_model)
         print(f"release folder: {out}")

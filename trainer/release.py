@@ -26,8 +26,10 @@ def model_card(config: dict, validation: dict | None) -> str:
              f"base_model: {config['base_model']}", "---", "",
              f"# {config['judge_name']}", "",
              f"A learned speech judge (`{config['kind']}` judge, task `{task.name}` of the `{task.benchmark}` "
-             f"benchmark) trained with omnijudge: LoRA (r={config['lora']['r']}, alpha={config['lora']['alpha']}) "
-             f"on the LLM of `{config['backbone']}`.", "", "## Outputs", ""]
+             f"benchmark) trained with omnijudge: "
+             + (f"LoRA (r={config['lora']['r']}, alpha={config['lora']['alpha']}) on the LLM of "
+                if config.get("lora") else "a head on the frozen LLM of ")
+             + f"`{config['backbone']}`.", "", "## Outputs", ""]
     lines += task.model_card(config, validation)
     lines += ["## Provenance", "", f"- training: `{json.dumps(config.get('training', {}).get('train_clips'))}` clips, "
               f"seed {config['seed']}", "- weights: safetensors only; loads without `trust_remote_code`.", ""]
@@ -39,12 +41,23 @@ class ReleaseError(ValueError):
 
 
 def _check_out(out: Path, protected: Path, overwrite: bool) -> None:
-    """Refuse an ``out`` that is, holds or sits inside ``protected``, or that is not empty."""
+    """Refuse an ``out`` that is, holds or sits inside ``protected``, a symbolic link, a file, or a
+    non-empty folder; with ``overwrite``, a non-empty folder only when it holds an earlier release
+    (its ``judge_config.json``): ``--overwrite`` never deletes a folder of someone's own files."""
+    if out.is_symlink():
+        raise ReleaseError(f"--out {out}: is a symbolic link; give the folder itself")
     resolved, protected = out.resolve(), protected.resolve()
     if resolved == protected or protected in resolved.parents or resolved in protected.parents:
-        raise ReleaseError(f"{out}: the release folder may not be, contain or sit inside the checkpoint {protected}")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
-        raise ReleaseError(f"{out}: exists and is not empty (give --overwrite to replace it)")
+        raise ReleaseError(f"--out {out}: the release folder may not be, contain or sit inside the checkpoint "
+                           f"{protected}")
+    if out.exists() and not out.is_dir():
+        raise ReleaseError(f"--out {out}: exists and is not a folder")
+    if out.exists() and any(out.iterdir()):
+        if not overwrite:
+            raise ReleaseError(f"--out {out}: exists and is not empty (give --overwrite to replace an earlier release)")
+        if not (out / JUDGE_CONFIG).is_file():
+            raise ReleaseError(f"--out {out}: holds no {JUDGE_CONFIG}, so it is not an earlier release; "
+                               "--overwrite replaces only a release folder; give a new or empty --out")
 
 
 def release(checkpoint: str | Path, out: str | Path, validation: dict | None = None, push: bool = False,
@@ -54,11 +67,14 @@ def release(checkpoint: str | Path, out: str | Path, validation: dict | None = N
 
     ``checkpoint`` is a run folder (its ``final/`` is used) or a judge folder. Validation numbers
     come from ``validation`` or the run's ``validation.json`` when present. A non-empty ``out`` is
-    refused unless ``overwrite``; ``out`` may never be, hold or sit inside the checkpoint. The
+    refused unless ``overwrite``, which replaces only an earlier release (a folder holding
+    ``judge_config.json``), never a symbolic link; ``out`` may never be, hold or sit inside the checkpoint. The
     release is written into a temporary sibling folder and renamed into place, so a failure midway
     leaves ``out`` as it was. ``base_model`` (a hub id) replaces the recorded base; a judge trained
     from a local folder (absolute path) must be given one, since nobody else has that folder.
     """
+    if push and not repo_id:  # before anything is written
+        raise ReleaseError("--push needs --repo-id (the Hub repository to upload to)")
     src = Path(checkpoint)
     if not (src / JUDGE_CONFIG).is_file() and (src / "final" / JUDGE_CONFIG).is_file():
         run_dir, src = src, src / "final"
@@ -103,8 +119,6 @@ def release(checkpoint: str | Path, out: str | Path, validation: dict | None = N
         if tmp.exists():
             shutil.rmtree(tmp)
     if push:
-        if not repo_id:
-            raise ValueError("--push needs --repo-id")
         from huggingface_hub import HfApi
 
         api = HfApi()

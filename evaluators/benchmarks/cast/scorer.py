@@ -34,6 +34,7 @@ from evaluators.jsonl import read_jsonl
 from evaluators.output_lock import output_lock
 from evaluators.outputs_manifest import check_span, read_outputs_manifest
 from evaluators.item_audio import read_item_audio
+from evaluators.item_paths import shown
 from evaluators.scoring import error_kind, read_done_rows, resume_rows, score_work_in_batches
 from evaluators.text_units import text_lang
 from evaluators.word_alignment import (
@@ -185,7 +186,13 @@ def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resam
 
     with pred_path.open("a", encoding="utf-8") as f:
         score_work_in_batches(detector, todo, prepare, finish, fail, f, batch_size=batch_size, num_workers=num_workers)
-    preds = read_done_rows(pred_path, key=_row_key)
+    preds = []
+    for r in read_done_rows(pred_path, key=_row_key):
+        if r.get("mode") in MODES:
+            preds.append(r)
+        else:  # a row an earlier version wrote for a manifest line of no CAST mode: not a prediction
+            log.warning("%s: row %s has mode %s, not one of %s; left out of the metrics", pred_path,
+                        shown(r["id"]), shown(r.get("mode")), list(MODES))
     metrics = cast_metrics(items, preds, threshold=detector.threshold, n_resamples=n_resamples, seed=seed)
     metrics["errors"] = [{"id": r["id"], "system": r["system"], "mode": r["mode"], "error": r["error"]}
                          for r in preds if "error" in r]
