@@ -333,3 +333,13 @@ def test_results_folder_inside_the_outputs_is_refused(nvv_setup, tmp_path, capsy
                  str(judge), "--out", str(outputs / "results")]) == 2
     assert "lies inside the input --outputs" in capsys.readouterr().err
     assert not (outputs / "results").exists()
+
+
+def test_an_empty_item_file_stops_the_run_with_one_line(tmp_path, capsys):
+    items = tmp_path / "items.jsonl"
+    items.write_text("\n")
+    (tmp_path / "outs").mkdir()
+    assert main(["score", "instructttseval", "--items", str(items), "--outputs", str(tmp_path / "outs"), "--judge",
+                 "instruct-follow", "--base", "tiny", "--out", str(tmp_path / "res"), "--num-workers", "0"]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"{items}: holds no items")
+    assert not (tmp_path / "res" / "table.json").exists()

@@ -102,6 +102,28 @@ def collect_outputs(outputs: str | Path, items: list[dict], system: str | None =
     return expected
 
 
+def load_scoring_items(path: str | Path) -> list[dict]:
+    """The CAST items a scorer reads, each checked before any work (``file:line: key: what``):
+    ``id`` a string or integer, ``sentence`` and ``stressed_word`` strings, ``words`` (optional) a
+    list of strings, ``mode`` (optional) one of :data:`MODES`; an empty file is refused too."""
+    items = read_jsonl(path, required=("id", "pair_id", "side", "sentence", "stressed_word"))
+    for it in items:
+        where = f"{path}:{it['_line']}"
+        if isinstance(it["id"], bool) or not isinstance(it["id"], (str, int)):
+            raise ValueError(f"{where}: id: must be a string or an integer, got {shown(it['id'])}")
+        for key in ("sentence", "stressed_word"):
+            if not isinstance(it[key], str) or not it[key].strip():
+                raise ValueError(f"{where}: {key}: must be a non-empty string, got {shown(it[key])}")
+        words = it.get("words")
+        if words is not None and not (isinstance(words, list) and words and all(isinstance(w, str) for w in words)):
+            raise ValueError(f"{where}: words: must be a non-empty list of strings, got {shown(words)}")
+        if it.get("mode") is not None and it["mode"] not in MODES:
+            raise ValueError(f"{where}: mode: {shown(it['mode'])} is not one of {list(MODES)}")
+    if not items:  # an empty file would detect nothing and print an all-n/a table
+        raise ValueError(f"{path}: holds no items")
+    return items
+
+
 def _segment(wave: np.ndarray, out: CastOutput, sentence: str, words: list[str], aligner: Aligner | None,
              need_times: bool) -> tuple[np.ndarray, list | None]:
     """The audio to score (concat: the target sentence only) and, when ``need_times``, one
@@ -150,7 +172,7 @@ def score_cast(detector, items_path: str | Path, outputs: str | Path, out_dir: s
 
 def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resamples, seed, batch_size,
                 resume_mismatch, retry_errors, allow_truncated, num_workers) -> dict:
-    items = read_jsonl(items_path, required=("id", "pair_id", "side", "sentence", "stressed_word"))
+    items = load_scoring_items(items_path)
     by_id = {it["id"]: it for it in items}
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

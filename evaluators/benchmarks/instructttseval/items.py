@@ -110,6 +110,8 @@ def load_items(path: str | Path) -> list[InstructItem]:
         if not isinstance(text, str):
             raise ItemsError(f"{where}: {item_id}: 'text' must be a string")
         items.append(InstructItem(item_id, text, item_lang(item_id, text), tasks, row))
+    if not items:  # an empty file would judge nothing and print an all-n/a table
+        raise ItemsError(f"{path}: holds no items")
     return items
 
 

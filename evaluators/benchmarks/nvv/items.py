@@ -216,4 +216,6 @@ def load_items(path: str | Path, lang: str | None = None) -> list[NVVItem]:
             raise NVVDataError(f"{where}: duplicate item id {item.id!r} (first at {seen[item.id]})")
         seen[item.id] = where
         items.append(item)
+    if not items:  # an empty file would score nothing and print an all-n/a table
+        raise NVVDataError(f"{path}: holds no items")
     return items

@@ -173,6 +173,8 @@ def load_items(items: str | Path, tasks: list[str] | None = None, source_root: s
                 raise ValueError(f"{where}: {item.task} sample_id {item.sample_id!r} already at {seen[item.key]}")
             seen[item.key] = where
             out.append(item)
+    if not out:  # nothing to score: an all-n/a table would hide a wrong path or --tasks
+        raise ValueError(f"{items}: holds no items" + (f" of the tasks {sorted(wanted)}" if wanted else ""))
     return out
 
 
