@@ -17,24 +17,17 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
+from evaluators.jsonl import shown
+
 #: Longest file-name component most file systems accept (ext4, XFS, APFS, NTFS: 255 bytes/units).
 MAX_NAME_BYTES = 255
 #: Longest path a scorer builds from an item (Linux PATH_MAX is 4,096 bytes).
 MAX_PATH_BYTES = 4096
-#: How much of a hostile value an error message repeats.
-SHOWN_CHARS = 80
 
 
 class ItemPathError(ValueError):
     """An item names a path outside its folder, an absolute path, or a name too long for a file
     system; the message names the item's field and the folder."""
-
-
-def shown(value: object, limit: int = SHOWN_CHARS) -> str:
-    """``repr(value)``, cut to ``limit`` characters with the full length said: an error message never
-    repeats a 5,000-character id whole."""
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(str(value))} characters)"
 
 
 def confined_path(root: str | Path, relative: str, what: str) -> Path:

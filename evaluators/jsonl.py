@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 
@@ -30,3 +31,154 @@ def read_jsonl(path: str | Path, required: tuple[str, ...] = (), error: type[Jso
             row["_line"] = n
             rows.append(row)
     return rows
+
+
+# ---- typed field checks ---------------------------------------------------------------------------
+# Every metrics command checks the rows it reads with these before computing anything, so a bad
+# value stops the command with one line naming ``file:line: 'key'`` instead of skewing a number.
+
+_ABSENT = object()
+
+
+def row_where(path: str | Path, row: dict, index: int | None = None) -> str:
+    """``path:line`` of a row from :func:`read_jsonl` (its ``_line``), else ``path[index]`` (a row of a
+    JSON list or dict), else just ``path``: the prefix of every message about that row."""
+    line = row.get("_line") if isinstance(row, dict) else None
+    if line is not None:
+        return f"{path}:{line}"
+    return f"{path}[{index}]" if index is not None else str(path)
+
+
+def shown(value, limit: int = 60) -> str:
+    """``value`` as it is written in the file (JSON: ``true``, ``null``, ``NaN``, ``"0.5"``), cut to
+    ``limit`` characters, for the ``got ...`` part of a message."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _interval(value_range: tuple[float, float]) -> str:
+    lo, hi = value_range
+    return f"[{lo:g}, {hi:g}]"
+
+
+def require_number(row: dict, key: str, where: str, *, finite: bool = True,
+                   value_range: tuple[float, float] | None = None, integer: bool = False, nullable: bool = False,
+                   required: bool = True, range_name: str = "", error: type[JsonlError] = JsonlError) -> float | None:
+    """``row[key]`` as a number, checked: a JSON number (``true``/``false`` and numeric strings are
+    refused), finite when ``finite`` (JSON ``NaN``/``Infinity``/``1e999`` are refused), an integer when
+    ``integer``, within ``value_range`` (inclusive) when given. ``nullable``: a JSON null is returned
+    as None (the caller says what null means); ``required=False``: an absent key is None too.
+
+    Raises ``error`` as ``where: 'key' must be ..., got <value>``; ``range_name`` (e.g. the option
+    that set ``value_range``) is added to the message.
+    """
+    value = row.get(key, _ABSENT)
+    if value is _ABSENT:
+        if required:
+            raise error(f"{where}: missing field '{key}'")
+        return None
+    if value is None and nullable:
+        return None
+    kind = "an integer" if integer else "a finite number" if finite else "a number"
+    if not _is_number(value) or (integer and not isinstance(value, int)):
+        raise error(f"{where}: '{key}' must be {kind}, got {shown(value)}")
+    if finite and not math.isfinite(value):
+        raise error(f"{where}: '{key}' must be {kind}, got {shown(value)}")
+    if value_range is not None and not value_range[0] <= value <= value_range[1]:
+        suffix = f" ({range_name})" if range_name else ""
+        raise error(f"{where}: '{key}' must be {kind} in {_interval(value_range)}{suffix}, got {shown(value)}")
+    return value
+
+
+def require_bool(row: dict, key: str, where: str, *, nullable: bool = False, required: bool = True,
+                 error: type[JsonlError] = JsonlError) -> bool | None:
+    """``row[key]`` as a JSON ``true``/``false`` (``1``, ``"true"`` are refused); null -> None when
+    ``nullable``, an absent key -> None when not ``required``."""
+    value = row.get(key, _ABSENT)
+    if value is _ABSENT:
+        if required:
+            raise error(f"{where}: missing field '{key}'")
+        return None
+    if value is None and nullable:
+        return None
+    if not isinstance(value, bool):
+        allowed = "true, false or null" if nullable else "true or false"
+        raise error(f"{where}: '{key}' must be {allowed}, got {shown(value)}")
+    return value
+
+
+def require_string(row: dict, key: str, where: str, *, choices: tuple[str, ...] | None = None,
+                   nullable: bool = False, required: bool = True, error: type[JsonlError] = JsonlError) -> str | None:
+    """``row[key]`` as a non-empty string, one of ``choices`` when given; null -> None when
+    ``nullable``, an absent key -> None when not ``required``."""
+    value = row.get(key, _ABSENT)
+    if value is _ABSENT:
+        if required:
+            raise error(f"{where}: missing field '{key}'")
+        return None
+    if value is None and nullable:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise error(f"{where}: '{key}' must be a non-empty string, got {shown(value)}")
+    if choices is not None and value not in choices:
+        raise error(f"{where}: '{key}' must be one of {list(choices)}, got {shown(value)}")
+    return value
+
+
+def require_id(row: dict, where: str, key: str = "id", *, error: type[JsonlError] = JsonlError) -> str:
+    """An identifier field (``id``, ``pair_id``, ``voice``...) as a string: a non-empty JSON string or
+    an integer (``5`` and ``"5"`` name the same item); null, floats, booleans, lists and objects are
+    refused (they would all turn into strings that match nothing)."""
+    value = row.get(key, _ABSENT)
+    if value is _ABSENT:
+        raise error(f"{where}: missing field '{key}'")
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise error(f"{where}: '{key}' must be a non-empty string or an integer, got {shown(value)}")
+
+
+def reject_duplicate_ids(entries, *, what: str = "id", seen: dict[str, str] | None = None,
+                         error: type[JsonlError] = JsonlError) -> dict[str, str]:
+    """Refuse an id given twice: ``entries`` are ``(id, where)`` pairs in file order; the second
+    occurrence raises ``where: duplicate <what> 'x' (first at <where>)`` (a silent last-row-wins
+    would score whichever row came last). Returns ``{id: where}``; pass it back as ``seen`` to
+    check ids across several files (e.g. files pooled into one system)."""
+    seen = {} if seen is None else seen
+    for key, where in entries:
+        if key in seen:
+            raise error(f"{where}: duplicate {what} {key!r} (first at {seen[key]})")
+        seen[key] = where
+    return seen
+
+
+# ---- JSON reports --------------------------------------------------------------------------------
+
+def finite_or_none(obj):
+    """``obj`` with every NaN or infinite float (Python or numpy) replaced by None, recursively
+    through dicts, lists and tuples: an undefined number (a correlation of constant scores, an F1
+    with nothing to score) is written as JSON ``null``, never as the bare ``NaN`` that strict JSON
+    readers reject."""
+    if isinstance(obj, dict):
+        return {k: finite_or_none(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite_or_none(v) for v in obj]
+    if type(obj).__module__ == "numpy" and hasattr(obj, "item") and getattr(obj, "ndim", None) == 0:
+        obj = obj.item()  # a numpy scalar (float32, int64, bool_) as the Python value json can write
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def report_json(report, **kwargs) -> str:
+    """Strict JSON text of a report (``json.dumps`` keywords pass through, e.g. ``indent``): NaN and
+    infinities become null (:func:`finite_or_none`) and ``allow_nan=False`` guarantees none is left."""
+    return json.dumps(finite_or_none(report), allow_nan=False, **kwargs)

@@ -126,3 +126,26 @@ def check_json_file(path: str | Path, flag: str) -> None:
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise OutputClashError(f"{flag} {path}: exists and is not a JSON file this command wrote; it is left as "
                                "it is: give another path") from None
+
+
+#: The options of a ``metrics <benchmark>`` command that name files it reads.
+REPORT_INPUT_OPTIONS = ("items", "predictions", "labels", "results", "likert")
+
+
+def check_report_output(args, folder_names: tuple[str, ...] | None = None) -> None:
+    """A ``metrics <benchmark>`` command's ``--out`` before any work: not one of the files it reads
+    (:data:`REPORT_INPUT_OPTIONS`, each possibly a list), not an existing file other than JSON; with
+    ``folder_names``, ``--out`` is a results folder writing those names."""
+    out = getattr(args, "out", None)
+    if not out:
+        return
+    inputs = {}
+    for option in REPORT_INPUT_OPTIONS:
+        value = getattr(args, option, None)
+        for k, path in enumerate(value if isinstance(value, list) else [value] if value else []):
+            inputs[f"--{option}" + (f" #{k + 1}" if isinstance(value, list) and len(value) > 1 else "")] = path
+    if folder_names is not None:
+        check_output_paths({}, inputs, folders={"--out": (out, folder_names)})
+        return
+    check_output_paths({"--out": out}, inputs)
+    check_json_file(out, "--out")

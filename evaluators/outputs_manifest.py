@@ -20,8 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaluators.item_paths import shown
-from evaluators.jsonl import read_jsonl
+from evaluators.jsonl import read_jsonl, shown
 
 
 @dataclass

@@ -7,6 +7,7 @@ takes these three options; what they resolved to is recorded in every score row'
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from dataclasses import dataclass
 
@@ -26,9 +27,18 @@ def resolve_device(device: str | None) -> str:
         local = os.environ.get("LOCAL_RANK")
         return f"cuda:{int(local) % torch.cuda.device_count()}" if local is not None else "cuda"
     try:
-        torch.device(device)
+        dev = torch.device(device)
     except RuntimeError as e:
         raise ValueError(f"--device {device!r}: {e}") from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"--device {device}: no CUDA device is available here (torch {torch.__version__}); "
+                             "use --device cpu")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ValueError(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s), "
+                             f"cuda:0 to cuda:{torch.cuda.device_count() - 1}")
+    elif dev.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"--device {device}: no Apple MPS device is available here; use --device cpu")
     return device
 
 
@@ -69,6 +79,40 @@ def batch_size_arg(text: str) -> int:
 def non_negative_int_arg(text: str) -> int:
     """``--num-workers`` as argparse reads it: an integer >= 0, else a one-line usage error."""
     return _int_at_least(text, 0)
+
+
+def _float_in(text: str, low: float | None = None, high: float | None = None) -> float:
+    """``text`` as a finite float within ``[low, high]`` (either end open when None), else an
+    ``argparse.ArgumentTypeError`` (argparse prints it as one usage-error line, exit code 2)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        lo = "-inf" if low is None else f"{low:g}"
+        hi = "inf" if high is None else f"{high:g}"
+        raise argparse.ArgumentTypeError(f"must be in [{lo}, {hi}], got {text!r}")
+    return value
+
+
+def finite_float_arg(text: str) -> float:
+    """A number option (e.g. ``--value-range``'s ends) as argparse reads it: a finite float
+    (``nan``, ``inf`` refused), else a one-line usage error."""
+    return _float_in(text)
+
+
+def non_negative_float_arg(text: str) -> float:
+    """A tolerance or distance option as argparse reads it: a finite float >= 0, else a one-line
+    usage error."""
+    return _float_in(text, 0.0)
+
+
+def probability_arg(text: str) -> float:
+    """A probability, share or decision threshold (e.g. ``--threshold``, ``--coverage``) as argparse
+    reads it: a finite float in [0, 1], else a one-line usage error."""
+    return _float_in(text, 0.0, 1.0)
 
 
 def add_runtime_arguments(p: argparse.ArgumentParser) -> None:

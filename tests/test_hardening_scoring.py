@@ -319,7 +319,7 @@ def test_score_cast_with_an_unknown_mode_skips_that_line_and_reruns(tmp_path, ca
     with caplog.at_level("WARNING"):
         assert main(args) == 0
         assert main(args) == 0  # a rerun does not trip over anything the first run wrote
-    assert any("manifest.jsonl:2: mode: 'foo' is not one of" in r.getMessage() for r in caplog.records)
+    assert any("manifest.jsonl:2: mode: \"foo\" is not one of" in r.getMessage() for r in caplog.records)
     rows = {(r["mode"], r["id"]): r for r in _rows(res / "predictions.jsonl")}
     assert set(rows) == {("none", "i0"), ("none", "i1")}
     assert "probs" in rows[("none", "i0")]

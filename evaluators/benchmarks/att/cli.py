@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 
@@ -10,7 +9,9 @@ def cmd_metrics_att(args) -> int:
     """ATT numbers from a predictions file and the listener labels; print (and save) the JSON report."""
     from evaluators.benchmarks.att.metrics import att_metrics_from_files
     from evaluators.jsonl import report_json
+    from evaluators.output_guard import check_report_output
 
+    check_report_output(args)
     try:
         report = att_metrics_from_files(args.predictions, args.labels, score_key=args.score_key,
                                         value_range=tuple(args.value_range))

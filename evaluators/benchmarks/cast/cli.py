@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,13 +27,17 @@ def format_cast_table(rows: Sequence[dict], digits: int = 1) -> str:
 def cmd_metrics_cast(args) -> int:
     """Compute the report, print it as JSON (and the Table 3 text on stderr), optionally save it."""
     from evaluators.benchmarks.cast.metrics import cast_metrics_from_files
+    from evaluators.jsonl import report_json
+    from evaluators.output_guard import check_report_output
+
+    check_report_output(args)
 
     try:
         report = cast_metrics_from_files(args.items, args.predictions, threshold=args.threshold,
                                          n_resamples=args.n_resamples, seed=args.seed, per_item=args.per_item)
     except (OSError, ValueError) as e:  # JsonlError is a ValueError; its message names file:line
         raise SystemExit(f"omnijudge metrics cast: {e}") from None
-    text = json.dumps(report, indent=2, ensure_ascii=False)
+    text = report_json(report, indent=2, ensure_ascii=False)  # undefined numbers as null, never bare NaN
     print(text)
     if args.table:
         print(format_cast_table(report["groups"]), file=sys.stderr)
@@ -45,15 +48,19 @@ def cmd_metrics_cast(args) -> int:
 
 def add_metrics_parser(msub):
     """Add the ``cast`` sub-subcommand to ``msub`` (an argparse subparsers object); returns the parser."""
+    from evaluators.runtime_options import batch_size_arg, non_negative_int_arg, probability_arg
+
     c = msub.add_parser("cast", help="CAST stress: Hit / Pair-Contrast / Pair-Correct (%%) with bootstrap CIs")
     c.add_argument("--items", required=True,
                    help="items JSONL {id, pair_id, side A|B, context, sentence, stressed_word, [mode]}")
     c.add_argument("--predictions", required=True, nargs="+",
                    help="detector JSONL {id, stressed_words} or {id, words, probs}, optional system/mode; "
                         "several files = several systems (named by the file stem unless rows carry 'system')")
-    c.add_argument("--threshold", type=float, default=0.5, help="a word is stressed when its prob >= this")
-    c.add_argument("--n-resamples", type=int, default=10000, help="bootstrap resamples for the 95%% CIs")
-    c.add_argument("--seed", type=int, default=0, help="bootstrap seed (same seed -> same CIs)")
+    c.add_argument("--threshold", type=probability_arg, default=0.5,
+                   help="a word is stressed when its prob >= this (a probability in [0, 1])")
+    c.add_argument("--n-resamples", type=batch_size_arg, default=10000,
+                   help="bootstrap resamples for the 95%% CIs (at least 1)")
+    c.add_argument("--seed", type=non_negative_int_arg, default=0, help="bootstrap seed (>= 0; same seed -> same CIs)")
     c.add_argument("--per-item", action="store_true", help="include per-item hit/contrast/correct records")
     c.add_argument("--table", action="store_true", help="also print the paper's Table 3 layout on stderr")
     c.add_argument("--out", help="write the JSON report here")
@@ -65,10 +72,11 @@ def cmd_score_cast(args) -> int:
     """Run the detector over the outputs, print Table 3, list missing or unreadable outputs."""
     from evaluators.benchmarks.cast.scorer import score_cast
     from evaluators.judges.word_tagger import WordTaggerJudge
-    from evaluators.benchmarks.cast.scorer import RESULT_NAMES
+    from evaluators.benchmarks.cast.scorer import RESULT_NAMES, load_scoring_items
     from evaluators.score_command import benchmark_num_workers, check_results_folder, judge_and_aligner
 
     check_results_folder(args, RESULT_NAMES)
+    load_scoring_items(args.items)  # a bad or empty item file stops the run before a model loads
     try:
         detector, aligner = judge_and_aligner(args, WordTaggerJudge)
         metrics = score_cast(detector, args.items, args.outputs, args.out, aligner=aligner, system=args.system,

@@ -47,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluators.jsonl import JsonlError, read_jsonl
+from evaluators.jsonl import JsonlError, read_jsonl, require_id, shown
 from evaluators.metrics.correlation import binary_f1, bootstrap_ci
 from evaluators.text_units import normalize_word, tokenize
 
@@ -130,19 +130,20 @@ def _parse_items(rows: Sequence[dict], source: str) -> list[_Item]:
         missing = [f for f in ITEM_FIELDS if f not in row]
         if missing:
             raise JsonlError(f"{where}: missing field(s) {missing}")
-        iid = str(row["id"])
+        iid = require_id(row, where)
         if iid in seen:
             raise JsonlError(f"{where}: duplicate item id {iid!r} (first at {seen[iid]})")
         seen[iid] = where
-        side = str(row["side"]).strip().upper()
+        side = row["side"].strip().upper() if isinstance(row["side"], str) else None
         if side not in ("A", "B"):
-            raise JsonlError(f"{where}: side must be 'A' or 'B', got {row['side']!r}")
+            raise JsonlError(f"{where}: side must be 'A' or 'B', got {shown(row['side'])}")
         if not isinstance(row["sentence"], str) or not isinstance(row["stressed_word"], str):
             raise JsonlError(f"{where}: sentence and stressed_word must be strings")
         target = normalize_word(row["stressed_word"])
         if not find_spans(tokenize(row["sentence"]), target):
             raise JsonlError(f"{where}: stressed_word {row['stressed_word']!r} does not occur in the sentence")
-        it = _Item(iid, str(row["pair_id"]), side, row["sentence"], target, _mode(row.get("mode"), where), where)
+        it = _Item(iid, require_id(row, where, "pair_id"), side, row["sentence"], target,
+                   _mode(row.get("mode"), where), where)
         pair = sides.setdefault((it.mode, it.pair_id), {})
         if side in pair:
             raise JsonlError(f"{where}: pair {it.pair_id!r} already has side {side} ({pair[side].where})")
@@ -162,14 +163,16 @@ def _parse_predictions(rows: Sequence[dict], source: str, threshold: float,
     errors: list[dict] = []
     for k, row in enumerate(rows):
         where = f"{source}:{row.get('_line', k + 1)}"
-        if "id" not in row:
-            raise JsonlError(f"{where}: missing field(s) ['id']")
+        pid = require_id(row, where)
         system = row.get("system", default_system)
+        if system is not None and (isinstance(system, bool) or not isinstance(system, (str, int))
+                                   or not str(system).strip()):
+            raise JsonlError(f"{where}: 'system' must be a non-empty string, got {shown(system)}")
         system = None if system is None else str(system)
         if row.get("error"):
-            errors.append({"id": str(row["id"]), "system": system, "error": str(row["error"])})
+            errors.append({"id": pid, "system": system, "error": str(row["error"])})
             continue
-        p = _Pred(str(row["id"]), system, _mode(row.get("mode"), where), where)
+        p = _Pred(pid, system, _mode(row.get("mode"), where), where)
         if "words" in row or "probs" in row:  # per-word output wins when both forms are present
             words, probs = row.get("words"), row.get("probs")
             if not (isinstance(words, list) and isinstance(probs, list) and all(isinstance(w, str) for w in words)):
@@ -277,8 +280,11 @@ def cast_metrics(items: Sequence[dict], predictions: Sequence[dict] | Mapping[st
 
     Raises:
         JsonlError (a ValueError) naming ``source:line`` for malformed items or predictions,
-        duplicate (system, mode, id) predictions, or a prediction mode contradicting its item's.
+        duplicate (system, mode, id) predictions, or a prediction mode contradicting its item's;
+        ValueError for a ``threshold`` outside [0, 1] (NaN included).
     """
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"--threshold must be a probability in [0, 1], got {threshold!r}")  # NaN fails too
     parsed_items = _parse_items(items, items_source)
     sets = predictions if isinstance(predictions, Mapping) else {None: predictions}
     preds, errors = [], []

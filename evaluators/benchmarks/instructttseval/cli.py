@@ -3,7 +3,6 @@ Gemini script's) and ``omnijudge score instructttseval`` (a local judge over a s
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -11,6 +10,10 @@ from pathlib import Path
 def cmd_metrics(args) -> int:
     """Per-system task scores of result files; print the Markdown table, save JSON (``--out``)."""
     from evaluators.benchmarks.instructttseval.metrics import metrics_from_files
+    from evaluators.jsonl import report_json
+    from evaluators.output_guard import check_report_output
+
+    check_report_output(args)
 
     if args.system and len(args.system) != len(args.results):
         raise SystemExit(f"omnijudge metrics instructttseval: {len(args.system)} --system names for "
@@ -22,7 +25,9 @@ def cmd_metrics(args) -> int:
         raise SystemExit(f"omnijudge metrics instructttseval: {e}") from None
     print(report["markdown"])
     if args.out:
-        Path(args.out).write_text(json.dumps(report["systems"], indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        # undefined numbers as null, never bare NaN
+        Path(args.out).write_text(report_json(report["systems"], indent=2, ensure_ascii=False) + "\n",
+                                  encoding="utf-8")
     return 0
 
 
@@ -51,10 +56,12 @@ def cmd_score(args) -> int:
     from evaluators.judges.folder import JUDGE_CONFIG, JudgeFolderError
     from evaluators.judges.registry import load_judge
     from evaluators.runtime_options import runtime_from_args
+    from evaluators.benchmarks.instructttseval.items import load_items
     from evaluators.benchmarks.instructttseval.scorer import RESULT_NAMES
     from evaluators.score_command import benchmark_num_workers, check_results_folder, load_verbalizer
 
     check_results_folder(args, RESULT_NAMES)
+    load_items(args.items)  # a bad or empty item file stops the run before a model loads
     runtime = runtime_from_args(args)
     try:
         if (Path(args.judge) / JUDGE_CONFIG).is_file():

@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PureWindowsPath
 
-from evaluators.item_paths import confined_path, first_existing, shown
-from evaluators.jsonl import JsonlError, read_jsonl
+from evaluators.item_paths import confined_path, first_existing
+from evaluators.jsonl import JsonlError, read_jsonl, shown
 
 TASKS = ("APS", "DSD", "RP")
 DIMENSIONS = (

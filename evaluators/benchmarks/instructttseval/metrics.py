@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from evaluators.benchmarks.instructttseval.items import DIMENSIONS, TASKS
-from evaluators.jsonl import read_jsonl
+from evaluators.jsonl import JsonlError, read_jsonl, reject_duplicate_ids, require_id, row_where, shown
 
 #: Outcomes counted per dimension ("unsupported" dimensions are not counted).
 COUNTED_OUTCOMES = ("conflicts", "matches", "not_mentioned")
@@ -260,9 +260,23 @@ def check_paper_averages(tol: float = 0.05 + 1e-9) -> list[dict]:
 
 
 def load_result_rows(path: str | Path) -> list[dict]:
-    """Rows of a result JSONL (blank lines skipped); a bad line raises ValueError naming ``file:line``."""
+    """Rows of a result JSONL (blank lines skipped), checked before anything is counted: a row
+    holds at least one task (APS, DSD, RP), each task entry is an object, and an ``id`` (optional:
+    the public script's rows may lack it) is a string or an integer given once per file (a row
+    given twice would be counted twice). A bad line raises ValueError naming ``file:line`` and the
+    key. Verdict values themselves follow the public rule (module docstring): not checked here."""
     rows = read_jsonl(path)
+    seen: dict[str, str] = {}
     for row in rows:
+        where = row_where(path, row)
+        if "id" in row:
+            reject_duplicate_ids([(require_id(row, where), where)], seen=seen)
+        tasks = [t for t in TASKS if t in row]
+        if not tasks:
+            raise JsonlError(f"{where}: none of the tasks {list(TASKS)} (not a result row)")
+        for task in tasks:
+            if not isinstance(row[task], dict):
+                raise JsonlError(f"{where}: '{task}' must be an object holding the verdict, got {shown(row[task])}")
         row.pop("_line", None)  # read_jsonl's bookkeeping, not part of the result
     return rows
 

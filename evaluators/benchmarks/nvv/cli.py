@@ -7,7 +7,6 @@ The same metric code scores the public Gemini verifier's rows and a local judge'
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -41,8 +40,12 @@ def _warn(report: dict, command: str) -> None:
 
 def cmd_metrics_nvv(args) -> int:
     """Compute the report, print it as JSON, optionally save it (``--out``). Bad input -> exit message."""
+    from evaluators.benchmarks.nvv.likert import LIKERT_OUTPUT_NAMES
     from evaluators.benchmarks.nvv.protocols import nvv_metrics_from_files
+    from evaluators.jsonl import report_json
+    from evaluators.output_guard import check_report_output
 
+    check_report_output(args, LIKERT_OUTPUT_NAMES if args.likert else None)
     if args.likert:
         return _likert_metrics(args)
     if not args.predictions or not args.items:
@@ -54,7 +57,7 @@ def cmd_metrics_nvv(args) -> int:
     except (OSError, ValueError, KeyError) as e:  # NVVDataError is a ValueError naming file:line / file:id
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         raise SystemExit(f"omnijudge metrics nvv: {msg}") from None
-    text = json.dumps(report, indent=2, ensure_ascii=False)
+    text = report_json(report, indent=2, ensure_ascii=False)  # undefined numbers as null, never bare NaN
     print(text)
     _warn(report, "metrics nvv")
     if args.out:
@@ -78,6 +81,8 @@ def _likert_metrics(args) -> int:
 
 def add_metrics_parser(msub):
     """Add the ``nvv`` sub-subcommand (handler in ``func``) to ``msub``, an argparse subparsers object."""
+    from evaluators.runtime_options import non_negative_int_arg, probability_arg
+
     p = msub.add_parser("nvv", help="NVV-SuperBench: NVV precision/recall/F1, NTD, coverage, CA-F1 (tag-based)")
     p.add_argument("--items",
                    help="benchmark items: nvbench_data_{en,zh}.json, or JSONL with the real or the paper's field "
@@ -87,16 +92,17 @@ def add_metrics_parser(msub):
                         "the public verifier's dict); several files = several synthesis runs -> mean +- std")
     p.add_argument("--lang", choices=("en", "zh"), default=None,
                    help="force the language (default: from item ids / file name); EN counts words, ZH characters")
-    p.add_argument("--delta", type=int, default=None,
-                   help="position tolerance in units (default 2 words for EN, 5 characters for ZH)")
+    p.add_argument("--delta", type=non_negative_int_arg, default=None,
+                   help="position tolerance in units, an integer >= 0 (default 2 words for EN, 5 characters "
+                        "for ZH)")
     p.add_argument("--system", default=None,
                    help="tag-based system of paper Table 2 (Bark, ChatTTS, 'CosyVoice 2', Dia, ElevenLabs, "
                         "Fish-Speech, Higgs-Audio, Orpheus): coverage from its vocabulary and only its "
                         "supported types are scored")
     p.add_argument("--supported-types", type=_types_arg, default=None, help=SUPPORTED_TYPES_HELP)
-    p.add_argument("--coverage", type=float, default=None,
-                   help="override coverage (0-1); default: from --system or --supported-types, else assumed 1.0 "
-                        "(all types requested; the report and stderr say so)")
+    p.add_argument("--coverage", type=probability_arg, default=None,
+                   help="override coverage (a share in [0, 1]); default: from --system or --supported-types, "
+                        "else assumed 1.0 (all types requested; the report and stderr say so)")
     p.add_argument("--protocol", choices=("paper", "upstream"), default="paper", help=PROTOCOL_HELP)
     p.add_argument("--multi", choices=("utterance", "event"), default="utterance",
                    help="items with a repeated target tag: one GT NVV per utterance (default, paper TP = "
@@ -116,10 +122,12 @@ def cmd_score_nvv(args) -> int:
     from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
     from evaluators.runtime_options import runtime_from_args
     from evaluators.benchmarks.nvv.likert import load_likert_rater
+    from evaluators.benchmarks.nvv.items import load_items
     from evaluators.benchmarks.nvv.scorer import RESULT_NAMES
     from evaluators.score_command import benchmark_num_workers, check_results_folder, judge_and_aligner
 
     check_results_folder(args, RESULT_NAMES)
+    load_items(args.items, lang=args.lang)  # a bad or empty item file stops the run before a model loads
     try:
         verifier, aligner = judge_and_aligner(args, NvvVerifierJudge)
         raters = {c: load_likert_rater(c, j, runtime_from_args(args)) for c, j in (args.raters or {}).items()}
@@ -144,6 +152,7 @@ def cmd_score_nvv(args) -> int:
 
 def add_score_parser(ssub):
     """Add ``nvv`` to the ``score`` command's subparsers; returns the parser."""
+    from evaluators.runtime_options import non_negative_int_arg
     from evaluators.score_command import add_output_scoring_arguments
 
     n = ssub.add_parser("nvv", help="NVV-SuperBench: NVV verifier over system outputs -> Table 3 rows + per-type F1 heatmap")
@@ -152,7 +161,8 @@ def add_score_parser(ssub):
         outputs="outputs folder: manifest.jsonl, or <id>.<ext>, or <system>/<id>.<ext>",
         judge="NVV verifier folder", out="results folder (predictions/, metrics/, table.json/.md, per_type_f1.png)")
     n.add_argument("--lang", choices=["en", "zh"], help="force the items' language")
-    n.add_argument("--delta", type=int, help="position tolerance in units (default 2 words EN / 5 characters ZH)")
+    n.add_argument("--delta", type=non_negative_int_arg,
+                   help="position tolerance in units (default 2 words EN / 5 characters ZH)")
     n.add_argument("--protocol", choices=("paper", "upstream"), default="paper", help=PROTOCOL_HELP)
     n.add_argument("--supported-types", type=_types_arg, default=None, help=SUPPORTED_TYPES_HELP)
     n.add_argument("--raters", type=_raters_arg, default=None,

@@ -30,7 +30,8 @@ from evaluators.backbones import SAMPLE_RATE
 from evaluators.benchmarks.nvv.aligned_rater import AlignedLikertRater
 from evaluators.benchmarks.nvv.items import NVVItem, position_units
 from evaluators.item_audio import read_item_audio
-from evaluators.jsonl import read_jsonl
+from evaluators.jsonl import (read_jsonl, reject_duplicate_ids, require_id, require_number, require_string,
+                              row_where)
 from evaluators.metrics.correlation import bootstrap_ci
 from evaluators.scoring import error_kind, resume_rows, score_work_in_batches
 from evaluators.word_alignment import timed_words, transcript_word_times
@@ -114,7 +115,24 @@ def read_ratings(paths) -> list[list[dict]]:
     files = []
     for p in map(Path, paths):
         files += sorted(p.rglob("*.jsonl")) if p.is_dir() else [p]
-    return [read_jsonl(f, required=("id", "system", "criterion")) for f in files]
+    return [_checked_ratings(f) for f in files]
+
+
+def _checked_ratings(path: Path) -> list[dict]:
+    """One rating file's rows, each checked before any table is made: ``id``, ``system`` and
+    ``criterion`` present, one row per (system, criterion, id), and ``score`` a finite number on the
+    1-5 Likert scale (null or an ``error`` field: no rating)."""
+    rows = read_jsonl(path, required=("id", "system", "criterion"))
+    for r in rows:
+        where = row_where(path, r)
+        require_id(r, where)
+        require_string(r, "system", where)
+        require_string(r, "criterion", where)
+        if "error" not in r:
+            require_number(r, "score", where, value_range=(1, 5), nullable=True, required=False)
+    reject_duplicate_ids(((f"{r['system']}/{r['criterion']}/{r['id']}", row_where(path, r)) for r in rows),
+                         what="rating of (system/criterion/id)")
+    return rows
 
 
 def likert_table(rating_files: list[list[dict]], seed: int = 0) -> dict:
@@ -189,6 +207,10 @@ def plot_likert_per_type(table: dict, out_dir: Path) -> list[Path]:
         plt.close(fig)
         written.append(path)
     return written
+
+
+#: What :func:`write_likert_outputs` writes into its folder (and ``likert_<criterion>_per_type.png``).
+LIKERT_OUTPUT_NAMES = ("likert_table.json", "likert_table.md")
 
 
 def write_likert_outputs(table: dict, out_dir: Path) -> None:

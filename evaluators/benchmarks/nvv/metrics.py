@@ -190,11 +190,17 @@ def score_run(items: list[NVVItem], predictions: list[Prediction], *, delta: int
 
     ``delta``: tolerance in units (default 2 for EN items, 5 for ZH). ``system``: a Table 2 system
     name, or ``supported_types`` (type ids or tag spellings): sets coverage and restricts scoring to
-    the supported types. ``coverage``: override. Duplicate prediction ids: the last row wins (public
-    code) and the ids are listed.
+    the supported types. ``coverage``: override, a share in [0, 1]. Duplicate prediction ids (only
+    possible for rows not read by ``load_predictions``, which refuses them): the last row wins
+    (public code) and the ids are listed.
     """
     if multi not in ("utterance", "event"):
         raise ValueError(f"multi must be 'utterance' or 'event', got {multi!r}")
+    if delta is not None and (isinstance(delta, bool) or not isinstance(delta, int) or delta < 0):
+        raise ValueError(f"--delta must be an integer >= 0 (units), got {delta!r}")
+    if coverage is not None and (isinstance(coverage, bool) or not isinstance(coverage, (int, float))
+                                 or not 0.0 <= coverage <= 1.0):  # NaN fails the comparison too
+        raise ValueError(f"--coverage must be a share in [0, 1], got {coverage!r}")
     if system is not None and supported_types is not None:
         raise ValueError("give --system or --supported-types, not both")
     tax = load_taxonomy()

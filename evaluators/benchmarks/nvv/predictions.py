@@ -10,6 +10,10 @@ rows, or the public verifier's JSON dict keyed by audio path (ids then come from
 ``"true"``/``"false"`` (any case); anything else is refused with ``file:line``. The public metric
 script reads it with ``bool()``, so its string ``"false"`` counts as present; omnijudge does not
 reproduce that (``docs/benchmarks.md#nvv-superbench``, protocol differences).
+
+Ids are strings or integers. An id given twice in one file is refused, naming both places: the
+public metric script keeps the last record of an id, which silently scores whichever row came
+last. ``pred_pos`` holds integers (``index``; ``n_units`` may be null or absent).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluators.benchmarks.nvv.items import NVVDataError
-from evaluators.jsonl import read_jsonl
+from evaluators.jsonl import read_jsonl, reject_duplicate_ids, require_id, shown
 
 _ID_IN_KEY = re.compile(r"((?:en|zh)_[0-9]+)", re.IGNORECASE)
 
@@ -46,24 +50,25 @@ def _parse_present(value, where: str, pid) -> bool:
         return value.strip().lower() == "true"
     if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
         return bool(value)
-    raise NVVDataError(f"{where}: {pid}: 'present' must be a boolean, got {value!r}")
+    raise NVVDataError(f"{where}: {pid}: 'present' must be a boolean, got {shown(value)}")
 
 
 def _parse_pred_pos(value, where: str, pid) -> tuple[int, int] | None:
     if not isinstance(value, dict) or "index" not in value:
         return None  # the public metric script falls back to the marked text in this case too
-    try:
-        return int(value["index"]), int(value.get("n_units") or 0)
-    except (TypeError, ValueError):
+    index, n_units = value["index"], value.get("n_units") or 0
+    if any(isinstance(v, bool) or not isinstance(v, int) for v in (index, n_units)):
+        # an int() cast would quietly truncate 2.7 or read "3"; positions are whole units
         raise NVVDataError(f"{where}: {pid}: 'pred_pos' must hold integer 'index' and 'n_units', "
-                           f"got {value!r}") from None
+                           f"got {shown(value)}")
+    return index, n_units
 
 
 def prediction_from_row(row: dict, where: str) -> Prediction:
     """One :class:`Prediction` from a raw row; ``where`` (``file:line``) prefixes error messages."""
-    pid = row.get("id")
-    if pid is None:
+    if row.get("id") is None:
         raise NVVDataError(f"{where}: prediction has no 'id'")
+    pid = require_id(row, where, error=NVVDataError)
     present = _parse_present(row.get("present", False), where, pid)
     twm = row.get("text_with_mark", "")
     if not isinstance(twm, str):
@@ -75,16 +80,23 @@ def prediction_from_row(row: dict, where: str) -> Prediction:
     for h in hall:  # public verifier raw output uses {"tag": "<sniff>", "location_hint": ...}
         tag = h.get("tag") if isinstance(h, dict) else h
         if not isinstance(tag, str) or not tag.strip():
-            raise NVVDataError(f"{where}: {pid}: bad hallucinated_events entry {h!r}")
+            raise NVVDataError(f"{where}: {pid}: bad hallucinated_events entry {shown(h)}")
         tags.append(tag)
-    return Prediction(str(pid), present, twm, tuple(tags), where, _parse_pred_pos(row.get("pred_pos"), where, pid))
+    return Prediction(pid, present, twm, tuple(tags), where, _parse_pred_pos(row.get("pred_pos"), where, pid))
 
 
 def load_predictions(path: str | Path) -> list[Prediction]:
     """Verifier rows from JSONL, a JSON list, or the public ``{audio_path: row}`` JSON dict.
 
-    Malformed JSONL lines raise :class:`NVVDataError` naming ``file:line``.
+    Malformed JSONL lines and rows raise :class:`NVVDataError` naming ``file:line`` (``file[i]`` or
+    ``file['key']`` for JSON documents), and so does an id given twice (module docstring).
     """
+    predictions = _read_predictions(path)
+    reject_duplicate_ids(((p.id, p.source) for p in predictions), error=NVVDataError)
+    return predictions
+
+
+def _read_predictions(path: str | Path) -> list[Prediction]:
     path = Path(path)
     text = path.read_text(encoding="utf-8")
     whole = None

@@ -3,7 +3,6 @@ metrics speecheditbench`` (the tables from result files alone: ours or the publi
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -42,10 +41,12 @@ def cmd_score(args) -> int:
     from evaluators.benchmarks.speecheditbench.scorer import score_speecheditbench
     from evaluators.judges.folder import JudgeFolderError
     from evaluators.runtime_options import runtime_from_args
+    from evaluators.benchmarks.speecheditbench.items import load_items
     from evaluators.benchmarks.speecheditbench.scorer import RESULT_NAMES
     from evaluators.score_command import benchmark_num_workers, check_results_folder
 
     check_results_folder(args, RESULT_NAMES, {"--manifest": args.manifest})
+    load_items(args.items, args.tasks, args.source_root)  # a bad or empty item file stops the run before a model loads
     runtime = runtime_from_args(args)
     specs = parse_judges(args.judges)
     try:
@@ -116,6 +117,10 @@ def add_score_parser(ssub):
 
 def cmd_metrics(args) -> int:
     from evaluators.benchmarks.speecheditbench.metrics import metrics_from_files, plot_radar
+    from evaluators.jsonl import report_json
+    from evaluators.output_guard import check_report_output
+
+    check_report_output(args)
 
     try:
         report = metrics_from_files(args.results, systems=args.system, missing_as_failure=args.missing_as_failure)
@@ -123,7 +128,9 @@ def cmd_metrics(args) -> int:
         raise SystemExit(f"omnijudge metrics speecheditbench: {e}") from None
     print(report["markdown"])
     if args.out:
-        Path(args.out).write_text(json.dumps(report["systems"], indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        # undefined numbers as null, never bare NaN
+        Path(args.out).write_text(report_json(report["systems"], indent=2, ensure_ascii=False) + "\n",
+                                  encoding="utf-8")
     if args.radar:
         plot_radar(report["systems"], Path(args.radar))
     return 0

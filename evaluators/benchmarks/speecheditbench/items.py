@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaluators.item_paths import confined_path, first_existing, shown
-from evaluators.jsonl import read_jsonl
+from evaluators.item_paths import confined_path, first_existing
+from evaluators.jsonl import read_jsonl, shown
 
 #: Task names in the benchmark's order (``data/<task>/``), with the short names tables use.
 TASKS = ("content_editing", "speaker_editing", "emotion_editing", "style_editing", "prosody_editing",

@@ -21,7 +21,15 @@ from pathlib import Path
 import numpy as np
 
 from evaluators.benchmarks.speecheditbench.items import SHORT, TASKS
-from evaluators.jsonl import read_jsonl
+from evaluators.jsonl import (
+    read_jsonl,
+    reject_duplicate_ids,
+    require_bool,
+    require_id,
+    require_number,
+    require_string,
+    shown,
+)
 from evaluators.metrics.correlation import bootstrap_ci
 
 ATOMIC = ("content", "speaker", "emotion", "style", "prosody", "paralinguistic", "acoustic")
@@ -218,9 +226,39 @@ def _task_of_file(path: Path) -> str | None:
     return next((t for t in TASKS if t in path.name), None)
 
 
+def _check_success(d: dict, where: str, keys) -> None:
+    """Each of ``keys`` present in ``d`` is a JSON true, false or null: a string ``"false"`` or a 0/1
+    would otherwise count by its truthiness."""
+    for k in keys:
+        require_bool(d, k, where, nullable=True, required=False)
+
+
+def _check_components(components, where: str, key: str) -> None:
+    """``components`` (a row's ``key``) is null or a list of objects whose ``success`` is true,
+    false or null."""
+    if components is None:
+        return
+    if not isinstance(components, list):
+        raise ValueError(f"{where}: '{key}' must be a list, got {shown(components)}")
+    for k, c in enumerate(components):
+        if not isinstance(c, dict):
+            raise ValueError(f"{where}: '{key}'[{k}] must be an object, got {shown(c)}")
+        _check_success(c, f"{where}: '{key}'[{k}]", ("success",))
+
+
+def _check_language(d: dict, where: str) -> None:
+    """``language``, where given, is ``en`` or ``zh`` (another spelling would drop out of Table 5)."""
+    require_string(d, "language", where, choices=("en", "zh"), nullable=True, required=False)
+
+
 def public_rows(path: Path, task: str) -> list[dict]:
     """The public evaluator's per-task result file (``{"summary", "details"}``) as rows; its
-    ``missing_outputs`` (where listed) become missing rows."""
+    ``missing_outputs`` (where listed) become missing rows. Verdicts and the language are checked
+    as in ours (:func:`read_result_rows`), naming ``file: details[i]``."""
+    return [row for row, _ in _public_rows_where(path, task)]
+
+
+def _public_rows_where(path: Path, task: str) -> list[tuple[dict, str]]:
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict) or not isinstance(data.get("details"), list):
         raise ValueError(f"{path}: not a public SpeechEditBench result file (no 'details' list)")
@@ -228,23 +266,48 @@ def public_rows(path: Path, task: str) -> list[dict]:
     for i, d in enumerate(data["details"]):
         if not isinstance(d, dict) or "sample_id" not in d:
             raise ValueError(f"{path}: details[{i}] has no sample_id")
-        row = {"id": f"{task}/{d['sample_id']}", "task": task, **d,
+        where = f"{path}: details[{i}]"
+        sid = require_id(d, where, "sample_id")
+        _check_success(d, where, ("target_success", "content_preservation_pass", "preservation_success",
+                                  "joint_success"))
+        _check_language(d, where)
+        row = {"id": f"{task}/{sid}", "task": task, **d,
                "preservation_success": d.get("content_preservation_pass", d.get("preservation_success"))}
         if task == "compositional_editing":
             comps = d.get("component_results") or []
+            _check_components(comps, where, "component_results")
             row["components"] = [{"type": c.get("component_type"), "success": c.get("success")} for c in comps]
             succ = [c.get("success") for c in comps]
             row["target_success"] = None if (not succ or any(s is None for s in succ)) else all(succ)
             row["component_count"] = len(comps)
-        rows.append(row)
-    for sid in data.get("missing_outputs") or []:
-        rows.append({"id": f"{task}/{sid}", "task": task, "sample_id": str(sid), "missing": True,
-                     "target_success": None, "preservation_success": None, "joint_success": None})
+        rows.append((row, where))
+    missing = data.get("missing_outputs") or []
+    if not isinstance(missing, list):
+        raise ValueError(f"{path}: 'missing_outputs' must be a list of sample ids, got {shown(missing)}")
+    for k, sid in enumerate(missing):
+        where = f"{path}: missing_outputs[{k}]"
+        sid = require_id({"sample_id": sid}, where, "sample_id")
+        rows.append(({"id": f"{task}/{sid}", "task": task, "sample_id": sid, "missing": True,
+                      "target_success": None, "preservation_success": None, "joint_success": None}, where))
     return rows
 
 
 def read_result_rows(path: str | Path) -> list[dict]:
-    """Rows of one result file: ``scores.jsonl`` (ours) or a public ``<task>*.json`` result file."""
+    """Rows of one result file: ``scores.jsonl`` (ours) or a public ``<task>*.json`` result file.
+
+    Checked before anything is counted (each problem one ``ValueError`` naming ``file:line`` and the
+    key): a task of :data:`TASKS`; an ``id`` (string or integer) given once per file (a killed run
+    can leave an older row beside a newer one until the next ``score`` compacts the file); success
+    values ``target_success`` / ``preservation_success`` / ``joint_success`` and each component's
+    ``success`` true, false or null; ``missing`` and ``preservation_applies`` booleans;
+    ``component_count`` an integer >= 0; ``language`` ``en`` or ``zh``.
+    """
+    return [row for row, _ in _result_rows_where(path)]
+
+
+def _result_rows_where(path: str | Path) -> list[tuple[dict, str]]:
+    """:func:`read_result_rows` with each row's ``file:line`` (``file: details[i]`` for public files),
+    duplicate ids refused."""
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"{p}: no such results file")
@@ -252,16 +315,25 @@ def read_result_rows(path: str | Path) -> list[dict]:
         task = _task_of_file(p)
         if task is None:
             raise ValueError(f"{p}: a public result file's name must contain its task ({', '.join(TASKS)})")
-        return public_rows(p, task)
-    rows = read_jsonl(p, ("task",))
-    for row in rows:
-        n = row.pop("_line")
-        if row["task"] not in TASKS:
-            raise ValueError(f"{p}:{n}: a row needs a SpeechEditBench task, not {row['task']!r}")
-        for k in ("target_success", "preservation_success", "joint_success"):
-            if k in row and row[k] is not None and not isinstance(row[k], bool):
-                raise ValueError(f"{p}:{n}: {k} must be true, false or null, not {row[k]!r}")
-    return rows
+        out = _public_rows_where(p, task)
+    else:
+        out = []
+        for row in read_jsonl(p, ("task",)):
+            n = row.pop("_line")
+            where = f"{p}:{n}"
+            if row["task"] not in TASKS:
+                raise ValueError(f"{where}: a row needs a SpeechEditBench task, not {row['task']!r}")
+            _check_success(row, where, ("target_success", "preservation_success", "joint_success"))
+            row["id"] = require_id(row, where)
+            for k in ("missing", "preservation_applies"):
+                require_bool(row, k, where, required=False)
+            require_number(row, "component_count", where, integer=True, value_range=(0, float("inf")),
+                           nullable=True, required=False)
+            _check_components(row.get("components"), where, "components")
+            _check_language(row, where)
+            out.append((row, where))
+    reject_duplicate_ids(((row["id"], where) for row, where in out))
+    return out
 
 
 def metrics_from_files(results: list[str | Path], systems: list[str] | None = None,
@@ -271,8 +343,11 @@ def metrics_from_files(results: list[str | Path], systems: list[str] | None = No
     if systems and len(systems) != len(results):
         raise ValueError(f"{len(systems)} system names for {len(results)} result files")
     pooled: dict[str, list[dict]] = {}
+    seen: dict[str, dict[str, str]] = {}  # system -> id -> where: a row pooled twice would count twice
     for i, path in enumerate(results):
         name = systems[i] if systems else Path(path).parent.name or Path(path).stem
-        pooled.setdefault(name, []).extend(read_result_rows(path))
+        rows = _result_rows_where(path)
+        reject_duplicate_ids(((r["id"], where) for r, where in rows), seen=seen.setdefault(name, {}))
+        pooled.setdefault(name, []).extend(r for r, _ in rows)
     tables = {name: system_report(rows, missing_as_failure, n_resamples) for name, rows in pooled.items()}
     return {"systems": tables, "markdown": format_markdown(tables)}
