@@ -28,6 +28,8 @@ import numpy as np
 import soundfile as sf
 from scipy.signal import resample_poly
 
+from evaluators.mp3_length import MAX_SLACK, read_mpeg_length
+
 __all__ = [
     "AUDIO_EXTENSIONS",
     "AudioLoadError",
@@ -114,13 +116,21 @@ def load_audio(path: str | os.PathLike, target_sr: int = SAMPLE_RATE, max_second
         AudioLoadError: missing file, a directory, empty file (0 bytes), not audio or truncated
             header, unsupported codec (e.g. MP3 without libsndfile support), zero samples, a
             header sample rate outside ``MIN_SAMPLE_RATE``-``MAX_SAMPLE_RATE``, a clip shorter
-            than ``MIN_SECONDS``, a WAV cut short of what its header claims, NaN or Inf samples.
-            The message contains the path.
+            than ``MIN_SECONDS``, a file cut short of what its headers claim, an MP3 that
+            libsndfile would read only in part (variable bit rate without a Xing header: it
+            stops at its own length estimate), NaN or Inf samples. The message contains the path.
 
     Note: a file whose header claims more frames than it holds (cut short in a copy or a
     download) is an error naming both lengths; libsndfile would quietly read what is there (WAV,
-    MP3) or fail with "lost sync" (FLAC). A cut Ogg file has no readable length at all and is an
-    error either way. With ``max_seconds``, MP3/FLAC cuts beyond the part read go unnoticed.
+    MP3) or fail with "lost sync" (FLAC). PCM WAV and FLAC must hold their header's count
+    (within 0.1 %). MP3 lengths come from the stream's own frame headers
+    (``evaluators.mp3_length``): a Xing/Info frame count with the LAME tag's encoder delay and
+    padding gives the exact decoded length; without them the codec's delay and padding are
+    allowed as slack (2833-3409 samples), and a cut is seen from the frames themselves (a last
+    frame cut off, fewer frames than the Xing header counts). A plain CBR MP3 cut exactly at a
+    frame boundary is a valid, shorter stream and cannot be told apart. A cut Ogg file has no
+    readable length at all and is an error either way. With ``max_seconds``, MP3/FLAC cuts
+    beyond the part read go unnoticed.
     """
     if int(target_sr) != target_sr or target_sr <= 0:
         raise ValueError(f"target_sr must be a positive integer, got {target_sr!r}")
@@ -180,9 +190,10 @@ def _read_frames(p: Path, max_seconds: float | None, allow_truncated: bool) -> t
         if not MIN_SAMPLE_RATE <= sr <= MAX_SAMPLE_RATE:
             # a crafted header (1 Hz, 2e9 Hz) would make resampling allocate tens of GiB
             raise AudioLoadError(p, f"sample rate {sr} Hz in header is outside {MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz")
-        # libsndfile trims a WAV's frame count to what the file holds; its header says what was meant
-        claimed = _wav_claimed_frames(p) or f.frames
-        want = f.frames if max_seconds is None else min(f.frames, _limit(max_seconds, sr))
+        claimed, slack, cut = _claimed_length(p, f)
+        # libsndfile reads no further than its count, even where that is an estimate (MP3)
+        estimate, is_mp3 = f.frames, f.format == "MP3"
+        want = estimate if max_seconds is None else min(estimate, _limit(max_seconds, sr))
         blocks, got, failure, step = [], 0, None, READ_BLOCK_FRAMES
         while got < want:
             try:
@@ -200,13 +211,44 @@ def _read_frames(p: Path, max_seconds: float | None, allow_truncated: bool) -> t
             got += block.shape[0]
         data = np.concatenate(blocks) if blocks else np.zeros((0, max(f.channels, 1)), np.float32)
     expected = claimed if max_seconds is None else min(claimed, _limit(max_seconds, sr))
-    if expected - got > max(1, expected // 1000) or (failure is not None and not blocks):
-        problem = (f"file is truncated: its header claims {claimed} frames ({claimed / sr:.3f} s) but it holds "
-                   f"{got} ({got / sr:.3f} s)" + (f" before the decoder failed ({failure})" if failure else ""))
+    cut = cut if expected == claimed else None  # a cut past the part read goes unnoticed, as in FLAC
+    if expected - got > max(1, expected // 1000, slack) or cut or (failure is not None and not blocks):
+        if is_mp3 and got == estimate and not cut and failure is None:
+            problem = (f"the decoder stops at its own length estimate of {estimate} frames ({estimate / sr:.3f} s) "
+                       f"but the file's MPEG frames hold {claimed} ({claimed / sr:.3f} s): a variable-bit-rate "
+                       "MP3 without a Xing header; convert it to WAV or FLAC to score all of it")
+        else:
+            problem = (f"file is truncated: its header claims {claimed} frames ({claimed / sr:.3f} s) but it holds "
+                       f"{got} ({got / sr:.3f} s)" + (f"; {cut}" if cut else "")
+                       + (f" before the decoder failed ({failure})" if failure else ""))
         if not allow_truncated or got == 0:
             raise AudioLoadError(p, problem)
         warnings.warn(f"{p}: {problem}; scored as read (allow_truncated)", TruncatedAudioWarning, stacklevel=3)
     return data, sr, claimed
+
+
+def _claimed_length(p: Path, f: sf.SoundFile) -> tuple[int, int, str | None]:
+    """(frames the file's headers claim, frames a whole file may decode short of that, why
+    the headers say the file was cut or None).
+
+    PCM WAV, FLAC and the rest: the header's count, exact (slack 0). libsndfile trims a WAV's
+    count to what the file holds, so the ``data`` chunk says what was meant.
+    MP3: what its own frame headers say (``read_mpeg_length``): the exact gapless length where
+    a Xing/Info header with a LAME tag gives it, else every frame's samples with the codec's
+    delay and padding as slack (``MpegLength.slack``: 2833-3409 samples). libsndfile's count
+    is no claim there: without a Xing header it is the file size over the first frame's size,
+    too long by the ID3 tag and every padded frame, and a cut file shrinks it in step.
+    """
+    if f.format == "MP3":
+        try:
+            mpeg = read_mpeg_length(p)
+        except (OSError, ValueError):  # a file system that cannot map the file: as if unparsed
+            mpeg = None
+        if mpeg is not None and mpeg.sample_rate == f.samplerate:
+            return mpeg.claimed, mpeg.slack, mpeg.cut_reason()
+        # a stream its headers do not describe (free-format bit rate): the decoder's count, widest slack
+        return f.frames, MAX_SLACK, None
+    return _wav_claimed_frames(p) or f.frames, 0, None
 
 
 def _wav_claimed_frames(path: Path) -> int | None:
