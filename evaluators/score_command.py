@@ -145,24 +145,23 @@ def load_verbalizer(judge: str, runtime: Runtime | None = None, backbone: str | 
     if judge in PRESETS:
         return VerbalizerJudge.from_preset(judge, backbone=backbone, base=base, exact_length_batches=exact_length_batches,
                                            **runtime.load_kwargs())
-    raise SystemExit(f"--judge {judge!r} is neither a judge folder (with {JUDGE_CONFIG}) "
+    raise ValueError(f"--judge {judge!r} is neither a judge folder (with {JUDGE_CONFIG}) "
                      f"nor a preset ({', '.join(sorted(PRESETS))})")
 
 
 def run_audio_scoring(args, score_name: str | None = None) -> int:
     """Score ``args.audio`` into ``args.out``; print the per-system table (``score_name`` column)."""
-    from evaluators.backbones import BackboneMismatchError
     from evaluators.judges.folder import JudgeFolderError
     from evaluators.output_guard import check_json_file, check_output_paths, check_rows_file
-    from evaluators.output_lock import OutputLockedError, output_lock
+    from evaluators.output_lock import output_lock
     from evaluators.score_pipeline import default_num_workers
-    from evaluators.scoring import ResumeMismatchError, collect_items, read_done_rows, score_items
+    from evaluators.scoring import collect_items, read_done_rows, score_items
     from evaluators.sharding import current_shard, ids_in, mark_done, merge_parts, part_path, shard_items, wait_for_parts
     from evaluators.system_table import format_system_table, system_score_table
 
     missing = [f"--{k}" for k in ("judge", "audio", "out") if not getattr(args, k)]
     if missing:
-        raise SystemExit(f"omnijudge score: missing {', '.join(missing)}")
+        raise ValueError(f"missing {', '.join(missing)}")
     skipped: list[tuple[str, str]] = []
     items = collect_items(args.audio, skipped)
     # before a model loads or a byte is written: no output over an input, another output or a foreign file
@@ -175,10 +174,7 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
         judge = load_verbalizer(args.judge, runtime_from_args(args), args.backbone, args.base,
                                 args.exact_length_batches)
     except JudgeFolderError as e:
-        raise SystemExit(f"omnijudge score: {e}; score it with its benchmark's command "
-                         f"(omnijudge score <benchmark>)") from None
-    except (BackboneMismatchError, ValueError) as e:
-        raise SystemExit(f"omnijudge score: {e}") from None
+        raise JudgeFolderError(f"{e}; score it with its benchmark's command (omnijudge score <benchmark>)") from e
     if skipped:
         print(f"skipped {len(skipped)} files or folders under {args.audio}:", file=sys.stderr)
         for path, why in skipped[:10]:
@@ -186,29 +182,26 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
         if len(skipped) > 10:
             print(f"  ... and {len(skipped) - 10} more", file=sys.stderr)
     if not items:
-        raise SystemExit(f"{args.audio}: no audio files ({', '.join(AUDIO_EXTENSIONS)})")
+        raise ValueError(f"{args.audio}: no audio files ({', '.join(AUDIO_EXTENSIONS)})")
     shard = current_shard()
     out = Path(args.out)
     workers = default_num_workers() if args.num_workers is None else args.num_workers
     options = dict(batch_size=args.batch_size, resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
                    vad=not args.no_vad, allow_truncated=args.allow_truncated,
                    max_tokens_per_batch=args.max_tokens_per_batch, num_workers=workers)
-    try:
-        if shard.world == 1:
-            rows = score_items(judge, items, out, **options)
-        else:  # one of N launcher processes: its shard into its part; rank 0 merges (evaluators/sharding.py)
-            merged = ids_in(out, with_errors=not args.retry_errors)
-            part = part_path(out, shard)
-            score_items(judge, [it for it in shard_items(items, shard) if it.id not in merged], part, **options)
-            mark_done(part)
-            if not shard.is_main:
-                return 0
-            with output_lock(out):
-                merge_parts(out, wait_for_parts(out, shard.world))
-            by_id = {r["id"]: r for r in read_done_rows(out, key=lambda r: r["id"])}
-            rows = [by_id[it.id] for it in items if it.id in by_id]
-    except (ResumeMismatchError, OutputLockedError) as e:
-        raise SystemExit(f"omnijudge score: {e}") from None
+    if shard.world == 1:
+        rows = score_items(judge, items, out, **options)
+    else:  # one of N launcher processes: its shard into its part; rank 0 merges (evaluators/sharding.py)
+        merged = ids_in(out, with_errors=not args.retry_errors)
+        part = part_path(out, shard)
+        score_items(judge, [it for it in shard_items(items, shard) if it.id not in merged], part, **options)
+        mark_done(part)
+        if not shard.is_main:
+            return 0
+        with output_lock(out):
+            merge_parts(out, wait_for_parts(out, shard.world))
+        by_id = {r["id"]: r for r in read_done_rows(out, key=lambda r: r["id"])}
+        rows = [by_id[it.id] for it in items if it.id in by_id]
     n_err = sum("error" in r for r in rows)
     table = system_score_table(rows)
     print(format_system_table(table, score_name=score_name or judge.preset.name))

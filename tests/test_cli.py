@@ -69,8 +69,13 @@ def test_release_never_destroys(tmp_path):
     # an empty folder is fine; --overwrite swaps the old content out only once the new one is complete
     (tmp_path / "empty").mkdir()
     assert (release(tmp_path / "run", tmp_path / "empty") / "README.md").is_file()
-    out = release(tmp_path / "run", taken, overwrite=True)
-    assert not (out / "mine.txt").exists() and (out / "adapter_model.safetensors").read_bytes() == b"weights"
+    # --overwrite replaces an earlier release only, never a folder of someone's own files
+    with pytest.raises(ReleaseError, match="not an earlier release"):
+        release(tmp_path / "run", taken, overwrite=True)
+    assert (taken / "mine.txt").read_text() == "keep"
+    (tmp_path / "empty" / "extra.txt").write_text("left by hand in the earlier release")
+    out = release(tmp_path / "run", tmp_path / "empty", overwrite=True)
+    assert not (out / "extra.txt").exists() and (out / "adapter_model.safetensors").read_bytes() == b"weights"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "run", "taken"]  # no temporary folder left
 
 

@@ -12,11 +12,8 @@ def cmd_metrics_att(args) -> int:
     from evaluators.output_guard import check_report_output
 
     check_report_output(args)
-    try:
-        report = att_metrics_from_files(args.predictions, args.labels, score_key=args.score_key,
-                                        value_range=tuple(args.value_range))
-    except (OSError, ValueError) as e:  # JsonlError is a ValueError naming file:line
-        raise SystemExit(f"omnijudge metrics att: {e}") from None
+    report = att_metrics_from_files(args.predictions, args.labels, score_key=args.score_key,
+                                    value_range=tuple(args.value_range))
     text = report_json(report, indent=2)  # undefined numbers (NaN) as null, never bare NaN
     print(text)
     if args.out:

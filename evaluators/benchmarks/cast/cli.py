@@ -32,11 +32,8 @@ def cmd_metrics_cast(args) -> int:
 
     check_report_output(args)
 
-    try:
-        report = cast_metrics_from_files(args.items, args.predictions, threshold=args.threshold,
-                                         n_resamples=args.n_resamples, seed=args.seed, per_item=args.per_item)
-    except (OSError, ValueError) as e:  # JsonlError is a ValueError; its message names file:line
-        raise SystemExit(f"omnijudge metrics cast: {e}") from None
+    report = cast_metrics_from_files(args.items, args.predictions, threshold=args.threshold,
+                                     n_resamples=args.n_resamples, seed=args.seed, per_item=args.per_item)
     text = report_json(report, indent=2, ensure_ascii=False)  # undefined numbers as null, never bare NaN
     print(text)
     if args.table:
@@ -77,15 +74,12 @@ def cmd_score_cast(args) -> int:
 
     check_results_folder(args, RESULT_NAMES)
     load_scoring_items(args.items)  # a bad or empty item file stops the run before a model loads
-    try:
-        detector, aligner = judge_and_aligner(args, WordTaggerJudge)
-        metrics = score_cast(detector, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
-                             n_resamples=args.n_resamples, batch_size=args.batch_size,
-                             resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
-                             allow_truncated=args.allow_truncated,
-                             num_workers=benchmark_num_workers(args, aligner))
-    except (OSError, ValueError) as e:  # bad items / manifest / judge folder: the message names the file
-        raise SystemExit(f"omnijudge score cast: {e}") from None
+    detector, aligner = judge_and_aligner(args, WordTaggerJudge)
+    metrics = score_cast(detector, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
+                         n_resamples=args.n_resamples, batch_size=args.batch_size,
+                         resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
+                         allow_truncated=args.allow_truncated,
+                         num_workers=benchmark_num_workers(args, aligner))
     print(format_cast_table(metrics["groups"]))
     if metrics["errors"]:
         print(f"{len(metrics['errors'])} outputs missing or unreadable (listed in {args.out}/metrics.json)",

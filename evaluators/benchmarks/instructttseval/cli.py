@@ -16,13 +16,10 @@ def cmd_metrics(args) -> int:
     check_report_output(args)
 
     if args.system and len(args.system) != len(args.results):
-        raise SystemExit(f"omnijudge metrics instructttseval: {len(args.system)} --system names for "
+        raise ValueError(f"{len(args.system)} --system names for "
                          f"{len(args.results)} --results files")
-    try:
-        report = metrics_from_files(args.results, field=args.field, missing_as_false=args.missing_as_false,
-                                    systems=args.system)
-    except (OSError, ValueError) as e:  # bad JSONL names file:line
-        raise SystemExit(f"omnijudge metrics instructttseval: {e}") from None
+    report = metrics_from_files(args.results, field=args.field, missing_as_false=args.missing_as_false,
+                                systems=args.system)
     print(report["markdown"])
     if args.out:
         # undefined numbers as null, never bare NaN
@@ -50,10 +47,9 @@ def add_metrics_parser(msub):
 
 def cmd_score(args) -> int:
     """Judge every (item, task) output, print the table, say how many verdicts are null."""
-    from evaluators.backbones import BackboneMismatchError
     from evaluators.benchmarks.instructttseval.metrics import format_markdown
     from evaluators.benchmarks.instructttseval.scorer import score_instructttseval
-    from evaluators.judges.folder import JUDGE_CONFIG, JudgeFolderError
+    from evaluators.judges.folder import JUDGE_CONFIG
     from evaluators.judges.registry import load_judge
     from evaluators.runtime_options import runtime_from_args
     from evaluators.benchmarks.instructttseval.items import load_items
@@ -63,17 +59,14 @@ def cmd_score(args) -> int:
     check_results_folder(args, RESULT_NAMES)
     load_items(args.items)  # a bad or empty item file stops the run before a model loads
     runtime = runtime_from_args(args)
-    try:
-        if (Path(args.judge) / JUDGE_CONFIG).is_file():
-            judge = load_judge(args.judge, **runtime.load_kwargs())
-        else:
-            judge = load_verbalizer(args.judge, runtime, args.backbone, args.base)
-        result = score_instructttseval(judge, args.items, args.outputs, args.out, system=args.system,
-                                       batch_size=args.batch_size, resume_mismatch=args.resume_mismatch,
-                                       retry_errors=args.retry_errors, allow_truncated=args.allow_truncated,
-                                       num_workers=benchmark_num_workers(args, None))
-    except (OSError, ValueError, JudgeFolderError, BackboneMismatchError) as e:
-        raise SystemExit(f"omnijudge score instructttseval: {e}") from None
+    if (Path(args.judge) / JUDGE_CONFIG).is_file():
+        judge = load_judge(args.judge, **runtime.load_kwargs())
+    else:
+        judge = load_verbalizer(args.judge, runtime, args.backbone, args.base)
+    result = score_instructttseval(judge, args.items, args.outputs, args.out, system=args.system,
+                                   batch_size=args.batch_size, resume_mismatch=args.resume_mismatch,
+                                   retry_errors=args.retry_errors, allow_truncated=args.allow_truncated,
+                                   num_workers=benchmark_num_workers(args, None))
     print(format_markdown({result["system"]: result["table"]}))
     n_null = sum(r.get("judge_score") is None for r in result["rows"])
     if n_null:

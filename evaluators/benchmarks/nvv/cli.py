@@ -49,14 +49,13 @@ def cmd_metrics_nvv(args) -> int:
     if args.likert:
         return _likert_metrics(args)
     if not args.predictions or not args.items:
-        raise SystemExit("omnijudge metrics nvv: give --items and --predictions (tag metrics), or --likert (ratings)")
+        raise ValueError("give --items and --predictions (tag metrics), or --likert (ratings)")
     try:
         report = nvv_metrics_from_files(args.items, args.predictions, lang=args.lang, delta=args.delta,
                                         system=args.system, coverage=args.coverage, multi=args.multi,
                                         protocol=args.protocol, supported_types=args.supported_types)
-    except (OSError, ValueError, KeyError) as e:  # NVVDataError is a ValueError naming file:line / file:id
-        msg = e.args[0] if isinstance(e, KeyError) and e.args else e
-        raise SystemExit(f"omnijudge metrics nvv: {msg}") from None
+    except KeyError as e:  # an unknown --system or type name: the taxonomy's message says which
+        raise ValueError(e.args[0] if e.args else str(e)) from e
     text = report_json(report, indent=2, ensure_ascii=False)  # undefined numbers as null, never bare NaN
     print(text)
     _warn(report, "metrics nvv")
@@ -69,10 +68,7 @@ def _likert_metrics(args) -> int:
     """Multi-rater Likert table from rating files (each file or folder = one rater or run)."""
     from evaluators.benchmarks.nvv.likert import format_likert_table, likert_table, read_ratings, write_likert_outputs
 
-    try:
-        table = likert_table(read_ratings(args.likert))
-    except (OSError, ValueError) as e:
-        raise SystemExit(f"omnijudge metrics nvv: {e}") from None
+    table = likert_table(read_ratings(args.likert))
     print(format_likert_table(table))
     if args.out:
         write_likert_outputs(table, Path(args.out))
@@ -128,17 +124,14 @@ def cmd_score_nvv(args) -> int:
 
     check_results_folder(args, RESULT_NAMES)
     load_items(args.items, lang=args.lang)  # a bad or empty item file stops the run before a model loads
-    try:
-        verifier, aligner = judge_and_aligner(args, NvvVerifierJudge)
-        raters = {c: load_likert_rater(c, j, runtime_from_args(args)) for c, j in (args.raters or {}).items()}
-        rows = score_nvv(verifier, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
-                         lang=args.lang, delta=args.delta, batch_size=args.batch_size,
-                         resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
-                         allow_truncated=args.allow_truncated, protocol=args.protocol,
-                         supported_types=args.supported_types, raters=raters,
-                         num_workers=benchmark_num_workers(args, aligner))
-    except (OSError, ValueError) as e:  # bad items / manifest / judge folder: the message names the file
-        raise SystemExit(f"omnijudge score nvv: {e}") from None
+    verifier, aligner = judge_and_aligner(args, NvvVerifierJudge)
+    raters = {c: load_likert_rater(c, j, runtime_from_args(args)) for c, j in (args.raters or {}).items()}
+    rows = score_nvv(verifier, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
+                     lang=args.lang, delta=args.delta, batch_size=args.batch_size,
+                     resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
+                     allow_truncated=args.allow_truncated, protocol=args.protocol,
+                     supported_types=args.supported_types, raters=raters,
+                     num_workers=benchmark_num_workers(args, aligner))
     print(format_table(rows))
     for r in rows:
         if r["coverage_source"].startswith("assumed"):

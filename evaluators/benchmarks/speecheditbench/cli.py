@@ -15,7 +15,7 @@ def parse_judges(text: str | None) -> dict[str, str]:
     for part in filter(None, (p.strip() for p in (text or "").split(","))):
         crit, sep, spec = part.partition("=")
         if not sep or crit not in CRITERIA or not spec:
-            raise SystemExit(f"--judges: {part!r} is not CRITERION=JUDGE (criteria: {', '.join(CRITERIA)})")
+            raise ValueError(f"--judges: {part!r} is not CRITERION=JUDGE (criteria: {', '.join(CRITERIA)})")
         out[crit] = spec
     return out
 
@@ -34,12 +34,10 @@ def judge_identity(spec: str) -> str:
 
 
 def cmd_score(args) -> int:
-    from evaluators.backbones import BackboneMismatchError
     from evaluators.benchmarks.speecheditbench.judges import load_edit_judge
     from evaluators.benchmarks.speecheditbench.metrics import format_markdown
     from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
     from evaluators.benchmarks.speecheditbench.scorer import score_speecheditbench
-    from evaluators.judges.folder import JudgeFolderError
     from evaluators.runtime_options import runtime_from_args
     from evaluators.benchmarks.speecheditbench.items import load_items
     from evaluators.benchmarks.speecheditbench.scorer import RESULT_NAMES
@@ -49,20 +47,17 @@ def cmd_score(args) -> int:
     load_items(args.items, args.tasks, args.source_root)  # a bad or empty item file stops the run before a model loads
     runtime = runtime_from_args(args)
     specs = parse_judges(args.judges)
-    try:
-        judges = {c: load_edit_judge(c, s, runtime, args.backbone, args.base) for c, s in specs.items()}
-        ids = {c: judge_identity(s) + (f"@base={args.base}" if args.base and not Path(s).is_dir() else "")
-               for c, s in specs.items()}
-        providers = ProviderSet(asr=args.asr, asr_zh=args.asr_zh, speaker=args.speaker, scene=args.scene,
-                                device=runtime.device, batch_size=args.batch_size)
-        result = score_speecheditbench(
-            args.items, args.outputs, args.out, providers=providers, judges=judges, judge_ids=ids,
-            manifest=args.manifest, tasks=args.tasks, system=args.system, speed_duration=args.speed_duration,
-            source_root=args.source_root, batch_size=args.batch_size, retry_errors=args.retry_errors,
-            allow_truncated=args.allow_truncated, missing_as_failure=args.missing_as_failure,
-            num_workers=benchmark_num_workers(args, None))
-    except (OSError, ValueError, JudgeFolderError, BackboneMismatchError) as e:
-        raise SystemExit(f"omnijudge score speecheditbench: {e}") from None
+    judges = {c: load_edit_judge(c, s, runtime, args.backbone, args.base) for c, s in specs.items()}
+    ids = {c: judge_identity(s) + (f"@base={args.base}" if args.base and not Path(s).is_dir() else "")
+           for c, s in specs.items()}
+    providers = ProviderSet(asr=args.asr, asr_zh=args.asr_zh, speaker=args.speaker, scene=args.scene,
+                            device=runtime.device, batch_size=args.batch_size)
+    result = score_speecheditbench(
+        args.items, args.outputs, args.out, providers=providers, judges=judges, judge_ids=ids,
+        manifest=args.manifest, tasks=args.tasks, system=args.system, speed_duration=args.speed_duration,
+        source_root=args.source_root, batch_size=args.batch_size, retry_errors=args.retry_errors,
+        allow_truncated=args.allow_truncated, missing_as_failure=args.missing_as_failure,
+        num_workers=benchmark_num_workers(args, None))
     print(format_markdown({result["system"]: result["report"]}))
     n_err = sum(1 for r in result["rows"] if r.get("error") and not r.get("missing"))
     n_missing = sum(1 for r in result["rows"] if r.get("missing"))
@@ -122,10 +117,7 @@ def cmd_metrics(args) -> int:
 
     check_report_output(args)
 
-    try:
-        report = metrics_from_files(args.results, systems=args.system, missing_as_failure=args.missing_as_failure)
-    except (OSError, ValueError) as e:
-        raise SystemExit(f"omnijudge metrics speecheditbench: {e}") from None
+    report = metrics_from_files(args.results, systems=args.system, missing_as_failure=args.missing_as_failure)
     print(report["markdown"])
     if args.out:
         # undefined numbers as null, never bare NaN
