@@ -16,7 +16,7 @@ from importlib.metadata import entry_points
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """``score`` (bare: any verbalizer judge over audio) and ``score|metrics <benchmark>`` for every
+    """``score audio`` (any verbalizer judge over audio) and ``score|metrics <benchmark>`` for every
     entry of the benchmark registry, plus the training commands found through entry points."""
     from evaluators.benchmarks import BENCHMARKS, get_benchmark
     from evaluators.score_command import add_audio_score_arguments, run_audio_scoring
@@ -26,12 +26,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="debug logging, and full tracebacks instead of one-line errors")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("score", help="score a folder or manifest of audio with a judge -> JSONL; "
-                                     "or a benchmark's scorer (score <benchmark>)")
-    add_audio_score_arguments(p)
-    p.set_defaults(func=run_audio_scoring)
-    score_sub = p.add_subparsers(dest="benchmark", metavar="{" + ",".join(BENCHMARKS) + "}",
-                                 help="benchmark scorers (optional)")
+    p = sub.add_parser("score", help="score audio with a judge: score audio (a folder or manifest -> JSONL) or "
+                                     "score <benchmark> (a system's outputs -> the benchmark's rows and tables)")
+    score_sub = p.add_subparsers(dest="benchmark", metavar="{audio," + ",".join(BENCHMARKS) + "}", required=True)
+    audio = score_sub.add_parser("audio", help="any verbalizer judge (folder or preset) over a folder or manifest "
+                                               "of audio -> JSONL rows + a per-system table")
+    add_audio_score_arguments(audio)
+    audio.set_defaults(func=run_audio_scoring)
     m = sub.add_parser("metrics", help="a benchmark's numbers from a predictions file alone")
     metrics_sub = m.add_subparsers(dest="benchmark", required=True)
     for name in BENCHMARKS:
@@ -58,9 +59,8 @@ INTERRUPTED_EXIT_CODE = 130
 def command_name(args: argparse.Namespace) -> str:
     """``score``, ``score cast``, ``synth nvv``...: the words a user typed to pick the command."""
     words = [args.command]
-    for dest in ("benchmark", "corpus"):
-        if getattr(args, dest, None):
-            words.append(getattr(args, dest))
+    if getattr(args, "benchmark", None):  # the sub-command of score, metrics, synth, validate
+        words.append(args.benchmark)
     return " ".join(words)
 
 

@@ -1,6 +1,6 @@
-"""``omnijudge score``: a verbalizer judge (folder or preset) over a folder or manifest of audio.
+"""``omnijudge score audio``: a verbalizer judge (folder or preset) over a folder or manifest of audio.
 
-Shared by the bare ``omnijudge score`` and the benchmarks whose scorer is plain audio scoring
+Shared by ``omnijudge score audio`` and the benchmarks whose scorer is plain audio scoring
 (``omnijudge score att``): JSONL rows through :func:`evaluators.scoring.score_items` and the
 per-system table with bootstrap CIs.
 """
@@ -37,13 +37,11 @@ def add_audio_input_arguments(p: argparse.ArgumentParser) -> None:
                         "in its row) instead of giving it an error row")
 
 
-def add_audio_score_arguments(p: argparse.ArgumentParser, required: bool = False) -> None:
-    """The options of audio scoring; ``required`` makes --judge/--audio/--out required flags."""
-    req = " (required)" if not required else ""
-    p.add_argument("--judge", required=required, help=f"judge folder (judge_config.json) or preset name{req}")
-    p.add_argument("--audio", required=required,
-                   help=f"folder of audio (recursive) or JSONL manifest {{id, audio, [system]}}{req}")
-    p.add_argument("--out", required=required, help=f"output JSONL, resumed when it exists{req}")
+def add_audio_score_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of audio scoring (``score audio``, ``score att``)."""
+    p.add_argument("--judge", required=True, help="judge folder (judge_config.json) or preset name")
+    p.add_argument("--audio", required=True, help="folder of audio (recursive) or JSONL manifest {id, audio, [system]}")
+    p.add_argument("--out", required=True, help="output JSONL, resumed when it exists")
     add_resume_arguments(p)
     add_audio_input_arguments(p)
     p.add_argument("--batch-size", type=batch_size_arg, default=8,
@@ -159,9 +157,6 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     from evaluators.sharding import current_shard, ids_in, mark_done, merge_parts, part_path, shard_items, wait_for_parts
     from evaluators.system_table import format_system_table, system_score_table
 
-    missing = [f"--{k}" for k in ("judge", "audio", "out") if not getattr(args, k)]
-    if missing:
-        raise ValueError(f"missing {', '.join(missing)}")
     skipped: list[tuple[str, str]] = []
     items = collect_items(args.audio, skipped)
     # before a model loads or a byte is written: no output over an input, another output or a foreign file

@@ -150,7 +150,7 @@ def check_rows(rows: list[dict], expect: dict) -> list[str]:
 
 # ---- the figures --------------------------------------------------------------------------------
 def _score_cmd(judge: str, audio: Path, out: Path, batch_size: int = 4) -> list[str]:
-    return [sys.executable, "-m", "evaluators.cli", "score", "--judge", judge, "--audio", str(audio),
+    return [sys.executable, "-m", "evaluators.cli", "score", "audio", "--judge", judge, "--audio", str(audio),
             "--out", str(out), "--batch-size", str(batch_size)]
 
 

@@ -1,7 +1,7 @@
 """Score a folder of public TTS outputs with ``omnijudge score`` and say which files failed and why.
 
 A check that real, third-party audio (MP3s from commercial APIs, WAVs of any bit depth) goes
-through the loader: it runs ``omnijudge score --judge JUDGE --audio FOLDER --out OUT`` (through
+through the loader: it runs ``omnijudge score audio --judge JUDGE --audio FOLDER --out OUT`` (through
 ``evaluators.cli.main``, so exactly what the command does), then reads OUT and prints:
 
 - files found under FOLDER and rows written;
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--allow-truncated", action="store_true", help="passed on to omnijudge score")
     args = ap.parse_args(argv)
 
-    cmd = ["score", "--judge", args.judge, "--audio", args.audio, "--out", args.out,
+    cmd = ["score", "audio", "--judge", args.judge, "--audio", args.audio, "--out", args.out,
            "--num-workers", str(args.num_workers)] + (["--allow-truncated"] if args.allow_truncated else [])
     print("omnijudge " + " ".join(cmd), file=sys.stderr)
     status = omnijudge(cmd)

@@ -27,9 +27,9 @@ def test_help_config(capsys):
 
 
 def test_score_rejects_unknown_judge(tmp_path, capsys):
-    assert main(["score", "--judge", "not-a-judge", "--audio", str(tmp_path), "--out", str(tmp_path / "o.jsonl")]) == 2
+    assert main(["score", "audio", "--judge", "not-a-judge", "--audio", str(tmp_path), "--out", str(tmp_path / "o.jsonl")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("omnijudge score: ") and "neither a judge folder" in err and err.count("\n") == 1
+    assert err.startswith("omnijudge score audio: ") and "neither a judge folder" in err and err.count("\n") == 1
 
 
 def _judge_folder(path):
@@ -82,7 +82,7 @@ def test_release_never_destroys(tmp_path):
 @pytest.mark.parametrize("bad", ["0", "-1", "two"])
 def test_batch_size_must_be_a_positive_integer(tmp_path, capsys, bad):
     with pytest.raises(SystemExit) as e:
-        main(["score", "--judge", "auto-att", "--audio", str(tmp_path), "--out", str(tmp_path / "o.jsonl"),
+        main(["score", "audio", "--judge", "auto-att", "--audio", str(tmp_path), "--out", str(tmp_path / "o.jsonl"),
               "--batch-size", bad])
     assert e.value.code == 2 and "--batch-size" in capsys.readouterr().err
 

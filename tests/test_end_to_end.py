@@ -72,12 +72,12 @@ def test_reloaded_release_gives_identical_scores(demo):
 def test_cli_score_and_metrics_on_release(demo, tmp_path, capsys):
     out, report = demo
     scores = tmp_path / "scores.jsonl"
-    assert main(["score", "--judge", report["checkpoint"], "--audio", str(out / "system_outputs"),
+    assert main(["score", "audio", "--judge", report["checkpoint"], "--audio", str(out / "system_outputs"),
                  "--out", str(scores), "--batch-size", "4"]) == 0
     rows = [json.loads(l) for l in scores.read_text().splitlines()]
     assert rows and all("score" in r and r["checkpoint_sha256"] != "none" for r in rows)
     # re-running resumes: nothing new is appended
-    assert main(["score", "--judge", report["checkpoint"], "--audio", str(out / "system_outputs"),
+    assert main(["score", "audio", "--judge", report["checkpoint"], "--audio", str(out / "system_outputs"),
                  "--out", str(scores)]) == 0
     assert len(scores.read_text().splitlines()) == len(rows)
     # the metrics command reproduces validation from a predictions file alone

@@ -44,9 +44,9 @@ def clips(tmp_path):
 def test_out_naming_an_input_wav_is_refused_and_the_wav_kept(clips, capsys):
     wav = clips / "c0.wav"
     before = _tree(clips)
-    assert main(["score", *TINY, "--audio", str(clips), "--out", str(wav)]) == 2
+    assert main(["score", "audio", *TINY, "--audio", str(clips), "--out", str(wav)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("omnijudge score: --out") and "audio file name" in err and "\n" not in err
+    assert err.startswith("omnijudge score audio: --out") and "audio file name" in err and "\n" not in err
     assert _tree(clips) == before
 
 
@@ -54,14 +54,14 @@ def test_out_naming_an_existing_file_of_another_kind_is_refused(clips, tmp_path,
     notes = tmp_path / "notes.jsonl"
     notes.write_bytes(b"RIFF\x00\x00binary\nstuff without a newline at the end")
     before = notes.read_bytes()
-    assert main(["score", *TINY, "--audio", str(clips), "--out", str(notes)]) == 2
+    assert main(["score", "audio", *TINY, "--audio", str(clips), "--out", str(notes)]) == 2
     assert "not a JSONL of rows" in capsys.readouterr().err
     assert notes.read_bytes() == before  # never cut at its last newline
 
 
 def test_out_and_table_on_one_file_are_refused_before_any_row(clips, tmp_path, capsys):
     out = tmp_path / "S.jsonl"
-    assert main(["score", *TINY, "--audio", str(clips), "--out", str(out), "--table", str(out)]) == 2
+    assert main(["score", "audio", *TINY, "--audio", str(clips), "--out", str(out), "--table", str(out)]) == 2
     assert "--out and --table are the same file" in capsys.readouterr().err
     assert not out.exists()
 
@@ -70,7 +70,7 @@ def test_out_equal_to_the_input_manifest_is_refused(clips, tmp_path, capsys):
     manifest = tmp_path / "m.jsonl"
     manifest.write_text("".join(json.dumps({"id": f"c{i}", "audio": f"clips/c{i}.wav"}) + "\n" for i in range(3)))
     before = manifest.read_bytes()
-    assert main(["score", *TINY, "--audio", str(manifest), "--out", str(manifest)]) == 2
+    assert main(["score", "audio", *TINY, "--audio", str(manifest), "--out", str(manifest)]) == 2
     assert "is the input --audio" in capsys.readouterr().err
     assert manifest.read_bytes() == before
 
@@ -78,14 +78,14 @@ def test_out_equal_to_the_input_manifest_is_refused(clips, tmp_path, capsys):
 def test_a_table_over_a_foreign_file_is_refused(clips, tmp_path, capsys):
     table = tmp_path / "keep.txt"
     table.write_text("my notes, not a table\n")
-    assert main(["score", *TINY, "--audio", str(clips), "--out", str(tmp_path / "s.jsonl"), "--table", str(table)]) == 2
+    assert main(["score", "audio", *TINY, "--audio", str(clips), "--out", str(tmp_path / "s.jsonl"), "--table", str(table)]) == 2
     assert "not a JSON file" in capsys.readouterr().err
     assert table.read_text() == "my notes, not a table\n" and not (tmp_path / "s.jsonl").exists()
 
 
 def test_too_many_workers_are_capped_to_the_work(clips, tmp_path, caplog):
     out = tmp_path / "s.jsonl"
-    args = ["score", "--judge", "auto-att", "--base", "tiny", "--no-vad", "--audio", str(clips), "--out", str(out),
+    args = ["score", "audio", "--judge", "auto-att", "--base", "tiny", "--no-vad", "--audio", str(clips), "--out", str(out),
             "--batch-size", "8", "--num-workers", "96"]
     with caplog.at_level("WARNING"):
         assert main(args) == 0
@@ -96,9 +96,9 @@ def test_too_many_workers_are_capped_to_the_work(clips, tmp_path, caplog):
 def test_device_cuda_without_cuda_is_one_line(clips, tmp_path, capsys):
     if __import__("torch").cuda.is_available():
         pytest.skip("this machine has CUDA")
-    assert main(["score", *TINY, "--audio", str(clips), "--out", str(tmp_path / "s.jsonl"), "--device", "cuda"]) == 2
+    assert main(["score", "audio", *TINY, "--audio", str(clips), "--out", str(tmp_path / "s.jsonl"), "--device", "cuda"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == ("omnijudge score: --device cuda: no CUDA device is available here "
+    assert err == ("omnijudge score audio: --device cuda: no CUDA device is available here "
                    f"(torch {__import__('torch').__version__}); use --device cpu")
 
 
@@ -108,7 +108,7 @@ def test_ctrl_c_ends_with_one_line_naming_what_was_kept(tmp_path):
     for i in range(40):
         sf.write(folder / f"c{i:02d}.wav", speechlike(1.0, seed=i), 16000)
     out = tmp_path / "s.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "evaluators.cli", "score", *TINY, "--audio", str(folder),
+    proc = subprocess.Popen([sys.executable, "-m", "evaluators.cli", "score", "audio", *TINY, "--audio", str(folder),
                              "--out", str(out), "--batch-size", "1"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
@@ -118,7 +118,7 @@ def test_ctrl_c_ends_with_one_line_naming_what_was_kept(tmp_path):
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert "Traceback" not in err
-    assert f"omnijudge score: interrupted; the rows written so far are kept in {out}" in err
+    assert f"omnijudge score audio: interrupted; the rows written so far are kept in {out}" in err
     rows = _rows(out)
     assert 0 < len(rows) < 40 and len({r["id"] for r in rows}) == len(rows)
 

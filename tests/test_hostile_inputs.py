@@ -35,7 +35,7 @@ def _rows(path):
 def test_every_hostile_file_is_one_row_with_a_score_or_a_named_error(hostile, tmp_path, capsys):
     expect, skipped = hostile.build_hostile_folder(tmp_path / "in", hour_minutes=10.0)
     out = tmp_path / "scores.jsonl"
-    assert main(["score", *TINY, "--audio", str(tmp_path / "in"), "--out", str(out), "--batch-size", "4"]) == 0
+    assert main(["score", "audio", *TINY, "--audio", str(tmp_path / "in"), "--out", str(out), "--batch-size", "4"]) == 0
     err = capsys.readouterr().err
     assert hostile.check_rows(_rows(out), expect) == []
     assert all(name in err for name in skipped)  # skipped files are listed, not passed over silently
@@ -44,7 +44,7 @@ def test_every_hostile_file_is_one_row_with_a_score_or_a_named_error(hostile, tm
     # read no further than the judge's window (the tiny backbone's processor keeps 300 s)
     assert rows["hour_of_silence"]["duration_s"] <= 300.001 and rows["long_45s"]["duration_s"] == 45.0
     before = out.read_bytes()
-    assert main(["score", *TINY, "--audio", str(tmp_path / "in"), "--out", str(out), "--batch-size", "4"]) == 0
+    assert main(["score", "audio", *TINY, "--audio", str(tmp_path / "in"), "--out", str(out), "--batch-size", "4"]) == 0
     assert out.read_bytes() == before  # a rerun changes nothing
 
 
@@ -54,9 +54,9 @@ def test_sigkill_mid_run_then_rerun_loses_and_duplicates_nothing(hostile, tmp_pa
     for i in range(48):
         sf.write(folder / f"c{i:02d}.wav", hostile._speech(1.0 + (i % 5) * 0.5, seed=i), 16000)
     whole = tmp_path / "whole.jsonl"
-    assert main(["score", *TINY, "--audio", str(folder), "--out", str(whole), "--batch-size", "2"]) == 0
+    assert main(["score", "audio", *TINY, "--audio", str(folder), "--out", str(whole), "--batch-size", "2"]) == 0
     cut = tmp_path / "cut.jsonl"
-    cmd = [sys.executable, "-m", "evaluators.cli", "score", *TINY, "--audio", str(folder), "--out", str(cut),
+    cmd = [sys.executable, "-m", "evaluators.cli", "score", "audio", *TINY, "--audio", str(folder), "--out", str(cut),
            "--batch-size", "2"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120

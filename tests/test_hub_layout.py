@@ -178,18 +178,18 @@ def test_score_cli_takes_presets_on_hub_checkpoints_with_no_other_flag(stand_in,
     audio.mkdir()
     for i, s in enumerate((1.2, 2.5)):
         sf.write(audio / f"clip{i}.wav", _wave(s, seed=i), 16000)
-    assert main(["score", "--judge", "auto-att-released", "--base", str(stand_in("qwen2_audio")),
+    assert main(["score", "audio", "--judge", "auto-att-released", "--base", str(stand_in("qwen2_audio")),
                  "--audio", str(audio), "--out", str(tmp_path / "released.jsonl")]) == 0
     rows = [json.loads(line) for line in (tmp_path / "released.jsonl").read_text().splitlines()]
     assert len(rows) == 2 and all(1.0 <= r["score"] <= 3.0 for r in rows)
     assert rows[0]["dtype"] == "float32" and rows[0]["device"] == "cpu"
-    assert main(["score", "--judge", "auto-att", "--base", str(stand_in("qwen2_5_omni")),
+    assert main(["score", "audio", "--judge", "auto-att", "--base", str(stand_in("qwen2_5_omni")),
                  "--audio", str(audio), "--out", str(tmp_path / "omni.jsonl")]) == 0
     capsys.readouterr()
-    assert main(["score", "--judge", "auto-att-released", "--base", str(stand_in("qwen2_5_omni")),
+    assert main(["score", "audio", "--judge", "auto-att-released", "--base", str(stand_in("qwen2_5_omni")),
                  "--audio", str(audio), "--out", str(tmp_path / "refused.jsonl")]) == 2
     assert re.search("qwen2_5_omni.*qwen2_audio|qwen2_audio.*qwen2_5_omni", capsys.readouterr().err)
-    assert main(["score", "--judge", "auto-att", "--backbone", "qwen2_5_omni", "--base", str(stand_in("qwen2_audio")),
+    assert main(["score", "audio", "--judge", "auto-att", "--backbone", "qwen2_5_omni", "--base", str(stand_in("qwen2_audio")),
                  "--audio", str(audio), "--out", str(tmp_path / "refused2.jsonl")]) == 2
     assert "drop --backbone" in capsys.readouterr().err
     assert not (tmp_path / "refused.jsonl").exists()

@@ -292,7 +292,7 @@ def test_two_launcher_processes_merge_to_the_single_process_rows(audio_folder, t
     from evaluators.cli import main
 
     _add_bad_files(audio_folder)
-    args = ["score", "--judge", "auto-att", "--base", "tiny", "--audio", str(audio_folder), "--batch-size", "2",
+    args = ["score", "audio", "--judge", "auto-att", "--base", "tiny", "--audio", str(audio_folder), "--batch-size", "2",
             "--num-workers", "0"]
     assert main([*args, "--out", str(tmp_path / "one.jsonl")]) == 0
     launched = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",

@@ -10,15 +10,16 @@ from evaluators.runtime_options import add_runtime_arguments, runtime_from_args
 
 
 def _parse_overrides(pairs: list[str]) -> dict:
-    """``key.sub=value`` strings -> dict; values parsed as YAML scalars (numbers, true, null)."""
-    import yaml
+    """``key.sub=value`` strings -> dict; values parsed as YAML scalars (numbers, true, null) with the
+    limits of a config file (``evaluators.config_input``)."""
+    from evaluators.config_input import parse_yaml_value
 
     out = {}
     for pair in pairs or []:
         if "=" not in pair:
-            raise SystemExit(f"--set expects key=value, got {pair!r}")
+            raise ValueError(f"--set expects key=value, got {pair!r}")
         key, value = pair.split("=", 1)
-        out[key] = yaml.safe_load(value)
+        out[key] = parse_yaml_value(value, f"--set {key}")
     return out
 
 
@@ -44,7 +45,7 @@ def _task_options(task, parser, add) -> list[str]:
 
 def add_synth_command(sub) -> None:
     p = sub.add_parser("synth", help="build a benchmark's synthetic corpus (with simulated listeners where it has them)")
-    for task, sp in _task_subparsers(p, "corpus", "synth_help"):
+    for task, sp in _task_subparsers(p, "benchmark", "synth_help"):
         sp.add_argument("--out", required=True, help="output folder")
         sp.add_argument("--seed", type=int, default=0)
         own = _task_options(task, sp, task.add_synth_arguments)
@@ -72,7 +73,7 @@ def add_train_command(sub) -> None:
             print(describe_config())
             return 0
         if not args.config:
-            raise SystemExit("--config is required")
+            raise ValueError("--config is required (or --help-config)")
         from trainer.train import train
 
         cfg = load_config(args.config, _parse_overrides(args.set))
@@ -93,13 +94,8 @@ def add_validate_command(sub) -> None:
         add_runtime_arguments(sp)
 
         def run(args, task=task, own=own) -> int:
-            try:
-                report = task.validate(args.judge, args.corpus, out=args.out,
-                                       options={k: getattr(args, k) for k in own}, runtime=runtime_from_args(args))
-            except (OSError, ValueError) as e:  # wrong judge kind, bad corpus file: the message names it
-                if args.verbose:
-                    raise
-                raise SystemExit(f"omnijudge validate {args.benchmark}: {e}") from None
+            report = task.validate(args.judge, args.corpus, out=args.out,
+                                   options={k: getattr(args, k) for k in own}, runtime=runtime_from_args(args))
             print(json.dumps(report, indent=2))
             return 0
 

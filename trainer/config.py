@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,51 +21,55 @@ from typing import Any
 import yaml
 
 from evaluators.backbones import BACKBONES, LLM_LINEAR_REGEX
+from evaluators.config_input import (MAX_PROMPT_CHARS, ConfigInputError, FieldError, build_dataclass, check_fields,
+                                     checked, describe_check, load_yaml_file, short_repr, short_text)
 from trainer.benchmarks import TASKS
 
 log = logging.getLogger(__name__)
 #: Registered judge tasks (``trainer.benchmarks.TASKS``): each names a config section.
 TASK_NAMES = tuple(TASKS)
+#: Largest seed accepted (numpy's ``default_rng`` and ``np.random.seed`` take 32-bit seeds).
+MAX_SEED = 2**32 - 1
+#: Lightning precision settings a run may ask for.
+PRECISIONS = ("32-true", "32", "16-mixed", "bf16-mixed", "16-true", "bf16-true")
 
 
-class ConfigError(ValueError):
-    """A configuration value is missing, unknown or out of range."""
-
-
-def _check(cond: bool, msg: str) -> None:
-    if not cond:
-        raise ConfigError(msg)
+class ConfigError(ConfigInputError):
+    """A configuration value is missing, unknown or out of range; the message names
+    ``file:line:key`` (or ``--set key``)."""
 
 
 @dataclass
 class BackboneConfig:
     """Which audio-LLM the judge runs on."""
 
-    name: str = "qwen2_5_omni"  # registry key: qwen2_5_omni | qwen2_audio
+    name: str = checked("qwen2_5_omni", choices=tuple(BACKBONES))  # registry key: qwen2_5_omni | qwen2_audio
     source: str = "tiny"  # "tiny" / "tiny-qwen-vocab" (offline random CPU model, byte / real Qwen vocabulary) or a hub id / folder
-    tiny_seed: int = 0  # seed of the tiny random initialisation
-    dtype: str = "float32"  # float32 | bfloat16 | float16 (weights of the frozen base)
+    tiny_seed: int = checked(0, f"[0, {MAX_SEED}]")  # seed of the tiny random initialisation
+    dtype: str = checked("float32", choices=("float32", "bfloat16", "float16"))  # float32 | bfloat16 | float16 (weights of the frozen base)
     attn_implementation: str | None = None  # e.g. sdpa, flash_attention_2; None = transformers default
     gradient_checkpointing: bool = False  # trade compute for memory on the LLM layers
 
     def __post_init__(self):
-        _check(self.name in BACKBONES, f"backbone.name {self.name!r} not in {sorted(BACKBONES)}")
-        _check(self.dtype in ("float32", "bfloat16", "float16"), f"backbone.dtype {self.dtype!r} invalid")
+        check_fields(self)
 
 
 @dataclass
 class LoraSettings:
     """peft LoRA on the LLM's linear layers (paper: r=32, alpha=32, dropout=0.05)."""
 
-    r: int = 32  # adapter rank
-    alpha: int = 32  # scaling numerator (scale = alpha / r)
-    dropout: float = 0.05  # dropout on the adapter input
+    r: int = checked(32, "[1, 1024]")  # adapter rank
+    alpha: int = checked(32, "[1, 4096]")  # scaling numerator (scale = alpha / r)
+    dropout: float = checked(0.05, "[0, 1)")  # dropout on the adapter input
     target_regex: str = LLM_LINEAR_REGEX  # full-match regex over module names; must exclude the towers
     extra_trainable: list[str] = field(default_factory=list)  # modules trained fully (peft modules_to_save)
 
     def __post_init__(self):
-        _check(self.r > 0 and self.alpha > 0, "lora.r and lora.alpha must be positive")
-        _check(0.0 <= self.dropout < 1.0, f"lora.dropout {self.dropout} not in [0, 1)")
+        check_fields(self)
+        try:
+            re.compile(self.target_regex)
+        except (re.error, TypeError) as e:
+            raise FieldError("target_regex", f"not a regular expression ({short_text(e)})") from None
 
 
 @dataclass
@@ -73,59 +78,61 @@ class DataSettings:
 
     corpus_dir: str = "data/generated/att"  # the task's corpus folder (e.g. ATT: clips.jsonl + judgements.jsonl)
     synthesize_if_missing: bool = True  # build the task's synthetic corpus (<task>.corpus) there when missing
-    batch_size: int = 8  # clips per mini-batch (all from one group: ATT dimension, language)
-    num_workers: int = 0  # DataLoader workers
+    batch_size: int = checked(8, "[1, 4096]")  # clips per mini-batch (all from one group: ATT dimension, language)
+    num_workers: int = checked(0, "[0, 256]")  # DataLoader workers
 
     def __post_init__(self):
-        _check(self.batch_size >= 1, "data.batch_size must be >= 1")
+        check_fields(self)
 
 
 @dataclass
 class OptimSettings:
     """AdamW with linear warm-up then cosine decay, over trainable parameters only."""
 
-    lr: float = 1e-4  # peak learning rate
-    weight_decay: float = 0.0  # AdamW weight decay
-    warmup_steps: int = 10  # linear warm-up steps
-    max_epochs: int = 3  # passes over the training split
-    grad_clip: float = 1.0  # gradient-norm clip (0 = off)
-    accumulate_grad_batches: int = 1  # micro-batches per optimizer step
-    checkpoint_every_n_steps: int = 100  # also write checkpoints/last.ckpt every N optimizer steps (0 = only at epoch ends)
+    lr: float = checked(1e-4, "(0, 1]")  # peak learning rate
+    weight_decay: float = checked(0.0, "[0, 1]")  # AdamW weight decay
+    warmup_steps: int = checked(10, "[0, 1e9]")  # linear warm-up steps
+    max_epochs: int = checked(3, "[1, 100000]")  # passes over the training split
+    grad_clip: float = checked(1.0, "[0, 1e6]")  # gradient-norm clip (0 = off)
+    accumulate_grad_batches: int = checked(1, "[1, 100000]")  # micro-batches per optimizer step
+    checkpoint_every_n_steps: int = checked(100, "[0, 1e9]")  # also write checkpoints/last.ckpt every N optimizer steps (0 = only at epoch ends)
 
     def __post_init__(self):
-        _check(self.lr > 0, "optim.lr must be > 0")
-        _check(self.max_epochs >= 1, "optim.max_epochs must be >= 1")
-        _check(self.accumulate_grad_batches >= 1, "optim.accumulate_grad_batches must be >= 1")
-        _check(self.checkpoint_every_n_steps >= 0, "optim.checkpoint_every_n_steps must be >= 0")
+        check_fields(self)
 
 
 @dataclass
 class HardwareSettings:
     """Lightning Trainer placement. DeepSpeed needs CUDA; on CPU use auto or ddp."""
 
-    accelerator: str = "auto"  # auto | cpu | gpu
-    devices: int | str = 1  # number of devices or "auto"
-    num_nodes: int = 1  # machines
+    accelerator: str = checked("auto", choices=("auto", "cpu", "gpu", "cuda", "mps"))  # auto | cpu | gpu
+    devices: int | str = 1  # number of devices (1-1024) or "auto"
+    num_nodes: int = checked(1, "[1, 4096]")  # machines
     strategy: str = "auto"  # auto | ddp | deepspeed_stage_2 (ZeRO-3 hangs with Qwen2.5-Omni LoRA)
-    precision: str = "32-true"  # 32-true | bf16-mixed | bf16-true
+    precision: str = checked("32-true", choices=PRECISIONS)  # 32-true | bf16-mixed | bf16-true
     deepspeed_config: str | None = None  # path to a DeepSpeed JSON (overrides strategy's defaults)
 
     def __post_init__(self):
-        _check(self.strategy in ("auto", "ddp", "deepspeed_stage_2", "deepspeed"),
-               f"hardware.strategy {self.strategy!r} unsupported (ZeRO-3 is known to hang with this model)")
+        check_fields(self)
+        if self.strategy not in ("auto", "ddp", "deepspeed_stage_2", "deepspeed"):
+            raise FieldError("strategy", f"{short_repr(self.strategy)} unsupported: auto | ddp | deepspeed_stage_2 | "
+                             "deepspeed (ZeRO-3 is known to hang with this model)")
+        if self.devices != "auto" and (isinstance(self.devices, bool) or not isinstance(self.devices, int)
+                                       or not 1 <= self.devices <= 1024):
+            raise FieldError("devices", f"must be a number of devices in [1, 1024] or \"auto\", got {short_repr(self.devices)}")
 
 
 @dataclass
 class LoggingSettings:
     """Metrics loggers: CSV always; wandb when asked (offline works without a network)."""
 
-    logger: str = "csv"  # csv | wandb
+    logger: str = checked("csv", choices=("csv", "wandb"))  # csv | wandb
     wandb_project: str = "omnijudge"
     wandb_offline: bool = True  # write runs locally; sync later with `wandb sync`
-    log_every_n_steps: int = 5
+    log_every_n_steps: int = checked(5, "[1, 1e9]")
 
     def __post_init__(self):
-        _check(self.logger in ("csv", "wandb"), f"logging.logger {self.logger!r} must be csv or wandb")
+        check_fields(self)
 
 
 @dataclass
@@ -133,11 +140,11 @@ class TrainConfig:
     """One judge training run (``omnijudge train --config FILE``)."""
 
     judge_name: str = "auto-att-tiny"  # name written into the release and every score row
-    task: str = "att_hls"  # judge task: att_hls (Auto-ATT verbalizer) | word_stress (CAST stress tagger) | nvv_verify (NVV verifier)
-    system_prompt: str | None = None  # overrides the preset / backbone system prompt
-    seed: int = 0  # global seed (data order, init of adapters)
+    task: str = checked("att_hls", choices=TASK_NAMES)  # judge task: att_hls (Auto-ATT verbalizer) | word_stress (CAST stress tagger) | nvv_verify (NVV verifier)
+    system_prompt: str | None = checked(None, max_chars=MAX_PROMPT_CHARS)  # overrides the preset / backbone system prompt
+    seed: int = checked(0, f"[0, {MAX_SEED}]")  # global seed (data order, init of adapters)
     out_dir: str = "checkpoints/auto-att-tiny"  # run folder: checkpoints, adapter, logs, validation
-    max_seconds: float = 30.0  # encoder window in seconds
+    max_seconds: float = checked(30.0, "(0, 3600]")  # encoder window in seconds (the backbones read at most 300 s)
     notes: str = ""  # free text: what this config changes relative to the paper recipe, and why
     backbone: BackboneConfig = field(default_factory=BackboneConfig)
     lora: LoraSettings = field(default_factory=LoraSettings)
@@ -149,12 +156,12 @@ class TrainConfig:
     task_config: Any = None
 
     def __post_init__(self):
-        _check(self.task in TASKS, f"task {self.task!r} not in {TASK_NAMES}")
+        check_fields(self)
         cls = TASKS[self.task].settings_class
         if self.task_config is None:
             self.task_config = cls()
-        _check(isinstance(self.task_config, cls),
-               f"{self.task}: expected a {cls.__name__} section, got {type(self.task_config).__name__}")
+        if not isinstance(self.task_config, cls):
+            raise FieldError(self.task, f"expected a {cls.__name__} section, got {type(self.task_config).__name__}")
 
     def to_dict(self) -> dict:
         """Nested plain dicts, as saved to YAML: shared sections, then the ``<task>:`` section."""
@@ -177,67 +184,6 @@ def _plain(value):
     return value
 
 
-def _build(cls, data: dict, where: str, defaults=None):
-    """``cls`` from a mapping; nested dataclass sections start from the parent's default for them
-    (so a section's default factory, e.g. the NVV head's output count, survives a partial YAML)."""
-    if not isinstance(data, dict):
-        raise ConfigError(f"{where}: expected a mapping, got {type(data).__name__}")
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.name != "task_config"}
-    unknown = set(data) - set(fields)
-    if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(fields)}")
-    kwargs = {}
-    for key, value in data.items():
-        hint = hints[key]
-        if dataclasses.is_dataclass(hint):
-            f = fields[key]
-            base = getattr(defaults, key) if defaults is not None else (
-                f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
-            kwargs[key] = _build(hint, value or {}, f"{where}.{key}", defaults=base)
-        else:
-            kwargs[key] = _coerce(value, hint, f"{where}.{key}")
-    if defaults is not None:
-        kwargs = {**{k: getattr(defaults, k) for k in fields if k not in kwargs}, **kwargs}
-    try:
-        return cls(**kwargs)
-    except ConfigError as e:
-        raise ConfigError(f"{where}: {e}") from None
-    except (ValueError, TypeError) as e:  # a section's own validation (corpus configs, head shape)
-        raise ConfigError(f"{where}: {e}") from None
-
-
-def _coerce(value, hint, where: str):
-    """Check a scalar/list against its annotation (YAML gives ints for floats; accept those)."""
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
-        if value is None and type(None) in args:
-            return None
-        errors = []
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                return _coerce(value, arg, where)
-            except ConfigError as e:
-                errors.append(str(e))
-        raise ConfigError(errors[0] if errors else f"{where}: bad value {value!r}")
-    if origin is list or hint is list:
-        if not isinstance(value, list):
-            raise ConfigError(f"{where}: expected a list, got {value!r}")
-        return [_coerce(v, args[0], where) for v in value] if args else value
-    if origin is tuple or hint is tuple:
-        if not isinstance(value, (list, tuple)):
-            raise ConfigError(f"{where}: expected a list, got {value!r}")
-        return tuple(value)
-    if hint is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if hint in (int, float, str, bool) and not (isinstance(value, hint) and not (hint is int and isinstance(value, bool))):
-        raise ConfigError(f"{where}: expected {hint.__name__}, got {value!r}")
-    return value
-
-
 #: Keys of configs written before task sections existed -> their place in the task's section.
 _LEGACY_KEYS = {
     ("preset",): ("preset",), ("long_clip_policy",): ("long_clip_policy",),
@@ -255,7 +201,7 @@ def migrate_legacy_keys(data: dict, where: str = "config") -> dict:
     version) is dropped with a warning. New-style keys win over legacy ones."""
     data = {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
     task = data.get("task", TrainConfig.task)
-    if task not in TASKS:
+    if not isinstance(task, str) or task not in TASKS:
         return data
     known = {f.name for f in dataclasses.fields(TASKS[task].settings_class)}
     section = data.get(task) if isinstance(data.get(task), dict) else {}
@@ -275,7 +221,8 @@ def migrate_legacy_keys(data: dict, where: str = "config") -> dict:
         target = section
         for part in new[:-1]:
             target = target.setdefault(part, {})
-        target.setdefault(new[-1], value)
+        if isinstance(target, dict):  # else the section's own bad value is reported when it is built
+            target.setdefault(new[-1], value)
     if section:
         data[task] = section
     return data
@@ -286,51 +233,92 @@ def _migrate_override_key(dotted: str, task: str, where: str) -> str:
     section (``word_stress.corpus.seed``), so an override still wins over the file."""
     parts = tuple(dotted.split("."))
     for old, new in _LEGACY_KEYS.items():
-        if parts[:len(old)] == old and task in TASKS:
+        if parts[:len(old)] == old and isinstance(task, str) and task in TASKS:
             moved = ".".join((task, *new, *parts[len(old):]))
             log.warning("%s: --set %s is now %s", where, dotted, moved)
             return moved
     return dotted
 
 
-def config_from_dict(data: dict, where: str = "config") -> TrainConfig:
+def _locate(where: str, key: str, lines: dict[str, int], overridden: tuple[str, ...]) -> str:
+    """Where a key's value came from, for a message: ``--set optim.lr``, ``file:line:optim.lr``
+    (the line of the key, or of its closest enclosing section) or ``file:optim.lr``."""
+    if key in overridden:
+        return f"--set {key}"
+    inner = [k for k in overridden if k.startswith(f"{key}.")]
+    parts = key.split(".")
+    for n in range(len(parts), 0, -1):
+        line = lines.get(".".join(parts[:n]))
+        if line is not None:
+            break
+    at = f"{where}:{line}:{key}" if line is not None else f"{where}:{key}"
+    return f"{at} (with --set {inner[0]})" if inner else at
+
+
+def config_from_dict(data: dict, where: str = "config", lines: dict[str, int] | None = None,
+                     overridden: tuple[str, ...] = ()) -> TrainConfig:
     """Build a validated ``TrainConfig`` from nested dicts (unknown keys are errors).
 
     The ``<task>:`` section is built with the task's settings class; a section of another task
-    is an error (it would be silently unused)."""
-    if not isinstance(data, dict):
-        raise ConfigError(f"{where}: expected a mapping, got {type(data).__name__}")
-    data = migrate_legacy_keys(data, where)
-    task = data.get("task", TrainConfig.task)
-    if task not in TASKS:
-        raise ConfigError(f"{where}.task: {task!r} not in {TASK_NAMES}")
-    others = sorted(k for k in data if k in TASKS and k != task)
-    if others:
-        raise ConfigError(f"{where}: section(s) {others} do not apply to task {task!r}")
-    section = data.pop(task, None) or {}
-    cfg = _build(TrainConfig, data, where)
-    cfg.task_config = _build(TASKS[task].settings_class, section, f"{where}.{task}")
-    return cfg
+    is an error (it would be silently unused). A bad value raises :class:`ConfigError` naming
+    ``where:line:key`` (``lines``: dotted key -> line of the file) or ``--set key`` for the
+    ``overridden`` keys."""
+    try:
+        if not isinstance(data, dict):
+            raise FieldError("", f"expected a mapping of config keys, got {short_repr(data)}")
+        data = migrate_legacy_keys(data, where)
+        task = data.get("task", TrainConfig.task)
+        if not isinstance(task, str) or task not in TASKS:
+            raise FieldError("task", f"{short_repr(task)} not in {TASK_NAMES}")
+        others = sorted(k for k in data if k in TASKS and k != task)
+        if others:
+            raise FieldError("", f"section(s) {others} do not apply to task {task!r}")
+        section = data.pop(task, None)
+        cfg = build_dataclass(TrainConfig, data, exclude=("task_config",))
+        cfg.task_config = build_dataclass(TASKS[task].settings_class, {} if section is None else section, f"{task}.")
+        return cfg
+    except FieldError as e:
+        at = _locate(where, e.key, lines or {}, overridden) if e.key else where
+        raise ConfigError(f"{at}: {e.problem}") from None
 
 
 def load_config(path: str | Path, overrides: dict | None = None) -> TrainConfig:
-    """Load a YAML run config; ``overrides`` maps dotted keys (``optim.lr``) to values."""
+    """Load a YAML run config; ``overrides`` maps dotted keys (``optim.lr``) to values.
+
+    The file is read with the limits of :func:`evaluators.config_input.load_yaml_file` (size,
+    alias expansion, plain tags only); an empty file is refused (it would silently train the
+    defaults in the current folder). Every message is one line naming ``file:line:key``."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
+        data, lines = load_yaml_file(path)
+    except ConfigInputError as e:
+        raise ConfigError(str(e)) from None
+    if data is None or data == {}:
+        raise ConfigError(f"{path}: empty config (no keys); start from one under configs/, "
+                          "e.g. configs/auto_att/tiny.yaml")
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level")
-    task = (overrides or {}).get("task", data.get("task", TrainConfig.task))
-    for dotted, value in (overrides or {}).items():
+        raise ConfigError(f"{path}: expected a mapping of config keys at the top level, got {short_repr(data)}")
+    overrides = dict(overrides or {})
+    task = overrides.get("task", data.get("task", TrainConfig.task))
+    overridden = []
+    for dotted, value in overrides.items():
+        if not isinstance(dotted, str) or not all(dotted.split(".")):
+            raise ConfigError(f"--set {short_repr(dotted)}: a key is dotted names, e.g. optim.lr")
         dotted = _migrate_override_key(dotted, task, str(path))
+        overridden.append(dotted)
         node = data
         *parents, leaf = dotted.split(".")
-        for p in parents:
-            node = node.setdefault(p, {})
+        for depth, p in enumerate(parents):
+            child = node.get(p)
+            if child is None:
+                child = node[p] = {}
+            if not isinstance(child, dict):
+                section = ".".join(parents[:depth + 1])
+                raise ConfigError(f"--set {short_text(dotted, 120)}: {section} is a value ({short_repr(child)}), "
+                                  f"not a section with a key {parents[depth + 1] if depth + 1 < len(parents) else leaf!r}")
+            node = child
         node[leaf] = value
-    return config_from_dict(data, where=str(path))
+    return config_from_dict(data, where=str(path), lines=lines, overridden=tuple(overridden))
 
 
 def _describe_section(cls, prefix: str, title: str) -> list[str]:
@@ -350,7 +338,9 @@ def _describe_section(cls, prefix: str, title: str) -> list[str]:
             lines += _describe_section(hints[f.name], f"{prefix}{f.name}.", f"{prefix}{f.name}")
         else:
             default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-            lines.append(f"  {prefix}{f.name} = {default!r}  # {comments.get(f.name, '')}")
+            allowed = describe_check(f)
+            lines.append(f"  {prefix}{f.name} = {default!r}  # {comments.get(f.name, '')}"
+                         + (f" [{allowed}]" if allowed else ""))
     return lines
 
 

@@ -7,10 +7,53 @@ import re
 
 import lightning as L
 import torch
+from lightning.pytorch.callbacks import Callback
 
 from trainer.benchmarks import TASKS
 from trainer.config import TrainConfig
 from trainer.task import JudgeTask
+
+
+class NonFiniteTrainingError(ValueError):
+    """The training loss or a trainable weight became NaN or infinite: training stops there, so
+    no judge folder is written from weights that can only produce NaN scores."""
+
+
+def nonfinite_parameters(module: torch.nn.Module) -> list[str]:
+    """Names of the trainable parameters of ``module`` holding a NaN or an infinity (one
+    device-to-host copy for all of them)."""
+    named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
+    if not named:
+        return []
+    finite = torch.stack([torch.isfinite(p.detach()).all() for _, p in named]).cpu().tolist()
+    return [n for (n, _), ok in zip(named, finite) if not ok]
+
+
+class FiniteTrainingGuard(Callback):
+    """Stops training with :class:`NonFiniteTrainingError` at the first batch whose loss, or whose
+    optimizer step's resulting trainable weights, are not finite; the message names the step.
+
+    It must come before the checkpoint callback in the Trainer's list (callbacks run in list
+    order), so a step that broke the weights is never saved as ``checkpoints/last.ckpt``. The
+    decision is shared by all processes of a distributed run, so every rank stops together."""
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        loss = getattr(pl_module, "last_loss", None)
+        loss_bad = loss is not None and not bool(torch.isfinite(loss).all())
+        weights_bad = nonfinite_parameters(pl_module)
+        if not trainer.strategy.reduce_boolean_decision(loss_bad or bool(weights_bad), all=False):
+            return
+        if loss_bad:
+            what = f"the training loss is {loss.float().mean().item()}"
+        elif weights_bad:
+            total = sum(1 for p in pl_module.parameters() if p.requires_grad)
+            what = f"{len(weights_bad)} of {total} trainable tensors are non-finite (e.g. {weights_bad[0]})"
+        else:
+            what = "another process saw a non-finite loss or weight"
+        lr = trainer.optimizers[0].param_groups[0]["lr"] if trainer.optimizers else float("nan")
+        raise NonFiniteTrainingError(
+            f"training step {trainer.global_step} (epoch {trainer.current_epoch}, batch {batch_idx}): {what}; "
+            f"stopped before writing a judge (learning rate now {lr:.3g}: lower optim.lr or set optim.grad_clip)")
 
 
 def build_trainable_judge(cfg: TrainConfig):
@@ -36,11 +79,13 @@ class JudgeModule(L.LightningModule):
         self.val_rows = val_rows or []
         self._val_preds: dict[int, object] = {}
         self.last_validation: dict = {}
+        self.last_loss: torch.Tensor | None = None
 
     def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor:
         batch = dict(batch)
         batch.pop("row_index")
         loss = self.task.loss(self.judge, batch, self.cfg)
+        self.last_loss = loss.detach()  # checked by FiniteTrainingGuard after the optimizer step
         self.log("train/loss", loss, prog_bar=True, batch_size=len(batch["input_ids"]))
         return loss
 

@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from evaluators.judges.folder import JUDGE_CONFIG, is_local_path, read_judge_config
+from evaluators.judges.folder import JUDGE_CONFIG, check_finite_weights, is_local_path, read_judge_config
 from trainer.benchmarks import TASKS
 
 #: Judge folders written before ``task`` was recorded: the task that trained each kind then.
@@ -84,6 +84,7 @@ def release(checkpoint: str | Path, out: str | Path, validation: dict | None = N
     if not (src / JUDGE_CONFIG).is_file():
         raise FileNotFoundError(f"{checkpoint}: no {JUDGE_CONFIG} (train a judge first)")
     config = read_judge_config(src)  # refuse a malformed folder before copying anything
+    check_finite_weights(src)  # ... or one whose weights hold NaN or infinity (it could only score NaN)
     if base_model:
         if is_local_path(base_model):
             raise ReleaseError(f"--base-model {base_model!r}: give the hub id of the base model, not a local path")

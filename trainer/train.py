@@ -15,7 +15,7 @@ from lightning.pytorch.loggers import CSVLogger
 from trainer.config import TrainConfig
 from trainer.data import JudgeDataModule, seed_everything
 from trainer.lora import trainable_parameter_count
-from trainer.module import JudgeModule
+from trainer.module import FiniteTrainingGuard, JudgeModule
 from trainer.resume import ResumeCheckpoint, ResumePosition, read_resume_state
 from trainer.benchmarks import TASKS
 from trainer.task import ensure_corpus as ensure_task_corpus
@@ -66,6 +66,8 @@ def train(cfg: TrainConfig, resume: bool = True) -> Path:
     epoch end and every ``optim.checkpoint_every_n_steps``), CSV logs under
     ``out_dir/logs/version_<n>`` (one per run, none deleted) and the trained judge folder
     ``out_dir/final`` (adapter safetensors + judge_config.json [+ base/ for tiny backbones]).
+    A non-finite loss or trainable weight stops training at that step with
+    :class:`trainer.module.NonFiniteTrainingError` (no ``final/`` is written).
     """
     t0 = time.time()
     run_dir = Path(cfg.out_dir)
@@ -93,7 +95,7 @@ def train(cfg: TrainConfig, resume: bool = True) -> Path:
         max_epochs=cfg.optim.max_epochs, accelerator=cfg.hardware.accelerator, devices=cfg.hardware.devices,
         num_nodes=cfg.hardware.num_nodes, strategy=_strategy(cfg), precision=cfg.hardware.precision,
         gradient_clip_val=cfg.optim.grad_clip or None, accumulate_grad_batches=cfg.optim.accumulate_grad_batches,
-        logger=_loggers(cfg, run_dir), callbacks=[ckpt], log_every_n_steps=cfg.logging.log_every_n_steps,
+        logger=_loggers(cfg, run_dir), callbacks=[FiniteTrainingGuard(), ckpt], log_every_n_steps=cfg.logging.log_every_n_steps,
         use_distributed_sampler=False, num_sanity_val_steps=0, enable_progress_bar=False, enable_checkpointing=False,
         enable_model_summary=False, check_val_every_n_epoch=max(cfg.optim.max_epochs, 1),
     )

@@ -191,7 +191,7 @@ class AudioLLM(nn.Module):
             if len(self._prompts) >= _PROMPT_CACHE_SIZE:  # per-item prompts (instructions) would grow it unbounded
                 self._prompts.clear()
             self._prompts[key] = render_prompt(self.tokenizer, self.chat_template, system, text_before_audio,
-                                               text_after_audio, assistant_prefix)
+                                               text_after_audio, assistant_prefix, source=self.template_source)
         return self._prompts[key]
 
     def _ids(self, text: str) -> list[int]:

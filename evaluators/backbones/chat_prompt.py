@@ -19,6 +19,14 @@ from importlib import resources
 from pathlib import Path
 
 AUDIO_TOKEN = "<|AUDIO|>"
+
+
+class ChatTemplateError(ValueError):
+    """A chat template that cannot render the judge's chat: refused by the sandbox (e.g. it reaches
+    for Python internals), broken, or not yielding exactly one audio placeholder. The message
+    names where the template came from (a judge folder's ``chat_template.jinja``, a checkpoint's
+    ``chat_template.json``, the tokenizer, or the packaged template)."""
+
 #: Processor-level template file of a hub checkpoint (what ``processor.apply_chat_template`` uses).
 PROCESSOR_TEMPLATE_FILE = "chat_template.json"
 #: Template file that ``tokenizer.save_pretrained`` writes (transformers 5).
@@ -43,7 +51,14 @@ def find_chat_template(folder: str | Path | None, tokenizer, backbone: str) -> t
     if folder is not None and Path(folder).is_dir():
         path = Path(folder) / PROCESSOR_TEMPLATE_FILE
         if path.is_file():
-            return json.loads(path.read_text(encoding="utf-8"))["chat_template"], str(path)
+            try:
+                template = json.loads(path.read_text(encoding="utf-8"))["chat_template"]
+            except (ValueError, KeyError, TypeError, RecursionError) as e:
+                raise ChatTemplateError(f"{path}: not a processor chat template (a JSON object with a "
+                                        f"\"chat_template\" string): {type(e).__name__}") from None
+            if not isinstance(template, str):
+                raise ChatTemplateError(f"{path}:chat_template: expected a string")
+            return template, str(path)
     if getattr(tokenizer, "chat_template", None):
         return tokenizer.chat_template, "tokenizer"
     return packaged_chat_template(backbone), f"packaged:{backbone}"
@@ -78,20 +93,28 @@ def conversation(system_prompt: str, text_before_audio: str = "", text_after_aud
 
 
 def render_prompt(tokenizer, chat_template: str, system_prompt: str, text_before_audio: str = "",
-                  text_after_audio: str = "", assistant_prefix: str = "") -> PromptText:
+                  text_after_audio: str = "", assistant_prefix: str = "", source: str = "chat template") -> PromptText:
     """Render the judge's chat with ``chat_template`` (generation prompt added), append
     ``assistant_prefix`` (a pre-filled start of the answer) and split it at the one audio
-    placeholder. Raises if the template does not yield exactly one placeholder."""
+    placeholder. Raises :class:`ChatTemplateError` naming ``source`` if the template fails to
+    render (sandbox refusal, error) or does not yield exactly one placeholder."""
+    from jinja2 import TemplateError
+
     for name, text in (("system prompt", system_prompt), ("text before the audio", text_before_audio),
                        ("text after the audio", text_after_audio), ("assistant prefix", assistant_prefix)):
         if AUDIO_TOKEN in text:
             raise ValueError(f"the {name} contains {AUDIO_TOKEN!r}")
-    rendered = tokenizer.apply_chat_template(
-        conversation(system_prompt, text_before_audio, text_after_audio), chat_template=chat_template,
-        tokenize=False, add_generation_prompt=True)
-    if rendered.count(AUDIO_TOKEN) != 1:
-        raise ValueError(f"the chat template rendered {rendered.count(AUDIO_TOKEN)} {AUDIO_TOKEN} placeholders "
-                         "for one audio entry")
+    try:
+        rendered = tokenizer.apply_chat_template(
+            conversation(system_prompt, text_before_audio, text_after_audio), chat_template=chat_template,
+            tokenize=False, add_generation_prompt=True)
+    except TemplateError as e:
+        detail = " ".join(str(e).split())[:200]
+        raise ChatTemplateError(f"{source}: the chat template cannot be rendered ({type(e).__name__}: {detail})") from None
+    if not isinstance(rendered, str) or rendered.count(AUDIO_TOKEN) != 1:
+        count = rendered.count(AUDIO_TOKEN) if isinstance(rendered, str) else 0
+        raise ChatTemplateError(f"{source}: the chat template rendered {count} {AUDIO_TOKEN} placeholders "
+                                "for one audio entry")
     before, after = rendered.split(AUDIO_TOKEN)
     return PromptText(before, after + assistant_prefix)
 

@@ -45,15 +45,17 @@ def read_model_type(name_or_path: str | Path) -> str:
             raise FileNotFoundError(f"{path}: no config.json (not a transformers checkpoint folder)")
         try:
             config = json.loads(config_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{config_path}: not valid JSON ({e})") from None
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+            raise ValueError(f"{config_path}: not valid JSON ({str(e)[:200]})") from None
+        if not isinstance(config, dict):
+            raise ValueError(f"{config_path}: expected a JSON object")
     else:
         from transformers import PretrainedConfig
 
         config, _ = PretrainedConfig.get_config_dict(str(name_or_path))
-    if "model_type" not in config:
+    if not isinstance(config.get("model_type"), str):
         raise ValueError(f"{name_or_path}: config.json has no model_type")
-    return str(config["model_type"])
+    return config["model_type"]
 
 
 def detect_backbone(name_or_path: str | Path, expected: str | None = None) -> str:

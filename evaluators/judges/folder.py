@@ -25,6 +25,9 @@ from pathlib import Path
 import torch
 
 from evaluators.backbones import BACKBONE_FILE, AudioLLM
+from evaluators.backbones.checkpoint import detect_backbone
+from evaluators.config_input import FieldError, short_text
+from evaluators.judges.config_rules import check_judge_config
 
 JUDGE_CONFIG = "judge_config.json"
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
@@ -44,6 +47,12 @@ _LEGACY_KIND = "verbalizer"
 
 class JudgeFolderError(ValueError):
     """A judge folder is missing, malformed, or of another kind than the caller expects."""
+
+
+class JudgeConfigError(ValueError):
+    """A file of a judge folder holds a value it may not: out of range, of the wrong type, an
+    unknown kind, a damaged or non-finite weight file, a chat template the sandbox refuses. The
+    message is one line naming ``file:key`` (or the file)."""
 
 
 def file_sha256(path: str | Path, n_hex: int = 16) -> str:
@@ -77,12 +86,23 @@ def provenance_fields(name: str, checkpoint_hash: str, prompt_version: str, seed
             **(runtime or {})}
 
 
+#: Largest JSON file of a judge folder read, in bytes (64 MiB): judge_config.json is a few KB,
+#: with its training and validation reports well under a megabyte.
+MAX_JSON_BYTES = 64 << 20
+
+
 def read_json_object(path: Path, error: type[ValueError] = JudgeFolderError) -> dict:
-    """A JSON object from ``path``; ``error`` (one line naming the file) when it is not one."""
+    """A JSON object from ``path``; ``error`` (one line naming the file) when it is not one, is
+    over :data:`MAX_JSON_BYTES` or nests too deep to parse."""
+    size = path.stat().st_size
+    if size > MAX_JSON_BYTES:
+        raise error(f"{path}: {size:,} bytes; a judge folder's JSON file may hold at most {MAX_JSON_BYTES:,}")
     try:
         obj = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise error(f"{path}: not valid JSON ({e})") from None
+        raise error(f"{path}: not valid JSON ({short_text(e)})") from None
+    except RecursionError:
+        raise error(f"{path}: nested too deep to read") from None
     if not isinstance(obj, dict):
         raise error(f"{path}: expected a JSON object")
     return obj
@@ -98,13 +118,55 @@ def read_judge_config(folder: str | Path, expected_kind: str | None = None) -> d
         raise JudgeFolderError(f"{folder}: not a judge folder (no {JUDGE_CONFIG})")
     cfg = read_json_object(path)
     cfg.setdefault("kind", _LEGACY_KIND)
-    if expected_kind is not None and cfg["kind"] != expected_kind:
-        raise JudgeFolderError(f"{folder}: a {cfg['kind']!r} judge folder ({JUDGE_CONFIG} kind), expected a "
-                               f"{expected_kind!r} judge; load it with evaluators.judges.load_judge")
     for key in COMMON_KEYS:
         if key not in cfg:
             raise JudgeFolderError(f"{path}: missing key {key!r}")
+    try:
+        check_judge_config(cfg, FORMAT_VERSION)
+    except FieldError as e:
+        raise JudgeConfigError(f"{path}:{e.key}: {e.problem}") from None
+    if expected_kind is not None and cfg["kind"] != expected_kind:
+        raise JudgeFolderError(f"{folder}: a {cfg['kind']!r} judge folder ({JUDGE_CONFIG} kind), expected a "
+                               f"{expected_kind!r} judge; load it with evaluators.judges.load_judge")
     return cfg
+
+
+def check_weight_file(path: str | Path) -> None:
+    """Refuse a damaged safetensors file (truncated, garbage, a header that does not fit the data)
+    with one line naming it, before any loader trips over it."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            f.keys()
+    except (SafetensorError, OSError, RuntimeError, ValueError) as e:
+        raise JudgeConfigError(f"{path}: not a readable safetensors file ({short_text(e)})") from None
+
+
+def check_finite_weights(folder: str | Path) -> None:
+    """Refuse a judge folder whose weight files (adapter, heads; not ``base/``) hold a NaN or
+    infinite tensor: such a judge can only produce NaN scores. (A file that is not readable at all
+    is refused when the judge is loaded, by :func:`check_weight_file`.)"""
+    from safetensors import SafetensorError, safe_open
+
+    for path in sorted(Path(folder).glob("*.safetensors")):
+        try:
+            with safe_open(str(path), framework="pt") as f:
+                bad = [name for name in f.keys() if f.get_tensor(name).is_floating_point()
+                       and not bool(torch.isfinite(f.get_tensor(name)).all())]
+        except (SafetensorError, OSError, RuntimeError, ValueError):
+            continue
+        if bad:
+            raise JudgeConfigError(f"{path}: tensor {bad[0]} holds NaN or infinite values ({len(bad)} such tensors); "
+                                   "this judge's training diverged: retrain it (e.g. with a lower optim.lr)")
+
+
+def check_finite_tensors(tensors: dict, what: str) -> None:
+    """Refuse to write weights (``what`` names the file) of which any tensor holds NaN or infinity."""
+    bad = [k for k, v in tensors.items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
+    if bad:
+        raise JudgeConfigError(f"{what}: {len(bad)} of {len(tensors)} tensors hold NaN or infinite values "
+                               f"(e.g. {bad[0]}); not writing a judge that can only score NaN")
 
 
 def load_backbone(folder: str | Path, cfg: dict, dtype: str | torch.dtype | None = "auto", device: str = "cpu",
@@ -118,6 +180,8 @@ def load_backbone(folder: str | Path, cfg: dict, dtype: str | torch.dtype | None
     from peft import PeftModel
 
     folder = Path(folder)
+    if (folder / ADAPTER_WEIGHTS).is_file():
+        check_weight_file(folder / ADAPTER_WEIGHTS)
     if not (folder / ADAPTER_WEIGHTS).is_file():
         # never score a trained judge with its untuned base: pickled or missing adapter weights stop here
         others = [p.name for p in folder.glob("adapter_model*")]
@@ -126,15 +190,27 @@ def load_backbone(folder: str | Path, cfg: dict, dtype: str | torch.dtype | None
                                    "only safetensors weights are loaded; convert them)" if others else
                                    " although the judge was trained with LoRA"))
     base = base_override or resolve_recorded_base(folder, cfg["base_model"])
-    # from_pretrained refuses a base of another backbone before loading any weight
+    found = detect_backbone(base)  # config.json alone: a base of another backbone is refused before any weight loads
+    if found != cfg["backbone"]:
+        given = "the --base given" if base_override else f"its base_model {cfg['base_model']!r}"
+        raise JudgeConfigError(f"{folder / JUDGE_CONFIG}:backbone: {cfg['backbone']!r} does not match {given} "
+                               f"({base}), a {found!r} checkpoint")
     backbone = AudioLLM.from_pretrained(base, backbone=cfg["backbone"], dtype=dtype, device=device,
                                         attn_implementation=attn_implementation)
     if (folder / CHAT_TEMPLATE).is_file():
         backbone.chat_template = (folder / CHAT_TEMPLATE).read_text(encoding="utf-8")
         backbone.template_source = str(folder / CHAT_TEMPLATE)
+        backbone.prompt("")  # a template the sandbox refuses (or that breaks) stops here, naming the file
     if not (folder / ADAPTER_WEIGHTS).is_file():
         return backbone, "base-only"
-    backbone.model = PeftModel.from_pretrained(backbone.model, str(folder), is_trainable=False).eval()
+    try:
+        backbone.model = PeftModel.from_pretrained(backbone.model, str(folder), is_trainable=False).eval()
+    except RuntimeError as e:  # tensor names or shapes that do not fit the base
+        raise JudgeConfigError(f"{folder / ADAPTER_WEIGHTS}: does not fit the base model {base} "
+                               f"({short_text(e)})") from None
+    except (KeyError, TypeError, ValueError) as e:  # a damaged adapter_config.json
+        raise JudgeConfigError(f"{folder / 'adapter_config.json'}: not a usable peft adapter config "
+                               f"({type(e).__name__}: {short_text(e)})") from None
     return backbone, file_sha256(folder / ADAPTER_WEIGHTS)
 
 
@@ -188,6 +264,10 @@ def write_judge_folder(backbone: AudioLLM, out: str | Path, kind: str, name: str
     """Adapter safetensors (+ tiny ``base/``) + ``judge_config.json`` with the common keys, the
     kind's own ``fields`` and ``extra`` (training-side facts: ``task``, ``lora``, ``training``)."""
     out = Path(out)
+    if hasattr(backbone.model, "peft_config"):
+        from peft import get_peft_model_state_dict
+
+        check_finite_tensors(get_peft_model_state_dict(backbone.model), f"{out / ADAPTER_WEIGHTS}")
     out.mkdir(parents=True, exist_ok=True)
     if hasattr(backbone.model, "peft_config"):
         backbone.model.save_pretrained(str(out), safe_serialization=True)
@@ -206,8 +286,9 @@ def save_head_weights(head: torch.nn.Module, folder: str | Path, filename: str =
     """Write a head's weights to ``folder/filename`` (default ``word_head.safetensors``)."""
     from safetensors.torch import save_file
 
-    save_file({k: v.detach().cpu().contiguous() for k, v in head.state_dict().items()},
-              str(Path(folder) / filename))
+    tensors = {k: v.detach().cpu().contiguous() for k, v in head.state_dict().items()}
+    check_finite_tensors(tensors, str(Path(folder) / filename))
+    save_file(tensors, str(Path(folder) / filename))
 
 
 def load_head_weights(head: torch.nn.Module, folder: str | Path, filename: str = HEAD_WEIGHTS) -> torch.nn.Module:
@@ -217,5 +298,9 @@ def load_head_weights(head: torch.nn.Module, folder: str | Path, filename: str =
     path = Path(folder) / filename
     if not path.is_file():
         raise JudgeFolderError(f"{folder}: no {filename} (this judge kind needs its head weights)")
-    head.load_state_dict(load_file(str(path)))
+    check_weight_file(path)
+    try:
+        head.load_state_dict(load_file(str(path)))
+    except RuntimeError as e:  # names or shapes that do not fit the head judge_config.json describes
+        raise JudgeConfigError(f"{path}: does not fit the head of {JUDGE_CONFIG} ({short_text(e)})") from None
     return head.eval()

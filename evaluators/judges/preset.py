@@ -9,7 +9,7 @@ first generated position" of the released Auto-ATT (what ``generate`` samples it
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,20 @@ class JudgePreset:
     label_prefix: str = ""
 
     def __post_init__(self):
+        from evaluators.config_input import MAX_PROMPT_CHARS, FieldError, check_number, check_text
+
+        try:
+            for name in ("prompt", "prompt_before_audio", "assistant_prefix", "label_prefix", "system_prompt"):
+                if getattr(self, name) is not None:
+                    check_text(getattr(self, name), MAX_PROMPT_CHARS, name)
+            for i, value in enumerate(self.values):
+                check_number(value, "[-1e9, 1e9]", f"values[{i}]")
+            if self.positive_threshold is not None:
+                check_number(self.positive_threshold, "[-1e9, 1e9]", "positive_threshold")
+        except FieldError as e:
+            raise ValueError(f"preset {self.name!r}: {e}") from None
+        if not all(isinstance(label, str) and label for label in self.labels):
+            raise ValueError(f"preset {self.name!r}: label words must be non-empty strings, got {self.labels}")
         if len(self.labels) < 2:
             raise ValueError(f"preset {self.name!r}: needs at least 2 labels")
         if len(self.labels) != len(self.values):
@@ -81,6 +95,15 @@ class JudgePreset:
 
     @classmethod
     def from_dict(cls, d: dict) -> "JudgePreset":
+        """A preset from its saved form; a missing, unknown or malformed key raises ``ValueError``."""
+        known = {f.name for f in fields(cls)}
+        missing = [k for k in ("name", "labels", "values", "prompt") if k not in d]
+        if missing or set(d) - known:
+            raise ValueError(f"preset: missing key(s) {missing}" if missing else
+                             f"preset: unknown key(s) {sorted(map(str, set(d) - known))}")
         d = dict(d)
-        d["labels"], d["values"] = tuple(d["labels"]), tuple(float(v) for v in d["values"])
+        try:
+            d["labels"], d["values"] = tuple(d["labels"]), tuple(float(v) for v in d["values"])
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"preset {d['name']!r}: labels and values must be lists (words, numbers): {e}") from None
         return cls(**d)

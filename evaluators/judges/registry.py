@@ -1,7 +1,7 @@
 """Judge kinds by the ``kind`` of their folder's ``judge_config.json``, and ``load_judge``.
 
-One line per kind; a benchmark whose judge is specific to it (the NVV verifier) keeps the class in
-its own folder and adds its line here.
+The kinds themselves, one line each, are :data:`evaluators.judges.kinds.JUDGE_KINDS` (re-exported
+here), so that reading a judge folder can check its ``kind`` without importing this module.
 """
 
 from __future__ import annotations
@@ -11,18 +11,9 @@ from pathlib import Path
 import torch
 
 from evaluators.judges.folder import JudgeFolderError, read_judge_config
+from evaluators.judges.kinds import JUDGE_KINDS
 from evaluators.judges.protocol import Judge
 from evaluators.registry_entry import load_entry
-
-JUDGE_KINDS: dict[str, str] = {
-    "verbalizer": "evaluators.judges.verbalizer:VerbalizerJudge",
-    "word_tagger": "evaluators.judges.word_tagger:WordTaggerJudge",
-    "nvv_verifier": "evaluators.benchmarks.nvv.verifier:NvvVerifierJudge",
-    "nvv_likert_aligned": "evaluators.benchmarks.nvv.aligned_rater:AlignedLikertRater",
-    "scalar_reward": "evaluators.judges.scalar_reward:ScalarRewardJudge",
-    "instruction_follow": "evaluators.benchmarks.instructttseval.judge:InstructionJudge",
-    "speech_edit_attribute": "evaluators.benchmarks.speecheditbench.edit_judge:SpeechEditJudge",
-}
 
 
 def judge_class(kind: str) -> type:

@@ -26,6 +26,8 @@ from evaluators.backbones import AudioLLM
 from evaluators.judges.folder import (
     ADAPTER_WEIGHTS,
     JudgeFolderError,
+    check_finite_tensors,
+    check_weight_file,
     load_backbone,
     provenance_fields,
     read_judge_config,
@@ -224,6 +226,7 @@ class ScalarRewardJudge:
         path = folder / REWARD_HEAD
         if not path.is_file():
             raise JudgeFolderError(f"{folder}: no {REWARD_HEAD} (a scalar_reward judge needs its head weights)")
+        check_weight_file(path)
         state = load_file(str(path))
         if set(state) != {"weight", "bias"}:
             raise JudgeFolderError(f"{path}: keys {sorted(state)}, expected ['bias', 'weight']")
@@ -266,6 +269,7 @@ def save_reward_head(weight: torch.Tensor, bias: torch.Tensor, folder: str | Pat
     from safetensors.torch import save_file
 
     path = Path(folder) / REWARD_HEAD
-    save_file({"weight": weight.detach().float().cpu().contiguous(),
-               "bias": bias.detach().float().cpu().contiguous()}, str(path))
+    tensors = {"weight": weight.detach().float().cpu().contiguous(), "bias": bias.detach().float().cpu().contiguous()}
+    check_finite_tensors(tensors, str(path))
+    save_file(tensors, str(path))
     return path

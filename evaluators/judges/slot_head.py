@@ -22,13 +22,20 @@ problem that is alignment, not judgement.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
 from evaluators.backbones import audio_token_count
+from evaluators.config_input import FieldError, check_fields, checked, short_text
+from evaluators.judges.config_rules import HEAD_MODES
 from evaluators.judges.folder import (
+    HEAD_WEIGHTS,
+    JUDGE_CONFIG,
+    JudgeConfigError,
+    check_finite_tensors,
     load_backbone,
     load_head_weights,
     read_judge_config,
@@ -36,7 +43,6 @@ from evaluators.judges.folder import (
     write_judge_folder,
 )
 
-HEAD_MODES = ("last_token", "aligned")
 #: Audio-LLM audio tokens per second (the Qwen audio encoders: conv stride 2 + pool 2 over 10 ms mels).
 AUDIO_TOKENS_PER_SECOND = 25.0
 #: Per-slot scalar features of the aligned head: log duration (s) and duration / clip mean.
@@ -59,24 +65,17 @@ class WordHeadConfig:
             the span features. 0 = none.
     """
 
-    n_outputs: int = 1  # logits per slot (fixed by the judge kind)
-    mode: str = "last_token"  # last_token (linear on the slot's text token) | aligned (+ audio states in its time span)
-    width: int = 128  # aligned head: width of the bidirectional slot mixer (>= 8, multiple of 4)
-    mixer_layers: int = 1  # aligned head: transformer layers mixing the slots of one clip
-    n_conditions: int = 0  # size of a per-clip condition vocabulary (fixed by the judge kind; 0 = none)
-    n_slot_features: int = 0  # per-slot scalar features the judge supplies (fixed by the judge kind; aligned mode only)
+    n_outputs: int = checked(1, "[1, 65536]")  # logits per slot (fixed by the judge kind)
+    mode: str = checked("last_token", choices=HEAD_MODES)  # last_token (linear on the slot's text token) | aligned (+ audio states in its time span)
+    width: int = checked(128, "[8, 65536]", multiple_of=4)  # aligned head: width of the bidirectional slot mixer (>= 8, multiple of 4)
+    mixer_layers: int = checked(1, "[0, 64]")  # aligned head: transformer layers mixing the slots of one clip
+    n_conditions: int = checked(0, "[0, 65536]")  # size of a per-clip condition vocabulary (fixed by the judge kind; 0 = none)
+    n_slot_features: int = checked(0, "[0, 4096]")  # per-slot scalar features the judge supplies (fixed by the judge kind; aligned mode only)
 
     def __post_init__(self):
-        if self.mode not in HEAD_MODES:
-            raise ValueError(f"head mode {self.mode!r} is not one of {HEAD_MODES}")
-        if self.width < 8 or self.width % 4:
-            raise ValueError(f"head width {self.width} must be >= 8 and a multiple of 4")
-        if self.n_outputs < 1 or self.mixer_layers < 0 or self.n_conditions < 0 or self.n_slot_features < 0:
-            raise ValueError(f"bad head shape: n_outputs={self.n_outputs} (>= 1) mixer_layers={self.mixer_layers} "
-                             f"(>= 0) n_conditions={self.n_conditions} (>= 0) "
-                             f"n_slot_features={self.n_slot_features} (>= 0)")
+        check_fields(self)  # whole numbers in range (a float width or a NaN is refused), the mode's value set
         if (self.n_conditions or self.n_slot_features) and self.mode != "aligned":
-            raise ValueError("a conditioned head (n_conditions or n_slot_features > 0) needs mode 'aligned'")
+            raise FieldError("mode", "a conditioned head (n_conditions or n_slot_features > 0) needs mode 'aligned'")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -253,8 +252,13 @@ def load_slot_head(folder, cfg: dict, backbone) -> "WordHead":
     """The slot head a judge folder describes (``cfg["head"]``) with its saved weights, on the
     backbone's device, in eval mode."""
     shape = cfg.get("head") or {"n_outputs": len(cfg.get("output_names", [0]))}  # folders before "head" was written
-    head = new_slot_head(backbone, WordHeadConfig(**shape))
-    return load_head_weights(head, folder)
+    try:
+        config = WordHeadConfig(**shape)
+    except FieldError as e:
+        raise JudgeConfigError(f"{Path(folder) / JUDGE_CONFIG}:head.{e.key}: {e.problem}") from None
+    except (TypeError, ValueError) as e:  # an unknown key
+        raise JudgeConfigError(f"{Path(folder) / JUDGE_CONFIG}:head: {short_text(e)}") from None
+    return load_head_weights(new_slot_head(backbone, config), folder)
 
 
 def new_slot_head(backbone, config: WordHeadConfig, seed: int = 0) -> "WordHead":
@@ -265,6 +269,7 @@ def new_slot_head(backbone, config: WordHeadConfig, seed: int = 0) -> "WordHead"
 def save_slot_judge(judge, folder, fields: dict, extra: dict | None = None):
     """A slot judge's folder: adapter + ``judge_config.json`` (common keys, the head's shape, the
     kind's ``fields``, ``extra``) + the head weights. Returns the folder."""
+    check_finite_tensors(judge.head.state_dict(), str(Path(folder) / HEAD_WEIGHTS))  # before anything is written
     out = write_judge_folder(judge.backbone, folder, judge.kind, judge.name,
                              {**fields, "head": judge.head.config.to_dict()}, judge.max_seconds, judge.seed, extra)
     save_head_weights(judge.head, out)

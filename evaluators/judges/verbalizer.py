@@ -19,7 +19,14 @@ import torch
 from evaluators.audio_io import SAMPLE_RATE, prepare_segments
 from evaluators.backbones.audio_features import audio_token_count, valid_frame_count
 from evaluators.backbones import AudioLLM, get_backbone_spec
-from evaluators.judges.folder import load_backbone, provenance_fields, read_judge_config, write_judge_folder
+from evaluators.judges.folder import (
+    JUDGE_CONFIG,
+    JudgeConfigError,
+    load_backbone,
+    provenance_fields,
+    read_judge_config,
+    write_judge_folder,
+)
 from evaluators.judges.label_words import check_recorded_ids, first_token_ids, label_token_pieces
 from evaluators.judges.presets import JudgePreset, get_preset
 
@@ -234,12 +241,16 @@ class VerbalizerJudge:
         (unmerged, so scores match the training-time model exactly) + the preset it was trained with."""
         cfg = read_judge_config(folder, expected_kind=cls.kind)
         if "preset" not in cfg:
-            raise ValueError(f"{Path(folder)}: judge_config.json has no 'preset'")
+            raise JudgeConfigError(f"{Path(folder) / JUDGE_CONFIG}:preset: missing")
         audio_llm, checkpoint_hash = load_backbone(folder, cfg, dtype=dtype, device=device,
                                                    attn_implementation=attn_implementation)
         if cfg.get("label_token_ids"):
             check_recorded_ids(audio_llm.tokenizer, cfg["label_token_ids"], str(folder))
-        judge = cls(audio_llm, JudgePreset.from_dict(cfg["preset"]),
+        try:
+            preset = JudgePreset.from_dict(cfg["preset"])
+        except ValueError as e:
+            raise JudgeConfigError(f"{Path(folder) / JUDGE_CONFIG}:{e}") from None
+        judge = cls(audio_llm, preset,
                     long_clip_policy=cfg.get("long_clip_policy", "truncate"),
                     max_seconds=cfg.get("max_seconds"), name=cfg.get("judge_name", Path(folder).name),
                     checkpoint_hash=checkpoint_hash, seed=int(cfg.get("seed", 0)), **kwargs)

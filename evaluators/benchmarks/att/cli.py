@@ -41,6 +41,6 @@ def add_score_parser(ssub):
 
     s = ssub.add_parser("att", help="Audio Turing Test: an Auto-ATT judge over system outputs -> HLS rows + "
                                     "per-system HLS table with 95%% bootstrap CIs")
-    add_audio_score_arguments(s, required=True)
+    add_audio_score_arguments(s)
     s.set_defaults(func=lambda args: run_audio_scoring(args, score_name="HLS"))
     return s

@@ -10,7 +10,7 @@ def card_sections(config: dict, validation: dict | None) -> list[str]:
              "", "| label | value |", "|---|---|"]
     lines += [f"| {w} | {v:g} |" for w, v in zip(config["label_words"], config["label_values"])]
     lines += ["", f"Prompt (version {config['prompt_version']}):", "", f"> {config['prompt']}", "",
-              "```bash", "omnijudge score --judge <this folder> --audio <folder or manifest.jsonl> --out scores.jsonl",
+              "```bash", "omnijudge score att --judge <this folder> --audio <folder or manifest.jsonl> --out scores.jsonl",
               "```", ""]
     if not validation or "dimensions" not in validation:
         return lines

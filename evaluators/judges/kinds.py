@@ -1,0 +1,19 @@
+"""Judge kinds: the value set of ``judge_config.json``'s ``kind``, each mapped to its class.
+
+One line per kind; a benchmark whose judge is specific to it (the NVV verifier) keeps the class in
+its own folder and adds its line here. Values are import paths (nothing is imported until a kind
+is loaded, see :mod:`evaluators.judges.registry`), so reading a judge folder can check its kind
+without importing any judge class.
+"""
+
+from __future__ import annotations
+
+JUDGE_KINDS: dict[str, str] = {
+    "verbalizer": "evaluators.judges.verbalizer:VerbalizerJudge",
+    "word_tagger": "evaluators.judges.word_tagger:WordTaggerJudge",
+    "nvv_verifier": "evaluators.benchmarks.nvv.verifier:NvvVerifierJudge",
+    "nvv_likert_aligned": "evaluators.benchmarks.nvv.aligned_rater:AlignedLikertRater",
+    "scalar_reward": "evaluators.judges.scalar_reward:ScalarRewardJudge",
+    "instruction_follow": "evaluators.benchmarks.instructttseval.judge:InstructionJudge",
+    "speech_edit_attribute": "evaluators.benchmarks.speecheditbench.edit_judge:SpeechEditJudge",
+}
