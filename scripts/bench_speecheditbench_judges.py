@@ -24,7 +24,7 @@ CRITERIA = ("emotion", "style", "paralinguistic")
 
 
 def clips(n: int, seed: int = 0) -> list[np.ndarray]:
-    from trainer.benchmarks.cast.speech import StressSpeaker, render_stressed
+    from trainer.synth.stressed_speech import StressSpeaker, render_stressed
 
     rng = np.random.default_rng(seed)
     words = "the quiet river ran past the old mill before the storm arrived tonight".split()

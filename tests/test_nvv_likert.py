@@ -11,7 +11,6 @@ from conftest import speechlike
 from evaluators.benchmarks.nvv.likert import likert_table, rate_outputs, read_ratings
 from evaluators.benchmarks.nvv.presets import PRESETS, RUBRICS
 from evaluators.cli import main
-from trainer.benchmarks.nvv.dsp import active_rms
 from trainer.benchmarks.nvv.likert_corpus import (
     ACCURACY,
     INTEGRATION,
@@ -21,6 +20,7 @@ from trainer.benchmarks.nvv.likert_corpus import (
     degrade,
     ratings_of,
 )
+from trainer.synth.dsp import active_rms
 
 SR = 16000
 

@@ -14,7 +14,8 @@ from evaluators.speech_activity import SR, speech_seconds, speech_segments, wind
 
 
 def _utterance(seed: int, lead_s: float = 1.0, tail: int = 16384) -> np.ndarray:
-    from trainer.synth.speech import CueLevels, VoiceTimbre, render_utterance
+    from trainer.synth.speech import CueLevels, render_utterance
+    from trainer.synth.timbre import VoiceTimbre
 
     u = render_utterance("The quick brown fox jumps over the lazy dog today.", "en",
                          VoiceTimbre(f0_hz=110 + 40 * seed), CueLevels(), np.random.default_rng(seed))

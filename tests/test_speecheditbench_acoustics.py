@@ -26,7 +26,8 @@ from evaluators.benchmarks.speecheditbench.acoustics import (
     rt60_from_deconvolution,
     rt60_from_impulse_response,
 )
-from trainer.synth.speech import CueLevels, VoiceTimbre, render_utterance
+from trainer.synth.speech import CueLevels, render_utterance
+from trainer.synth.timbre import VoiceTimbre
 
 SR = 16_000
 TRUE_RT60 = (0.3, 0.6, 1.0)

@@ -11,7 +11,6 @@ import pytest
 import soundfile as sf
 
 from evaluators.benchmarks.speecheditbench.criteria import EVENTS, STYLES, TAXONOMIES
-from trainer.benchmarks.nvv.dsp import active_rms
 from trainer.benchmarks.speecheditbench.delivery import render_delivery
 from trainer.benchmarks.speecheditbench.delivery_measures import measure_delivery
 from trainer.benchmarks.speecheditbench.delivery_profiles import (
@@ -29,9 +28,10 @@ from trainer.benchmarks.speecheditbench.judge_corpus import (
     _speaker,
     build_judge_corpus,
     load_judge_rows,
-    sentence_bank,
 )
 from trainer.benchmarks.speecheditbench.event_placement import Event, event_audio, insert_events
+from trainer.benchmarks.speecheditbench.sentences import sentence_bank
+from trainer.synth.dsp import active_rms
 
 TINY = dict(seed=3, speakers=(2, 1, 1), clips_per_speaker=4)
 

@@ -25,7 +25,7 @@ from evaluators.benchmarks.speecheditbench.prosody import (
     word_prominence,
 )
 from evaluators.speech_activity import VadUnavailableError
-from trainer.benchmarks.cast.speech import StressSpeaker, render_stressed
+from trainer.synth.stressed_speech import StressSpeaker, render_stressed
 
 SR = 16_000
 NAMES = ["we", "walked", "along", "the", "river"]

@@ -27,12 +27,9 @@ from trainer.benchmarks.att.listeners import (
     SimClip,
     simulate_listeners,
 )
-from trainer.synth.speech import (
-    CueLevels,
-    VoiceTimbre,
-    render_utterance,
-    text_to_syllables,
-)
+from trainer.synth.speech import CueLevels, render_utterance
+from trainer.synth.syllables import text_to_syllables
+from trainer.synth.timbre import VoiceTimbre
 
 SMALL = dict(clips_per_voice_dimension=1, n_human_traps=8, n_flawed_traps=4)
 

@@ -25,16 +25,11 @@ from trainer.benchmarks.nvv.corpus import (
     read_items,
     sentence_bank,
 )
-from trainer.benchmarks.nvv.dsp import active_rms
-from trainer.benchmarks.nvv.sounds import (
-    EVENT_RENDERERS,
-    LOW_SNR_TYPES,
-    NOMINAL_DB,
-    SPEECH_RMS,
-    render_event,
-)
+from trainer.benchmarks.nvv.sounds import LOW_SNR_TYPES, render_event
 from trainer.benchmarks.nvv.texts import EN_SENTENCES, ZH_SENTENCES
-from trainer.synth.speech import VoiceTimbre
+from trainer.synth.dsp import active_rms
+from trainer.synth.nonverbal import EVENT_RENDERERS, NOMINAL_DB, SPEECH_RMS
+from trainer.synth.timbre import VoiceTimbre
 
 SR = 16000
 TYPES = [t.id for t in load_taxonomy().types]

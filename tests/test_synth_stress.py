@@ -14,9 +14,9 @@ import pytest
 import soundfile as sf
 from scipy import signal
 
-from trainer.synth.speech import text_to_syllables
 from trainer.benchmarks.cast.corpus import SPLITS, StressCorpusConfig, build_stress_corpus, split_sizes
-from trainer.benchmarks.cast.texts import SENTENCES, parse_sentence
+from trainer.synth.stress_sentences import SENTENCES, parse_sentence
+from trainer.synth.syllables import text_to_syllables
 
 # small but complete: every bank sentence, 3 pairs + 1 double + 1 control each (~670 items, ~8 s)
 MAIN = dict(seed=0, pairs_per_sentence=3)

@@ -31,7 +31,8 @@ from evaluators.progress import progress_iter
 from trainer.synth.corpus_io import write_jsonl, write_wav
 
 from trainer.benchmarks.att.listeners import ListenerParams, SimClip, simulate_listeners
-from trainer.synth.speech import CueLevels, VoiceTimbre, render_utterance
+from trainer.synth.speech import CueLevels, render_utterance
+from trainer.synth.timbre import VoiceTimbre
 
 __all__ = ["DIMENSIONS", "TEXTS", "FAMILIES", "FAMILY_LEVELS", "VOICES_PER_FAMILY", "AttCorpusConfig",
            "AttCorpus", "cues_for_latent", "build_att_corpus", "render_system_outputs", "voice_names"]

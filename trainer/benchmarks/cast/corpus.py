@@ -1,15 +1,16 @@
 """Synthetic word-stress corpus (CAST style) with simulated listeners; deterministic by seed.
 
-Each bank sentence (`stress_texts.SENTENCES`, EN and ZH) has two stress candidates A and B, each with
-a context that motivates it ("Did Mary buy the red car?" -> "JOHN bought the red car."). Items:
+Each bank sentence (`trainer.synth.stress_sentences.SENTENCES`, EN and ZH) has two stress
+candidates A and B, each with a context that motivates it ("Did Mary buy the red car?" -> "JOHN
+bought the red car."). Items:
 
 * contrastive pairs: the same speaker reads the sentence twice, side "A" stressing candidate A and
   side "B" stressing candidate B (`pair_id` shared, `context` = that side's context);
 * double-stress items: both candidates stressed (context echoes both wrong alternatives);
 * unstressed controls: no stressed word (broad-focus context such as "What happened?").
 
-Stress is rendered by `stress_speech.render_stressed` (pitch accent, energy, lengthening, weighted
-per speaker). Item `strength` s: subtle U(strength_min, 0.5) with probability `subtle_fraction`,
+Stress is rendered by `trainer.synth.stressed_speech.render_stressed` (pitch accent, energy,
+lengthening, weighted per speaker). Item `strength` s: subtle U(strength_min, 0.5) with probability `subtle_fraction`,
 else U(0.5, 1.0); a second focus gets 75-100% of it. Unstressed words get small random "natural
 accents" (probability 0.2, prominence U(0.05, 0.2)), so subtle stress competes with ordinary
 prosodic variation. The per-word latent
@@ -48,17 +49,16 @@ from pathlib import Path
 
 import numpy as np
 
-from trainer.synth.corpus_config import StrictFromDict
 from evaluators.progress import progress_iter
+from trainer.synth.corpus_config import StrictFromDict
 from trainer.synth.corpus_io import write_jsonl, write_wav
-
-from trainer.benchmarks.cast.speech import StressSpeaker, render_stressed
-from trainer.benchmarks.cast.texts import (
+from trainer.synth.stress_sentences import (
     BROAD_CONTEXTS,
     SENTENCES,
     double_focus_context,
     parse_sentence,
 )
+from trainer.synth.stressed_speech import StressSpeaker, render_stressed
 
 __all__ = ["SPLITS", "StressCorpusConfig", "StressCorpus", "build_stress_corpus", "split_sizes"]
 

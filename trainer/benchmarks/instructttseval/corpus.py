@@ -40,11 +40,11 @@ import numpy as np
 from evaluators.benchmarks.instructttseval.items import TASKS
 from trainer.benchmarks.instructttseval.attributes import VoiceAttributes, dimension_outcomes, follows
 from trainer.benchmarks.instructttseval.instructions import near_miss, write_instruction
-from trainer.benchmarks.instructttseval.texts import SENTENCES
 from trainer.benchmarks.instructttseval.voice import Speaker, render_instructed
 from trainer.synth.corpus_config import StrictFromDict
 from evaluators.progress import progress_bar
 from trainer.synth.corpus_io import write_jsonl, write_wav
+from trainer.synth.everyday_sentences import SENTENCES
 
 SAMPLE_RATE = 16000
 SPLITS = ("train", "val", "test")

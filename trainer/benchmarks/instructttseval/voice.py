@@ -7,7 +7,8 @@ gender, pitch, speed, volume, age, clarity, fluency, texture, emotion, tone and 
 identity into a float32 mono waveform whose every attribute value is far from the dimension's
 other values (pitch x0.72 / x1.0 / x1.4, volume -32 / -20 / -9 dBFS, 2.8 / 4.3 / 6.3 syllables/s,
 ...), so a one-value change in an instruction is a clear conflict. It reuses the source-filter
-syllable machinery of ``trainer.synth.speech`` (syllabification, vowel formants, consonant noise).
+syllable machinery of ``trainer.synth.syllables`` and ``trainer.synth.source_filter``
+(syllabification, vowel formants, consonant noise).
 
 `measure` re-estimates the realised attributes from the audio alone (librosa pYIN F0, frame RMS,
 onset rate); tests and the corpus report use it to check that the rendering carries the labels.
@@ -21,7 +22,8 @@ import numpy as np
 from scipy import signal
 
 from trainer.benchmarks.instructttseval.attributes import VoiceAttributes
-from trainer.synth.speech import _CONS, _TONES, _VOWELS, _band_noise, _butter, _raised, text_to_syllables
+from trainer.synth.source_filter import band_noise, butter_sos, raised_ramp
+from trainer.synth.syllables import CONSONANT_BURSTS, TONE_CONTOURS, VOWEL_FORMANTS, text_to_syllables
 
 __all__ = ["Speaker", "render_instructed", "measure"]
 
@@ -40,8 +42,8 @@ _VOL_CHANGE_DB = {"steady": 0.0, "rising": 10.0, "falling": -10.0}  # start -> e
 # would make the voice read as an octave lower, intermittent roughness is what hoarse voices do
 _TEXTURE = {"smooth": (0.0, 0.93, 0.002, 0.0), "breathy": (1.1, 0.965, 0.004, 0.0),
             "hoarse": (0.55, 0.9, 0.008, 0.0), "bright": (0.0, 0.7, 0.002, 0.2)}
-# vowel table: speech.py's a e i o u schwa, plus a nasal murmur for the "um" filler
-_V = np.vstack([_VOWELS, [[280.0, 1000.0, 2200.0]]])
+# vowel table: VOWEL_FORMANTS' a e i o u schwa, plus a nasal murmur for the "um" filler
+_V = np.vstack([VOWEL_FORMANTS, [[280.0, 1000.0, 2200.0]]])
 _SCHWA, _NASAL = 5, 6
 
 
@@ -70,7 +72,7 @@ def _lowpass(fc: float, sr: int) -> np.ndarray:
 
 @lru_cache(maxsize=64)
 def _formants(v: int, scale: float, bw_mult: float, centralise: float, sr: int) -> np.ndarray:
-    """Cascade of 4 unit-DC-gain resonators (as speech._formant_sos) with scalable bandwidths and
+    """Cascade of 4 unit-DC-gain resonators (as source_filter.formant_sos) with scalable bandwidths and
     vowel centralisation toward schwa (mumbling)."""
     f = ((1.0 - centralise) * _V[v] + centralise * _V[_SCHWA]) * scale
     sos = []
@@ -191,7 +193,7 @@ def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Spe
         rough = np.repeat(rng.random(total // int(0.12 * sr) + 1) < 0.3, int(0.12 * sr))[:total].astype(float)
     cons, syl = [], np.zeros(total, bool)  # syl: voiced time of real syllables (not fillers)
     for v, c, tone, st, d, role, i in segs:
-        cdur = _CONS[c][1] * (1.3 if mumbled else 1.0) if c else 0.0
+        cdur = CONSONANT_BURSTS[c][1] * (1.3 if mumbled else 1.0) if c else 0.0
         s0, s1 = int((st + 0.7 * cdur) * sr), min(int((st + d) * sr), total)
         if s1 - s0 < 8:
             continue
@@ -199,8 +201,8 @@ def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Spe
         att = int(sr * (0.003 if emo == "angry" else 0.02))
         rel = int(sr * (0.005 if emo == "angry" and role == "final" else 0.03))
         m1, m2 = min(att, seg.size // 2), min(rel, seg.size // 2)
-        seg[:m1] *= _raised(m1)
-        seg[seg.size - m2:] *= _raised(m2)[::-1]
+        seg[:m1] *= raised_ramp(m1)
+        seg[seg.size - m2:] *= raised_ramp(m2)[::-1]
         if emo == "happy" and role != "filler":
             seg *= 1.15 if i % 2 == 0 else 0.87
         if emo == "sad" and role == "final":  # energy sinks at phrase ends
@@ -239,7 +241,7 @@ def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Spe
                 off, move = 0.0, accent[j] * np.array(hat)  # happy: peaks rise through the syllable
             else:  # monotone; happy keeps a small rise on alternate syllables
                 off, move = mono[i], np.linspace(-0.5, 0.5, 5) * (emo == "happy" and i % 2 == 0)
-            shape = off + move + np.array(_TONES[tone]) * (1.0 if expressive else 0.25)
+            shape = off + move + np.array(TONE_CONTOURS[tone]) * (1.0 if expressive else 0.25)
             if role == "final" and emo in ("sad", "angry"):
                 shape = shape + np.linspace(0.0, -4.0 if emo == "sad" else -5.0, 5)  # falling ends
         loc.append(shape)
@@ -285,7 +287,7 @@ def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Spe
     src_rms = float(np.std(src)) or 1.0
     if breath > 0.0:  # aspiration noise, pulsed with the glottal cycle
         gate = 0.6 + 0.4 * np.cos(2 * np.pi * phase)
-        src = src + _band_noise(rng, total, 400.0, 6500.0, sr) * gate * breath * src_rms
+        src = src + band_noise(rng, total, 400.0, 6500.0, sr) * gate * breath * src_rms
 
     voiced = np.zeros(total)
     for v, env in envs.items():  # vowels equalised: level must carry volume, not vowel identity
@@ -296,20 +298,20 @@ def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Spe
     # roll them off): buzzy-bright texture, shouting's flatter tilt, angry's tense source
     hf_gain = buzz + 0.1 * (a.volume == "loud") + 0.08 * (emo == "angry")
     if hf_gain > 0.0:
-        hf = signal.sosfilt(_disperse(), signal.sosfilt(_butter(2500.0, None, sr), pulses))
+        hf = signal.sosfilt(_disperse(), signal.sosfilt(butter_sos(2500.0, None, sr), pulses))
         hf *= np.minimum(np.sum(list(envs.values()), axis=0), 1.0)
         voiced += hf * hf_gain / max(float(np.std(hf[hf != 0])), 1e-9)
     active = np.sum(list(envs.values()), axis=0) > 0.5
     rms = float(np.sqrt(np.mean(voiced[active] ** 2))) if active.any() else 1e-3
     out = voiced
     for c, s0, m in cons:  # consonant noise at syllable onsets: crisp bursts vs weak blurred ones
-        (lo, hi), _, gain = _CONS[c]
+        (lo, hi), _, gain = CONSONANT_BURSTS[c]
         m = min(m, total - s0)
         if m < 8:
             continue
         lo, hi = (min(lo, 1200.0), min(hi, 3000.0)) if mumbled else (lo, hi)
         win = np.hanning(m) if mumbled or c != 3 else np.exp(-np.arange(m) / (0.3 * m))  # sharp stop burst
-        out[s0:s0 + m] += _band_noise(rng, m, lo, hi, sr) * win * gain * cons_gain * rms * 3.0
+        out[s0:s0 + m] += band_noise(rng, m, lo, hi, sr) * win * gain * cons_gain * rms * 3.0
     if mumbled:
         out = signal.sosfilt(_lowpass(2500.0, sr), out)
 

@@ -1,7 +1,7 @@
 """Synthetic NVV-SuperBench-style corpus: procedural speech with NVV events at known boundaries.
 
 For every language and every one of the 45 taxonomy types, ``items_per_type`` items are made from a
-sentence bank (``nvv_texts.py``; optionally plus clean texts of real item files). Each item has a
+sentence bank (``texts.py``; optionally plus clean texts of real item files). Each item has a
 *requested* ground truth -- the target type at a word (EN) / character (ZH) boundary, written as
 ``text_with_mark`` with the type's canonical label as tag -- and a *rendering* that follows its case:
 
@@ -39,12 +39,8 @@ import numpy as np
 
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, count_units
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
-from trainer.synth.corpus_config import StrictFromDict
 from evaluators.progress import progress_iter
-from trainer.synth.corpus_io import write_wav
-
-from trainer.benchmarks.nvv.dsp import active_rms
-from trainer.benchmarks.nvv.sounds import EXCLAMATION_VARIANTS, LOW_SNR_TYPES, SPEECH_RMS, render_event
+from trainer.benchmarks.nvv.sounds import LOW_SNR_TYPES, render_event
 from trainer.benchmarks.nvv.texts import (
     SENTENCES,
     boundaries,
@@ -55,7 +51,13 @@ from trainer.benchmarks.nvv.texts import (
     sentence_id,
     tokens,
 )
-from trainer.synth.speech import CueLevels, VoiceTimbre, render_utterance, text_to_syllables
+from trainer.synth.corpus_config import StrictFromDict
+from trainer.synth.corpus_io import write_wav
+from trainer.synth.dsp import active_rms
+from trainer.synth.nonverbal import EXCLAMATION_VARIANTS, SPEECH_RMS
+from trainer.synth.speech import CueLevels, render_utterance
+from trainer.synth.syllables import text_to_syllables
+from trainer.synth.timbre import VoiceTimbre
 
 __all__ = ["CASES", "SPLITS", "DEFAULT_CASE_PROPORTIONS", "NvvCorpusConfig", "NvvCorpus", "build_nvv_corpus",
            "sentence_bank", "read_items"]
@@ -257,8 +259,10 @@ def _chunks(toks: list[str], lang: str) -> list[list[int]]:
     return out + ([cur] if cur else [])
 
 
-def _render_item(spec: dict, rng: np.random.Generator, sr: int, noise_db: float) -> tuple[np.ndarray, dict]:
-    """Audio and rendering record of one planned item; speech chunks + events in the gaps.
+def render_item(spec: dict, rng: np.random.Generator, sr: int, noise_db: float) -> tuple[np.ndarray, dict]:
+    """Audio (float32, shape (n,), ``sr`` Hz) and rendering record of one planned item (a ``_plan``
+    spec finished by ``_finish_spec``); speech chunks + events in the gaps, white noise at
+    ``noise_db`` dB re the speech level over the whole clip.
 
     Optional spec keys (the Likert corpus's manipulations; absent = natural rendering):
     ``render_type`` renders another type where the target was requested; ``hard_edges`` cuts the
@@ -387,7 +391,7 @@ def build_nvv_corpus(config: NvvCorpusConfig, out_dir: str | Path) -> NvvCorpus:
     for i, spec in enumerate(progress_iter(specs, "synth nvv")):
         rng = np.random.default_rng([config.seed, 3, i])
         _finish_spec(spec, config, rng)
-        y, rec = _render_item(spec, rng, sr, config.noise_floor_db)
+        y, rec = render_item(spec, rng, sr, config.noise_floor_db)
         iid = f"{spec['lang']}_{spec['type']}_{spec['k']:03d}"
         write_wav(out / "audio" / f"{iid}.wav", y, sr)
         b = spec["bounds"][spec["gt"]][0]

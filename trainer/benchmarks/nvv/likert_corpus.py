@@ -36,12 +36,13 @@ from scipy.signal import resample_poly
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
 from evaluators.progress import progress_iter
-from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, _render_item, sentence_bank
-from trainer.benchmarks.nvv.dsp import active_rms
-from trainer.benchmarks.nvv.sounds import EXCLAMATION_VARIANTS, LOW_SNR_TYPES
+from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, render_item, sentence_bank
+from trainer.benchmarks.nvv.sounds import LOW_SNR_TYPES
 from trainer.benchmarks.nvv.texts import boundaries, mark_text, pick_gt_position, sentence_id, tokens
 from trainer.synth.corpus_config import StrictFromDict
 from trainer.synth.corpus_io import write_wav
+from trainer.synth.dsp import active_rms
+from trainer.synth.nonverbal import EXCLAMATION_VARIANTS
 
 LIKERT_TARGETS = ("nvv_accuracy", "nvv_pe", "quality")
 ACCURACY = {"right": 5, "slightly_off": 4, "misplaced": 2, "wrong_type": 1, "absent": 0}
@@ -99,7 +100,7 @@ def degrade(y: np.ndarray, kind: str, rng: np.random.Generator, sr: int) -> np.n
 
 
 def _spec(lang: str, text: str, split: str, rng: np.random.Generator, factors: dict) -> dict:
-    """A ``corpus._render_item`` spec realising the accuracy and integration factors."""
+    """A ``corpus.render_item`` spec realising the accuracy and integration factors."""
     tax = load_taxonomy()
     types = [t.id for t in tax.types if t.id not in LOW_SNR_TYPES]  # quiet types would blur PE and accuracy
     ty = str(rng.choice(types))
@@ -153,7 +154,7 @@ def build_nvv_likert_corpus(config: NvvLikertCorpusConfig, out_dir: str | Path) 
         factors = {"accuracy": str(rng.choice(list(ACCURACY))), "integration": str(rng.choice(list(INTEGRATION))),
                    "quality": str(rng.choice(list(QUALITY)))}
         spec = _spec(lang, text, split, rng, factors)
-        y, rec = _render_item(spec, rng, config.sample_rate, -70.0)
+        y, rec = render_item(spec, rng, config.sample_rate, -70.0)
         y = degrade(y, factors["quality"], rng, config.sample_rate)
         cid = f"{lang}_likert_{k:04d}"
         write_wav(out / "audio" / f"{cid}.wav", y, config.sample_rate)

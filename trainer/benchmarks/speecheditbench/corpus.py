@@ -14,7 +14,7 @@ Every atomic task and two compositional combinations get items whose edit was ma
 edit was not; the signal criteria are realised in the audio itself (speech rendered faster or at a
 higher F0, a word rendered with stress, noise added or removed, reverberation of a known RT60), so
 pYIN, the VAD, DNSMOS and the RT60 estimate decide them for real. One output per task is missing
-and one is an unreadable file, as a real run meets them. Speech is ``trainer.benchmarks.cast.speech``
+and one is an unreadable file, as a real run meets them. Speech is ``trainer.synth.stressed_speech``
 (word times known exactly). Speaker and noise-scene outcomes depend on the pretrained providers and
 have ``expected_target`` null in ``truth.jsonl``.
 """
@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 from scipy import signal
 
-from trainer.benchmarks.cast.speech import StressSpeaker, render_stressed
 from trainer.synth.corpus_io import write_wav
+from trainer.synth.stressed_speech import StressSpeaker, render_stressed
 
 SR = 16_000
 SYSTEM = "synthetic-editor"

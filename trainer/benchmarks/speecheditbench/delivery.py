@@ -23,7 +23,7 @@ Cues of a profile (each realised in the audio, not only recorded):
   quieter room);
 * accents: which words carry a pitch accent (pattern), how many (density) and how strongly.
 
-Each word is rendered by :func:`trainer.benchmarks.cast.speech.render_stressed` with its own
+Each word is rendered by :func:`trainer.synth.stressed_speech.render_stressed` with its own
 register, rate and prominence; this module joins the words on its own timeline (so pauses and word
 times are exact), sets the word levels and applies the voice-quality filters. ``strength`` in
 [0, 1] interpolates every numeric setting from the neutral profile (0) to the full profile (1);
@@ -41,10 +41,10 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 from scipy import ndimage, signal
 
-from trainer.benchmarks.speecheditbench.delivery_profiles import _RANGES, NEUTRAL, SR, DeliveryProfile
-from trainer.benchmarks.cast.speech import ENERGY_DB, LENGTHEN, StressSpeaker, render_stressed, word_syllables
-from trainer.benchmarks.nvv.dsp import active_rms, noise, tremolo
-from trainer.synth.speech import VoiceTimbre
+from trainer.benchmarks.speecheditbench.delivery_profiles import NEUTRAL, SETTING_RANGES, SR, DeliveryProfile
+from trainer.synth.dsp import active_rms, noise, tremolo
+from trainer.synth.stressed_speech import ENERGY_DB, LENGTHEN, StressSpeaker, render_stressed, word_syllables
+from trainer.synth.timbre import VoiceTimbre
 
 __all__ = ["render_delivery"]
 
@@ -73,7 +73,7 @@ class _Word:
 def _mix(profile: DeliveryProfile, strength: float) -> DeliveryProfile:
     """Every numeric setting moved ``strength`` of the way from NEUTRAL to ``profile``."""
     vals = {f.name: getattr(NEUTRAL, f.name) + strength * (getattr(profile, f.name) - getattr(NEUTRAL, f.name))
-            for f in fields(DeliveryProfile) if f.name in _RANGES}
+            for f in fields(DeliveryProfile) if f.name in SETTING_RANGES}
     return replace(profile, **vals)
 
 

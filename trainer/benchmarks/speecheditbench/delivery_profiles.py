@@ -65,17 +65,20 @@ class DeliveryProfile:
         if self.accent_pattern not in ACCENT_PATTERNS:
             raise ValueError(f"DeliveryProfile.accent_pattern must be one of {ACCENT_PATTERNS}, "
                              f"got {self.accent_pattern!r}")
-        for name, (lo, hi) in _RANGES.items():
+        for name, (lo, hi) in SETTING_RANGES.items():
             v = getattr(self, name)
             if not lo <= v <= hi:
                 raise ValueError(f"DeliveryProfile.{name} must be in [{lo}, {hi}], got {v}")
 
 
-_RANGES = {"f0_shift_st": (-8.0, 10.0), "f0_range": (0.2, 2.5), "contour_st": (0.0, 10.0), "rate": (0.5, 1.6),
-           "rate_var": (0.0, 0.4), "final_lengthening": (1.0, 2.0), "energy_db": (-15.0, 12.0),
-           "energy_var_db": (0.0, 6.0), "breathiness": (0.0, 1.0), "tilt_db": (-12.0, 12.0), "tremor": (0.0, 1.0),
-           "closeness": (0.0, 1.0), "accent_density": (0.0, 1.0), "accent_strength": (0.0, 1.0),
-           "pause_prob": (0.0, 1.0), "pause_s": (0.05, 1.0), "filler_prob": (0.0, 1.0)}
+#: Allowed [low, high] of each numeric ``DeliveryProfile`` setting (its units); also the settings
+#: that ``strength`` interpolates from NEUTRAL.
+SETTING_RANGES = {"f0_shift_st": (-8.0, 10.0), "f0_range": (0.2, 2.5), "contour_st": (0.0, 10.0),
+                  "rate": (0.5, 1.6), "rate_var": (0.0, 0.4), "final_lengthening": (1.0, 2.0),
+                  "energy_db": (-15.0, 12.0), "energy_var_db": (0.0, 6.0), "breathiness": (0.0, 1.0),
+                  "tilt_db": (-12.0, 12.0), "tremor": (0.0, 1.0), "closeness": (0.0, 1.0),
+                  "accent_density": (0.0, 1.0), "accent_strength": (0.0, 1.0), "pause_prob": (0.0, 1.0),
+                  "pause_s": (0.05, 1.0), "filler_prob": (0.0, 1.0)}
 _P = DeliveryProfile
 
 #: A plain read-speech delivery: mild declination, a few moderate accents (strength 0 of every profile).

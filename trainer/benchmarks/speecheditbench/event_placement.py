@@ -5,24 +5,21 @@ is spliced into speech with room noise and faded edges. Used by ``judge_corpus.p
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from evaluators.benchmarks.speecheditbench.criteria import EVENTS
-from trainer.benchmarks.nvv.dsp import active_rms
-from trainer.benchmarks.nvv.sounds import render_event
 from trainer.benchmarks.speecheditbench.delivery_profiles import SR
-
-if TYPE_CHECKING:
-    from trainer.benchmarks.speecheditbench.judge_corpus import Sentence
+from trainer.benchmarks.speecheditbench.sentences import Sentence
+from trainer.synth.dsp import active_rms
+from trainer.synth.nonverbal import render_nonverbal
 
 #: An event's "on" level re the speech's (dB) at presence 1 (faint: far below speech), 2
 #: (noticeable) and 3 (prominent: at speech level; a prominent cough comes twice). Breaths and
 #: sighs are quieter sounds by nature, so the same presence sits a little lower.
 EVENT_LEVEL_DB = {1: -26.0, 2: -13.0, 3: 0.0}
 _EVENT_OFFSET_DB = {"breath": -4.0, "sigh": -2.0, "laugh": 0.0, "cough": 0.0}
-#: The procedural sounds (NVV-SuperBench recipes) that realise each judged event, by presence.
+#: The procedural sounds (``trainer.synth.nonverbal`` types) that realise each judged event, by presence.
 EVENT_SOUNDS = {"breath": {1: ("breath", "inhale"), 2: ("breath", "inhale"), 3: ("breath", "inhale")},
                 "laugh": {1: ("chuckle", "giggle"), 2: ("laugh", "chuckle", "giggle"), 3: ("laugh",)},
                 "cough": {1: ("cough",), 2: ("cough",), 3: ("cough",)},
@@ -32,6 +29,7 @@ EVENT_SOUNDS = {"breath": {1: ("breath", "inhale"), 2: ("breath", "inhale"), 3: 
 _PLACEMENT = {"breath": (2.0, 2.0, 0.4, 0.3), "sigh": (1.5, 1.0, 0.3, 1.5), "laugh": (0.5, 1.5, 0.6, 2.0),
               "cough": (1.0, 1.5, 1.0, 1.0)}
 _SECOND_EVENT_P = 0.4  # chance that a clip also holds a second, untouched event type
+
 
 @dataclass(frozen=True)
 class Event:
@@ -52,9 +50,10 @@ def event_audio(kind: str, level: int, voice, rng: np.random.Generator) -> tuple
     """The event's sound at its level re a speech "on" RMS of 1 (a prominent cough twice)."""
     options = EVENT_SOUNDS[kind][level]
     sound = options[int(rng.integers(len(options)))]
-    y = render_event(sound, rng, SR, 1.0, voice).astype(float)
+    y = render_nonverbal(sound, rng, SR, 1.0, voice).astype(float)
     if kind == "cough" and level == 3:
-        y = np.concatenate([y, np.zeros(int(rng.uniform(0.12, 0.25) * SR)), render_event(sound, rng, SR, 1.0, voice)])
+        y = np.concatenate([y, np.zeros(int(rng.uniform(0.12, 0.25) * SR)),
+                            render_nonverbal(sound, rng, SR, 1.0, voice)])
     gain = 10.0 ** ((EVENT_LEVEL_DB[level] + _EVENT_OFFSET_DB[kind]) / 20.0) / active_rms(y, SR)
     return sound, y * gain
 

@@ -35,7 +35,6 @@ Output folder::
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -43,10 +42,6 @@ import numpy as np
 
 from evaluators.benchmarks.speecheditbench.criteria import EVENTS, STYLES, TAXONOMIES
 from evaluators.progress import progress_bar
-from trainer.benchmarks.cast.speech import StressSpeaker, word_syllables
-from trainer.benchmarks.cast.texts import SENTENCES as CAST_SENTENCES
-from trainer.benchmarks.cast.texts import parse_sentence
-from trainer.benchmarks.instructttseval.texts import SENTENCES as ITTS_SENTENCES
 from trainer.benchmarks.speecheditbench.delivery import render_delivery
 from trainer.benchmarks.speecheditbench.delivery_profiles import (
     EMOTION_PROFILES,
@@ -67,12 +62,14 @@ from trainer.benchmarks.speecheditbench.event_placement import (
     presence_levels,
     second_event,
 )
+from trainer.benchmarks.speecheditbench.sentences import Sentence, sentence_bank, split_sentences
 from trainer.synth.corpus_config import StrictFromDict
 from trainer.synth.corpus_io import write_jsonl, write_wav
-from trainer.synth.speech import VoiceTimbre
+from trainer.synth.stressed_speech import StressSpeaker
+from trainer.synth.timbre import VoiceTimbre
 
 __all__ = ["CRITERIA", "SPLITS", "TAXONOMY_OF", "EVENT_LEVEL_DB", "EVENT_SOUNDS", "JudgeCorpusConfig",
-           "Sentence", "sentence_bank", "build_judge_corpus", "load_judge_rows"]
+           "build_judge_corpus", "load_judge_rows"]
 
 CRITERIA = ("emotion", "style", "paralinguistic")
 SPLITS = ("train", "val", "test")
@@ -114,59 +111,6 @@ class JudgeCorpusConfig(StrictFromDict):
 
 def _distinct_subset(values: tuple, allowed: tuple) -> bool:
     return bool(values) and not set(values) - set(allowed) and len(set(values)) == len(values)
-
-
-# ----------------------------------------------------------------------------- sentences
-
-@dataclass(frozen=True)
-class Sentence:
-    """One readable sentence: ``sentence_id`` ("<lang>-<bank>-<index>"), display ``text``, ``words``
-    (for ZH the word segmentation), ``pause_after`` per word (punctuation) and its syllable count."""
-
-    sentence_id: str
-    lang: str
-    text: str
-    words: tuple[str, ...]
-    pause_after: tuple[bool, ...]
-    n_syllables: int
-
-
-def _segment_zh(raw: str) -> str:
-    """Unsegmented Chinese -> space-separated two-character words (a lone last character stays a
-    word; punctuation stays attached), the word size most Mandarin words have."""
-    out = []
-    for run, punct in re.findall(r"([^，。！？、；：,.!?;:]+)([，。！？、；：,.!?;:]*)", raw):
-        chars = [c for c in run if not c.isspace()]
-        words = ["".join(chars[i:i + 2]) for i in range(0, len(chars), 2)]
-        out += words[:-1] + [words[-1] + punct]
-    return " ".join(out)
-
-
-def _sentence(sid: str, raw: str, lang: str) -> Sentence:
-    text, words, pause = parse_sentence(raw, lang)
-    n = sum(len(word_syllables(w, lang)) for w in words)
-    return Sentence(sid, lang, text, tuple(words), tuple(pause), n)
-
-
-def sentence_bank(lang: str) -> list[Sentence]:
-    """Every sentence of a language: the word-stress bank (segmented) and the InstructTTSEval bank
-    (everyday lines; ZH segmented by ``_segment_zh``), duplicates dropped."""
-    raws = [(f"{lang}-cast-{i}", row[0]) for i, row in enumerate(CAST_SENTENCES[lang])]
-    raws += [(f"{lang}-itts-{i}", _segment_zh(s) if lang == "zh" else s) for i, s in enumerate(ITTS_SENTENCES[lang])]
-    bank, seen = [], set()
-    for sid, raw in raws:
-        s = _sentence(sid, raw, lang)
-        if s.text not in seen:
-            seen.add(s.text)
-            bank.append(s)
-    return bank
-
-
-def _split_sentences(bank: list[Sentence], fractions: tuple[float, float],
-                     rng: np.random.Generator) -> dict[str, list[Sentence]]:
-    order = [bank[int(i)] for i in rng.permutation(len(bank))]
-    n_val, n_test = (max(1, round(f * len(bank))) for f in fractions)
-    return {"test": order[:n_test], "val": order[n_test:n_test + n_val], "train": order[n_test + n_val:]}
 
 
 # ----------------------------------------------------------------------------- speakers, labels
@@ -415,7 +359,7 @@ def build_judge_corpus(cfg: JudgeCorpusConfig, out: str | Path) -> dict:
     ``operation`` ("add" / "remove") and ``event``."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    sentences = {lang: _split_sentences(sentence_bank(lang), cfg.sentence_fraction,
+    sentences = {lang: split_sentences(sentence_bank(lang), cfg.sentence_fraction,
                                         np.random.default_rng([cfg.seed, LANGUAGES.index(lang), 5]))
                  for lang in cfg.languages}
     total = len(cfg.criteria) * len(cfg.languages) * sum(cfg.speakers) * cfg.clips_per_speaker

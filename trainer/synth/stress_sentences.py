@@ -1,6 +1,8 @@
-"""Text banks for the synthetic word-stress corpus (`stress_corpus.py`), CAST style.
+"""Sentence banks with stress candidates, CAST style (EN and ZH), for the synthetic corpora.
 
-Each entry is one target sentence with two stress candidates and a context for each:
+The word-stress (CAST) corpus reads every field; the SpeechEditBench judge corpus reads the
+sentences only (through :func:`parse_sentence`). Each entry is one target sentence with two stress
+candidates and a context for each:
 
     (sentence, ia, alt_a, context_a, ib, alt_b, context_b)
 

@@ -1,8 +1,9 @@
-"""Procedural speech with controllable word prominence (stress), for the synthetic stress corpus.
+"""Procedural speech with controllable word prominence (stress), numpy/scipy only.
 
-Reuses the source-filter pieces of `speech.py` (syllabification, vowel formants, consonant bursts,
-Mandarin tone contours) but has its own timeline, so that every word is rendered (no duration budget)
-and word timings are known exactly. `speech.py` itself is untouched, so the ATT corpus is unchanged.
+Used by the synthetic word-stress (CAST) corpus and the SpeechEditBench corpora. Reuses the
+source-filter pieces shared with `speech.py` (syllabification, vowel formants, consonant bursts and
+Mandarin tone contours from `syllables.py`, filters from `source_filter.py`) but has its own
+timeline, so that every word is rendered (no duration budget) and word timings are known exactly.
 
 A word's prominence p in [0, 1] (0 = not stressed, ~0.3 = subtle, 1 = strong contrastive stress) is
 realised with the cues listeners use, each scaled by the speaker's reliance on it (`cue_weights`):
@@ -24,17 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import signal
 
-from trainer.synth.speech import (
-    _CONS,
-    _TONES,
-    _VOWELS,
-    Syllable,
-    VoiceTimbre,
-    _band_noise,
-    _formant_sos,
-    _raised,
-    text_to_syllables,
-)
+from trainer.synth.source_filter import band_noise, formant_sos, raised_ramp
+from trainer.synth.syllables import CONSONANT_BURSTS, TONE_CONTOURS, VOWEL_FORMANTS, Syllable, text_to_syllables
+from trainer.synth.timbre import VoiceTimbre
 
 __all__ = ["ACCENT_ST", "ENERGY_DB", "LENGTHEN", "StressSpeaker", "StressRendering", "word_syllables",
            "render_stressed"]
@@ -42,7 +35,7 @@ __all__ = ["ACCENT_ST", "ENERGY_DB", "LENGTHEN", "StressSpeaker", "StressRenderi
 ACCENT_ST = 8.0   # pitch-accent peak at prominence 1 and pitch weight 1, semitones
 ENERGY_DB = 8.0   # level boost at prominence 1 and energy weight 1, dB
 LENGTHEN = 0.6    # relative lengthening of the accented syllable at prominence 1 and duration weight 1
-# intrinsic vowel intensity (dB; open vowels louder), indexed like speech._VOWELS: a, e, i, o, u, schwa
+# intrinsic vowel intensity (dB; open vowels louder), indexed like VOWEL_FORMANTS: a, e, i, o, u, schwa
 _VOWEL_DB = (1.5, 0.5, -1.0, 0.5, -1.0, 0.0)
 _ACCENT_SHAPE = np.array([0.45, 0.85, 1.0, 0.8, 0.5])  # rise-fall over the 5 F0 points of a syllable
 
@@ -79,6 +72,7 @@ class StressSpeaker:
                    tuple(round(float(x), 4) for x in w))
 
     def to_dict(self) -> dict:
+        """JSON-ready baselines (rounded): name, timbre fields, level (dBFS), F0 range, cue weights."""
         t = self.timbre
         return {"speaker": self.name, "f0_hz": round(t.f0_hz, 2), "formant_scale": round(t.formant_scale, 4),
                 "rate_sps": round(t.rate_sps, 3), "breathiness": round(t.breathiness, 3),
@@ -98,7 +92,7 @@ class StressRendering:
 
 
 def word_syllables(word: str, lang: str) -> list[Syllable]:
-    """Syllables of one word (see `speech.text_to_syllables`); ValueError when it has none."""
+    """Syllables of one word (see `syllables.text_to_syllables`); ValueError when it has none."""
     syls = text_to_syllables(word, lang)
     if not syls:
         raise ValueError(f"word has no speakable syllables: {word!r}")
@@ -141,7 +135,7 @@ def render_stressed(words: list[str], lang: str, speaker: StressSpeaker, promine
             off = decl + rng.normal(0.0, 0.8 * speaker.f0_range * (1.0 - pfc)) - 1.2 * pfc
             peak = ACCENT_ST * wf * p
             if lang == "zh":
-                contour = np.array(_TONES[s.tone]) * (1.0 + 0.4 * wf * p) + 0.9 * peak
+                contour = np.array(TONE_CONTOURS[s.tone]) * (1.0 + 0.4 * wf * p) + 0.9 * peak
             else:
                 contour = _ACCENT_SHAPE * peak if acc else np.full(5, 0.3 * peak)
             gain_db = rng.normal(0.0, 0.7) + we * ENERGY_DB * p * (1.0 if acc else 0.65)
@@ -170,18 +164,18 @@ def render_stressed(words: list[str], lang: str, speaker: StressSpeaker, promine
     idx = np.nonzero(np.diff(np.floor(phase)))[0] + 1
     pulses[idx] = 1.0 + rng.normal(0.0, 0.08, idx.size)  # shimmer
     src = signal.lfilter([1.0 - 0.93], [1.0, -0.93], pulses) * 6.0
-    src = src + _band_noise(rng, n, 400, 6000, sr) * 0.25 * voice.breathiness
+    src = src + band_noise(rng, n, 400, 6000, sr) * 0.25 * voice.breathiness
     # --- voicing: per-vowel envelopes through formant filters (unit level; gains come after)
     att, rel = int(0.02 * sr), int(0.03 * sr)
     envs: dict[int, np.ndarray] = {}
     cores, cons = [], []  # (start, end sample, target level dB) per syllable; consonant bursts
     for s, st, d, _, gain_db in plan:
-        cdur = min(_CONS[s.consonant][1] if s.consonant else 0.0, 0.5 * d)
+        cdur = min(CONSONANT_BURSTS[s.consonant][1] if s.consonant else 0.0, 0.5 * d)
         a, b = int((st + 0.7 * cdur) * sr), int((st + d) * sr)
         seg = np.ones(b - a)
         m1, m2 = min(att, seg.size // 2), min(rel, seg.size // 2)
-        seg[:m1] *= _raised(m1)
-        seg[seg.size - m2:] *= _raised(m2)[::-1]
+        seg[:m1] *= raised_ramp(m1)
+        seg[seg.size - m2:] *= raised_ramp(m2)[::-1]
         env = envs.setdefault(s.vowel, np.zeros(n))
         env[a:b] = np.maximum(env[a:b], seg)
         cores.append((a + m1, max(a + m1 + 1, b - m2), gain_db + _VOWEL_DB[s.vowel]))
@@ -191,7 +185,7 @@ def render_stressed(words: list[str], lang: str, speaker: StressSpeaker, promine
     for v, env in envs.items():  # filter only where this vowel sounds (+ 50 ms of ringing): faster
         nz = np.flatnonzero(env)
         a, b = int(nz[0]), min(n, int(nz[-1]) + sr // 20)
-        voiced[a:b] += signal.sosfilt(_formant_sos(_VOWELS[v], voice.formant_scale, sr), src[a:b] * env[a:b])
+        voiced[a:b] += signal.sosfilt(formant_sos(VOWEL_FORMANTS[v], voice.formant_scale, sr), src[a:b] * env[a:b])
     # --- energy cue: set each syllable's level exactly. Raw levels wander by several dB with vowel
     # quality and with harmonics moving through narrow formants; a smooth gain curve through the
     # syllable cores replaces that with the designed level (+ a small intrinsic vowel offset).
@@ -206,8 +200,8 @@ def render_stressed(words: list[str], lang: str, speaker: StressSpeaker, promine
     out = voiced
     for ci, a, m, gain_db in cons:  # consonant noise bursts, scaled with their syllable's level
         if m > 4:
-            (lo, hi), _, cg = _CONS[ci]
-            out[a:a + m] += _band_noise(rng, m, lo, hi, sr) * np.hanning(m) * cg * rms * 3.0 * 10.0 ** (gain_db / 20.0)
+            (lo, hi), _, cg = CONSONANT_BURSTS[ci]
+            out[a:a + m] += band_noise(rng, m, lo, hi, sr) * np.hanning(m) * cg * rms * 3.0 * 10.0 ** (gain_db / 20.0)
     out = out + rng.standard_normal(n) * rms * 10.0 ** (-55.0 / 20.0)  # quiet room noise
     out *= 10.0 ** ((speaker.loudness_db + rng.uniform(-1.0, 1.0)) / 20.0) / max(rms, 1e-9)
     peak = float(np.max(np.abs(out)))

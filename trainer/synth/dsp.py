@@ -1,9 +1,10 @@
-"""Signal primitives for the procedural NVV (nonverbal vocalisation) sounds (numpy/scipy only).
+"""Signal primitives for the procedural nonverbal sounds and voice effects (numpy/scipy only).
 
 Everything works on float64 mono arrays at sample rate ``sr`` (Hz); durations are in seconds and
-frequencies in Hz. The per-type recipes live in ``nvv_sounds.py``; this module only knows how to make
-glottal voicing, shaped noise, clicks and trains of bursts. Formant tables and the cascade resonator
-are shared with ``speech.py`` (read-only import: that module must stay byte-identical).
+frequencies in Hz. The per-type recipes live in ``nonverbal_body.py`` / ``nonverbal_vocal.py``
+(rendered by ``nonverbal.py``); this module only knows how to make glottal voicing, shaped noise,
+clicks and trains of bursts, and how loud a sound is "on" (`active_rms`). Formant tables and the
+cascade resonator are the speech voices' (``syllables.VOWEL_FORMANTS``, ``source_filter.formant_sos``).
 """
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ from functools import lru_cache
 import numpy as np
 from scipy import signal
 
-from trainer.synth.speech import _VOWELS, _formant_sos
+from trainer.synth.source_filter import formant_sos
+from trainer.synth.syllables import VOWEL_FORMANTS
 
 __all__ = ["VOWEL", "samples", "envelope", "f0_track", "voiced", "noise", "click", "place", "lowpass",
            "highpass", "bandpass", "tremolo", "active_rms", "uni", "vox", "mix", "onsets_at"]
 
-VOWEL = {"a": 0, "e": 1, "i": 2, "o": 3, "u": 4, "@": 5}  # rows of speech._VOWELS (F1-F3 at scale 1)
+VOWEL = {"a": 0, "e": 1, "i": 2, "o": 3, "u": 4, "@": 5}  # rows of VOWEL_FORMANTS (F1-F3 at scale 1)
 
 
 def samples(dur_s: float, sr: int) -> int:
@@ -36,14 +38,17 @@ def _sos(kind: str, f: tuple, sr: int, order: int) -> np.ndarray:
 
 
 def lowpass(x: np.ndarray, fc: float, sr: int, order: int = 4) -> np.ndarray:
+    """Butterworth low-pass of ``x`` at ``fc`` Hz (capped at 0.49 ``sr``); same shape as ``x``."""
     return signal.sosfilt(_sos("low", (float(fc),), sr, order), x)
 
 
 def highpass(x: np.ndarray, fc: float, sr: int, order: int = 2) -> np.ndarray:
+    """Butterworth high-pass of ``x`` at ``fc`` Hz (capped at 0.49 ``sr``); same shape as ``x``."""
     return signal.sosfilt(_sos("high", (float(fc),), sr, order), x)
 
 
 def bandpass(x: np.ndarray, lo: float, hi: float, sr: int, order: int = 3) -> np.ndarray:
+    """Butterworth band-pass of ``x``, ``lo``-``hi`` Hz (``lo`` >= 20, ``hi`` <= 0.49 ``sr``); same shape."""
     return signal.sosfilt(_sos("band", (float(lo), float(hi)), sr, order), x)
 
 
@@ -109,7 +114,7 @@ def voiced(f0: np.ndarray, sr: int, rng: np.random.Generator, vowel: str = "@", 
     src = src + rng.standard_normal(n) * 0.08 * breath
     if rough_hz > 0.0:
         src *= 0.55 + 0.45 * np.sign(np.sin(2 * np.pi * rough_hz * np.arange(n) / sr + rng.uniform(0, 6.3)))
-    out = signal.sosfilt(_formant_sos(_VOWELS[VOWEL[vowel]], formant_scale, sr), src)
+    out = signal.sosfilt(formant_sos(VOWEL_FORMANTS[VOWEL[vowel]], formant_scale, sr), src)
     if nasal > 0.0:
         r = np.exp(-np.pi * 80.0 / sr)  # nasal murmur resonance ~250 Hz, 80 Hz bandwidth
         a = [1.0, -2 * r * np.cos(2 * np.pi * 250.0 * formant_scale / sr), r * r]
@@ -160,6 +165,7 @@ def active_rms(x: np.ndarray, sr: int, rel_db: float = -20.0) -> float:
 
 
 def uni(rng, a, b) -> float:
+    """One uniform draw in [a, b) as a Python float."""
     return float(rng.uniform(a, b))
 
 

@@ -1,5 +1,6 @@
-"""Sentences the synthetic InstructTTSEval voices read (EN and ZH), everyday lines of the kind the
-benchmark's items carry. Split by sentence: test sentences are never heard in training."""
+"""Everyday sentences (EN and ZH) of the kind InstructTTSEval's items carry, read by the synthetic
+InstructTTSEval voices and by the SpeechEditBench judge corpus. Each corpus splits them by
+sentence: test sentences are never heard in training. ZH lines are unsegmented."""
 
 from __future__ import annotations
 

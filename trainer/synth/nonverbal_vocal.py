@@ -1,15 +1,17 @@
-"""NVV recipes of the voiced categories: laughter, crying, emotional vocalisations.
+"""Nonverbal-sound recipes of the voiced categories: laughter, crying, emotional vocalisations
+(NVV-SuperBench type ids).
 
-Each recipe is ``(rng, sr, voice, variant) -> float64 array`` (raw level; ``nvv_sounds.render_event``
-levels, fades and registers them). Pitch is given as ratios to the speaker's F0. Laughter types are
-trains of "ha" syllables (:func:`_ha`) differing in rate, pitch, vowel, count and loudness contour;
-crying types are tremulous high voicing; see the ``nvv_sounds`` module docstring.
+Each recipe is ``(rng, sr, voice, variant) -> float64 array`` of shape (n,) (raw level;
+``nonverbal.render_nonverbal`` levels, fades and registers them). Pitch is given as ratios to the
+speaker's F0. Laughter types are trains of "ha" syllables (:func:`_ha`) differing in rate, pitch,
+vowel, count and loudness contour; crying types are tremulous high voicing; see the ``nonverbal``
+module docstring.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from trainer.benchmarks.nvv.dsp import (
+from trainer.synth.dsp import (
     click,
     envelope,
     lowpass,

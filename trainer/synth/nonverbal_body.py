@@ -1,16 +1,17 @@
-"""NVV recipes of the "body" categories: respiratory, throat / physiological, oral / miscellaneous.
+"""Nonverbal-sound recipes of the "body" categories: respiratory, throat / physiological, oral /
+miscellaneous (NVV-SuperBench type ids).
 
-Each recipe is ``(rng, sr, voice, variant) -> float64 array`` (raw level; ``nvv_sounds.render_event``
-levels, fades and registers them). Mostly shaped noise and clicks; the voiced ones (sigh, gasp, yawn,
-cough, sneeze, throat clearing, hiccup, burp) use the speaker's pitch and formant scale. See the
-``nvv_sounds`` module docstring for what keeps sibling types apart.
+Each recipe is ``(rng, sr, voice, variant) -> float64 array`` of shape (n,) (raw level;
+``nonverbal.render_nonverbal`` levels, fades and registers them). Mostly shaped noise and clicks;
+the voiced ones (sigh, gasp, yawn, cough, sneeze, throat clearing, hiccup, burp) use the speaker's
+pitch and formant scale. See the ``nonverbal`` module docstring for what keeps sibling types apart.
 """
 from __future__ import annotations
 
 import numpy as np
 from scipy import signal
 
-from trainer.benchmarks.nvv.dsp import (
+from trainer.synth.dsp import (
     click,
     envelope,
     f0_track,
@@ -26,7 +27,8 @@ from trainer.benchmarks.nvv.dsp import (
     voiced,
     vox,
 )
-from trainer.synth.speech import _VOWELS, _formant_sos
+from trainer.synth.source_filter import formant_sos
+from trainer.synth.syllables import VOWEL_FORMANTS
 
 __all__ = ["RECIPES"]
 
@@ -237,7 +239,7 @@ def _whisper(rng, sr, v, _):
         m = samples(0.17, sr)  # noise-excited vowel (no glottal pulses) + a fricative onset
         vow = int(rng.integers(0, 6))
         x = highpass(rng.standard_normal(m), 300, sr)
-        y = signal.sosfilt(_formant_sos(_VOWELS[vow], v.formant_scale, sr), x) * envelope(m, power=0.7)
+        y = signal.sosfilt(formant_sos(VOWEL_FORMANTS[vow], v.formant_scale, sr), x) * envelope(m, power=0.7)
         parts.append((t, 0.15 * y + 0.1 * noise(m, 3500, 7000, sr, rng) * envelope(m, shape="decay", release=0.1)))
     return mix(parts[-1][0] + 0.2, sr, parts)
 

@@ -1,0 +1,50 @@
+"""Source-filter building blocks of the procedural voices (numpy/scipy only).
+
+Filters are second-order sections (SOS, shape (n_sections, 6)) for `scipy.signal.sosfilt`;
+frequencies are in Hz, ``sr`` is the sample rate in Hz and every array is float64 mono. Used by
+`speech.py`, `stressed_speech.py`, `dsp.py` and the InstructTTSEval voice.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from scipy import signal
+
+__all__ = ["butter_sos", "band_noise", "formant_sos", "raised_ramp"]
+
+
+@lru_cache(maxsize=64)
+def butter_sos(lo: float, hi: float | None, sr: int) -> np.ndarray:
+    """Cached 2nd-order Butterworth SOS: band-pass ``lo``-``hi`` Hz (``hi`` capped at 0.45 ``sr``),
+    or high-pass at ``lo`` Hz when ``hi`` is None; designing filters per clip costs more than
+    running them. The returned array is shared between callers: do not modify it."""
+    if hi is None:
+        return signal.butter(2, lo, btype="high", fs=sr, output="sos")
+    return signal.butter(2, [lo, min(hi, 0.45 * sr)], btype="band", fs=sr, output="sos")
+
+
+def band_noise(rng: np.random.Generator, n: int, lo: float, hi: float, sr: int) -> np.ndarray:
+    """Gaussian noise band-passed to ``lo``-``hi`` Hz, shape (n,); 10 ms of filter warm-up is
+    discarded. Draws ``n + sr // 100`` normals from ``rng``."""
+    pad = sr // 100
+    return signal.sosfilt(butter_sos(lo, hi, sr), rng.standard_normal(n + pad))[pad:]
+
+
+def formant_sos(f: np.ndarray, scale: float, sr: int) -> np.ndarray:
+    """Vowel filter: cascade of 4 two-pole resonators (F1-F3 from ``f`` in Hz, shape (3,), times
+    ``scale``, plus a fixed F4 at 3500 Hz x ``scale``), each with unit DC gain (Klatt style);
+    bandwidths 60, 90, 120, 200 Hz. Returns SOS of shape (4, 6)."""
+    freqs = list(f * scale) + [3500.0 * scale]
+    sos = []
+    for i, fc in enumerate(freqs):
+        bw = (60.0, 90.0, 120.0, 200.0)[i]
+        r = np.exp(-np.pi * bw / sr)
+        a = [1.0, -2 * r * np.cos(2 * np.pi * fc / sr), r * r]
+        sos.append([sum(a), 0.0, 0.0] + a)
+    return np.array(sos)
+
+
+def raised_ramp(n: int) -> np.ndarray:
+    """Raised-cosine rise from 0 to 1 over ``max(n, 1)`` samples (reverse it for a fall)."""
+    return 0.5 - 0.5 * np.cos(np.linspace(0.0, np.pi, max(n, 1)))
