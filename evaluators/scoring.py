@@ -18,17 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluators.audio_io import (
-    AUDIO_EXTENSIONS,
-    AudioLoadError,
-)
+from evaluators.audio_io import AUDIO_EXTENSIONS
+from evaluators.failure_isolation import ITEM_ERRORS, SETUP_ERRORS, run_isolating
 from evaluators.jsonl import JsonlError, read_jsonl
 from evaluators.output_guard import check_rows_file
 from evaluators.output_lock import output_lock
 from evaluators.item_audio import judge_read_limit
 from evaluators.progress import progress_bar
 from evaluators.judges.verbalizer import VerbalizerJudge, is_finite_output
-from evaluators.word_alignment import AlignerSetupError
 
 log = logging.getLogger(__name__)
 
@@ -293,7 +290,8 @@ def _score_prepared_batch(judge: VerbalizerJudge, batch: list, batch_size: int, 
             rows.append({**p.row, "error": p.error, **prov})
         else:
             ok.append(p)
-    outs = _score_isolating_items(judge, [p.segments for p in ok], batch_size) if ok else []
+    outs = run_isolating(lambda clips: judge.score_prepared(clips, batch_size=batch_size),
+                         [p.segments for p in ok]) if ok else []
     for p, o in zip(ok, outs):
         if isinstance(o, Exception):
             rows.append({**p.row, "error": f"scoring failed on this clip: {type(o).__name__}: {o}",
@@ -304,37 +302,6 @@ def _score_prepared_batch(judge: VerbalizerJudge, batch: list, batch_size: int, 
             rows.append({**p.row, "score": o.score, "label": o.label, "probs": o.probs,
                          "duration_s": p.duration_s, **p.speech, **prov})
     return rows
-
-
-def _score_isolating_items(judge: VerbalizerJudge, clips: list, batch_size: int) -> list:
-    """``judge.score_prepared`` over all clips; if that raises, every clip again on its own, so one
-    clip the model cannot take becomes that clip's exception (in its place in the list) instead of
-    losing the batch. When every clip fails on its own too, the problem is not the clips: the
-    first error is raised."""
-    try:
-        return judge.score_prepared(clips, batch_size=batch_size)
-    except (AudioLoadError, ValueError, RuntimeError, IndexError) as batch_error:
-        outs: list = []
-        for clip in clips:
-            try:
-                outs.append(judge.score_prepared([clip], batch_size=1)[0])
-            except (AudioLoadError, ValueError, RuntimeError, IndexError) as e:
-                outs.append(e)
-        if len(outs) > 1 and all(isinstance(o, Exception) for o in outs):
-            raise batch_error
-        return outs
-
-
-#: Per-item problems that become that item's row (anything else is a bug and stops the run).
-ITEM_ERRORS = (AudioLoadError, FileNotFoundError, ValueError)
-#: Problems of the run's setup (a model, its config, the device), not of one item: they would hit
-#: every item, so they stop the run even where they subclass an ITEM_ERRORS type.
-SETUP_ERRORS = (AlignerSetupError,)
-
-
-def error_kind(e: Exception) -> str:
-    """``"setup"`` for an error that is not the item's fault (a rerun redoes its row), else ``"item"``."""
-    return "setup" if isinstance(e, SETUP_ERRORS) else "item"
 
 
 def score_work_in_batches(judge, work: Sequence[Any], prepare: Callable[[Any], dict],
@@ -385,20 +352,10 @@ def _rows_of_pool(run, chunk: list, prepared: list, finish, fail, batch_size: in
             rows[k] = fail(chunk[k], p.error)
         else:
             ready.append(k)
-    try:
-        results = run([prepared[k].x for k in ready], batch_size=batch_size) if ready else []
-        for k, result in zip(ready, results):
-            rows[k] = {**finish(chunk[k], result), **prepared[k].speech}
-    except SETUP_ERRORS:
-        raise
-    except ITEM_ERRORS:
-        for k in ready:
-            try:
-                rows[k] = {**finish(chunk[k], run([prepared[k].x], batch_size=1)[0]), **prepared[k].speech}
-            except SETUP_ERRORS:
-                raise
-            except ITEM_ERRORS as e:
-                rows[k] = fail(chunk[k], e)
+    results = run_isolating(lambda xs: run(xs, batch_size=batch_size), [prepared[k].x for k in ready]) if ready else []
+    for k, result in zip(ready, results):
+        rows[k] = fail(chunk[k], result) if isinstance(result, Exception) else \
+            {**finish(chunk[k], result), **prepared[k].speech}
     for k, p in enumerate(prepared):
         if p.note and "error" not in rows[k]:
             rows[k] = {**rows[k], "warning": p.note}

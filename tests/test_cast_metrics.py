@@ -326,15 +326,16 @@ def test_cli_bad_input_names_file_and_line(tmp_path):
     items = write_jsonl(tmp_path / "items.jsonl", make_items()[:2], ["{not json\n"])
     pred = write_jsonl(tmp_path / "pred.jsonl", [{"id": "p1A", "stressed_words": ["manager"]},
                                                  {"id": "p1B", "words": ["a"], "probs": []}])
-    with pytest.raises(SystemExit, match=r"items\.jsonl:3: not valid JSON"):
+    # the handler raises; cli.main turns it into one line and exit 2
+    with pytest.raises(ValueError, match=r"items\.jsonl:3: not valid JSON"):
         cli(["--items", str(items), "--predictions", str(pred)])
     items = write_jsonl(tmp_path / "items.jsonl", make_items()[:2])
-    with pytest.raises(SystemExit, match=r"pred\.jsonl:2: 1 words but 0 probs"):
+    with pytest.raises(ValueError, match=r"pred\.jsonl:2: 1 words but 0 probs"):
         cli(["--items", str(items), "--predictions", str(pred)])
     write_jsonl(pred, [{"stressed_words": []}])
-    with pytest.raises(SystemExit, match=r"pred\.jsonl:1: missing field"):
+    with pytest.raises(ValueError, match=r"pred\.jsonl:1: missing field"):
         cli(["--items", str(items), "--predictions", str(pred)])
-    with pytest.raises(SystemExit, match="No such file"):
+    with pytest.raises(FileNotFoundError, match="No such file"):
         cli(["--items", str(tmp_path / "nope.jsonl"), "--predictions", str(pred)])
 
 

@@ -330,7 +330,7 @@ def test_malformed_prediction_line_names_file_and_line(items_file, tmp_path, cap
     bad.write_text(json.dumps(row("en_1", twm="x")) + "\n{not json\n")
     with pytest.raises(NVVDataError, match=r"bad\.jsonl:2"):
         load_predictions(bad)
-    with pytest.raises(SystemExit, match=r"bad\.jsonl:2"):
+    with pytest.raises(NVVDataError, match=r"bad\.jsonl:2"):  # cli.main turns it into one line, exit 2
         run_cli(["--items", items_file, "--predictions", bad])
 
 

@@ -155,7 +155,7 @@ def test_cli_names_the_protocol_and_warns_on_assumed_coverage(files, capsys):
         assert ("coverage assumed 1.0" in out.err) == warned
     args = parser.parse_args(["metrics", "nvv", "--items", str(items), "--predictions", str(rows),
                               "--protocol", "upstream", "--system", "Dia"])
-    with pytest.raises(SystemExit, match="--protocol upstream: --system not used"):
+    with pytest.raises(ValueError, match="--protocol upstream: --system not used"):
         args.func(args)
 
 

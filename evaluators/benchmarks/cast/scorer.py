@@ -31,10 +31,11 @@ from evaluators.audio_io import (
 from evaluators.backbones import SAMPLE_RATE as SR
 from evaluators.benchmarks.cast.metrics import MODES, cast_metrics, tokenize
 from evaluators.jsonl import read_jsonl, shown
+from evaluators.failure_isolation import error_kind
 from evaluators.output_lock import output_lock
 from evaluators.outputs_manifest import check_span, read_outputs_manifest
 from evaluators.item_audio import read_item_audio
-from evaluators.scoring import error_kind, read_done_rows, resume_rows, score_work_in_batches
+from evaluators.scoring import read_done_rows, resume_rows, score_work_in_batches
 from evaluators.text_units import text_lang
 from evaluators.word_alignment import (
     Aligner,

@@ -26,9 +26,10 @@ from pathlib import Path
 from evaluators.benchmarks.instructttseval.items import TASKS, InstructItem, load_items, resolve_output
 from evaluators.benchmarks.instructttseval.metrics import format_markdown, plot_dimension_failures, system_tables
 from evaluators.item_paths import ItemPathError
+from evaluators.failure_isolation import error_kind
 from evaluators.output_lock import output_lock
 from evaluators.item_audio import judge_read_limit, read_item_audio
-from evaluators.scoring import error_kind, read_done_rows, resume_rows, score_work_in_batches
+from evaluators.scoring import read_done_rows, resume_rows, score_work_in_batches
 
 #: What ``score_instructttseval`` writes into its results folder.
 RESULT_NAMES = ("scores.jsonl", "scores.jsonl.lock", "results.jsonl", "table.json", "table.md",

@@ -29,11 +29,12 @@ from evaluators.audio_io import sanitize_item_id
 from evaluators.backbones import SAMPLE_RATE
 from evaluators.benchmarks.nvv.aligned_rater import AlignedLikertRater
 from evaluators.benchmarks.nvv.items import NVVItem, position_units
+from evaluators.failure_isolation import error_kind
 from evaluators.item_audio import read_item_audio
 from evaluators.jsonl import (read_jsonl, reject_duplicate_ids, require_id, require_number, require_string,
                               row_where)
 from evaluators.metrics.correlation import bootstrap_ci
-from evaluators.scoring import error_kind, resume_rows, score_work_in_batches
+from evaluators.scoring import resume_rows, score_work_in_batches
 from evaluators.word_alignment import timed_words, transcript_word_times
 
 

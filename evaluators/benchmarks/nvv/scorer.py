@@ -36,10 +36,11 @@ from evaluators.benchmarks.nvv.likert import likert_table, rate_outputs, read_ra
 from evaluators.benchmarks.nvv.predictions import prediction_from_row
 from evaluators.benchmarks.nvv.protocols import score_run_with
 from evaluators.benchmarks.nvv.taxonomy import get_system, load_taxonomy
+from evaluators.failure_isolation import error_kind
 from evaluators.output_lock import output_lock
 from evaluators.outputs_manifest import read_outputs_manifest
 from evaluators.item_audio import read_item_audio
-from evaluators.scoring import error_kind, read_done_rows, resume_rows, score_work_in_batches
+from evaluators.scoring import read_done_rows, resume_rows, score_work_in_batches
 from evaluators.word_alignment import Aligner, timed_words, transcript_word_times
 
 log = logging.getLogger(__name__)

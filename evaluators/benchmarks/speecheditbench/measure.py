@@ -19,15 +19,14 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluators.audio_io import AudioLoadError
 from evaluators.benchmarks.speecheditbench.evaluate import Measured
 from evaluators.benchmarks.speecheditbench.items import EditItem
 from evaluators.benchmarks.speecheditbench.manifest import ManifestValues
 from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
+from evaluators.failure_isolation import ITEM_ERRORS, run_isolating
 from evaluators.item_audio import read_item_audio
 
 log = logging.getLogger(__name__)
-ITEM_ERRORS = (AudioLoadError, FileNotFoundError, ValueError, RuntimeError)
 
 
 @dataclass
@@ -120,20 +119,6 @@ def read_and_measure_signals(job: Job, allow_truncated: bool) -> Job:
     return job
 
 
-def _isolating(compute, waves: list[np.ndarray]) -> list:
-    """``compute(waves)``; when the batch fails, each clip alone (a failing clip -> its exception)."""
-    try:
-        return list(compute(waves))
-    except ITEM_ERRORS:
-        out = []
-        for w in waves:
-            try:
-                out.append(compute([w])[0])
-            except ITEM_ERRORS as e:
-                out.append(e)
-        return out
-
-
 def run_asr(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues) -> None:
     """The output's transcript with word times for every job (and the source's for stress items)."""
     for lang in ("en", "zh"):
@@ -159,7 +144,7 @@ def run_asr(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues) -
 
         def compute(waves, lang=lang):
             model = providers.model("asr", lang)
-            results = _isolating(lambda ws: model.transcribe(ws, language=lang), waves)
+            results = run_isolating(lambda ws: model.transcribe(ws, language=lang), waves)
             return [r if isinstance(r, Exception) else {"text": r.text, "words": list(r.words)} for r in results]
 
         _fill(work, providers, "asr", compute, lang)
@@ -226,7 +211,7 @@ def run_speaker(jobs: list[Job], providers: ProviderSet, manifest: ManifestValue
     def embed(waves):
         model = providers.model("speaker")
         return [r if isinstance(r, Exception) else np.asarray(r, dtype=np.float32).tolist()
-                for r in _isolating(model.embed, waves)]
+                for r in run_isolating(model.embed, waves)]
 
     jobs_ = [(("out", k), job.output, job.measured.output) for k, (job, _, _) in enumerate(todo)]
     jobs_ += [(("ref", str(ref)), ref, w) for ref, w in refs.items() if not isinstance(w, Exception)]
@@ -270,7 +255,7 @@ def run_scene(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues)
     work = _output_and_source(jobs, providers, manifest, "scene", lambda a: a.get("env_type") == "noise",
                               ("scene", "source_scene"), ("scene_scores", "source_scene_scores"))
     if work:
-        _fill(work, providers, "scene", lambda ws: _isolating(providers.model("scene").group_scores, ws))
+        _fill(work, providers, "scene", lambda ws: run_isolating(providers.model("scene").group_scores, ws))
 
 
 def run_dnsmos(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues) -> None:
@@ -335,25 +320,12 @@ def run_judges(jobs: list[Job], judges: dict, judge_ids: dict, manifest: Manifes
         if not todo:
             continue
         judge = judges[criterion]
-        results = _judge_isolating(judge, [r for _, r in todo], batch_size)
+        results = run_isolating(lambda rs: judge.judge(rs, batch_size=batch_size), [r for _, r in todo])
         for (job, _), verdict in zip(todo, results):
             if isinstance(verdict, Exception):
                 job.errors.append(f"{criterion} judge: {verdict}")
             else:
                 job.measured.verdicts[criterion] = verdict
-
-
-def _judge_isolating(judge, requests: list[dict], batch_size: int) -> list:
-    try:
-        return list(judge.judge(requests, batch_size=batch_size))
-    except ITEM_ERRORS:
-        out = []
-        for r in requests:
-            try:
-                out.append(judge.judge([r], batch_size=1)[0])
-            except ITEM_ERRORS as e:
-                out.append(e)
-        return out
 
 
 def measure_chunk(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues, judges: dict,

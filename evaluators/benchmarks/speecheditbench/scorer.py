@@ -32,10 +32,10 @@ from pathlib import Path
 import evaluators.benchmarks.speecheditbench.criteria as C
 from evaluators.benchmarks.speecheditbench.evaluate import MeasurementError, preservation, target
 from evaluators.benchmarks.speecheditbench.items import EditItem, load_items, resolve_output
+from evaluators.failure_isolation import ITEM_ERRORS
 from evaluators.item_paths import ItemPathError
 from evaluators.benchmarks.speecheditbench.manifest import ManifestValues
 from evaluators.benchmarks.speecheditbench.measure import (
-    ITEM_ERRORS,
     Job,
     job_kinds,
     measure_chunk,
