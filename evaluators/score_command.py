@@ -19,15 +19,25 @@ from evaluators.runtime_options import (Runtime, add_runtime_arguments, batch_si
                                         runtime_from_args)
 
 
-def add_resume_arguments(p: argparse.ArgumentParser) -> None:
+def add_resume_arguments(p: argparse.ArgumentParser, judge_identity: bool = True) -> None:
     """What a rerun does with the rows already in its output (``evaluators.scoring.resume_rows``):
-    ``--resume-mismatch`` for rows another judge wrote, ``--retry-errors`` for error rows."""
-    p.add_argument("--resume-mismatch", choices=("refuse", "rescore"), default="refuse",
-                   help="when the output holds rows of another judge: refuse (default), or move that file aside "
-                        "(<stem>.replaced-<n>.jsonl) and score again")
+    ``--retry-errors`` for error rows; with ``judge_identity``, ``--resume-mismatch`` for rows another
+    judge wrote (a scorer whose rows record what measured them re-measures those rows instead)."""
+    if judge_identity:
+        p.add_argument("--resume-mismatch", choices=("refuse", "rescore"), default="refuse",
+                       help="when the output holds rows of another judge: refuse (default), or move that file "
+                            "aside (<stem>.replaced-<n>.jsonl) and score again")
     p.add_argument("--retry-errors", action="store_true",
                    help="score the items of earlier error rows again (e.g. after fixing their files); "
                         "their old rows are removed")
+
+
+def add_preset_arguments(p: argparse.ArgumentParser) -> None:
+    """``--backbone`` and ``--base`` of a scorer that takes preset judges."""
+    p.add_argument("--backbone", default=None, choices=sorted(BACKBONES),
+                   help="backbone of a preset judge (default: the preset's, else read from --base's config.json)")
+    p.add_argument("--base", default=None,
+                   help="base model hub id/folder of a preset judge (default: the preset's; 'tiny' = offline random)")
 
 
 def add_audio_input_arguments(p: argparse.ArgumentParser) -> None:
@@ -59,10 +69,7 @@ def add_audio_score_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--exact-length-batches", action="store_true",
                    help="batch only clips of equal token length: scores independent of the batch in bfloat16 "
                         "too (slower on mixed lengths)")
-    p.add_argument("--backbone", default=None, choices=sorted(BACKBONES),
-                   help="backbone of a preset judge (default: the preset's, else read from --base's config.json)")
-    p.add_argument("--base", default=None,
-                   help="base model hub id/folder of a preset judge (default: the preset's; 'tiny' = offline random)")
+    add_preset_arguments(p)
 
 
 def add_benchmark_workers_argument(p: argparse.ArgumentParser) -> None:
@@ -73,22 +80,29 @@ def add_benchmark_workers_argument(p: argparse.ArgumentParser) -> None:
                         "most 8; 0 where --aligner runs on a GPU, which a forked worker cannot use)")
 
 
-def add_output_scoring_arguments(p: argparse.ArgumentParser, items: str, outputs: str, judge: str, out: str) -> None:
+def add_output_scoring_arguments(p: argparse.ArgumentParser, items: str, outputs: str, out: str,
+                                 judge: str | None = None, judge_identity: bool = True) -> None:
     """The options every benchmark scorer shares (``omnijudge score <benchmark>``); the strings
-    describe this benchmark's files."""
+    describe this benchmark's files. ``judge``: the help of ``--judge`` (None: the scorer names its
+    judges its own way); ``judge_identity``: see :func:`add_resume_arguments`."""
     p.add_argument("--items", required=True, help=items)
     p.add_argument("--outputs", required=True, help=outputs)
-    p.add_argument("--judge", required=True, help=judge)
+    if judge is not None:
+        p.add_argument("--judge", required=True, help=judge)
     p.add_argument("--out", required=True, help=out)
     p.add_argument("--system", help="system name when OUTPUTS holds one system (default: folder name)")
-    p.add_argument("--aligner", help="Whisper-family model id/folder for outputs without word timestamps")
-    p.add_argument("--aligner-language", help="Whisper language code, e.g. en or zh; default: detected")
     p.add_argument("--batch-size", type=batch_size_arg, default=8,
                    help="outputs per forward pass (results do not depend on it)")
     add_benchmark_workers_argument(p)
-    add_resume_arguments(p)
+    add_resume_arguments(p, judge_identity)
     add_audio_input_arguments(p)
     add_runtime_arguments(p)
+
+
+def add_aligner_arguments(p: argparse.ArgumentParser) -> None:
+    """``--aligner`` / ``--aligner-language``: word times for outputs whose manifest gives none."""
+    p.add_argument("--aligner", help="Whisper-family model id/folder for outputs without word timestamps")
+    p.add_argument("--aligner-language", help="Whisper language code, e.g. en or zh; default: detected")
 
 
 def check_results_folder(args, writes: tuple[str, ...], inputs: dict[str, str | None] | None = None) -> None:

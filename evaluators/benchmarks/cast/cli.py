@@ -89,13 +89,14 @@ def cmd_score_cast(args) -> int:
 
 def add_score_parser(ssub):
     """Add ``cast`` to the ``score`` command's subparsers; returns the parser."""
-    from evaluators.score_command import add_output_scoring_arguments
+    from evaluators.score_command import add_aligner_arguments, add_output_scoring_arguments
 
     c = ssub.add_parser("cast", help="CAST: stress detector over system outputs per mode -> Table 3 (Hit/Contrast/Correct)")
     add_output_scoring_arguments(
         c, items="CAST items JSONL {id, pair_id, side, context, sentence, stressed_word, mode}",
         outputs="outputs folder: manifest.jsonl, or <mode>/<id>.wav, or <system>/<mode>/<id>.wav",
-        judge="stress detector folder", out="results folder (predictions.jsonl, metrics.json, table.json)")
+        out="results folder (predictions.jsonl, metrics.json, table.json)", judge="stress detector folder")
+    add_aligner_arguments(c)
     c.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples for the 95%% CIs")
     c.set_defaults(func=cmd_score_cast)
     return c

@@ -76,27 +76,15 @@ def cmd_score(args) -> int:
 
 
 def add_score_parser(ssub):
-    from evaluators.backbones.specs import BACKBONES
-    from evaluators.runtime_options import add_runtime_arguments, batch_size_arg
-    from evaluators.score_command import add_audio_input_arguments, add_benchmark_workers_argument, add_resume_arguments
+    from evaluators.score_command import add_output_scoring_arguments, add_preset_arguments
 
     p = ssub.add_parser("instructttseval", help="InstructTTSEval: a local instruction-following judge over a "
                                                 "system's outputs -> the benchmark's rows + APS/DSD/RP/Avg table")
-    p.add_argument("--items", required=True, help="the benchmark's item JSONL ({id, text, APS, DSD, RP})")
-    p.add_argument("--outputs", required=True,
-                   help="the system's outputs: gen_path relative to this folder, or <id>_<TASK>.wav")
-    p.add_argument("--judge", required=True,
-                   help="instruction_follow judge folder, verbalizer judge folder, or a preset (instruct-follow)")
-    p.add_argument("--out", required=True,
-                   help="results folder (scores.jsonl, results.jsonl, table.json/.md, dimension_failures.png)")
-    p.add_argument("--system", help="system name (default: the outputs folder's name)")
-    p.add_argument("--batch-size", type=batch_size_arg, default=8,
-                   help="clips per forward pass (results do not depend on it)")
-    add_benchmark_workers_argument(p)
-    add_resume_arguments(p)
-    add_audio_input_arguments(p)
-    p.add_argument("--backbone", choices=sorted(BACKBONES), help="backbone of a preset judge")
-    p.add_argument("--base", help="base model hub id/folder of a preset judge ('tiny' = offline random)")
-    add_runtime_arguments(p)
+    add_output_scoring_arguments(
+        p, items="the benchmark's item JSONL ({id, text, APS, DSD, RP})",
+        outputs="the system's outputs: gen_path relative to this folder, or <id>_<TASK>.wav",
+        out="results folder (scores.jsonl, results.jsonl, table.json/.md, dimension_failures.png)",
+        judge="instruction_follow judge folder, verbalizer judge folder, or a preset (instruct-follow)")
+    add_preset_arguments(p)
     p.set_defaults(func=cmd_score)
     return p

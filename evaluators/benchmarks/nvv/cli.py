@@ -146,13 +146,14 @@ def cmd_score_nvv(args) -> int:
 def add_score_parser(ssub):
     """Add ``nvv`` to the ``score`` command's subparsers; returns the parser."""
     from evaluators.runtime_options import non_negative_int_arg
-    from evaluators.score_command import add_output_scoring_arguments
+    from evaluators.score_command import add_aligner_arguments, add_output_scoring_arguments
 
     n = ssub.add_parser("nvv", help="NVV-SuperBench: NVV verifier over system outputs -> Table 3 rows + per-type F1 heatmap")
     add_output_scoring_arguments(
         n, items="NVV items: the real nvbench_data_{en,zh}.json or JSONL (either schema)",
         outputs="outputs folder: manifest.jsonl, or <id>.<ext>, or <system>/<id>.<ext>",
-        judge="NVV verifier folder", out="results folder (predictions/, metrics/, table.json/.md, per_type_f1.png)")
+        out="results folder (predictions/, metrics/, table.json/.md, per_type_f1.png)", judge="NVV verifier folder")
+    add_aligner_arguments(n)
     n.add_argument("--lang", choices=["en", "zh"], help="force the items' language")
     n.add_argument("--delta", type=non_negative_int_arg,
                    help="position tolerance in units (default 2 words EN / 5 characters ZH)")

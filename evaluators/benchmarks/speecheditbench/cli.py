@@ -68,18 +68,17 @@ def cmd_score(args) -> int:
 
 
 def add_score_parser(ssub):
-    from evaluators.backbones.specs import BACKBONES
     from evaluators.benchmarks.speecheditbench.provider_cache import DEFAULT_ASR, DEFAULT_SCENE, DEFAULT_SPEAKER
-    from evaluators.runtime_options import add_runtime_arguments, batch_size_arg
-    from evaluators.score_command import add_audio_input_arguments, add_benchmark_workers_argument
+    from evaluators.score_command import add_output_scoring_arguments, add_preset_arguments
 
     p = ssub.add_parser("speecheditbench", help="SpeechEditBench: every target and preservation criterion over a "
                                                 "system's edited outputs -> per-sample t/p/j + the paper's tables")
-    p.add_argument("--items", required=True,
-                   help="the benchmark's data/ folder (<task>/samples.jsonl) or one samples.jsonl")
-    p.add_argument("--outputs", required=True, help="the system's outputs: <task>/<sample_id>.wav|flac|mp3 "
-                                                    "(or <task>/audio/...)")
-    p.add_argument("--out", required=True, help="results folder (scores.jsonl, table.json/.md, radar.png, cache/)")
+    # rows record what measured them ("uses"): a changed judge or provider re-measures only its rows,
+    # so there is no --resume-mismatch
+    add_output_scoring_arguments(
+        p, items="the benchmark's data/ folder (<task>/samples.jsonl) or one samples.jsonl",
+        outputs="the system's outputs: <task>/<sample_id>.wav|flac|mp3 (or <task>/audio/...)",
+        out="results folder (scores.jsonl, table.json/.md, radar.png, cache/)", judge_identity=False)
     p.add_argument("--tasks", nargs="+", help="only these tasks (content, speaker, emotion, style, prosody, "
                                               "paralinguistic, acoustic, compositional)")
     p.add_argument("--judges", help="emotion=J,style=J,paralinguistic=J: a judge folder or the preset "
@@ -98,14 +97,7 @@ def add_score_parser(ssub):
                    help="count missing outputs as failures (default: left out; coverage reports them)")
     p.add_argument("--source-root", help="folder the items' audio paths are relative to (default: found from "
                                          "the item file upwards)")
-    p.add_argument("--system", help="system name (default: the outputs folder's name)")
-    p.add_argument("--batch-size", type=batch_size_arg, default=8, help="clips per forward pass")
-    p.add_argument("--retry-errors", action="store_true", help="measure the items of earlier error rows again")
-    add_benchmark_workers_argument(p)
-    add_audio_input_arguments(p)
-    p.add_argument("--backbone", choices=sorted(BACKBONES), help="backbone of preset judges")
-    p.add_argument("--base", help="base model of preset judges ('tiny' = offline random, for smoke runs)")
-    add_runtime_arguments(p)
+    add_preset_arguments(p)
     p.set_defaults(func=cmd_score)
     return p
 

@@ -5,6 +5,10 @@ the audio as the benchmark sends it; the answer is pre-filled up to the JSON val
 reads, and the label words are read at the next position. The paralinguistic prompt asks for four
 scores; one preset per event reads each (pre-filled up to that event's key), all four run in one
 batch over a shared backbone (``judges.VerbalizerEditJudge``).
+
+The generic presets ``emotion``, ``style`` and ``paralinguistic-<event>`` ask paraphrased questions
+after the audio instead (``style`` fills ``{style}`` from the request); the ``seb-*`` presets ask the
+benchmark's own prompts.
 """
 
 from __future__ import annotations
@@ -41,5 +45,22 @@ PRESETS: dict[str, JudgePreset] = {
         '```json\n{\n  "event_scores": {\n    "' + event + '": ',
         f"SpeechEditBench paralinguistic drop-in, {event}: the public annotation prompt, answer pre-filled up to "
         f"event_scores.{event}; the score is the argmax digit (0-3).", aggregate="expected")
+       for event in EVENTS},
+    # generic zero-shot presets: paraphrased questions, any backbone
+    "emotion": JudgePreset(
+        name="emotion",
+        labels=("angry", "fearful", "happy", "sad", "surprise", "excited", "frustrated", "playfulness", "neutral"),
+        values=tuple(float(i) for i in range(9)), aggregate="argmax",
+        prompt="Which emotion does the speaker express? Answer with one word.",
+        description="SpeechEditBench emotion classifier (argmax label)."),
+    "style": JudgePreset(
+        name="style", labels=tuple(str(i) for i in range(5)), values=tuple(float(i) for i in range(5)),
+        prompt="How well does the speech realise the target style '{style}'? Answer 0 to 4.",
+        positive_threshold=3.0, description="SpeechEditBench target-style score (0-4)."),
+    **{f"paralinguistic-{event}": JudgePreset(
+        name=f"paralinguistic-{event}", labels=tuple(str(i) for i in range(4)),
+        values=tuple(float(i) for i in range(4)),
+        prompt=f"How prominent is {event} in this clip? Answer 0 (none) to 3 (very prominent).",
+        description=f"SpeechEditBench paralinguistic event strength (0-3): {event}.")
        for event in EVENTS},
 }
