@@ -68,6 +68,15 @@ def _interval(value_range: tuple[float, float]) -> str:
     return f"[{lo:g}, {hi:g}]"
 
 
+def _given(row: dict, key: str, where: str, required: bool, nullable: bool, error: type[JsonlError]):
+    """``row[key]``, or ``_ABSENT`` where the caller returns None (an absent key that is not
+    ``required``, a null that is ``nullable``); an absent required key raises naming it."""
+    value = row.get(key, _ABSENT)
+    if value is _ABSENT and required:
+        raise error(f"{where}: missing field '{key}'")
+    return _ABSENT if value is None and nullable else value
+
+
 def require_number(row: dict, key: str, where: str, *, finite: bool = True,
                    value_range: tuple[float, float] | None = None, integer: bool = False, nullable: bool = False,
                    required: bool = True, range_name: str = "", error: type[JsonlError] = JsonlError) -> float | None:
@@ -79,12 +88,8 @@ def require_number(row: dict, key: str, where: str, *, finite: bool = True,
     Raises ``error`` as ``where: 'key' must be ..., got <value>``; ``range_name`` (e.g. the option
     that set ``value_range``) is added to the message.
     """
-    value = row.get(key, _ABSENT)
+    value = _given(row, key, where, required, nullable, error)
     if value is _ABSENT:
-        if required:
-            raise error(f"{where}: missing field '{key}'")
-        return None
-    if value is None and nullable:
         return None
     kind = "an integer" if integer else "a finite number" if finite else "a number"
     if not _is_number(value) or (integer and not isinstance(value, int)):
@@ -101,12 +106,8 @@ def require_bool(row: dict, key: str, where: str, *, nullable: bool = False, req
                  error: type[JsonlError] = JsonlError) -> bool | None:
     """``row[key]`` as a JSON ``true``/``false`` (``1``, ``"true"`` are refused); null -> None when
     ``nullable``, an absent key -> None when not ``required``."""
-    value = row.get(key, _ABSENT)
+    value = _given(row, key, where, required, nullable, error)
     if value is _ABSENT:
-        if required:
-            raise error(f"{where}: missing field '{key}'")
-        return None
-    if value is None and nullable:
         return None
     if not isinstance(value, bool):
         allowed = "true, false or null" if nullable else "true or false"
@@ -118,12 +119,8 @@ def require_string(row: dict, key: str, where: str, *, choices: tuple[str, ...] 
                    nullable: bool = False, required: bool = True, error: type[JsonlError] = JsonlError) -> str | None:
     """``row[key]`` as a non-empty string, one of ``choices`` when given; null -> None when
     ``nullable``, an absent key -> None when not ``required``."""
-    value = row.get(key, _ABSENT)
+    value = _given(row, key, where, required, nullable, error)
     if value is _ABSENT:
-        if required:
-            raise error(f"{where}: missing field '{key}'")
-        return None
-    if value is None and nullable:
         return None
     if not isinstance(value, str) or not value.strip():
         raise error(f"{where}: '{key}' must be a non-empty string, got {shown(value)}")

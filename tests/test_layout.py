@@ -4,7 +4,6 @@ a CLI built from them, one Judge protocol and judge-folder format, and no import
 import ast
 import dataclasses
 import json
-import logging
 import os
 import re
 from pathlib import Path
@@ -523,31 +522,23 @@ def test_att_only_fields_are_validated_only_for_att():
         config_from_dict({"att_hls": {"preset": "gemini"}})
     with pytest.raises(ConfigError, match=r"section\(s\) \['att_hls'\] do not apply to task 'word_stress'"):
         config_from_dict({"task": "word_stress", "att_hls": {"preset": "auto-att"}})
-    cfg = config_from_dict({"task": "word_stress", "preset": "gemini", "data": {"held_out_voice": 9}})  # legacy, unused
-    assert not hasattr(cfg.task_config, "preset") and not hasattr(cfg.data, "held_out_voice")
+    # keys of the flat layout before task sections are unknown keys, not moved or dropped
+    with pytest.raises(ConfigError, match=r"config:preset: unknown key"):
+        config_from_dict({"task": "word_stress", "preset": "gemini"})
+    with pytest.raises(ConfigError, match=r"config:data.held_out_voice: unknown key"):
+        config_from_dict({"task": "word_stress", "data": {"held_out_voice": 9}})
     with pytest.raises(ConfigError, match="n_outputs"):
         config_from_dict({"task": "nvv_verify", "nvv_verify": {"head": {"n_outputs": 3}}})
 
 
-def test_legacy_flat_configs_load_into_the_task_section(caplog):
-    legacy = {"task": "word_stress", "loss": {"word_pos_weight": 3.0}, "head": {"mode": "aligned", "width": 64},
-              "data": {"synth_seed": 5, "batch_size": 4}}
-    with caplog.at_level(logging.WARNING):
-        cfg = config_from_dict(legacy)
-    s = cfg.task_config
-    assert (s.word_pos_weight, s.head.mode, s.head.width, s.corpus.seed, cfg.data.batch_size) == (3.0, "aligned", 64, 5, 4)
-    assert "loss.word_pos_weight is now word_stress.word_pos_weight" in caplog.text
-    att = config_from_dict({"preset": "auto-att-released", "long_clip_policy": "windows",
-                            "loss": {"bt_weight": 0.5, "mse_weight": 0.5},
-                            "data": {"held_out_voice": 2, "clips_per_voice_dimension": 4}})
-    assert att.task_config == config_from_dict({"att_hls": {
-        "preset": "auto-att-released", "long_clip_policy": "windows", "bt_weight": 0.5, "mse_weight": 0.5,
-        "held_out_voice": 2, "corpus": {"clips_per_voice_dimension": 4}}}).task_config
-
-
-def test_legacy_override_keys_win_over_the_file():
-    cfg = load_config(ROOT / "configs/auto_att/tiny.yaml", {"data.clips_per_voice_dimension": 2, "data.synth_seed": 3})
-    assert (cfg.task_config.corpus.clips_per_voice_dimension, cfg.task_config.corpus.seed) == (2, 3)
+def test_flat_keys_are_refused_in_files_and_overrides():
+    with pytest.raises(ConfigError, match=r"config:loss: unknown key"):
+        config_from_dict({"task": "word_stress", "loss": {"word_pos_weight": 3.0}})
+    with pytest.raises(ConfigError, match=r"--set data.synth_seed: unknown key"):
+        load_config(ROOT / "configs/auto_att/tiny.yaml", {"data.synth_seed": 3})
+    data = {"task": "word_stress", "word_stress": {"word_pos_weight": 3.0}}
+    assert config_from_dict(data).task_config.word_pos_weight == 3.0
+    assert data == {"task": "word_stress", "word_stress": {"word_pos_weight": 3.0}}  # the caller's dict is untouched
 
 
 def test_help_config_lists_each_task_section():

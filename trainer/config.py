@@ -11,7 +11,6 @@ at load time naming the file and the key, not an hour into training.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import re
 import typing
 from dataclasses import dataclass, field
@@ -25,7 +24,6 @@ from evaluators.config_input import (MAX_PROMPT_CHARS, ConfigInputError, FieldEr
                                      checked, describe_check, load_yaml_file, short_repr, short_text)
 from trainer.benchmarks import TASKS
 
-log = logging.getLogger(__name__)
 #: Registered judge tasks (``trainer.benchmarks.TASKS``): each names a config section.
 TASK_NAMES = tuple(TASKS)
 #: Largest seed accepted (numpy's ``default_rng`` and ``np.random.seed`` take 32-bit seeds).
@@ -184,62 +182,6 @@ def _plain(value):
     return value
 
 
-#: Keys of configs written before task sections existed -> their place in the task's section.
-_LEGACY_KEYS = {
-    ("preset",): ("preset",), ("long_clip_policy",): ("long_clip_policy",),
-    ("loss", "bt_weight"): ("bt_weight",), ("loss", "mse_weight"): ("mse_weight",),
-    ("loss", "word_pos_weight"): ("word_pos_weight",), ("head",): ("head",),
-    ("data", "held_out_voice"): ("held_out_voice",), ("data", "synth_seed"): ("corpus", "seed"),
-    ("data", "clips_per_voice_dimension"): ("corpus", "clips_per_voice_dimension"),
-}
-
-
-def migrate_legacy_keys(data: dict, where: str = "config") -> dict:
-    """Move keys of the flat pre-section layout (``preset``, ``loss.*``, ``head.*``,
-    ``data.held_out_voice``, ``data.synth_seed``, ...) into the task's section, with a warning;
-    a legacy key the task does not have (e.g. ``preset`` of a stress config saved by an older
-    version) is dropped with a warning. New-style keys win over legacy ones."""
-    data = {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
-    task = data.get("task", TrainConfig.task)
-    if not isinstance(task, str) or task not in TASKS:
-        return data
-    known = {f.name for f in dataclasses.fields(TASKS[task].settings_class)}
-    section = data.get(task) if isinstance(data.get(task), dict) else {}
-    for old, new in _LEGACY_KEYS.items():
-        node = data
-        for part in old[:-1]:
-            node = node.get(part) if isinstance(node, dict) else None
-        if not isinstance(node, dict) or old[-1] not in node:
-            continue
-        value = node.pop(old[-1])
-        if old[0] in ("loss",) and not node:
-            data.pop("loss")
-        if new[0] not in known:
-            log.warning("%s: %s does not apply to task %s; ignored", where, ".".join(old), task)
-            continue
-        log.warning("%s: %s is now %s.%s", where, ".".join(old), task, ".".join(new))
-        target = section
-        for part in new[:-1]:
-            target = target.setdefault(part, {})
-        if isinstance(target, dict):  # else the section's own bad value is reported when it is built
-            target.setdefault(new[-1], value)
-    if section:
-        data[task] = section
-    return data
-
-
-def _migrate_override_key(dotted: str, task: str, where: str) -> str:
-    """A ``--set`` key of the pre-section layout (``data.synth_seed``) -> its place in the task's
-    section (``word_stress.corpus.seed``), so an override still wins over the file."""
-    parts = tuple(dotted.split("."))
-    for old, new in _LEGACY_KEYS.items():
-        if parts[:len(old)] == old and isinstance(task, str) and task in TASKS:
-            moved = ".".join((task, *new, *parts[len(old):]))
-            log.warning("%s: --set %s is now %s", where, dotted, moved)
-            return moved
-    return dotted
-
-
 def _locate(where: str, key: str, lines: dict[str, int], overridden: tuple[str, ...]) -> str:
     """Where a key's value came from, for a message: ``--set optim.lr``, ``file:line:optim.lr``
     (the line of the key, or of its closest enclosing section) or ``file:optim.lr``."""
@@ -266,7 +208,7 @@ def config_from_dict(data: dict, where: str = "config", lines: dict[str, int] | 
     try:
         if not isinstance(data, dict):
             raise FieldError("", f"expected a mapping of config keys, got {short_repr(data)}")
-        data = migrate_legacy_keys(data, where)
+        data = dict(data)  # the caller's mapping is left as it was
         task = data.get("task", TrainConfig.task)
         if not isinstance(task, str) or task not in TASKS:
             raise FieldError("task", f"{short_repr(task)} not in {TASK_NAMES}")
@@ -299,12 +241,10 @@ def load_config(path: str | Path, overrides: dict | None = None) -> TrainConfig:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of config keys at the top level, got {short_repr(data)}")
     overrides = dict(overrides or {})
-    task = overrides.get("task", data.get("task", TrainConfig.task))
     overridden = []
     for dotted, value in overrides.items():
         if not isinstance(dotted, str) or not all(dotted.split(".")):
             raise ConfigError(f"--set {short_repr(dotted)}: a key is dotted names, e.g. optim.lr")
-        dotted = _migrate_override_key(dotted, task, str(path))
         overridden.append(dotted)
         node = data
         *parents, leaf = dotted.split(".")

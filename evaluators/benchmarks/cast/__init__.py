@@ -19,18 +19,7 @@ from evaluators.benchmarks.cast.metrics import (
 from evaluators.benchmarks.spec import Benchmark
 
 
-def score_outputs(detector, items, outputs, out_dir, **options) -> dict:
-    """:func:`evaluators.benchmarks.cast.scorer.score_cast` (imported on use: it needs torch)."""
-    from evaluators.benchmarks.cast.scorer import score_cast
-
-    return score_cast(detector, items, outputs, out_dir, **options)
-
-
-BENCHMARK = Benchmark(
-    name="cast", title="CAST", docs="docs/benchmarks.md#cast-context-conditioned-stress",
-    paper="Knowing What to Stress: A Discourse-Conditioned Text-to-Speech Benchmark",
-    judge_kind="word_tagger", load_items=load_items, metrics=cast_metrics_from_files, scorer=score_outputs,
-    add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser)
+BENCHMARK = Benchmark(add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser)
 
 __all__ = [
     "BENCHMARK",

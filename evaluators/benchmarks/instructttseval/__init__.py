@@ -17,18 +17,6 @@ from evaluators.benchmarks.instructttseval.presets import PRESETS
 from evaluators.benchmarks.spec import Benchmark
 
 
-def score_outputs(judge, items, outputs, out_dir, **options) -> dict:
-    """:func:`evaluators.benchmarks.instructttseval.scorer.score_instructttseval` (imported on use:
-    it needs torch)."""
-    from evaluators.benchmarks.instructttseval.scorer import score_instructttseval
-
-    return score_instructttseval(judge, items, outputs, out_dir, **options)
-
-
-BENCHMARK = Benchmark(
-    name="instructttseval", title="InstructTTSEval", docs="docs/benchmarks.md#instructttseval",
-    paper="InstructTTSEval: Benchmarking Complex Natural-Language Instruction Following in Text-to-Speech Systems",
-    judge_kind="instruction_follow", load_items=load_items, metrics=metrics_from_files, scorer=score_outputs,
-    add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser, presets=PRESETS)
+BENCHMARK = Benchmark(add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser, presets=PRESETS)
 
 __all__ = ["BENCHMARK", "DIMENSIONS", "InstructItem", "TASKS", "load_items", "metrics_from_files", "task_scores"]

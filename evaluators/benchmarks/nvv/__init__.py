@@ -43,18 +43,7 @@ from evaluators.benchmarks.nvv.taxonomy import (
 from evaluators.benchmarks.spec import Benchmark
 
 
-def score_outputs(verifier, items, outputs, out_dir, **options) -> list[dict]:
-    """:func:`evaluators.benchmarks.nvv.scorer.score_nvv` (imported on use: it needs torch)."""
-    from evaluators.benchmarks.nvv.scorer import score_nvv
-
-    return score_nvv(verifier, items, outputs, out_dir, **options)
-
-
-BENCHMARK = Benchmark(
-    name="nvv", title="NVV-SuperBench", docs="docs/benchmarks.md#nvv-superbench",
-    paper="NVV-SuperBench: Beyond Words, Beyond Quality—Benchmarking Nonverbal Vocalizations in Speech Generation",
-    judge_kind="nvv_verifier", load_items=load_items, metrics=nvv_metrics_from_files, scorer=score_outputs,
-    add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser, presets=PRESETS)
+BENCHMARK = Benchmark(add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser, presets=PRESETS)
 
 __all__ = [
     "BENCHMARK", "N_TYPES", "NVVDataError", "NVVEvent", "NVVItem", "PROTOCOLS", "Prediction", "SystemVocabulary",

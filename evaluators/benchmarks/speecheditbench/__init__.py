@@ -24,18 +24,6 @@ from evaluators.benchmarks.speecheditbench.presets import PRESETS
 from evaluators.benchmarks.spec import Benchmark
 
 
-def score_outputs(judge, items, outputs, out_dir, **options) -> dict:
-    """:func:`evaluators.benchmarks.speecheditbench.scorer.score_speecheditbench` (imported on use);
-    ``judge`` is a ``{criterion: EditAttributeJudge}`` mapping (or None)."""
-    from evaluators.benchmarks.speecheditbench.scorer import score_speecheditbench
-
-    return score_speecheditbench(items, outputs, out_dir, judges=judge or {}, **options)
-
-
-BENCHMARK = Benchmark(
-    name="speecheditbench", title="SpeechEditBench", docs="docs/benchmarks.md#speecheditbench",
-    paper="SpeechEditBench: A Bilingual Multi-Attribute Benchmark for Instruction-Guided Speech Editing",
-    judge_kind="speech_edit_attribute", load_items=load_items, metrics=metrics_from_files, scorer=score_outputs,
-    add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser, presets=PRESETS)
+BENCHMARK = Benchmark(add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser, presets=PRESETS)
 
 __all__ = ["BENCHMARK", "EditItem", "TASKS", "load_items", "metrics_from_files"]
