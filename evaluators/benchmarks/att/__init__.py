@@ -4,7 +4,6 @@ Definitions: ``docs/benchmarks.md#audio-turing-test-auto-att``.
 """
 
 from evaluators.benchmarks.att.cli import add_metrics_parser, add_score_parser
-from evaluators.benchmarks.att.metrics import att_metrics_from_files, load_labels
 from evaluators.benchmarks.att.presets import PRESETS
 from evaluators.benchmarks.spec import Benchmark
 
