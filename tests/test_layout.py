@@ -69,12 +69,12 @@ def test_extra_tasks_live_in_their_benchmark_folder_and_have_commands(command):
 @pytest.mark.parametrize("name", list(BENCHMARKS))
 def test_every_benchmark_provides_each_piece_and_the_cli_exposes_it(name):
     bench = get_benchmark(name)
-    assert isinstance(bench, Benchmark) and bench.name == name
-    for piece in ("load_items", "metrics", "scorer", "add_score_parser", "add_metrics_parser"):
+    assert isinstance(bench, Benchmark)
+    for piece in ("add_score_parser", "add_metrics_parser"):
         assert callable(getattr(bench, piece)), piece
-    assert bench.judge_kind in JUDGE_KINDS and bench.paper and bench.title
-    assert bench.docs in _doc_anchors(), bench.docs
-    assert (ROOT / "evaluators" / "benchmarks" / name / "__init__.py").is_file()
+    package = ROOT / "evaluators" / "benchmarks" / name / "__init__.py"
+    docs = re.findall(r"docs/benchmarks\.md#[a-z0-9-]+", ast.get_docstring(ast.parse(package.read_text())) or "")
+    assert docs and set(docs) <= _doc_anchors(), docs  # the package names its definitions' section
 
     task = BENCHMARK_TASKS[name]
     assert task.benchmark == name and (ROOT / "trainer" / "benchmarks" / name / "task.py").is_file()
