@@ -12,7 +12,7 @@ import importlib
 _LAZY = {"Judge": "evaluators.judges.protocol", "load_judge": "evaluators.judges.registry",
          "judge_class": "evaluators.judges.registry", "JUDGE_KINDS": "evaluators.judges.registry",
          "JUDGE_CONFIG": "evaluators.judges.folder", "JudgeFolderError": "evaluators.judges.folder",
-         "read_judge_config": "evaluators.judges.folder"}
+         "read_judge_config": "evaluators.judges.folder", "JudgePersistence": "evaluators.judges.persistence"}
 __all__ = sorted(_LAZY)
 
 

@@ -1,13 +1,15 @@
 """The judge-folder format: the one place that writes and reads what a judge folder holds.
 
 A judge folder (see ``docs/judge_folder.md``) is what training writes (``<run>/final``), what a
-release copies and uploads, and what every judge kind's ``from_pretrained`` loads::
+release copies and uploads, and what every judge kind's ``from_pretrained`` loads (the save /
+load steps every kind shares are :class:`evaluators.judges.persistence.JudgePersistence`)::
 
     judge_config.json            format, format_version, kind, task, judge_name, backbone,
                                  base_model, the kind's own fields, max_seconds, seed, lora, training
     adapter_model.safetensors    LoRA adapter (+ fully trained modules), peft layout
     adapter_config.json
-    word_head.safetensors        slot-head weights (word_tagger, nvv_verifier)
+    <head>.safetensors           the kind's head weights, if any (word_head, reward_head, dimension_head,
+                                 readout_head)
     chat_template.jinja          the chat template the judge's prompts are rendered with
     base/                        a tiny random base model (real judges name a hub id instead)
 
@@ -289,18 +291,3 @@ def save_head_weights(head: torch.nn.Module, folder: str | Path, filename: str =
     tensors = {k: v.detach().cpu().contiguous() for k, v in head.state_dict().items()}
     check_finite_tensors(tensors, str(Path(folder) / filename))
     save_file(tensors, str(Path(folder) / filename))
-
-
-def load_head_weights(head: torch.nn.Module, folder: str | Path, filename: str = HEAD_WEIGHTS) -> torch.nn.Module:
-    """Load ``folder/filename`` into ``head`` (strict); returns it in eval mode."""
-    from safetensors.torch import load_file
-
-    path = Path(folder) / filename
-    if not path.is_file():
-        raise JudgeFolderError(f"{folder}: no {filename} (this judge kind needs its head weights)")
-    check_weight_file(path)
-    try:
-        head.load_state_dict(load_file(str(path)))
-    except RuntimeError as e:  # names or shapes that do not fit the head judge_config.json describes
-        raise JudgeConfigError(f"{path}: does not fit the head of {JUDGE_CONFIG} ({short_text(e)})") from None
-    return head.eval()

@@ -16,7 +16,9 @@ class Judge(Protocol):
 
     ``kind`` names the judge-folder kind (``judge_config.json``); ``score`` maps input dicts (a
     ``wave``, mono float32 at 16 kHz, plus the kind's own fields) to one JSON-able result dict per
-    input, in input order, and gives the same results whatever ``batch_size``.
+    input, in input order, and gives the same results whatever ``batch_size``. Every kind gets its
+    folder I/O, ``provenance`` and ``push_to_hub`` from
+    :class:`evaluators.judges.persistence.JudgePersistence`.
     """
 
     kind: ClassVar[str]
@@ -24,12 +26,15 @@ class Judge(Protocol):
     backbone: AudioLLM
 
     @classmethod
-    def from_pretrained(cls, folder: str | Path, dtype: torch.dtype = torch.float32,
-                        device: str = "cpu") -> "Judge": ...
+    def from_pretrained(cls, folder: str | Path, dtype: str | torch.dtype | None = "auto", device: str = "cpu",
+                        attn_implementation: str | None = None, **options) -> "Judge": ...
 
     def save_pretrained(self, folder: str | Path, extra: dict | None = None) -> Path: ...
 
     def provenance(self) -> dict: ...
+
+    def push_to_hub(self, repo_id: str, private: bool = True, extra: dict | None = None,
+                    commit_message: str | None = None) -> str: ...
 
     def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]: ...
 

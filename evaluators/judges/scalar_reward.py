@@ -23,17 +23,8 @@ from torch import nn
 
 from evaluators.audio_io import prepare_segments
 from evaluators.backbones import AudioLLM
-from evaluators.judges.folder import (
-    ADAPTER_WEIGHTS,
-    JudgeFolderError,
-    check_finite_tensors,
-    check_weight_file,
-    load_backbone,
-    provenance_fields,
-    read_judge_config,
-    weights_hash,
-    write_judge_folder,
-)
+from evaluators.judges.folder import JudgeFolderError, check_finite_tensors
+from evaluators.judges.persistence import JudgePersistence
 
 #: The head's weights in a judge folder: ``weight`` (1, hidden) and ``bias`` (1,), float32.
 REWARD_HEAD = "reward_head.safetensors"
@@ -72,7 +63,7 @@ def head_shape_error(weight_shape, bias_shape, hidden: int) -> str | None:
     return None
 
 
-class ScalarRewardJudge:
+class ScalarRewardJudge(JudgePersistence):
     """Scores a clip by a scalar reward (judge kind ``scalar_reward``).
 
     ``score`` inputs: ``{"wave", "fields"}`` with ``fields`` filling the prompt's ``{...}`` slots
@@ -96,6 +87,8 @@ class ScalarRewardJudge:
     """
 
     kind = "scalar_reward"
+    head_file = REWARD_HEAD
+    hashes_head = True
 
     def __init__(self, backbone: AudioLLM, head: nn.Linear, prompt: str = SPEECHJUDGE_PROMPT,
                  prompt_before_audio: str = SPEECHJUDGE_PROMPT_BEFORE_AUDIO,
@@ -196,63 +189,34 @@ class ScalarRewardJudge:
         a, b = self.pairwise_rewards(wave_a, wave_b, text)
         return "A" if a > b else "B" if a < b else "Tie"
 
-    def provenance(self) -> dict:
-        """Fields stamped on every score row."""
-        return provenance_fields(self.name, self.checkpoint_hash, self.prompt_version, self.seed,
-                                 runtime=self.backbone.runtime())
-
-    # ---- persistence ----------------------------------------------------------------------------
-    def config_fields(self) -> dict:
-        """This kind's own ``judge_config.json`` keys."""
+    # ---- folder (JudgePersistence hooks) --------------------------------------------------------
+    def _config_extra(self) -> dict:
         return config_fields(self.prompt, self.prompt_before_audio, self.system_prompt, self.prompt_version,
                              self.head.in_features)
 
-    def save_pretrained(self, folder: str | Path, extra: dict | None = None) -> Path:
-        """Write this judge as a judge folder (``docs/judge_folder.md``): adapter, ``judge_config.json``
-        and the head as ``reward_head.safetensors``; ``extra`` adds keys (task, lora, training)."""
-        out = write_judge_folder(self.backbone, folder, self.kind, self.name, self.config_fields(),
-                                 self.max_seconds, self.seed, extra)
-        save_reward_head(self.head.weight, self.head.bias, out)
-        return out
+    def _head_tensors(self) -> dict[str, torch.Tensor]:
+        return {"weight": self.head.weight.float(), "bias": self.head.bias.float()}
 
     @classmethod
-    def from_pretrained(cls, folder: str | Path, dtype: str | torch.dtype | None = "auto", device: str = "cpu",
-                        attn_implementation: str | None = None) -> "ScalarRewardJudge":
-        """Load a ``scalar_reward`` judge folder: base model + LoRA adapter (unmerged) + reward head."""
-        from safetensors.torch import load_file
-
-        folder = Path(folder)
-        cfg = read_judge_config(folder, expected_kind=cls.kind)
-        path = folder / REWARD_HEAD
-        if not path.is_file():
+    def _check_config(cls, folder: Path, config: dict, tensors) -> None:
+        if tensors is None:
             raise JudgeFolderError(f"{folder}: no {REWARD_HEAD} (a scalar_reward judge needs its head weights)")
-        check_weight_file(path)
-        state = load_file(str(path))
-        if set(state) != {"weight", "bias"}:
-            raise JudgeFolderError(f"{path}: keys {sorted(state)}, expected ['bias', 'weight']")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            backbone, _ = load_backbone(folder, cfg, dtype=dtype, device=device,
-                                        attn_implementation=attn_implementation)
-        for w in caught:
-            # peft only warns when adapter tensors find no module (keys of another transformers
-            # layout); the judge would then run with part of its adapter silently missing.
-            if "missing adapter keys" in str(w.message):
-                raise JudgeFolderError(f"{folder}: {ADAPTER_WEIGHTS} does not fit the base model "
-                                       f"({str(w.message)[:300]})")
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if set(tensors) != {"weight", "bias"}:
+            raise JudgeFolderError(f"{folder / REWARD_HEAD}: keys {sorted(tensors)}, expected ['bias', 'weight']")
+
+    @classmethod
+    def _from_folder(cls, folder: Path, backbone: AudioLLM, config: dict, tensors, **common) -> "ScalarRewardJudge":
+        """A reward judge with the saved ``Linear(hidden, 1)`` head (float32) and the recorded prompt."""
+        path = folder / REWARD_HEAD
         hidden = backbone.model.config.get_text_config().hidden_size
-        problem = head_shape_error(state["weight"].shape, state["bias"].shape, hidden)
+        problem = head_shape_error(tensors["weight"].shape, tensors["bias"].shape, hidden)
         if problem:
             raise JudgeFolderError(f"{path}: {problem}")
         head = nn.Linear(hidden, 1)
-        head.load_state_dict({k: v.float() for k, v in state.items()})
-        judge = cls(backbone, head, prompt=cfg["prompt"], prompt_before_audio=cfg.get("prompt_before_audio", ""),
-                    system_prompt=cfg.get("system_prompt"), prompt_version=cfg.get("prompt_version", "v1"),
-                    max_seconds=cfg.get("max_seconds"), name=cfg.get("judge_name", folder.name),
-                    checkpoint_hash=weights_hash(folder, (ADAPTER_WEIGHTS, REWARD_HEAD)), seed=int(cfg.get("seed", 0)))
-        judge.config = cfg
-        return judge
+        head.load_state_dict({k: v.float() for k, v in tensors.items()})
+        return cls(backbone, head, prompt=config["prompt"], prompt_before_audio=config.get("prompt_before_audio", ""),
+                   system_prompt=config.get("system_prompt"), prompt_version=config.get("prompt_version", "v1"),
+                   **common)
 
 
 def config_fields(prompt: str, prompt_before_audio: str, system_prompt: str | None, prompt_version: str,

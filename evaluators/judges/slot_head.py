@@ -31,17 +31,7 @@ from torch import nn
 from evaluators.backbones import audio_token_count
 from evaluators.config_input import FieldError, check_fields, checked, short_text
 from evaluators.judges.config_rules import HEAD_MODES
-from evaluators.judges.folder import (
-    HEAD_WEIGHTS,
-    JUDGE_CONFIG,
-    JudgeConfigError,
-    check_finite_tensors,
-    load_backbone,
-    load_head_weights,
-    read_judge_config,
-    save_head_weights,
-    write_judge_folder,
-)
+from evaluators.judges.folder import JUDGE_CONFIG, JudgeConfigError
 
 #: Audio-LLM audio tokens per second (the Qwen audio encoders: conv stride 2 + pool 2 over 10 ms mels).
 AUDIO_TOKENS_PER_SECOND = 25.0
@@ -248,38 +238,18 @@ class WordHead(nn.Module):
         return self.out(x).float()
 
 
-def load_slot_head(folder, cfg: dict, backbone) -> "WordHead":
-    """The slot head a judge folder describes (``cfg["head"]``) with its saved weights, on the
-    backbone's device, in eval mode."""
-    shape = cfg.get("head") or {"n_outputs": len(cfg.get("output_names", [0]))}  # folders before "head" was written
+def slot_head_config(folder, cfg: dict) -> WordHeadConfig:
+    """The slot head's shape a judge folder's ``judge_config.json`` records (``cfg["head"]``; folders
+    written before ``head`` existed: one ``last_token`` output per ``output_names`` entry)."""
+    shape = cfg.get("head") or {"n_outputs": len(cfg.get("output_names", [0]))}
     try:
-        config = WordHeadConfig(**shape)
+        return WordHeadConfig(**shape)
     except FieldError as e:
         raise JudgeConfigError(f"{Path(folder) / JUDGE_CONFIG}:head.{e.key}: {e.problem}") from None
     except (TypeError, ValueError) as e:  # an unknown key
         raise JudgeConfigError(f"{Path(folder) / JUDGE_CONFIG}:head: {short_text(e)}") from None
-    return load_head_weights(new_slot_head(backbone, config), folder)
 
 
 def new_slot_head(backbone, config: WordHeadConfig, seed: int = 0) -> "WordHead":
     """A freshly initialised head of shape ``config``, sized to the backbone's hidden width."""
     return WordHead(backbone.model.config.get_text_config().hidden_size, config, seed=seed).to(backbone.device)
-
-
-def save_slot_judge(judge, folder, fields: dict, extra: dict | None = None):
-    """A slot judge's folder: adapter + ``judge_config.json`` (common keys, the head's shape, the
-    kind's ``fields``, ``extra``) + the head weights. Returns the folder."""
-    check_finite_tensors(judge.head.state_dict(), str(Path(folder) / HEAD_WEIGHTS))  # before anything is written
-    out = write_judge_folder(judge.backbone, folder, judge.kind, judge.name,
-                             {**fields, "head": judge.head.config.to_dict()}, judge.max_seconds, judge.seed, extra)
-    save_head_weights(judge.head, out)
-    return out
-
-
-def load_slot_judge(folder, kind: str, dtype: str | torch.dtype | None = "auto", device: str = "cpu",
-                    attn_implementation: str | None = None) -> tuple[dict, object, "WordHead", str]:
-    """(judge_config, backbone with adapter, head, checkpoint hash) of a slot judge's folder of ``kind``."""
-    cfg = read_judge_config(folder, expected_kind=kind)
-    backbone, checkpoint_hash = load_backbone(folder, cfg, dtype=dtype, device=device,
-                                              attn_implementation=attn_implementation)
-    return cfg, backbone, load_slot_head(folder, cfg, backbone), checkpoint_hash

@@ -19,15 +19,9 @@ import torch
 from evaluators.audio_io import SAMPLE_RATE, prepare_segments
 from evaluators.backbones.audio_features import audio_token_count, valid_frame_count
 from evaluators.backbones import AudioLLM, get_backbone_spec
-from evaluators.judges.folder import (
-    JUDGE_CONFIG,
-    JudgeConfigError,
-    load_backbone,
-    provenance_fields,
-    read_judge_config,
-    write_judge_folder,
-)
-from evaluators.judges.label_words import check_recorded_ids, first_token_ids, label_token_pieces
+from evaluators.judges.folder import JUDGE_CONFIG, JudgeConfigError
+from evaluators.judges.label_words import first_token_ids, label_token_pieces
+from evaluators.judges.persistence import JudgePersistence
 from evaluators.judges.presets import JudgePreset, get_preset
 
 
@@ -45,7 +39,7 @@ class JudgeOutput:
     label: str
 
 
-class VerbalizerJudge:
+class VerbalizerJudge(JudgePersistence):
     """Rates audio by the probability mass on a preset's label words (judge kind ``verbalizer``).
 
     ``score`` inputs: ``{"wave", ["fields"]}`` (prompt fields such as ``instruction``); outputs:
@@ -205,10 +199,10 @@ class VerbalizerJudge:
         outs = self.score_prepared([x["segments"] for x in examples], batch_size)
         return [{"score": o.score, "label": o.label, "probs": o.probs} for o in outs]
 
-    def provenance(self) -> dict:
-        """Fields stamped on every score row."""
-        return provenance_fields(self.name, self.checkpoint_hash, self.preset.prompt_version, self.seed,
-                                 self.backbone.runtime())
+    @property
+    def prompt_version(self) -> str:
+        """The preset's prompt version (stamped on every score row)."""
+        return self.preset.prompt_version
 
     # ---- loading --------------------------------------------------------------------------------
     @classmethod
@@ -234,38 +228,27 @@ class VerbalizerJudge:
                                                  attn_implementation=attn_implementation)
         return cls(audio_llm, preset, name=f"{preset.name}@{audio_llm.source}", **kwargs)
 
-    @classmethod
-    def from_pretrained(cls, folder: str | Path, dtype: str | torch.dtype | None = "auto", device: str = "cpu",
-                        attn_implementation: str | None = None, **kwargs) -> "VerbalizerJudge":
-        """Load a verbalizer judge folder (``docs/judge_folder.md``): base model + LoRA adapter
-        (unmerged, so scores match the training-time model exactly) + the preset it was trained with."""
-        cfg = read_judge_config(folder, expected_kind=cls.kind)
-        if "preset" not in cfg:
-            raise JudgeConfigError(f"{Path(folder) / JUDGE_CONFIG}:preset: missing")
-        audio_llm, checkpoint_hash = load_backbone(folder, cfg, dtype=dtype, device=device,
-                                                   attn_implementation=attn_implementation)
-        if cfg.get("label_token_ids"):
-            check_recorded_ids(audio_llm.tokenizer, cfg["label_token_ids"], str(folder))
-        try:
-            preset = JudgePreset.from_dict(cfg["preset"])
-        except ValueError as e:
-            raise JudgeConfigError(f"{Path(folder) / JUDGE_CONFIG}:{e}") from None
-        judge = cls(audio_llm, preset,
-                    long_clip_policy=cfg.get("long_clip_policy", "truncate"),
-                    max_seconds=cfg.get("max_seconds"), name=cfg.get("judge_name", Path(folder).name),
-                    checkpoint_hash=checkpoint_hash, seed=int(cfg.get("seed", 0)), **kwargs)
-        judge.config = cfg
-        return judge
-
-    def save_pretrained(self, folder: str | Path, extra: dict | None = None) -> Path:
-        """Write this judge as a judge folder; ``extra`` adds training-side keys (task, lora, training)."""
+    # ---- folder (JudgePersistence hooks) --------------------------------------------------------
+    def _config_extra(self) -> dict:
         preset = self.preset
-        fields = {"preset": preset.to_dict(), "prompt": preset.prompt, "prompt_version": preset.prompt_version,
-                  "label_words": list(preset.labels), "label_values": list(preset.values),
-                  "label_token_ids": label_token_pieces(self.backbone.tokenizer, preset.label_texts),
-                  "read_at": preset.read_at, "long_clip_policy": self.long_clip_policy}
-        return write_judge_folder(self.backbone, folder, self.kind, self.name, fields, self.max_seconds, self.seed,
-                                  extra)
+        return {"preset": preset.to_dict(), "prompt": preset.prompt, "prompt_version": preset.prompt_version,
+                "label_words": list(preset.labels), "label_values": list(preset.values),
+                "label_token_ids": label_token_pieces(self.backbone.tokenizer, preset.label_texts),
+                "read_at": preset.read_at, "long_clip_policy": self.long_clip_policy}
+
+    @classmethod
+    def _check_config(cls, folder: Path, config: dict, tensors) -> None:
+        if "preset" not in config:
+            raise JudgeConfigError(f"{folder / JUDGE_CONFIG}:preset: missing")
+
+    @classmethod
+    def _from_folder(cls, folder: Path, backbone: AudioLLM, config: dict, tensors, **common) -> "VerbalizerJudge":
+        """A verbalizer judge on the preset it was trained with (``config["preset"]``)."""
+        try:
+            preset = JudgePreset.from_dict(config["preset"])
+        except ValueError as e:
+            raise JudgeConfigError(f"{folder / JUDGE_CONFIG}:{e}") from None
+        return cls(backbone, preset, long_clip_policy=config.get("long_clip_policy", "truncate"), **common)
 
 
 def is_finite_output(out: JudgeOutput) -> bool:

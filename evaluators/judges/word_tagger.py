@@ -17,22 +17,22 @@ from scipy.special import expit
 
 from evaluators.audio_io import prepare_segments
 from evaluators.backbones import AudioLLM
-from evaluators.judges.folder import provenance_fields
+from evaluators.judges.folder import HEAD_WEIGHTS
+from evaluators.judges.persistence import JudgePersistence
 from evaluators.judges.slot_head import (
     WordHead,
     WordHeadConfig,
     collate_slots,
-    load_slot_judge,
     logits_in_input_order,
     new_slot_head,
-    save_slot_judge,
+    slot_head_config,
     slot_head_logits,
     span_example_fields,
 )
 from evaluators.text_units import CJK_LANGS, transcript_pieces
 
 
-class WordTaggerJudge:
+class WordTaggerJudge(JudgePersistence):
     """Tags every transcript word (judge kind ``word_tagger``).
 
     ``score`` inputs: ``{"wave", "words", ["lang"], ["word_times"]}``; outputs: ``{"words",
@@ -47,6 +47,7 @@ class WordTaggerJudge:
     """
 
     kind = "word_tagger"
+    head_file = HEAD_WEIGHTS
 
     def __init__(self, backbone: AudioLLM, head: WordHead, prompt: str, output_names: tuple[str, ...] = ("stressed",),
                  threshold: float = 0.5, system_prompt: str | None = None, max_seconds: float | None = None,
@@ -145,27 +146,21 @@ class WordTaggerJudge:
                  "outputs": {n: [float(v) for v in p[:, k]] for k, n in enumerate(self.output_names)}}
                 for x, p in ((x, expit(z)) for x, z in zip(examples, logits))]
 
-    def provenance(self) -> dict:
-        return provenance_fields(self.name, self.checkpoint_hash, self.prompt_version, self.seed,
-                                 self.backbone.runtime())
+    # ---- folder (JudgePersistence hooks) -------------------------------------------------------
+    def _config_extra(self) -> dict:
+        return {"prompt": self.prompt, "prompt_version": self.prompt_version, "system_prompt": self.system_prompt,
+                "output_names": list(self.output_names), "threshold": self.threshold,
+                "read_at": "final-layer hidden state at each transcript word's last token"
+                           + (" + audio states in the word's time span" if self.needs_word_times else ""),
+                "head": self.head.config.to_dict()}
 
-    # ---- persistence ---------------------------------------------------------------------------
-    def save_pretrained(self, folder: str | Path, extra: dict | None = None) -> Path:
-        """Write this judge as a judge folder (``docs/judge_folder.md``) with its head weights;
-        ``extra`` adds training-side keys (task, lora, training)."""
-        fields = {"prompt": self.prompt, "prompt_version": self.prompt_version, "system_prompt": self.system_prompt,
-                  "output_names": list(self.output_names), "threshold": self.threshold,
-                  "read_at": "final-layer hidden state at each transcript word's last token"
-                             + (" + audio states in the word's time span" if self.needs_word_times else "")}
-        return save_slot_judge(self, folder, fields, extra)
+    def _head_tensors(self) -> dict[str, torch.Tensor]:
+        return self.head.state_dict()
 
     @classmethod
-    def from_pretrained(cls, folder: str | Path, dtype: str | torch.dtype | None = "auto", device: str = "cpu",
-                        attn_implementation: str | None = None) -> "WordTaggerJudge":
-        """Load a word-tagger judge folder (judge_config.json kind "word_tagger", adapter, head)."""
-        cfg, backbone, head, checkpoint_hash = load_slot_judge(folder, cls.kind, dtype, device, attn_implementation)
-        return cls(backbone, head, prompt=cfg["prompt"], output_names=tuple(cfg["output_names"]),
-                   threshold=float(cfg.get("threshold", 0.5)), system_prompt=cfg.get("system_prompt"),
-                   max_seconds=cfg.get("max_seconds"), name=cfg.get("judge_name", Path(folder).name),
-                   checkpoint_hash=checkpoint_hash, seed=int(cfg.get("seed", 0)),
-                   prompt_version=cfg.get("prompt_version", "v1"))
+    def _from_folder(cls, folder: Path, backbone: AudioLLM, config: dict, tensors, **common) -> "WordTaggerJudge":
+        """A word tagger with the slot head ``config["head"]`` describes and its saved weights."""
+        head = cls._fit_head(new_slot_head(backbone, slot_head_config(folder, config)), tensors, folder)
+        return cls(backbone, head, prompt=config["prompt"], output_names=tuple(config["output_names"]),
+                   threshold=float(config.get("threshold", 0.5)), system_prompt=config.get("system_prompt"),
+                   prompt_version=config.get("prompt_version", "v1"), **common)

@@ -33,18 +33,9 @@ from evaluators.benchmarks.instructttseval.attribute_head import (
 )
 from evaluators.benchmarks.instructttseval.items import DIMENSIONS
 from evaluators.benchmarks.instructttseval.prompts import TRAINED_PROMPT_VERSION, TRAINED_PROMPTS
-from evaluators.judges.folder import (
-    ADAPTER_WEIGHTS,
-    JudgeFolderError,
-    load_backbone,
-    load_head_weights,
-    provenance_fields,
-    read_judge_config,
-    save_head_weights,
-    weights_hash,
-    write_judge_folder,
-)
-from evaluators.judges.label_words import check_recorded_ids, first_token_ids, label_token_pieces
+from evaluators.judges.folder import JudgeFolderError
+from evaluators.judges.label_words import first_token_ids, label_token_pieces
+from evaluators.judges.persistence import JudgePersistence
 from evaluators.judges.preset import JudgePreset
 
 DIMENSION_HEAD = "dimension_head.safetensors"
@@ -62,7 +53,7 @@ def trained_presets(system_prompt: str | None = None) -> dict[str, JudgePreset]:
             for lang, (before, after) in TRAINED_PROMPTS.items()}
 
 
-class InstructionJudge:
+class InstructionJudge(JudgePersistence):
     """Instruction-following judge (judge kind ``instruction_follow``).
 
     ``score`` inputs: ``{"wave", "instruction", "lang"}`` (``lang`` "en" or "zh" picks the prompt);
@@ -82,6 +73,8 @@ class InstructionJudge:
     """
 
     kind = "instruction_follow"
+    head_file = DIMENSION_HEAD
+    hashes_head = True
 
     def __init__(self, backbone: AudioLLM, head: AttributeHead, presets: dict[str, JudgePreset] | None = None,
                  verdict_source: str = "label_tokens", threshold: float = 0.5, max_seconds: float | None = None,
@@ -193,45 +186,34 @@ class InstructionJudge:
             self.backbone.model.train(was_training)
         return out
 
-    def provenance(self) -> dict:
-        version = self.presets[sorted(self.presets)[0]].prompt_version
-        return provenance_fields(self.name, self.checkpoint_hash, version, self.seed, self.backbone.runtime())
+    @property
+    def prompt_version(self) -> str:
+        """The prompts' version (of the first language's preset; stamped on every score row)."""
+        return self.presets[sorted(self.presets)[0]].prompt_version
 
-    # ---- folder --------------------------------------------------------------------------------
-    def save_pretrained(self, folder: str | Path, extra: dict | None = None) -> Path:
-        """Write the judge folder (``docs/judge_folder.md``): adapter, prompts, head weights."""
-        fields = {"prompts": {lang: p.to_dict() for lang, p in self.presets.items()},
-                  "prompt_version": self.presets[sorted(self.presets)[0]].prompt_version,
-                  "label_words": list(LABELS), "label_token_ids": label_token_pieces(self.backbone.tokenizer, LABELS),
-                  "verdict_source": self.verdict_source, "threshold": self.threshold,
-                  "dimensions": list(DIMENSIONS), "outcomes": list(OUTCOMES), "unsupported": list(self.unsupported),
-                  "head": {"width": self.head.width, "dimension_values": self.head.dimension_values},
-                  "read_at": "final prompt token (label rows of the LM head); dimensions: attention-pooled audio "
-                             "and text states"}
-        out = write_judge_folder(self.backbone, folder, self.kind, self.name, fields, self.max_seconds, self.seed,
-                                 extra)
-        save_head_weights(self.head, out, DIMENSION_HEAD)
-        return out
+    # ---- folder (JudgePersistence hooks) -------------------------------------------------------
+    def _config_extra(self) -> dict:
+        return {"prompts": {lang: p.to_dict() for lang, p in self.presets.items()},
+                "prompt_version": self.prompt_version,
+                "label_words": list(LABELS), "label_token_ids": label_token_pieces(self.backbone.tokenizer, LABELS),
+                "verdict_source": self.verdict_source, "threshold": self.threshold,
+                "dimensions": list(DIMENSIONS), "outcomes": list(OUTCOMES), "unsupported": list(self.unsupported),
+                "head": {"width": self.head.width, "dimension_values": self.head.dimension_values},
+                "read_at": "final prompt token (label rows of the LM head); dimensions: attention-pooled audio "
+                           "and text states"}
+
+    def _head_tensors(self) -> dict[str, torch.Tensor]:
+        return self.head.state_dict()
 
     @classmethod
-    def from_pretrained(cls, folder: str | Path, dtype: str | torch.dtype | None = "auto", device: str = "cpu",
-                        attn_implementation: str | None = None) -> "InstructionJudge":
-        """Load an ``instruction_follow`` judge folder (adapter unmerged, head, prompts)."""
-        cfg = read_judge_config(folder, expected_kind=cls.kind)
-        backbone, _ = load_backbone(folder, cfg, dtype=dtype, device=device, attn_implementation=attn_implementation)
-        checkpoint_hash = weights_hash(folder, (ADAPTER_WEIGHTS, DIMENSION_HEAD))
-        if cfg.get("label_token_ids"):
-            check_recorded_ids(backbone.tokenizer, cfg["label_token_ids"], str(folder))
-        head_cfg = cfg.get("head") or {}
+    def _from_folder(cls, folder: Path, backbone: AudioLLM, config: dict, tensors, **common) -> "InstructionJudge":
+        """An instruction judge with the attribute head ``config["head"]`` describes and its prompts."""
+        head_cfg = config.get("head") or {}
         if not head_cfg.get("dimension_values"):
             raise JudgeFolderError(f"{folder}: judge_config.json head has no dimension_values")
         head = AttributeHead(backbone.model.config.get_text_config().hidden_size, head_cfg["dimension_values"],
                              int(head_cfg.get("width", 128)))
-        head = load_head_weights(head, folder, DIMENSION_HEAD).to(backbone.device)
-        presets = {lang: JudgePreset.from_dict(d) for lang, d in cfg["prompts"].items()}
-        judge = cls(backbone, head, presets, verdict_source=cfg.get("verdict_source", "label_tokens"),
-                    threshold=float(cfg.get("threshold", 0.5)), max_seconds=cfg.get("max_seconds"),
-                    name=cfg.get("judge_name", Path(folder).name), checkpoint_hash=checkpoint_hash,
-                    seed=int(cfg.get("seed", 0)))
-        judge.config = cfg
-        return judge
+        head = cls._fit_head(head, tensors, folder).to(backbone.device)
+        presets = {lang: JudgePreset.from_dict(d) for lang, d in config["prompts"].items()}
+        return cls(backbone, head, presets, verdict_source=config.get("verdict_source", "label_tokens"),
+                   threshold=float(config.get("threshold", 0.5)), **common)

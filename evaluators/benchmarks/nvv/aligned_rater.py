@@ -36,12 +36,13 @@ from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, position_units
 from evaluators.benchmarks.nvv.presets import RUBRICS
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
 from evaluators.benchmarks.nvv.verifier import boundary_example, collate_boundary_examples
-from evaluators.judges.folder import JudgeFolderError, load_backbone, load_head_weights, provenance_fields, read_judge_config
+from evaluators.judges.folder import HEAD_WEIGHTS, JudgeFolderError
+from evaluators.judges.persistence import JudgePersistence
 from evaluators.judges.slot_head import (
     WordHead,
     WordHeadConfig,
     logits_in_input_order,
-    save_slot_judge,
+    slot_head_config,
     slot_head_logits,
 )
 
@@ -126,7 +127,7 @@ def pooled_rating_logits(slot_logits: torch.Tensor, slot_mask: torch.Tensor, n_r
     return pooled + agree.unsqueeze(-1) * match
 
 
-class AlignedLikertRater:
+class AlignedLikertRater(JudgePersistence):
     """NVV Likert rater on aligned boundary slots (judge kind ``nvv_likert_aligned``).
 
     ``score`` inputs: ``{"wave", "text", "lang", "target_type", "tag_positions", "unit_times"}``
@@ -136,6 +137,7 @@ class AlignedLikertRater:
     """
 
     kind = "nvv_likert_aligned"
+    head_file = HEAD_WEIGHTS
     needs_word_times = True
 
     def __init__(self, backbone: AudioLLM, head: RaterHead, criterion: str, boundary_margin_s: float = 0.12,
@@ -240,33 +242,31 @@ class AlignedLikertRater:
         """The model half of :meth:`score`: :meth:`rate` over :meth:`prepare_input` outputs."""
         return self.rate(examples, batch_size=batch_size)
 
-    def provenance(self) -> dict:
-        return provenance_fields(self.name, self.checkpoint_hash, self.prompt_version, self.seed,
-                                 self.backbone.runtime())
+    # ---- folder (JudgePersistence hooks) -------------------------------------------------------
+    def _config_extra(self) -> dict:
+        return {"criterion": self.criterion, "values": list(self.values), "prompt": RATER_PROMPT,
+                "prompt_version": self.prompt_version, "system_prompt": self.system_prompt,
+                "boundary_margin_s": self.boundary_margin_s, "types": list(self.types),
+                "read_at": "per boundary: hidden state at the unit before it + audio states in the gap + "
+                           "tag features; ratings pooled over boundaries by a learned attention",
+                "head": self.head.config.to_dict()}
 
-    # ---- folder --------------------------------------------------------------------------------
-    def save_pretrained(self, folder: str | Path, extra: dict | None = None) -> Path:
-        """Write this rater as a judge folder (``docs/judge_folder.md``) with its head weights."""
-        fields = {"criterion": self.criterion, "values": list(self.values), "prompt": RATER_PROMPT,
-                  "prompt_version": self.prompt_version, "system_prompt": self.system_prompt,
-                  "boundary_margin_s": self.boundary_margin_s, "types": list(self.types),
-                  "read_at": "per boundary: hidden state at the unit before it + audio states in the gap + "
-                             "tag features; ratings pooled over boundaries by a learned attention"}
-        return save_slot_judge(self, folder, fields, extra)
+    def _head_tensors(self) -> dict[str, torch.Tensor]:
+        return self.head.state_dict()  # the slot head's tensors (slots.*) and the match weights (match)
 
     @classmethod
-    def from_pretrained(cls, folder: str | Path, dtype: str | torch.dtype | None = "auto", device: str = "cpu",
-                        attn_implementation: str | None = None) -> "AlignedLikertRater":
-        """Load an aligned Likert rater folder (judge_config.json kind "nvv_likert_aligned")."""
-        cfg = read_judge_config(folder, expected_kind=cls.kind)
-        if cfg.get("criterion") not in ALIGNED_CRITERIA:
-            raise JudgeFolderError(f"{folder}: judge_config.json criterion {cfg.get('criterion')!r} not in {ALIGNED_CRITERIA}")
-        backbone, checkpoint_hash = load_backbone(folder, cfg, dtype=dtype, device=device,
-                                                  attn_implementation=attn_implementation)
+    def _check_config(cls, folder: Path, config: dict, tensors) -> None:
+        if config.get("criterion") not in ALIGNED_CRITERIA:
+            raise JudgeFolderError(f"{folder}: judge_config.json criterion {config.get('criterion')!r} not in "
+                                   f"{ALIGNED_CRITERIA}")
+
+    @classmethod
+    def _from_folder(cls, folder: Path, backbone: AudioLLM, config: dict, tensors, **common) -> "AlignedLikertRater":
+        """A rater with the slot head ``config["head"]`` describes, its match weights and saved tensors."""
         hidden = backbone.model.config.get_text_config().hidden_size
-        head = RaterHead(hidden, WordHeadConfig(**cfg["head"]), len(rating_values(cfg["criterion"])))
-        head = load_head_weights(head, folder).to(backbone.device)
-        return cls(backbone, head, criterion=cfg["criterion"], boundary_margin_s=float(cfg.get("boundary_margin_s", 0.12)),
-                   system_prompt=cfg.get("system_prompt"), max_seconds=cfg.get("max_seconds"),
-                   name=cfg.get("judge_name", Path(folder).name), checkpoint_hash=checkpoint_hash,
-                   seed=int(cfg.get("seed", 0)), prompt_version=cfg.get("prompt_version", "v1"))
+        head = RaterHead(hidden, slot_head_config(folder, config), len(rating_values(config["criterion"])))
+        head = cls._fit_head(head, tensors, folder).to(backbone.device)
+        return cls(backbone, head, criterion=config["criterion"],
+                   boundary_margin_s=float(config.get("boundary_margin_s", 0.12)),
+                   system_prompt=config.get("system_prompt"), prompt_version=config.get("prompt_version", "v1"),
+                   **common)

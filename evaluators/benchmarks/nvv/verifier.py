@@ -26,15 +26,15 @@ from evaluators.audio_io import prepare_segments
 from evaluators.backbones import SAMPLE_RATE, AudioLLM
 from evaluators.benchmarks.nvv.items import EN_UNIT, position_units
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
-from evaluators.judges.folder import provenance_fields
+from evaluators.judges.folder import HEAD_WEIGHTS
+from evaluators.judges.persistence import JudgePersistence
 from evaluators.judges.slot_head import (
     WordHead,
     WordHeadConfig,
     collate_slots,
-    load_slot_judge,
     logits_in_input_order,
     new_slot_head,
-    save_slot_judge,
+    slot_head_config,
     slot_head_logits,
     span_example_fields,
 )
@@ -104,7 +104,7 @@ def collate_boundary_examples(backbone: AudioLLM, examples: list[dict]) -> dict[
     return batch
 
 
-class NvvVerifierJudge:
+class NvvVerifierJudge(JudgePersistence):
     """GT-conditioned NVV presence / placement / spurious-event verifier (judge kind ``nvv_verifier``).
 
     ``score`` inputs: ``{"wave", "text", "lang", "target_type", "unit_times"}``; outputs: the
@@ -120,6 +120,7 @@ class NvvVerifierJudge:
     """
 
     kind = "nvv_verifier"
+    head_file = HEAD_WEIGHTS
 
     def __init__(self, backbone: AudioLLM, head: WordHead, threshold: float = 0.5, type_threshold: float = 0.5,
                  boundary_margin_s: float = 0.12, system_prompt: str | None = None, max_seconds: float | None = None,
@@ -233,27 +234,23 @@ class NvvVerifierJudge:
             out.append(d)
         return out
 
-    def provenance(self) -> dict:
-        return provenance_fields(self.name, self.checkpoint_hash, self.prompt_version, self.seed,
-                                 self.backbone.runtime())
+    # ---- folder (JudgePersistence hooks) -------------------------------------------------------
+    def _config_extra(self) -> dict:
+        return {"prompt": NVV_PROMPT, "prompt_version": self.prompt_version, "system_prompt": self.system_prompt,
+                "threshold": self.threshold, "type_threshold": self.type_threshold,
+                "boundary_margin_s": self.boundary_margin_s, "types": list(self.types),
+                "read_at": "per boundary: hidden state at the unit before it + audio states in the gap",
+                "head": self.head.config.to_dict()}
 
-    def save_pretrained(self, folder: str | Path, extra: dict | None = None) -> Path:
-        """Write this verifier as a judge folder (``docs/judge_folder.md``) with its head weights;
-        ``extra`` adds training-side keys (task, lora, training)."""
-        fields = {"prompt": NVV_PROMPT, "prompt_version": self.prompt_version, "system_prompt": self.system_prompt,
-                  "threshold": self.threshold, "type_threshold": self.type_threshold,
-                  "boundary_margin_s": self.boundary_margin_s, "types": list(self.types),
-                  "read_at": "per boundary: hidden state at the unit before it + audio states in the gap"}
-        return save_slot_judge(self, folder, fields, extra)
+    def _head_tensors(self) -> dict[str, torch.Tensor]:
+        return self.head.state_dict()
 
     @classmethod
-    def from_pretrained(cls, folder: str | Path, dtype: str | torch.dtype | None = "auto", device: str = "cpu",
-                        attn_implementation: str | None = None) -> "NvvVerifierJudge":
-        """Load an NVV verifier folder (judge_config.json kind "nvv_verifier", adapter, head)."""
-        cfg, backbone, head, checkpoint_hash = load_slot_judge(folder, cls.kind, dtype, device, attn_implementation)
-        return cls(backbone, head, threshold=float(cfg.get("threshold", 0.5)),
-                   type_threshold=float(cfg.get("type_threshold", 0.5)),
-                   boundary_margin_s=float(cfg.get("boundary_margin_s", 0.12)), system_prompt=cfg.get("system_prompt"),
-                   max_seconds=cfg.get("max_seconds"), name=cfg.get("judge_name", Path(folder).name),
-                   checkpoint_hash=checkpoint_hash, seed=int(cfg.get("seed", 0)),
-                   prompt_version=cfg.get("prompt_version", "v1"))
+    def _from_folder(cls, folder: Path, backbone: AudioLLM, config: dict, tensors, **common) -> "NvvVerifierJudge":
+        """A verifier with the slot head ``config["head"]`` describes and its saved weights."""
+        head = cls._fit_head(new_slot_head(backbone, slot_head_config(folder, config)), tensors, folder)
+        return cls(backbone, head, threshold=float(config.get("threshold", 0.5)),
+                   type_threshold=float(config.get("type_threshold", 0.5)),
+                   boundary_margin_s=float(config.get("boundary_margin_s", 0.12)),
+                   system_prompt=config.get("system_prompt"), prompt_version=config.get("prompt_version", "v1"),
+                   **common)

@@ -33,18 +33,9 @@ from evaluators.backbones import AudioLLM
 from evaluators.benchmarks.speecheditbench.criteria import EVENTS, STYLES
 from evaluators.benchmarks.speecheditbench.judge_prompts import allowed_emotions
 from evaluators.benchmarks.speecheditbench.presets import EMOTION_LABELS
-from evaluators.judges.folder import (
-    ADAPTER_WEIGHTS,
-    JudgeFolderError,
-    load_backbone,
-    load_head_weights,
-    provenance_fields,
-    read_judge_config,
-    save_head_weights,
-    weights_hash,
-    write_judge_folder,
-)
-from evaluators.judges.label_words import check_recorded_ids, first_token_ids, label_token_pieces
+from evaluators.judges.folder import JudgeFolderError
+from evaluators.judges.label_words import first_token_ids, label_token_pieces
+from evaluators.judges.persistence import JudgePersistence
 from evaluators.judges.preset import JudgePreset
 
 CRITERIA = ("emotion", "style", "paralinguistic")
@@ -115,7 +106,7 @@ class ReadoutHead(nn.Module):
         return out + torch.einsum("bsh,shl->bsl", pooled, self.pooled_proj)
 
 
-class SpeechEditJudge:
+class SpeechEditJudge(JudgePersistence):
     """A trained SpeechEditBench judge (kind ``speech_edit_attribute``) for ``criterion``.
 
     ``judge`` / ``score`` inputs: ``{"wave", "language", "anchor"}`` (the anchor gives
@@ -125,6 +116,8 @@ class SpeechEditJudge:
     """
 
     kind = "speech_edit_attribute"
+    head_file = READOUT_HEAD
+    hashes_head = True
 
     def __init__(self, backbone: AudioLLM, criterion: str, head: ReadoutHead | None,
                  presets: dict[str, JudgePreset] | None = None, max_seconds: float | None = None,
@@ -270,56 +263,47 @@ class SpeechEditJudge:
         """The ``Judge`` protocol's scoring (``lang`` accepted for ``language``)."""
         return self.judge([{**x, "language": x.get("language", x.get("lang", "en"))} for x in inputs], batch_size)
 
-    def provenance(self) -> dict:
-        version = self.presets[sorted(self.presets)[0]].prompt_version
-        return provenance_fields(self.name, self.checkpoint_hash, version, self.seed, self.backbone.runtime())
+    @property
+    def prompt_version(self) -> str:
+        """The prompts' version (of the first language's preset; stamped on every score row)."""
+        return self.presets[sorted(self.presets)[0]].prompt_version
 
-    # ---- folder --------------------------------------------------------------------------------
-    def save_pretrained(self, folder: str | Path, extra: dict | None = None) -> Path:
-        """Write the judge folder (``docs/judge_folder.md``): adapter, prompts, read-out head."""
-        fields = {"criterion": self.criterion, "prompts": {lang: p.to_dict() for lang, p in self.presets.items()},
-                  "prompt_version": self.presets[sorted(self.presets)[0]].prompt_version,
-                  "label_words": list(self.labels),
-                  "label_token_ids": label_token_pieces(self.backbone.tokenizer, self.labels) if self.labels else {},
-                  "head": {"slots": self.head.slots, "levels": self.head.levels,
-                           "audio_attention": self.head.audio_attention} if self.head is not None else None,
-                  "style_score_source": self.style_score_source,
-                  "read_at": "final prompt token: label rows of the LM head and a linear read-out head"
-                             + (" + per-slot attention over the audio tokens" if self.head is not None
-                                and self.head.audio_attention else "")}
-        out = write_judge_folder(self.backbone, folder, self.kind, self.name, fields, self.max_seconds, self.seed,
-                                 extra)
-        if self.head is not None:
-            save_head_weights(self.head, out, READOUT_HEAD)
-        return out
+    # ---- folder (JudgePersistence hooks) -------------------------------------------------------
+    def _config_extra(self) -> dict:
+        return {"criterion": self.criterion, "prompts": {lang: p.to_dict() for lang, p in self.presets.items()},
+                "prompt_version": self.prompt_version,
+                "label_words": list(self.labels),
+                "label_token_ids": label_token_pieces(self.backbone.tokenizer, self.labels) if self.labels else {},
+                "head": {"slots": self.head.slots, "levels": self.head.levels,
+                         "audio_attention": self.head.audio_attention} if self.head is not None else None,
+                "style_score_source": self.style_score_source,
+                "read_at": "final prompt token: label rows of the LM head and a linear read-out head"
+                           + (" + per-slot attention over the audio tokens" if self.head is not None
+                              and self.head.audio_attention else "")}
+
+    def _head_tensors(self) -> dict[str, torch.Tensor]:
+        return self.head.state_dict() if self.head is not None else {}
 
     @classmethod
-    def from_pretrained(cls, folder: str | Path, dtype: str | torch.dtype | None = "auto", device: str = "cpu",
-                        attn_implementation: str | None = None) -> "SpeechEditJudge":
-        """Load a ``speech_edit_attribute`` judge folder (adapter unmerged, head, prompts)."""
-        cfg = read_judge_config(folder, expected_kind=cls.kind)
-        criterion = cfg.get("criterion")
-        if criterion not in CRITERIA:
-            raise JudgeFolderError(f"{folder}: judge_config.json criterion {criterion!r} not in {CRITERIA}")
-        backbone, _ = load_backbone(folder, cfg, dtype=dtype, device=device, attn_implementation=attn_implementation)
-        if cfg.get("label_token_ids"):
-            check_recorded_ids(backbone.tokenizer, cfg["label_token_ids"], str(folder))
+    def _check_config(cls, folder: Path, config: dict, tensors) -> None:
+        if config.get("criterion") not in CRITERIA:
+            raise JudgeFolderError(f"{folder}: judge_config.json criterion {config.get('criterion')!r} not in {CRITERIA}")
+
+    @classmethod
+    def _from_folder(cls, folder: Path, backbone: AudioLLM, config: dict, tensors, **common) -> "SpeechEditJudge":
+        """A judge for ``config["criterion"]`` with its read-out head (where it has one) and prompts."""
+        criterion = config["criterion"]
         head = None
         if HEAD_SHAPE[criterion]:
-            shape = cfg.get("head") or {}
+            shape = config.get("head") or {}
             if (shape.get("slots"), shape.get("levels")) != HEAD_SHAPE[criterion]:
                 raise JudgeFolderError(f"{folder}: judge_config.json head {shape} is not {HEAD_SHAPE[criterion]}")
             head = ReadoutHead(backbone.model.config.get_text_config().hidden_size, *HEAD_SHAPE[criterion],
                                audio_attention=bool(shape.get("audio_attention", False)))
-            head = load_head_weights(head, folder, READOUT_HEAD).to(backbone.device)
-        files = (ADAPTER_WEIGHTS, READOUT_HEAD) if head is not None else (ADAPTER_WEIGHTS,)
-        presets = {lang: JudgePreset.from_dict(d) for lang, d in cfg["prompts"].items()}
-        source = cfg.get("style_score_source", "label_tokens")  # folders written before the field: label rows
+            head = cls._fit_head(head, tensors, folder).to(backbone.device)
+        presets = {lang: JudgePreset.from_dict(d) for lang, d in config["prompts"].items()}
+        source = config.get("style_score_source", "label_tokens")  # folders written before the field: label rows
         if source not in STYLE_SCORE_SOURCES:
             raise JudgeFolderError(f"{folder}: judge_config.json style_score_source {source!r} not in "
                                    f"{STYLE_SCORE_SOURCES}")
-        judge = cls(backbone, criterion, head, presets, max_seconds=cfg.get("max_seconds"),
-                    name=cfg.get("judge_name", Path(folder).name), checkpoint_hash=weights_hash(folder, files),
-                    seed=int(cfg.get("seed", 0)), style_score_source=source)
-        judge.config = cfg
-        return judge
+        return cls(backbone, criterion, head, presets, style_score_source=source, **common)
