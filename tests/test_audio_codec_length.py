@@ -1,5 +1,5 @@
 """Codec-aware length checks: an MP3 whose decoded length differs from a header estimate by
-the codec's delay and padding loads; a file really cut short is refused (issue 36).
+the codec's delay and padding loads; a file really cut short is refused (docs/inputs_and_outputs.md).
 
 Every MP3 here is encoded on the fly by libsndfile (through LAME) from a synthetic signal.
 """

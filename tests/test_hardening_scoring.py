@@ -1,6 +1,6 @@
 """Hostile use of the scorers and of ``release``: no input destroyed, no output over another, no read
-outside a given folder, one bad item costs one row, one line instead of a traceback (issue-36 cases
-"files destroyed", "reading outside the folder", "one bad item stops everyone's work", CLI lines)."""
+outside a given folder, one bad item costs one row, one line instead of a traceback (the rules and
+cases of docs/inputs_and_outputs.md)."""
 
 import json
 import signal
