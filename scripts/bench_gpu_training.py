@@ -1,5 +1,5 @@
 """LoRA training speed of a full-size judge on a GPU: step time, tokens/s and model FLOPs
-utilisation (MFU), for the paper recipe (``configs/auto_att/qwen2_5_omni_7b.yaml``: LoRA r=32 on
+utilisation (MFU), for the paper recipe (``configs/att/qwen2_5_omni_7b.yaml``: LoRA r=32 on
 the LLM linears, everything else frozen, bf16, gradient checkpointing, 4 clips per device).
 
 The model is a random-weight Qwen2.5-Omni-7B thinker built from its published config dimensions
@@ -78,7 +78,7 @@ def main() -> None:
                     help="dense bf16 peak of the device (default: read from the GPU name; none on CPU)")
     args = ap.parse_args()
     dtype = resolve_dtype(args.dtype, args.device)
-    cfg = load_config("configs/auto_att/qwen2_5_omni_7b.yaml")
+    cfg = load_config("configs/att/qwen2_5_omni_7b.yaml")
     backbone = (full_size_backbone("qwen2_5_omni", args.device, dtype, "sdpa") if args.size == "full"
                 else AudioLLM.tiny("qwen2_5_omni", device=args.device, dtype=dtype))
     backbone.model.requires_grad_(False)

@@ -211,7 +211,7 @@ def main() -> None:
     if judge is None:
         from trainer.demo import run_demo
 
-        run_demo(work / "demo", overrides={"att_hls.corpus.clips_per_voice_dimension": 2, "optim.max_epochs": 1})
+        run_demo(work / "demo", overrides={"att.corpus.clips_per_voice_dimension": 2, "optim.max_epochs": 1})
         judge = str(work / "demo" / "release")
     folder = work / "hostile"
     shutil.rmtree(folder, ignore_errors=True)

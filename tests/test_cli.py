@@ -37,7 +37,7 @@ def _judge_folder(path):
     (path / "judge_config.json").write_text(json.dumps({
         "judge_name": "x", "base_model": "b", "backbone": "qwen2_5_omni", "preset": {"name": "auto-att"},
         "lora": {"r": 32, "alpha": 32}, "read_at": "final", "label_words": ["Human"], "label_values": [1.0],
-        "prompt": "p", "prompt_version": "v1", "seed": 0, "kind": "verbalizer", "task": "att_hls"}))
+        "prompt": "p", "prompt_version": "v1", "seed": 0, "kind": "verbalizer", "task": "att"}))
     (path / "adapter_model.safetensors").write_bytes(b"weights")
     return path
 
@@ -48,6 +48,17 @@ def test_release_push_needs_repo_id(tmp_path):
     _judge_folder(tmp_path / "j")
     with pytest.raises(ValueError, match="repo-id"):
         release(tmp_path / "j", tmp_path / "out", push=True)
+
+
+@pytest.mark.parametrize("recorded", ["att_hls", "att"])
+def test_release_reads_a_judge_folder_recording_the_earlier_task_name(tmp_path, recorded):
+    from trainer.release import release
+
+    judge = _judge_folder(tmp_path / "j")
+    config = json.loads((judge / "judge_config.json").read_text())
+    (judge / "judge_config.json").write_text(json.dumps({**config, "task": recorded}))
+    release(judge, tmp_path / "out")
+    assert "task `att` of the `att` benchmark" in (tmp_path / "out" / "README.md").read_text()
 
 
 def test_release_never_destroys(tmp_path):

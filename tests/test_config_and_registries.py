@@ -33,7 +33,7 @@ def test_every_yaml_loads_and_round_trips(path, tmp_path):
 
 
 def test_paper_recipe_config():
-    cfg = load_config(ROOT / "configs/auto_att/qwen2_5_omni_7b.yaml")
+    cfg = load_config(ROOT / "configs/att/qwen2_5_omni_7b.yaml")
     assert (cfg.lora.r, cfg.lora.alpha, cfg.lora.dropout) == (32, 32, 0.05)
     assert (cfg.task_config.bt_weight, cfg.task_config.mse_weight) == (0.4, 0.6)
     assert cfg.hardware.strategy == "deepspeed_stage_2" and cfg.hardware.devices == 4
@@ -53,9 +53,9 @@ def test_deepspeed_json_files_parse():
     ({"hardware": {"strategy": "deepspeed_stage_3"}}, "ZeRO-3"),
     ({"data": {"batch_size": "eight"}}, "data.batch_size"),
     ({"backbone": {"name": "whisper"}}, "backbone.name"),
-    ({"task": "word_stress", "word_stress": {"head": {"mode": "attention"}}}, "head.mode"),
-    ({"task": "word_stress", "word_stress": {"head": {"width": 10}}}, "head.width"),
-    ({"task": "nvv"}, "task"),
+    ({"task": "cast", "cast": {"head": {"mode": "attention"}}}, "head.mode"),
+    ({"task": "cast", "cast": {"head": {"width": 10}}}, "head.width"),
+    ({"task": "stress"}, "task"),  # a CLI alias, not a task name
 ])
 def test_bad_config_values_are_named(bad, match):
     with pytest.raises(ConfigError, match=match):
@@ -73,13 +73,13 @@ def test_repeated_set_flags_all_apply():
     from evaluators.cli import build_parser
 
     args = build_parser().parse_args(["train", "--config", "c.yaml", "--set", "optim.lr=0.1", "--set",
-                                      "speech_edit_judge.audio_attention=true", "seed=3"])
-    assert args.set == ["optim.lr=0.1", "speech_edit_judge.audio_attention=true", "seed=3"]
+                                      "speecheditbench.audio_attention=true", "seed=3"])
+    assert args.set == ["optim.lr=0.1", "speecheditbench.audio_attention=true", "seed=3"]
 
 
 def test_help_config_lists_every_field():
     text = describe_config()
-    for key in ("lora.r", "att_hls.bt_weight", "data.batch_size", "hardware.strategy", "att_hls.long_clip_policy"):
+    for key in ("lora.r", "att.bt_weight", "data.batch_size", "hardware.strategy", "att.long_clip_policy"):
         assert key in text
 
 

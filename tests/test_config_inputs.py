@@ -18,7 +18,7 @@ from evaluators.config_input import MAX_PROMPT_CHARS, MAX_VALUE_CHARS, checked
 from trainer.config import ConfigError, config_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = ROOT / "configs" / "auto_att" / "tiny.yaml"
+TINY = ROOT / "configs" / "att" / "tiny.yaml"
 
 
 def refused(capsys, argv: list[str]) -> str:
@@ -49,7 +49,7 @@ def _bomb(levels: int = 9, key: str = "notes") -> str:
     ("lora.dropout=.nan", "--set lora.dropout: must be a finite number in [0, 1)"),
     ("data.batch_size=2.5", "--set data.batch_size: expected int"),
     ("hardware.precision=fp8", "--set hardware.precision: 'fp8' is not one of"),
-    ("att_hls.bt_weight=.inf", "--set att_hls.bt_weight: must be a finite number"),
+    ("att.bt_weight=.inf", "--set att.bt_weight: must be a finite number"),
     ("max_seconds=-5", "--set max_seconds: must be in (0, 3600]"),
 ])
 def test_bad_set_values_are_one_line_naming_the_key(override, names, tmp_path, capsys):
@@ -310,7 +310,7 @@ def tiny_corpus(tmp_path_factory):
     from trainer.train import ensure_corpus
 
     corpus = tmp_path_factory.mktemp("att") / "corpus"
-    ensure_corpus(load_config(TINY, {"att_hls.corpus.clips_per_voice_dimension": 1, "data.corpus_dir": str(corpus)}))
+    ensure_corpus(load_config(TINY, {"att.corpus.clips_per_voice_dimension": 1, "data.corpus_dir": str(corpus)}))
     return corpus
 
 
@@ -321,7 +321,7 @@ def tiny_corpus(tmp_path_factory):
 def test_training_stops_at_the_first_non_finite_step(inject, names, tiny_corpus, tmp_path, capsys, monkeypatch):
     from trainer.benchmarks import TASKS
 
-    task_cls, calls = type(TASKS["att_hls"]), {"n": 0}
+    task_cls, calls = type(TASKS["att"]), {"n": 0}
     loss, step = task_cls.loss, torch.optim.AdamW.step
 
     def nan_loss(self, judge, batch, cfg):
@@ -340,6 +340,6 @@ def test_training_stops_at_the_first_non_finite_step(inject, names, tiny_corpus,
     monkeypatch.setattr(torch.optim.AdamW, "step", inf_step)
     run = tmp_path / "run"
     line = refused(capsys, ["train", "--config", str(TINY), "--set", "optim.max_epochs=1", f"out_dir={run}",
-                            "att_hls.corpus.clips_per_voice_dimension=1", f"data.corpus_dir={tiny_corpus}"])
+                            "att.corpus.clips_per_voice_dimension=1", f"data.corpus_dir={tiny_corpus}"])
     assert "omnijudge train: training step 2 (epoch 0, batch 1): " in line and names in line
     assert not (run / "final").exists()  # no judge folder with NaN weights

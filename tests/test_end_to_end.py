@@ -15,7 +15,7 @@ def demo(tmp_path_factory):
     from trainer.demo import run_demo
 
     out = tmp_path_factory.mktemp("demo")
-    report = run_demo(out, overrides={"att_hls.corpus.clips_per_voice_dimension": 2, "optim.max_epochs": 1,
+    report = run_demo(out, overrides={"att.corpus.clips_per_voice_dimension": 2, "optim.max_epochs": 1,
                                       "optim.warmup_steps": 2})
     return out, report
 

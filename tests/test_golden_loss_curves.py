@@ -3,7 +3,7 @@
 What this guards: the one training loop (``trainer/train.py`` + ``trainer/module.py``) and what it
 runs through - corpus order and batching, the tiny backbone's initialisation, LoRA / fully trained
 towers, the task losses, AdamW, the warm-up + cosine schedule, gradient clipping. Each test trains
-``configs/auto_att/tiny.yaml`` or ``configs/stress/tiny.yaml`` for one epoch on a small synthetic
+``configs/att/tiny.yaml`` or ``configs/cast/tiny.yaml`` for one epoch on a small synthetic
 corpus (6 optimizer steps), fp32 on CPU, one math thread, seed 0, and compares every per-step
 ``train/loss`` that the CSV logger writes (``logging.log_every_n_steps=1``) with the values below
 (rtol 1e-5). Step 0 checks the forward pass and the loss; later steps also check the updates.
@@ -36,12 +36,12 @@ RUN = {"seed": 0, "optim.max_epochs": 1, "optim.warmup_steps": 2, "logging.logge
 
 CASES = {
     # Auto-ATT verbalizer judge, 1 clip per (voice, dimension): 6 steps of 8 clips.
-    "att": ("configs/auto_att/tiny.yaml", {"att_hls.corpus.seed": 0, "att_hls.corpus.clips_per_voice_dimension": 1}),
+    "att": ("configs/att/tiny.yaml", {"att.corpus.seed": 0, "att.corpus.clips_per_voice_dimension": 1}),
     # CAST word-stress detector, 5 sentences per language: 6 steps of 8 items.
-    "cast_stress": ("configs/stress/tiny.yaml", {"word_stress.corpus.seed": 0,
-                                                 "word_stress.corpus.sentences_per_language": 5,
-                                                 "word_stress.corpus.pairs_per_sentence": 2,
-                                                 "word_stress.corpus.n_speakers": 3}),
+    "cast_stress": ("configs/cast/tiny.yaml", {"cast.corpus.seed": 0,
+                                               "cast.corpus.sentences_per_language": 5,
+                                               "cast.corpus.pairs_per_sentence": 2,
+                                               "cast.corpus.n_speakers": 3}),
 }
 
 GOLDEN = {

@@ -46,9 +46,9 @@ def test_push_to_hub_uploads_the_saved_folder(tiny_omni, monkeypatch):
 
     monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
     judge = WordTaggerJudge(tiny_omni, WordTaggerJudge.new_head(tiny_omni), prompt="Mark stress.", name="det")
-    url = judge.push_to_hub("someone/det", extra={"task": "word_stress"})
+    url = judge.push_to_hub("someone/det", extra={"task": "cast"})
     assert url.endswith("/commit/0")
     assert calls[0] == ("create", "someone/det", True, True)
     _, repo, files, kind, task, message = calls[1]
-    assert repo == "someone/det" and kind == "word_tagger" and task == "word_stress" and "det" in message
+    assert repo == "someone/det" and kind == "word_tagger" and task == "cast" and "det" in message
     assert {"judge_config.json", "word_head.safetensors", "chat_template.jinja", "base"} <= set(files)

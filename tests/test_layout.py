@@ -508,43 +508,58 @@ def test_score_work_in_batches_stops_on_a_setup_error_from_a_worker(tmp_path):
 
 # ---- config: shared sections + one typed section per task -------------------------------------------
 def test_stress_and_nvv_corpus_sizes_are_set_from_a_config():
-    cfg = config_from_dict({"task": "word_stress", "word_stress": {"corpus": {"n_speakers": 12}}})
+    cfg = config_from_dict({"task": "cast", "cast": {"corpus": {"n_speakers": 12}}})
     assert cfg.task_config.corpus.n_speakers == 12
-    cfg = load_config(ROOT / "configs/nvv/tiny.yaml", {"nvv_verify.corpus.items_per_type": 3})
+    cfg = load_config(ROOT / "configs/nvv/tiny.yaml", {"nvv.corpus.items_per_type": 3})
     assert cfg.task_config.corpus.items_per_type == 3
     assert cfg.task_config.head.n_outputs == 47 and cfg.task_config.head.n_conditions == 45  # kept from the default
-    with pytest.raises(ConfigError, match="word_stress.corpus"):
-        config_from_dict({"task": "word_stress", "word_stress": {"corpus": {"n_speakers": 1}}})
+    with pytest.raises(ConfigError, match="cast.corpus"):
+        config_from_dict({"task": "cast", "cast": {"corpus": {"n_speakers": 1}}})
+
+
+def test_each_main_task_carries_its_benchmarks_name_and_old_names_are_refused_by_name():
+    from trainer.benchmarks import LEGACY_TASK_NAMES, task_of_judge
+
+    assert all(task.name == name for name, task in BENCHMARK_TASKS.items())
+    assert set(LEGACY_TASK_NAMES.values()) == set(BENCHMARKS) and not set(LEGACY_TASK_NAMES) & set(TASKS)
+    for old, new in LEGACY_TASK_NAMES.items():
+        assert task_of_judge(old) is TASKS[new]  # judge folders recording an old name still load
+        with pytest.raises(ConfigError, match=rf"config:{old}: unknown section '{old}'; .* section is '{new}'"):
+            config_from_dict({"task": new, old: {}})
+        with pytest.raises(ConfigError, match=rf"config:task: unknown task '{old}'; .* task is '{new}'"):
+            config_from_dict({"task": old})
+    with pytest.raises(ConfigError, match=r"--set att_hls.bt_weight.*section is 'att'"):
+        load_config(ROOT / "configs/att/tiny.yaml", {"att_hls.bt_weight": 0.5})
 
 
 def test_att_only_fields_are_validated_only_for_att():
-    with pytest.raises(ConfigError, match="att_hls.*preset"):
-        config_from_dict({"att_hls": {"preset": "gemini"}})
-    with pytest.raises(ConfigError, match=r"section\(s\) \['att_hls'\] do not apply to task 'word_stress'"):
-        config_from_dict({"task": "word_stress", "att_hls": {"preset": "auto-att"}})
+    with pytest.raises(ConfigError, match="att.*preset"):
+        config_from_dict({"att": {"preset": "gemini"}})
+    with pytest.raises(ConfigError, match=r"section\(s\) \['att'\] do not apply to task 'cast'"):
+        config_from_dict({"task": "cast", "att": {"preset": "auto-att"}})
     # keys of the flat layout before task sections are unknown keys, not moved or dropped
     with pytest.raises(ConfigError, match=r"config:preset: unknown key"):
-        config_from_dict({"task": "word_stress", "preset": "gemini"})
+        config_from_dict({"task": "cast", "preset": "gemini"})
     with pytest.raises(ConfigError, match=r"config:data.held_out_voice: unknown key"):
-        config_from_dict({"task": "word_stress", "data": {"held_out_voice": 9}})
+        config_from_dict({"task": "cast", "data": {"held_out_voice": 9}})
     with pytest.raises(ConfigError, match="n_outputs"):
-        config_from_dict({"task": "nvv_verify", "nvv_verify": {"head": {"n_outputs": 3}}})
+        config_from_dict({"task": "nvv", "nvv": {"head": {"n_outputs": 3}}})
 
 
 def test_flat_keys_are_refused_in_files_and_overrides():
     with pytest.raises(ConfigError, match=r"config:loss: unknown key"):
-        config_from_dict({"task": "word_stress", "loss": {"word_pos_weight": 3.0}})
+        config_from_dict({"task": "cast", "loss": {"word_pos_weight": 3.0}})
     with pytest.raises(ConfigError, match=r"--set data.synth_seed: unknown key"):
-        load_config(ROOT / "configs/auto_att/tiny.yaml", {"data.synth_seed": 3})
-    data = {"task": "word_stress", "word_stress": {"word_pos_weight": 3.0}}
+        load_config(ROOT / "configs/att/tiny.yaml", {"data.synth_seed": 3})
+    data = {"task": "cast", "cast": {"word_pos_weight": 3.0}}
     assert config_from_dict(data).task_config.word_pos_weight == 3.0
-    assert data == {"task": "word_stress", "word_stress": {"word_pos_weight": 3.0}}  # the caller's dict is untouched
+    assert data == {"task": "cast", "cast": {"word_pos_weight": 3.0}}  # the caller's dict is untouched
 
 
 def test_help_config_lists_each_task_section():
     text = describe_config()
-    for key in ("att_hls.preset", "att_hls.corpus.clips_per_voice_dimension", "word_stress.head.mode",
-                "word_stress.corpus.n_speakers", "nvv_verify.corpus.items_per_type", "data.corpus_dir"):
+    for key in ("att.preset", "att.corpus.clips_per_voice_dimension", "cast.head.mode",
+                "cast.corpus.n_speakers", "nvv.corpus.items_per_type", "data.corpus_dir"):
         assert key in text, key
     assert "data.held_out_voice" not in text and "loss." not in text
 

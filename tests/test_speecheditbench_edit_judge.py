@@ -198,8 +198,8 @@ def test_style_loss_follows_the_score_source(backbone, source):
     from trainer.benchmarks.speecheditbench.task import SpeechEditJudgeTask
     from trainer.config import load_config
 
-    cfg = load_config("configs/speecheditbench/style/tiny.yaml", {"speech_edit_judge.style_score_source": source,
-                                                                  "speech_edit_judge.head_weight": 0.25})
+    cfg = load_config("configs/speecheditbench/style/tiny.yaml", {"speecheditbench.style_score_source": source,
+                                                                  "speecheditbench.head_weight": 0.25})
     judge = SpeechEditJudge.new(backbone, "style", seed=2, style_score_source=source)
     task = SpeechEditJudgeTask()
     reqs = _requests()

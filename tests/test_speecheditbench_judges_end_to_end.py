@@ -24,7 +24,7 @@ def trained(tmp_path_factory):
     for criterion in CRITERIA:
         cfg = load_config(f"configs/speecheditbench/{criterion}/tiny.yaml",
                           {"data.corpus_dir": str(corpus), "out_dir": str(root / criterion), "optim.max_epochs": 1,
-                           "optim.warmup_steps": 1, "speech_edit_judge.style_targets_per_clip": 2})
+                           "optim.warmup_steps": 1, "speecheditbench.style_targets_per_clip": 2})
         runs[criterion] = train(cfg)
     return root, corpus, runs
 

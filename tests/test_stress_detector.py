@@ -55,7 +55,7 @@ def trained(tmp_path_factory):
     root = tmp_path_factory.mktemp("stress")
     corpus = build_stress_corpus(StressCorpusConfig(seed=0, sentences_per_language=3, pairs_per_sentence=2,
                                                     n_speakers=3), root / "corpus").root
-    cfg = load_config("configs/stress/tiny.yaml", {"data.corpus_dir": str(corpus), "out_dir": str(root / "run"),
+    cfg = load_config("configs/cast/tiny.yaml", {"data.corpus_dir": str(corpus), "out_dir": str(root / "run"),
                                                    "optim.max_epochs": 1, "optim.warmup_steps": 2})
     run = train(cfg)
     return root, corpus, run
@@ -73,7 +73,7 @@ def test_stress_judge_folder_reloads_identically(trained):
 
     waves = [load_audio(corpus / it["audio"]) for it in items]
     times = [it["word_times"] for it in items]
-    assert judge.needs_word_times  # configs/stress/tiny.yaml uses the aligned head
+    assert judge.needs_word_times  # configs/cast/tiny.yaml uses the aligned head
     a = judge.predict(waves, [it["words"] for it in items], [it["lang"] for it in items], word_times=times)
     b = WordTaggerJudge.from_pretrained(final).predict(waves, [it["words"] for it in items],
                                                        [it["lang"] for it in items], word_times=times)

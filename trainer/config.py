@@ -1,7 +1,7 @@
 """Typed run configuration. A YAML file under ``configs/`` is a saved ``TrainConfig``.
 
 Shared sections (backbone, lora, data, optim, hardware, logging) plus one typed section per task,
-named after the task (``att_hls:``, ``word_stress:``, ``nvv_verify:``) and defined by the task's
+named after the task (``att:``, ``cast:``, ``nvv:``) and defined by the task's
 benchmark folder (``trainer/benchmarks/<name>/settings.py``); only the section of the chosen
 ``task`` is read and validated. Every field's comment is its documentation (``omnijudge train
 --help-config`` prints them); every dataclass validates itself on construction, so a bad YAML fails
@@ -22,7 +22,7 @@ import yaml
 from evaluators.backbones import BACKBONES, LLM_LINEAR_REGEX
 from evaluators.config_input import (MAX_PROMPT_CHARS, ConfigInputError, FieldError, build_dataclass, check_fields,
                                      checked, describe_check, load_yaml_file, short_repr, short_text)
-from trainer.benchmarks import TASKS
+from trainer.benchmarks import LEGACY_TASK_NAMES, TASKS
 
 #: Registered judge tasks (``trainer.benchmarks.TASKS``): each names a config section.
 TASK_NAMES = tuple(TASKS)
@@ -138,7 +138,7 @@ class TrainConfig:
     """One judge training run (``omnijudge train --config FILE``)."""
 
     judge_name: str = "auto-att-tiny"  # name written into the release and every score row
-    task: str = checked("att_hls", choices=TASK_NAMES)  # judge task: att_hls (Auto-ATT verbalizer) | word_stress (CAST stress tagger) | nvv_verify (NVV verifier)
+    task: str = checked("att", choices=TASK_NAMES)  # judge task: att (Auto-ATT verbalizer) | cast (CAST stress tagger) | nvv (NVV verifier)
     system_prompt: str | None = checked(None, max_chars=MAX_PROMPT_CHARS)  # overrides the preset / backbone system prompt
     seed: int = checked(0, f"[0, {MAX_SEED}]")  # global seed (data order, init of adapters)
     out_dir: str = "checkpoints/auto-att-tiny"  # run folder: checkpoints, adapter, logs, validation
@@ -210,6 +210,15 @@ def config_from_dict(data: dict, where: str = "config", lines: dict[str, int] | 
             raise FieldError("", f"expected a mapping of config keys, got {short_repr(data)}")
         data = dict(data)  # the caller's mapping is left as it was
         task = data.get("task", TrainConfig.task)
+        if isinstance(task, str) and task in LEGACY_TASK_NAMES:
+            raise FieldError("task", f"unknown task {task!r}; the {TASKS[LEGACY_TASK_NAMES[task]].benchmark} "
+                                     f"benchmark's task is {LEGACY_TASK_NAMES[task]!r} (task: and section named "
+                                     "after the benchmark)")
+        renamed = [k for k in data if k in LEGACY_TASK_NAMES]
+        if renamed:
+            old = renamed[0]
+            raise FieldError(old, f"unknown section {old!r}; the {TASKS[LEGACY_TASK_NAMES[old]].benchmark} task's "
+                                  f"section is {LEGACY_TASK_NAMES[old]!r}")
         if not isinstance(task, str) or task not in TASKS:
             raise FieldError("task", f"{short_repr(task)} not in {TASK_NAMES}")
         others = sorted(k for k in data if k in TASKS and k != task)
@@ -237,7 +246,7 @@ def load_config(path: str | Path, overrides: dict | None = None) -> TrainConfig:
         raise ConfigError(str(e)) from None
     if data is None or data == {}:
         raise ConfigError(f"{path}: empty config (no keys); start from one under configs/, "
-                          "e.g. configs/auto_att/tiny.yaml")
+                          "e.g. configs/att/tiny.yaml")
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of config keys at the top level, got {short_repr(data)}")
     overrides = dict(overrides or {})

@@ -24,7 +24,7 @@ from trainer.release import release
 from trainer.train import ensure_corpus, train
 
 log = logging.getLogger(__name__)
-DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "auto_att" / "tiny.yaml"
+DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "att" / "tiny.yaml"
 
 
 def write_labels(rows: list[dict], path: Path) -> None:
@@ -48,7 +48,7 @@ def run_demo(out: Path, config_path: str | Path | None = None, overrides: dict |
 
     ensure_corpus(cfg)
     timings["corpus_s"] = time.time() - t0
-    if cfg.task != "att_hls":
+    if cfg.task != "att":
         raise ValueError(f"the demo runs the Auto-ATT life cycle; config task is {cfg.task!r}")
     settings = cfg.task_config
     rows, protocol = labelled_rows(cfg.data.corpus_dir, held_out_voice=settings.held_out_voice)

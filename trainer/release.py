@@ -13,15 +13,16 @@ import tempfile
 from pathlib import Path
 
 from evaluators.judges.folder import JUDGE_CONFIG, check_finite_weights, is_local_path, read_judge_config
-from trainer.benchmarks import TASKS
+from trainer.benchmarks import task_of_judge
 
-#: Judge folders written before ``task`` was recorded: the task that trained each kind then.
-_LEGACY_TASK_OF_KIND = {"verbalizer": "att_hls", "word_tagger": "word_stress", "nvv_verifier": "nvv_verify"}
+#: Judge folders written before ``task`` was recorded: the task that trained each kind then. A
+#: recorded earlier task name (``att_hls``, ``word_stress``, ...) is read by ``task_of_judge``.
+_LEGACY_TASK_OF_KIND = {"verbalizer": "att", "word_tagger": "cast", "nvv_verifier": "nvv"}
 
 
 def model_card(config: dict, validation: dict | None) -> str:
     """Markdown model card: what the judge is, the task's sections (outputs, usage, validation), provenance."""
-    task = TASKS[config.get("task") or _LEGACY_TASK_OF_KIND[config["kind"]]]
+    task = task_of_judge(config.get("task") or _LEGACY_TASK_OF_KIND[config["kind"]])
     lines = ["---", "library_name: peft", "tags: [omnijudge, speech-evaluation, lora]",
              f"base_model: {config['base_model']}", "---", "",
              f"# {config['judge_name']}", "",

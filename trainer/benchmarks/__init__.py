@@ -30,3 +30,14 @@ BENCHMARK_TASKS = {bench: load_entry(BENCHMARKS, bench, "benchmark")() for bench
 COMMAND_TASKS = {**BENCHMARK_TASKS, **{cmd: load_entry(EXTRA_TASKS, cmd, "task")() for cmd in EXTRA_TASKS}}
 #: Task name (``TrainConfig.task``) -> task object.
 TASKS = {task.name: task for task in COMMAND_TASKS.values()}
+
+#: Earlier names of the main tasks (each now carries its benchmark's name): judge folders written
+#: before the rename record these as ``judge_config.json``'s ``task``; :func:`task_of_judge` reads
+#: them as the new names. Run configs must use the new section names (``config.py`` says which).
+LEGACY_TASK_NAMES = {"att_hls": "att", "word_stress": "cast", "nvv_verify": "nvv",
+                     "instruct_follow": "instructttseval", "speech_edit_judge": "speecheditbench"}
+
+
+def task_of_judge(recorded: str):
+    """The task object for a judge folder's recorded ``task`` (an earlier name maps to its new one)."""
+    return TASKS[LEGACY_TASK_NAMES.get(recorded, recorded)]

@@ -1,4 +1,4 @@
-"""The ``att_hls:`` config section: what only an Auto-ATT run reads."""
+"""The ``att:`` config section: what only an Auto-ATT run reads."""
 
 from __future__ import annotations
 

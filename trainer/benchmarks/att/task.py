@@ -37,7 +37,7 @@ class AttHlsTask:
     preset with other label values (Good 3 / Fair 2 / Bad 1) trains on the same listener targets.
     """
 
-    name = "att_hls"
+    name = "att"
     benchmark = "att"
     cli_aliases = ()
     synth_help = "Audio Turing Test corpus: 5 TTS families x 4 voices x 5 dimensions + traps, simulated listeners"

@@ -1,4 +1,4 @@
-"""The ``word_stress:`` config section: what only a stress-detector run reads."""
+"""The ``cast:`` config section: what only a stress-detector run reads."""
 
 from __future__ import annotations
 

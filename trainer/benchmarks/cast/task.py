@@ -52,7 +52,7 @@ def load_stress_rows(corpus_dir: str | Path) -> list[dict]:
 class WordStressTask:
     """Stress detector on the shared backbone; mini-batches from one language."""
 
-    name = "word_stress"
+    name = "cast"
     benchmark = "cast"
     cli_aliases = ("stress",)
     synth_help = "word-stress corpus: contrastive pairs, controls, simulated listener labels"

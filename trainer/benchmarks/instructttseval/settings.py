@@ -1,4 +1,4 @@
-"""The ``instruct_follow:`` config section: what only an InstructTTSEval judge run reads."""
+"""The ``instructttseval:`` config section: what only an InstructTTSEval judge run reads."""
 
 from __future__ import annotations
 

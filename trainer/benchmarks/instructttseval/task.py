@@ -62,7 +62,7 @@ def training_rows(corpus: str | Path) -> list[dict]:
 class InstructFollowTask:
     """Instruction-following judge on the shared backbone; mini-batches from one task (APS/DSD/RP)."""
 
-    name = "instruct_follow"
+    name = "instructttseval"
     benchmark = "instructttseval"
     cli_aliases = ()
     synth_help = ("InstructTTSEval corpus: procedural voices with known attributes, APS/DSD/RP instructions "

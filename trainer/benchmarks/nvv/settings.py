@@ -1,4 +1,4 @@
-"""The NVV-SuperBench config sections: ``nvv_verify:`` (the verifier) and ``nvv_likert:`` (a Likert rater)."""
+"""The NVV-SuperBench config sections: ``nvv:`` (the verifier) and ``nvv_likert:`` (a Likert rater)."""
 
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ def load_nvv_rows(corpus_dir: str | Path) -> list[dict]:
 class NvvVerifyTask:
     """NVV verifier on the shared backbone; mini-batches from one language."""
 
-    name = "nvv_verify"
+    name = "nvv"
     benchmark = "nvv"
     cli_aliases = ()
     synth_help = "NVV corpus: all 45 event types inserted at known word/character boundaries"

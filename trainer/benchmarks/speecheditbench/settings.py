@@ -1,4 +1,4 @@
-"""The ``speech_edit_judge:`` config section: what only a SpeechEditBench judge run reads."""
+"""The ``speecheditbench:`` config section: what only a SpeechEditBench judge run reads."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """SpeechEditBench judges (emotion, style, paralinguistic): one task, the criterion chosen by the
-config (``speech_edit_judge.criterion``), trained on the synthetic judge corpus.
+config (``speecheditbench.criterion``), trained on the synthetic judge corpus.
 
 Losses (``docs/benchmarks.md#speecheditbench``): emotion = cross-entropy over the emotion label
 rows, restricted to the clip's taxonomy; style = cross-entropy over the "0".."4" rows for the asked
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 class SpeechEditJudgeTask:
     """A SpeechEditBench judge on the shared backbone; mini-batches from one language."""
 
-    name = "speech_edit_judge"
+    name = "speecheditbench"
     benchmark = "speecheditbench"
     cli_aliases = ("speecheditbench-judges",)
     synth_help = ("SpeechEditBench: the judge corpus (emotion, style, paralinguistic source/edited clips with known "
