@@ -82,11 +82,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{args.command} is unavailable in this install")
     try:
         return int(args.func(args) or 0)
-    except SystemExit as e:  # a command's own "file: what is wrong" exit
-        if args.verbose or e.code is None or isinstance(e.code, int):
-            raise
-        print(one_line_error(args, e.code), file=sys.stderr)
-        return USAGE_EXIT_CODE
     except USER_ERRORS as e:
         if args.verbose:
             raise

@@ -57,15 +57,16 @@ def check_output_paths(files: dict[str, str | Path | None], inputs: dict[str, st
     outs = {k: _resolved(v) for k, v in files.items() if v}
     dirs = {k: (_resolved(v), tuple(names)) for k, (v, names) in (folders or {}).items() if v}
     ins = {k: _resolved(v) for k, v in inputs.items() if v}
+    seen: dict[Path, str] = {}
     for flag, path in outs.items():
+        if path in seen:
+            raise OutputClashError(f"{seen[path]} and {flag} are the same file ({path}); give each its own")
+        seen[path] = flag
         if path.suffix.lower() in AUDIO_EXTENSIONS:
             raise OutputClashError(f"{flag} {files[flag]}: an audio file name; outputs are JSON/JSONL, give "
                                    "another path")
         if path.is_dir():
             raise OutputClashError(f"{flag} {files[flag]}: is a folder; give a file path")
-        for other, other_path in outs.items():
-            if other < flag and other_path == path:
-                raise OutputClashError(f"{other} and {flag} are the same file ({path}); give each its own")
         for in_flag, in_path in ins.items():
             if path == in_path:
                 raise OutputClashError(f"{flag} {files[flag]}: is the input {in_flag}; write the output elsewhere")
@@ -85,9 +86,8 @@ def check_output_paths(files: dict[str, str | Path | None], inputs: dict[str, st
             if any(_inside(path, w) for w in written):
                 raise OutputClashError(f"{out_flag} {files[out_flag]}: is one of the files {flag} writes")
     if outs and input_files:
-        by_path = {p: flag for flag, p in outs.items()}
         for f in input_files:
-            flag = by_path.get(_resolved(f))
+            flag = seen.get(_resolved(f))
             if flag:
                 raise OutputClashError(f"{flag} {files[flag]}: is one of the audio files to score; write the "
                                        "output elsewhere")
