@@ -19,16 +19,6 @@ class NonFiniteTrainingError(ValueError):
     no judge folder is written from weights that can only produce NaN scores."""
 
 
-def nonfinite_parameters(module: torch.nn.Module) -> list[str]:
-    """Names of the trainable parameters of ``module`` holding a NaN or an infinity (one
-    device-to-host copy for all of them)."""
-    named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
-    if not named:
-        return []
-    finite = torch.stack([torch.isfinite(p.detach()).all() for _, p in named]).cpu().tolist()
-    return [n for (n, _), ok in zip(named, finite) if not ok]
-
-
 class FiniteTrainingGuard(Callback):
     """Stops training with :class:`NonFiniteTrainingError` at the first batch whose loss, or whose
     optimizer step's resulting trainable weights, are not finite; the message names the step.
@@ -39,8 +29,12 @@ class FiniteTrainingGuard(Callback):
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         loss = getattr(pl_module, "last_loss", None)
-        loss_bad = loss is not None and not bool(torch.isfinite(loss).all())
-        weights_bad = nonfinite_parameters(pl_module)
+        named = [(n, p) for n, p in pl_module.named_parameters() if p.requires_grad]
+        # the loss and every weight checked on the device, one host copy per step (a step is hot)
+        flags = [torch.isfinite(t.detach()).all() for t in ([] if loss is None else [loss]) + [p for _, p in named]]
+        finite = torch.stack(flags).cpu().tolist() if flags else []
+        loss_bad = loss is not None and not finite[0]
+        weights_bad = [n for (n, _), ok in zip(named, finite[loss is not None:]) if not ok]
         if not trainer.strategy.reduce_boolean_decision(loss_bad or bool(weights_bad), all=False):
             return
         if loss_bad:
