@@ -6,6 +6,8 @@ import json
 import math
 from pathlib import Path
 
+from evaluators.config_input import short_repr
+
 
 class JsonlError(ValueError):
     """A JSONL line is not a JSON object or lacks a required field (message: ``path:line: problem``)."""
@@ -51,7 +53,10 @@ def row_where(path: str | Path, row: dict, index: int | None = None) -> str:
 
 def shown(value, limit: int = 60) -> str:
     """``value`` as it is written in the file (JSON: ``true``, ``null``, ``NaN``, ``"0.5"``), cut to
-    ``limit`` characters, for the ``got ...`` part of a message."""
+    ``limit`` characters, for the ``got ...`` part of a message. A list or object is shown through
+    :func:`evaluators.config_input.short_repr`, which never walks a huge value whole."""
+    if isinstance(value, (list, tuple, dict)):
+        return short_repr(value, limit)
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
