@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     entry of the benchmark registry, plus the training commands found through entry points."""
     from evaluators.benchmarks import BENCHMARKS, get_benchmark
     from evaluators.score_command import add_audio_score_arguments, run_audio_scoring
+    from evaluators.serve.command import add_serve_command
 
     parser = argparse.ArgumentParser(prog="omnijudge", description="Train, validate, release and run learned speech judges.")
     parser.add_argument("-v", "--verbose", action="store_true",
@@ -39,12 +40,14 @@ def build_parser() -> argparse.ArgumentParser:
         bench = get_benchmark(name)
         bench.add_score_parser(score_sub)
         bench.add_metrics_parser(metrics_sub)
+    add_serve_command(sub)
 
     for ep in entry_points(group="omnijudge.commands"):
         try:
             ep.load()(sub)
         except ImportError as e:  # training extras not installed: say so instead of failing `score`
-            sub.add_parser(ep.name, help=f"(unavailable: {e}; pip install 'omnijudge[train]')")
+            if ep.name not in sub.choices:  # a command that failed after adding its parser keeps it
+                sub.add_parser(ep.name, help=f"(unavailable: {e}; pip install 'omnijudge[train]')")
     return parser
 
 

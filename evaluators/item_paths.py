@@ -5,7 +5,7 @@ Benchmark item files name each output by a relative path or by the item's id; a 
 item (``"gen_path": "../../etc/x.wav"``, an id with ``../`` segments, a 5,000-character id) must not
 make a scorer read a file outside ``--outputs`` or stop the whole run with "File name too long". Such
 an item raises :class:`ItemPathError`, a ``ValueError``, which every scorer turns into that item's
-error row (``evaluators.scoring.ITEM_ERRORS``).
+error row (``evaluators.failure_isolation.ITEM_ERRORS``).
 
 The check is lexical (``..`` segments, absolute paths, drive letters), not ``realpath``: a user may
 link an outputs folder's files to another disk on purpose, and those links are theirs to make; what

@@ -1,7 +1,7 @@
 """``omnijudge score audio``: a verbalizer judge (folder or preset) over a folder or manifest of audio.
 
 Shared by ``omnijudge score audio`` and the benchmarks whose scorer is plain audio scoring
-(``omnijudge score att``): JSONL rows through :func:`evaluators.scoring.score_items` and the
+(``omnijudge score att``): JSONL rows through :func:`evaluators.audio_scorer.score_items` and the
 per-system table with bootstrap CIs.
 """
 
@@ -20,7 +20,7 @@ from evaluators.runtime_options import (Runtime, add_runtime_arguments, batch_si
 
 
 def add_resume_arguments(p: argparse.ArgumentParser, judge_identity: bool = True) -> None:
-    """What a rerun does with the rows already in its output (``evaluators.scoring.resume_rows``):
+    """What a rerun does with the rows already in its output (``evaluators.rows_file.resume_rows``):
     ``--retry-errors`` for error rows; with ``judge_identity``, ``--resume-mismatch`` for rows another
     judge wrote (a scorer whose rows record what measured them re-measures those rows instead)."""
     if judge_identity:
@@ -128,7 +128,7 @@ def judge_and_aligner(args, judge_cls):
 def benchmark_num_workers(args, aligner) -> int:
     """``--num-workers`` of a benchmark scorer: the default where not given; 0 (said on stderr)
     when an aligner on a GPU would have to run in the workers."""
-    from evaluators.score_pipeline import default_num_workers
+    from evaluators.engine_workers import default_num_workers
 
     workers = default_num_workers() if args.num_workers is None else args.num_workers
     device = runtime_from_args(args).device
@@ -166,8 +166,9 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     from evaluators.judges.folder import JudgeFolderError
     from evaluators.output_guard import check_json_file, check_output_paths, check_rows_file
     from evaluators.output_lock import output_lock
-    from evaluators.score_pipeline import default_num_workers
-    from evaluators.scoring import collect_items, read_done_rows, score_items
+    from evaluators.engine_workers import default_num_workers
+    from evaluators.audio_scorer import collect_items, score_items
+    from evaluators.rows_file import read_done_rows
     from evaluators.sharding import current_shard, ids_in, mark_done, merge_parts, part_path, shard_items, wait_for_parts
     from evaluators.system_table import format_system_table, system_score_table
 

@@ -100,7 +100,7 @@ def merge_parts(out: Path, parts: list[Path]) -> int:
     """Append the parts' rows whose id ``out`` lacks to ``out`` (fsynced), then remove the parts
     and their markers; returns the number of rows added. An error row of ``out`` whose item a
     part scored again (``--retry-errors``) is replaced. Rerunning a merge adds nothing."""
-    from evaluators.scoring import read_done_rows, replace_file
+    from evaluators.rows_file import read_done_rows, replace_file
 
     existing = read_done_rows(out, key=lambda r: r["id"])
     rescored = {r["id"] for part in parts for r in read_done_rows(part, key=lambda r: r["id"])}

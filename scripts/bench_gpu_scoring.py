@@ -132,11 +132,11 @@ def timed_budget(judge: VerbalizerJudge, waves, fields, budget: int, cap: int, d
     """(seconds, prompt tokens scored, peak GiB) of scoring ``waves`` in token-budget batches
     planned as ``omnijudge score --max-tokens-per-batch budget`` plans them (inputs prepared
     beforehand: this times the device, not the CPU half)."""
-    from evaluators.score_pipeline import plan_batches
+    from evaluators.engine import plan_batches
 
     clips = [judge.prepare_clip(w, f) for w, f in zip(waves, fields)]
     seconds = [len(w) / 16000 for w in waves]
-    batches = plan_batches(seconds, judge.estimated_tokens, cap, budget)
+    batches = plan_batches([judge.estimated_tokens(s) for s in seconds], cap, budget)
     tokens = sum(len(inputs["input_ids"]) for c in clips for _, inputs in c)
     cuda = torch.device(device).type == "cuda"
     if cuda:

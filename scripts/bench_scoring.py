@@ -32,7 +32,7 @@ from evaluators.audio_io import load_audio
 from evaluators.backbones import AudioLLM
 from evaluators.judges.presets import get_preset
 from evaluators.judges.verbalizer import VerbalizerJudge
-from evaluators.scoring import collect_items, score_items
+from evaluators.audio_scorer import collect_items, score_items
 
 FILE_SR = 24_000  # the files are written at a TTS rate, so every path resamples
 

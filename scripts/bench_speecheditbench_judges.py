@@ -73,11 +73,11 @@ def main(argv: list[str] | None = None) -> int:
     reqs = requests(clips(args.clips))
     audio_s = sum(len(r["wave"]) for r in reqs) / 16000
     for c in CRITERIA:  # warm-up: first calls build caches
-        judges[c].judge(reqs[:2], batch_size=2)
+        judges[c].score(reqs[:2], batch_size=2)
     print(f"{len(reqs)} clips, {audio_s:.1f} s of audio, torch threads {torch.get_num_threads()}")
     times = {}
     for bs in (1, args.batch_size):
-        times[bs] = sum(timed(lambda c=c: judges[c].judge(reqs, batch_size=bs)) for c in CRITERIA)
+        times[bs] = sum(timed(lambda c=c: judges[c].score(reqs, batch_size=bs)) for c in CRITERIA)
         print(f"three judges, batch {bs:>2}: {times[bs]:.2f} s, {len(reqs) / times[bs]:.2f} clips/s "
               f"(each clip judged three times)")
     print(f"batch {args.batch_size} vs batch 1: {times[1] / times[args.batch_size]:.2f}x")
@@ -85,8 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     siblings = {e: VerbalizerJudge(para.backbone, PRESETS[f"seb-paralinguistic-{e}"])
                 for e in ("breath", "laugh", "cough", "sigh")}
     four = VerbalizerEditJudge("paralinguistic", siblings)
-    one_s = timed(lambda: para.judge(reqs, batch_size=args.batch_size))
-    four_s = timed(lambda: four.judge(reqs, batch_size=args.batch_size))
+    one_s = timed(lambda: para.score(reqs, batch_size=args.batch_size))
+    four_s = timed(lambda: four.score(reqs, batch_size=args.batch_size))
     print(f"paralinguistic, one pass (trained head): {one_s:.2f} s; four prompts (public prompt, one per event): "
           f"{four_s:.2f} s; {four_s / one_s:.2f}x the cost")
     return 0

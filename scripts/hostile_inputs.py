@@ -178,7 +178,7 @@ def _kill_loop(judge: str, audio: Path, out: Path, kills: int, seed: int) -> dic
 def _throughput(judge_dir: str, audio: Path, batch_size: int, n_rounds: int = 5) -> dict:
     """clips/s of score_items, same clips, this run, best of ``n_rounds``: as shipped (fsync every
     4 batches, VAD on), without the VAD pass, and without the VAD pass and fsync (stubbed out)."""
-    import evaluators.scoring as scoring
+    import evaluators.audio_scorer as scoring
     from evaluators.judges.registry import load_judge
 
     judge = load_judge(judge_dir)

@@ -3,11 +3,12 @@
 Builds verifier-row files from the real items (perfect, absent, shifted by 1-6 units, spurious
 reports, alias tag spellings, missing rows, inline non-target tags, mixed), then for each file:
 
-1. turns every row into the record the public verifier script would store (its own position and
-   reported-event functions, imported from PUBLIC_DIR) and runs the public metric script on those
-   records, with the language's delta and unit as its run script passes them;
-2. scores the same rows with ``--protocol upstream`` (from the rows alone, and from the public
-   records) and compares every number: P, R, F1, TPD, NTD, coverage, CA-F1, TP/FP/FN, R/P/I sizes;
+1. runs the public metric script on the rows as they are (no ``pred_pos``: it computes positions
+   itself), and on the records the public verifier script would store for them (its own position
+   and reported-event functions, imported from PUBLIC_DIR, so with ``pred_pos``), with the
+   language's delta and unit as its run script passes them;
+2. scores both files with ``--protocol upstream`` and compares every number with the public
+   script's on the same file: P, R, F1, TPD, NTD, coverage, CA-F1, TP/FP/FN, R/P/I sizes;
 3. scores them with ``--protocol paper`` and checks the values computed by hand from each scenario's
    construction (TP/FP/FN counts; NTD = mean shift / L_u).
 
@@ -181,15 +182,19 @@ def main() -> None:
             pub_json = stem.with_suffix(".public.json")
             pub_json.write_text(json.dumps(public_records(pub, gt, rows, lang), ensure_ascii=False), encoding="utf-8")
             metrics_json = stem.with_suffix(".public.metrics.json")
-            subprocess.run([sys.executable, str(args.public_dir / "eval_metrics.py"), "--gt_json", str(items_path),
-                            "--pred_json", str(pub_json), "--delta", str(DEFAULT_DELTA[lang]),
-                            "--pos_unit", "word" if lang == "en" else "char", "--per_tag", "1",
-                            "--save_json", str(metrics_json)], check=True, capture_output=True)
-            theirs = json.loads(metrics_json.read_text())["runs"][0]
+            rows_json = stem.with_suffix(".rows.json")  # the public script reads JSON lists, not JSONL
+            rows_json.write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
+            diffs = []
+            for shape, pred_file in (("rows", rows_json), ("records", pub_json)):
+                subprocess.run([sys.executable, str(args.public_dir / "eval_metrics.py"), "--gt_json",
+                                str(items_path), "--pred_json", str(pred_file), "--delta", str(DEFAULT_DELTA[lang]),
+                                "--pos_unit", "word" if lang == "en" else "char", "--per_tag", "1",
+                                "--save_json", str(metrics_json)], check=True, capture_output=True)
+                theirs = json.loads(metrics_json.read_text())["runs"][0]
+                mine = nvv_metrics_from_files(items_path, [pred_file], protocol="upstream")
+                diffs += [f"{shape} {a}: ours {mine[a]!r} public {theirs[b]!r}" for a, b in COMPARED
+                          if not close(mine[a], theirs[b])]
             mine = nvv_metrics_from_files(items_path, [ours_rows], protocol="upstream")
-            mine_from_records = nvv_metrics_from_files(items_path, [pub_json], protocol="upstream")
-            diffs = [f"{a}: ours {m[a]!r} public {theirs[b]!r}" for m in (mine, mine_from_records)
-                     for a, b in COMPARED if not close(m[a], theirs[b])]
             paper = nvv_metrics_from_files(items_path, [ours_rows], protocol="paper")
             paper_diffs = [f"paper {k}: {paper[k]!r} by hand {v!r}" for k, v in truth.items()
                            if not (paper[k] == v or (v is not None and paper[k] is not None and abs(paper[k] - v) < 1e-12))]

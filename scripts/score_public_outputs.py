@@ -27,7 +27,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from evaluators.cli import main as omnijudge
-from evaluators.scoring import collect_items
+from evaluators.audio_scorer import collect_items
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -324,9 +324,9 @@ def test_training_stops_at_the_first_non_finite_step(inject, names, tiny_corpus,
     task_cls, calls = type(TASKS["att"]), {"n": 0}
     loss, step = task_cls.loss, torch.optim.AdamW.step
 
-    def nan_loss(self, judge, batch, cfg):
+    def nan_loss(self, judge, inputs, targets, settings):
         calls["n"] += 1
-        out = loss(self, judge, batch, cfg)
+        out = loss(self, judge, inputs, targets, settings)
         return out * float("nan") if inject == "loss" and calls["n"] == 2 else out
 
     def inf_step(self, *args, **kwargs):

@@ -180,7 +180,7 @@ def test_scorer_rows_nulls_and_resume(tiny_judge, tmp_path):
     results = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     assert isinstance(results[1]["DSD"]["judge_score"], bool)
     # another judge never resumes these rows
-    from evaluators.scoring import ResumeMismatchError
+    from evaluators.rows_file import ResumeMismatchError
 
     tiny_judge.name, name = "another-judge", tiny_judge.name
     try:

@@ -145,23 +145,24 @@ def test_locate_term_of_the_loss_by_hand(trained):
     task, rater = NvvLikertTask(), load_judge(final)
     rows = load_likert_rows(corpus, "nvv_pe")
     rows = [next(r for r in rows if r["event_position"] is not None), next(r for r in rows if r["event_position"] is None)]
-    batch = task.collate(rater, [aligned_example(rater, r) for r in rows], rows)
-    assert batch["event_here"][0].tolist().index(1.0) == rows[0]["event_position"] and batch["event_here"][1].sum() == 0
+    inputs, targets = task.collate(rater, [aligned_example(rater, r) for r in rows], rows)
+    assert targets["event_here"][0].tolist().index(1.0) == rows[0]["event_position"] and targets["event_here"][1].sum() == 0
     cfg = {w: load_config("configs/nvv/likert/nvv_pe/tiny.yaml", {"nvv_likert.locate_weight": w}) for w in (0.0, 2.0)}
     with torch.no_grad():
-        diff = task.loss(rater, batch, cfg[2.0]) - task.loss(rater, batch, cfg[0.0])
-        att = rater.slot_logits({k: v for k, v in batch.items() if k not in ("label_index", "event_here")})[..., 0]
-    mask = batch["slot_mask"]
-    bce = F.binary_cross_entropy_with_logits(att[mask], batch["event_here"][mask],
+        diff = (task.loss(rater, inputs, targets, cfg[2.0].task_config)
+                - task.loss(rater, inputs, targets, cfg[0.0].task_config))
+        att = rater.slot_logits(inputs)[..., 0]
+    mask = inputs["slot_mask"]
+    bce = F.binary_cross_entropy_with_logits(att[mask], targets["event_here"][mask],
                                              pos_weight=torch.tensor(LOCATE_POS_WEIGHT))  # mean over real slots
     torch.testing.assert_close(diff, 2.0 * bce, rtol=1e-5, atol=1e-6)
     # the heard-type term: cross-entropy at the rendered boundary only, on the type rendered there
-    assert batch["event_type"][0, rows[0]["event_position"]] == rater.types.index(rows[0]["event_type"])
-    assert int((batch["event_type"] >= 0).sum()) == 1
+    assert targets["event_type"][0, rows[0]["event_position"]] == rater.types.index(rows[0]["event_type"])
+    assert int((targets["event_type"] >= 0).sum()) == 1
     cfg = {w: load_config("configs/nvv/likert/nvv_pe/tiny.yaml", {"nvv_likert.type_weight": w}) for w in (0.0, 1.0)}
     with torch.no_grad():
-        diff = task.loss(rater, batch, cfg[1.0]) - task.loss(rater, batch, cfg[0.0])
-        types = rater.type_logits(rater.slot_logits(
-            {k: v for k, v in batch.items() if k not in ("label_index", "event_here", "event_type")}))
-    want = F.cross_entropy(types[0, rows[0]["event_position"]][None], batch["event_type"][0, rows[0]["event_position"]][None])
+        diff = (task.loss(rater, inputs, targets, cfg[1.0].task_config)
+                - task.loss(rater, inputs, targets, cfg[0.0].task_config))
+        types = rater.type_logits(rater.slot_logits(inputs))
+    want = F.cross_entropy(types[0, rows[0]["event_position"]][None], targets["event_type"][0, rows[0]["event_position"]][None])
     torch.testing.assert_close(diff, want, rtol=1e-5, atol=1e-6)

@@ -15,15 +15,18 @@ from evaluators.benchmarks.nvv.cli import add_metrics_parser
 from evaluators.benchmarks.nvv.predictions import load_predictions
 from evaluators.benchmarks.nvv.upstream import metric_units, verifier_units
 
+# The rows carry no pred_pos, so upstream positions are the metric script's own: whitespace tokens
+# before the row's first target tag (tags and punctuation-only tokens count), as for the truth.
 # en_1 hyphenated word: paper g = 4 whitespace words (Well, it's a self-checkout,), L = 6.
-#      upstream GT = 4 whitespace tokens before the tag, L = 6; the verifier's position of the same
-#      placement = 5 regex words (Well it's a self checkout): d = 1 <= 2, matched.
-# en_2 repeated target: upstream uses the first <sigh> (0); the row marks the second (6 regex words):
+#      upstream GT = 4 whitespace tokens before the tag, L = 6; the row's tag is after the same 4
+#      tokens: d = 0, matched (the public verifier script would store 5 regex words: d = 1).
+# en_2 repeated target: upstream uses the first <sigh> (0); the row marks the second (6 tokens):
 #      d = 6 -> tp 0, fp 1, fn 1. Paper: any occurrence -> matched, d = 0.
 # en_3 alias spelling <swallows> for label swallow: upstream finds no GT position -> fp 1, fn 0.
 #      Paper: matched by type.
-# en_4 inline non-target <cough> and three reported events: upstream position 1 (the regex counts
-#      "cough"), d = 1 matched; fp = 0 + min(3, 2) = 2. Paper: d = 0; fp = 1 inline + 3 reported = 4.
+# en_4 inline non-target <cough> and three reported events: upstream position 1 (the token "<cough>"
+#      counts), d = 1 matched, L = 4; fp = 0 + 3 reported (the metric script counts every reported
+#      event a row holds). Paper: d = 0; fp = 1 inline + 3 reported = 4.
 # en_5 no row: upstream drops it (coverage 5/6); paper counts a miss.
 # en_6 "present": "false" (a string): false in both protocols -> fn 1.
 ITEMS = [
@@ -70,13 +73,13 @@ def test_unit_counters_by_hand():
 
 def test_upstream_by_hand(files):
     r = nvv_metrics_from_files(*files, protocol="upstream")
-    # TP 2 (en_1, en_4), FP 4 (en_2 1, en_3 1, en_4 2), FN 2 (en_2, en_6)
-    assert (r["tp"], r["fp"], r["fn"]) == (2, 4, 2)
-    assert r["precision"] == pytest.approx(1 / 3) and r["recall"] == pytest.approx(1 / 2)
-    assert r["f1"] == pytest.approx(0.4)
+    # TP 2 (en_1, en_4), FP 5 (en_2 1, en_3 1, en_4 3), FN 2 (en_2, en_6)
+    assert (r["tp"], r["fp"], r["fn"]) == (2, 5, 2)
+    assert r["precision"] == pytest.approx(2 / 7) and r["recall"] == pytest.approx(1 / 2)
+    assert r["f1"] == pytest.approx(4 / 11)
     assert r["coverage"] == pytest.approx(5 / 6)
-    assert r["ca_f1"] == pytest.approx(1 / (0.5 / 0.4 + 0.5 / (5 / 6)))
-    assert r["tpd"] == 1.0 and r["ntd"] == pytest.approx((1 / 6 + 1 / 4) / 2)  # L = 6 and 4 whitespace tokens
+    assert r["ca_f1"] == pytest.approx(1 / (0.5 / (4 / 11) + 0.5 / (5 / 6)))
+    assert r["tpd"] == 0.5 and r["ntd"] == pytest.approx((0 / 6 + 1 / 4) / 2)  # d = 0, 1; L = 6 and 4 tokens
     assert (r["reference_size_R"], r["predicted_size_P"], r["paired_size_I"]) == (6, 5, 5)
     assert r["gt_not_found_ids"] == ["en_3"] and r["missing_ids"] == ["en_5"]
     assert r["protocol"] == "upstream" and r["departures_from_upstream"]
@@ -111,7 +114,16 @@ def test_upstream_zh_counts_spaces_in_the_truth(tmp_path):
                                   "text_with_mark": "好的 <sigh>我知道了。"}], ensure_ascii=False), encoding="utf-8")
     rows = write(tmp_path / "zh.jsonl", [{"id": "zh_1", "present": True, "text_with_mark": "好的 <sigh>我知道了。"}])
     up = nvv_metrics_from_files(items, [rows], protocol="upstream")
-    # truth: len("好的 ") = 3, L = len(text) = 8; prediction: 2 non-space characters -> d = 1
+    # truth: len("好的 ") = 3, L = len(text) = 8; a row without pred_pos is counted the same way: d = 0
+    assert (up["tp"], up["tpd"], up["ntd"]) == (1, 0.0, 0.0)
+    # the verifier's row stores pred_pos as the public verifier script: 2 non-space characters -> d = 1
+    from evaluators.benchmarks.nvv.upstream import verifier_record_fields
+
+    (item,) = load_items(items)
+    stored = {"id": "zh_1", "present": True, "text_with_mark": "好的 <sigh>我知道了。",
+              **verifier_record_fields(item, True, "好的 <sigh>我知道了。")}
+    assert stored["pred_pos"] == {"index": 2, "n_units": 7, "norm": 2 / 7}
+    up = nvv_metrics_from_files(items, [write(tmp_path / "zh_pos.jsonl", [stored])], protocol="upstream")
     assert (up["tp"], up["tpd"], up["ntd"]) == (1, 1.0, pytest.approx(1 / 8))
     paper = nvv_metrics_from_files(items, [rows])
     assert (paper["tp"], paper["ntd"]) == (1, 0.0)

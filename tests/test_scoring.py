@@ -8,7 +8,8 @@ import soundfile as sf
 
 from evaluators.audio_io import load_audio
 from evaluators.judges.presets import get_preset
-from evaluators.scoring import collect_items, read_done_rows, score_items
+from evaluators.audio_scorer import collect_items, score_items
+from evaluators.rows_file import read_done_rows
 from evaluators.system_table import system_score_table
 from evaluators.judges.verbalizer import VerbalizerJudge
 
@@ -141,7 +142,7 @@ def test_done_rows_survive_corrupt_lines_rows_without_id_and_duplicates(tmp_path
 
 def test_resume_refuses_rows_of_another_judge_or_rescores_keeping_the_old_file(judge, tiny_omni, audio_folder,
                                                                                tmp_path):
-    from evaluators.scoring import ResumeMismatchError
+    from evaluators.rows_file import ResumeMismatchError
 
     items = collect_items(audio_folder)
     out = tmp_path / "scores.jsonl"
@@ -255,14 +256,14 @@ def test_manifest_fields_of_the_wrong_type_name_file_and_line(tmp_path, row, pro
 
 
 def test_plan_batches_packs_by_token_budget_shortest_first():
-    from evaluators.score_pipeline import plan_batches
+    from evaluators.engine import plan_batches
 
     seconds = [10.0, 1.0, 2.0, 1.0, 30.0, 3.0]
     tokens = lambda s: int(100 * s)  # noqa: E731  (a clip of s seconds: 100 s tokens)
     # budget 600 padded tokens: 1 s clips pack 4 at most by count, then 2-3 s clips by budget
-    assert plan_batches(seconds, tokens, batch_size=4, max_tokens=600) == [[1, 3, 2], [5], [0], [4]]
-    assert plan_batches(seconds, tokens, batch_size=2, max_tokens=None) == [[1, 3], [2, 5], [0, 4]]
-    assert plan_batches([], tokens, 4, 600) == []
+    assert plan_batches([tokens(s) for s in seconds], batch_size=4, max_tokens=600) == [[1, 3, 2], [5], [0], [4]]
+    assert plan_batches([tokens(s) for s in seconds], batch_size=2, max_tokens=None) == [[1, 3], [2, 5], [0, 4]]
+    assert plan_batches([], 4, 600) == []
 
 
 def test_workers_and_token_budget_give_the_serial_rows(judge, audio_folder, tmp_path):

@@ -64,7 +64,7 @@ def test_silence_has_no_speech_and_batches_do_not_change_durations():
 def test_score_rows_say_how_much_speech_and_flag_silence(tiny_omni, tmp_path):
     from evaluators.judges.presets import get_preset
     from evaluators.judges.verbalizer import VerbalizerJudge
-    from evaluators.scoring import collect_items, score_items
+    from evaluators.audio_scorer import collect_items, score_items
     from evaluators.system_table import system_score_table
 
     (tmp_path / "a").mkdir()

@@ -30,8 +30,8 @@ def _requests():
 def test_verdicts_have_the_public_layout_and_survive_the_folder(backbone, criterion, attend, tmp_path):
     judge = SpeechEditJudge.new(backbone, criterion, seed=1, presets=trained_presets(criterion), audio_attention=attend)
     reqs = _requests()
-    verdicts = judge.judge(reqs, batch_size=3)
-    alone = [judge.judge([r], batch_size=1)[0] for r in reqs]
+    verdicts = judge.score(reqs, batch_size=3)
+    alone = [judge.score([r], batch_size=1)[0] for r in reqs]
     if criterion == "emotion":
         assert "playfulness" in verdicts[1]["probs"] and "excited" not in verdicts[1]["probs"]
         assert "excited" in verdicts[0]["probs"] and abs(sum(verdicts[0]["probs"].values()) - 1) < 1e-9
@@ -51,7 +51,7 @@ def test_verdicts_have_the_public_layout_and_survive_the_folder(backbone, criter
     loaded = load_judge(folder)
     assert isinstance(loaded, SpeechEditJudge) and loaded.criterion == criterion
     assert (loaded.head is not None and loaded.head.audio_attention) == attend
-    again = loaded.judge(reqs, batch_size=2)
+    again = loaded.score(reqs, batch_size=2)
     for a, b in zip(verdicts, again):
         np.testing.assert_allclose(np.array(list(a[key].values()), dtype=float),
                                    np.array(list(b[key].values()), dtype=float), atol=1e-5)
@@ -83,7 +83,7 @@ def test_four_events_come_from_one_forward_pass(backbone, monkeypatch):
     calls = []
     real = backbone.last_hidden_state
     monkeypatch.setattr(backbone, "last_hidden_state", lambda **b: calls.append(1) or real(**b))
-    judge.judge(_requests(), batch_size=3)
+    judge.score(_requests(), batch_size=3)
     assert len(calls) == 1
 
 
@@ -178,14 +178,14 @@ def test_a_head_read_style_judge_agrees_with_its_six_style_vector_and_keeps_its_
     # the prompt names no target: the model input is the same whatever style is asked about
     asked = [judge.prepare({**reqs[0], "anchor": {"target_style": t}})["input_ids"] for t in ("intimate", "dramatic")]
     assert list(asked[0]) == list(asked[1])
-    verdicts = judge.judge(reqs, batch_size=3)
+    verdicts = judge.score(reqs, batch_size=3)
     for r, v in zip(reqs, verdicts):
         assert v["target_style_score"] == v["style_scores"][r["anchor"]["target_style"]]
         assert v["probs"] == pytest.approx({str(k): x for k, x in
                                             enumerate(v["style_probs"][r["anchor"]["target_style"]])}, abs=1e-6)
     loaded = load_judge(judge.save_pretrained(tmp_path / "judge"))
     assert loaded.style_score_source == "head"
-    assert [v["target_style_score"] for v in loaded.judge(reqs, batch_size=2)] == [v["target_style_score"] for v in verdicts]
+    assert [v["target_style_score"] for v in loaded.score(reqs, batch_size=2)] == [v["target_style_score"] for v in verdicts]
     with pytest.raises(ValueError, match="style_score_source"):
         SpeechEditJudge.new(backbone, "style", style_score_source="verbalizer")
 
@@ -204,14 +204,14 @@ def test_style_loss_follows_the_score_source(backbone, source):
     task = SpeechEditJudgeTask()
     reqs = _requests()
     rows = [{"request": r, "target_score": k + 1, "scores": [k, 0, 4, 1, 2, 3]} for k, r in enumerate(reqs)]
-    batch = task.collate(judge, [judge.prepare(r) for r in reqs], rows)
-    assert batch["target"].tolist() == [2, 1, 4]
+    inputs, targets = task.collate(judge, [judge.prepare(r) for r in reqs], rows)
+    assert targets["target"].tolist() == [2, 1, 4]
     with torch.no_grad():
-        labels, head = judge.logits({k: v for k, v in batch.items() if k not in ("label", "slots", "target")})
-        loss = task.loss(judge, batch, cfg)
-        slots = F.cross_entropy(head.reshape(-1, 5), batch["slots"].reshape(-1))
-        expected = slots if source == "head" else F.cross_entropy(labels, batch["label"]) + 0.25 * slots
-        preds = task.predict(judge, batch)  # the training loop predicts without gradients
+        labels, head = judge.logits(inputs)
+        loss = task.loss(judge, inputs, targets, cfg.task_config)
+        slots = F.cross_entropy(head.reshape(-1, 5), targets["slots"].reshape(-1))
+        expected = slots if source == "head" else F.cross_entropy(labels, targets["label"]) + 0.25 * slots
+        preds = task.predict(judge, inputs, targets)  # the training loop predicts without gradients
     assert loss.item() == pytest.approx(expected.item(), rel=1e-6)
     if source == "head":
         assert [p["target_style_score"] for p in preds] == [p["style_scores"][r["anchor"]["target_style"]]

@@ -37,8 +37,8 @@ def _requests():
 def test_preset_judges_give_the_public_reply_layout_independent_of_batch(criterion):
     judge = load_edit_judge(criterion, f"seb-{criterion}", base="tiny")
     reqs = _requests()
-    both = judge.judge(reqs, batch_size=2)
-    alone = [judge.judge([r], batch_size=1)[0] for r in reqs]
+    both = judge.score(reqs, batch_size=2)
+    alone = [judge.score([r], batch_size=1)[0] for r in reqs]
     assert judge.provenance()["prompt_version"] == "speecheditbench-public-v1"
     if criterion == "emotion":
         assert set(both[0]["probs"]) == {"angry", "excited", "fearful", "frustrated", "happy", "neutral", "sad", "surprise"}

@@ -217,7 +217,7 @@ def _nvv_setup(tmp_path, ids):
 
 def test_setup_kind_error_row_is_recomputed_on_rerun_item_kind_is_kept(tmp_path):
     from evaluators.benchmarks.nvv.scorer import verify_outputs
-    from evaluators.scoring import read_done_rows
+    from evaluators.rows_file import read_done_rows
 
     items, outputs = _nvv_setup(tmp_path, ["a", "b", "c"])
     pred = tmp_path / "pred" / "sys.jsonl"
@@ -237,7 +237,7 @@ def test_setup_kind_error_row_is_recomputed_on_rerun_item_kind_is_kept(tmp_path)
 
 def test_aligner_setup_error_stops_the_run_item_error_becomes_a_row(tmp_path):
     from evaluators.benchmarks.nvv.scorer import verify_outputs
-    from evaluators.scoring import read_done_rows
+    from evaluators.rows_file import read_done_rows
 
     items, outputs = _nvv_setup(tmp_path, ["a"])
     pred_dir = tmp_path / "pred"

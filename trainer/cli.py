@@ -26,14 +26,14 @@ def _parse_overrides(pairs: list[str]) -> dict:
 def _task_subparsers(parent, dest: str, help_attr: str):
     """One sub-subcommand per task of the training registry (``trainer.benchmarks``: a benchmark's
     main task under its name, further tasks under their command), with the task's older names as
-    aliases; yields (task, parser)."""
+    aliases (``task.commands``); yields (task, parser)."""
     from trainer.benchmarks import COMMAND_TASKS
 
     s = parent.add_subparsers(dest=dest, required=True)
     for command, task in COMMAND_TASKS.items():
         # a task's help is plain text: argparse would read its "95% CI" as a format directive
-        yield task, s.add_parser(command, aliases=list(task.cli_aliases),
-                                 help=getattr(task, help_attr).replace("%", "%%"))
+        yield task, s.add_parser(command, aliases=list(task.commands.aliases),
+                                 help=getattr(task.commands, help_attr).replace("%", "%%"))
 
 
 def _task_options(task, parser, add) -> list[str]:
@@ -48,10 +48,10 @@ def add_synth_command(sub) -> None:
     for task, sp in _task_subparsers(p, "benchmark", "synth_help"):
         sp.add_argument("--out", required=True, help="output folder")
         sp.add_argument("--seed", type=int, default=0)
-        own = _task_options(task, sp, task.add_synth_arguments)
+        own = _task_options(task, sp, task.commands.add_synth_arguments)
 
         def run(args, task=task, own=own) -> int:
-            print(task.synth(Path(args.out), args.seed, {k: getattr(args, k) for k in own}))
+            print(task.commands.synth(Path(args.out), args.seed, {k: getattr(args, k) for k in own}))
             return 0
 
         sp.set_defaults(func=run)
@@ -87,10 +87,10 @@ def add_validate_command(sub) -> None:
     p = sub.add_parser("validate", help="validate a judge against its benchmark's held-out labels")
     for task, sp in _task_subparsers(p, "benchmark", "validate_help"):
         sp.add_argument("--judge", required=True, help="judge folder")
-        sp.add_argument("--corpus", required=getattr(task, "corpus_required", True),
+        sp.add_argument("--corpus", required=task.commands.corpus_required,
                         help="labelled corpus folder of this benchmark")
         sp.add_argument("--out", help="write the report JSON here")
-        own = _task_options(task, sp, task.add_validate_arguments)
+        own = _task_options(task, sp, task.commands.add_validate_arguments)
         add_runtime_arguments(sp)
 
         def run(args, task=task, own=own) -> int:

@@ -9,14 +9,21 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from typing import NamedTuple
 
 import lightning as L
-import numpy as np
 import torch
 from datasets import Dataset
 from torch.utils.data import DataLoader, Sampler
 
 
+class TrainingBatch(NamedTuple):
+    """One mini-batch as the loop sees it: what the judge reads, what the loss compares with, and
+    each row's index into its split (validation predictions are gathered by it)."""
+
+    inputs: dict
+    targets: dict
+    row_index: torch.Tensor  # (B,) long
 
 class GroupedBatchSampler(Sampler[list[int]]):
     """Batches of indices that all share one group (e.g. ATT capability dimension); reshuffled every
@@ -75,13 +82,12 @@ class RowCollator:
         self.judge = judge
         self._cache: dict[str, dict] = {}
 
-    def __call__(self, rows: list[dict]) -> dict:
+    def __call__(self, rows: list[dict]) -> TrainingBatch:
         for r in rows:
             if r["id"] not in self._cache:
                 self._cache[r["id"]] = self.task.example(self.judge, r)
-        batch = self.task.collate(self.judge, [self._cache[r["id"]] for r in rows], rows)
-        batch["row_index"] = torch.tensor([r["row_index"] for r in rows], dtype=torch.long)
-        return batch
+        inputs, targets = self.task.collate(self.judge, [self._cache[r["id"]] for r in rows], rows)
+        return TrainingBatch(inputs, targets, torch.tensor([r["row_index"] for r in rows], dtype=torch.long))
 
 
 def rows_to_dataset(rows: list[dict]) -> Dataset:
@@ -124,8 +130,3 @@ class JudgeDataModule(L.LightningDataModule):
         # (dropout) untouched, so a run resumed at an epoch end draws the same dropout masks.
         return torch.Generator().manual_seed(self.seed)
 
-
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)

@@ -12,7 +12,7 @@ import logging
 import time
 from pathlib import Path
 
-from evaluators.scoring import collect_items, score_items
+from evaluators.audio_scorer import collect_items, score_items
 from evaluators.system_table import format_system_table, system_score_table
 from evaluators.judges.verbalizer import VerbalizerJudge
 from evaluators.runtime_options import Runtime

@@ -14,7 +14,6 @@ if TYPE_CHECKING:
 
 #: ``backbone.source`` values that build an offline tiny random backbone -> its vocabulary
 TINY_SOURCES = {"tiny": "byte", "tiny-qwen-vocab": "qwen"}
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
 def lora_wrapped_modules(model: torch.nn.Module) -> list[str]:
@@ -38,12 +37,13 @@ def trainable_parameter_count(model: torch.nn.Module) -> tuple[int, int]:
 
 
 def load_backbone(cfg: TrainConfig) -> AudioLLM:
-    """The configured backbone: tiny (offline random) or a real checkpoint, frozen."""
+    """The configured backbone: tiny (offline random) or a real checkpoint in ``backbone.dtype``
+    (read by ``AudioLLM.from_pretrained``, the one dtype map), frozen."""
     bb = cfg.backbone
     if bb.source in TINY_SOURCES:
         audio_llm = AudioLLM.tiny(bb.name, seed=bb.tiny_seed, vocab=TINY_SOURCES[bb.source])
     else:
-        audio_llm = AudioLLM.from_pretrained(bb.source, backbone=bb.name, dtype=DTYPES[bb.dtype],
+        audio_llm = AudioLLM.from_pretrained(bb.source, backbone=bb.name, dtype=bb.dtype,
                                              attn_implementation=bb.attn_implementation)
     audio_llm.model.requires_grad_(False)
     if bb.gradient_checkpointing:
@@ -53,11 +53,12 @@ def load_backbone(cfg: TrainConfig) -> AudioLLM:
 
 
 def apply_lora(audio_llm: AudioLLM, cfg: TrainConfig) -> AudioLLM:
-    """Wrap the backbone's model with LoRA (+ fully trained ``extra_trainable`` modules), in place."""
+    """Wrap the backbone's model with LoRA (+ fully trained ``extra_trainable`` modules), in place.
+    The adapters draw their initial weights from torch's global generator: seed it first
+    (:func:`trainer.module.build_trainable_judge` does)."""
     lora = LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
                       target_modules=cfg.lora.target_regex,
                       modules_to_save=list(cfg.lora.extra_trainable) or None)
-    torch.manual_seed(cfg.seed)
     audio_llm.model = get_peft_model(audio_llm.model, lora)
     assert_lora_on_llm_only(audio_llm.model)
     return audio_llm

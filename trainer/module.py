@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import math
+import random
 import re
 
 import lightning as L
+import numpy as np
 import torch
 from lightning.pytorch.callbacks import Callback
 
 from trainer.benchmarks import TASKS
 from trainer.config import TrainConfig
-from trainer.task import JudgeTask
+from trainer.data import TrainingBatch
+from trainer.lora import apply_lora, load_backbone
+from trainer.task import JudgeTask, trainable_modules
 
 
 class NonFiniteTrainingError(ValueError):
@@ -50,9 +54,24 @@ class FiniteTrainingGuard(Callback):
             f"stopped before writing a judge (learning rate now {lr:.3g}: lower optim.lr or set optim.grad_clip)")
 
 
+def seed_everything(seed: int) -> None:
+    """Seed Python's, numpy's and torch's global generators."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
 def build_trainable_judge(cfg: TrainConfig):
-    """The configured task's trainable judge (LoRA-wrapped backbone + any head)."""
-    return TASKS[cfg.task].build_judge(cfg)
+    """The configured task's trainable judge: the backbone loaded once (``backbone.source`` in
+    ``backbone.dtype``), the run seeded, LoRA applied, then the task's head and prompts.
+
+    The run is seeded here, after the backbone is built and before anything trainable is drawn
+    (building the tiny backbone reseeds torch with ``backbone.tiny_seed``; a checkpoint's load may
+    draw from it): adapters, heads and then dropout start from ``cfg.seed`` whatever the backbone
+    drew. Nothing before this point draws from the global generators (corpora use their own)."""
+    backbone = load_backbone(cfg)
+    seed_everything(cfg.seed)
+    return TASKS[cfg.task].build_judge(apply_lora(backbone, cfg), cfg)
 
 
 class JudgeModule(L.LightningModule):
@@ -68,25 +87,21 @@ class JudgeModule(L.LightningModule):
         super().__init__()
         self.task = task
         self.judge = judge
-        self.trained = torch.nn.ModuleList(task.trainable_modules(judge))
+        self.trained = torch.nn.ModuleList(trainable_modules(judge))
         self.cfg = cfg
         self.val_rows = val_rows or []
         self._val_preds: dict[int, object] = {}
         self.last_validation: dict = {}
         self.last_loss: torch.Tensor | None = None
 
-    def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor:
-        batch = dict(batch)
-        batch.pop("row_index")
-        loss = self.task.loss(self.judge, batch, self.cfg)
+    def training_step(self, batch: TrainingBatch, batch_idx: int) -> torch.Tensor:
+        loss = self.task.loss(self.judge, batch.inputs, batch.targets, self.cfg.task_config)
         self.last_loss = loss.detach()  # checked by FiniteTrainingGuard after the optimizer step
-        self.log("train/loss", loss, prog_bar=True, batch_size=len(batch["input_ids"]))
+        self.log("train/loss", loss, prog_bar=True, batch_size=len(batch.row_index))
         return loss
 
-    def validation_step(self, batch: dict, batch_idx: int) -> None:
-        batch = dict(batch)
-        index = batch.pop("row_index").tolist()
-        for i, p in zip(index, self.task.predict(self.judge, batch)):
+    def validation_step(self, batch: TrainingBatch, batch_idx: int) -> None:
+        for i, p in zip(batch.row_index.tolist(), self.task.predict(self.judge, batch.inputs, batch.targets)):
             self._val_preds[i] = p
 
     def on_validation_epoch_end(self) -> None:

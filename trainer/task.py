@@ -1,15 +1,21 @@
 """What a judge task gives the one training loop, the CLI and the release (a ``Protocol``).
 
-A task is one benchmark's training side (``trainer/benchmarks/<name>/task.py``): its config section,
-corpus, judge, batches, loss, validation and model-card sections. The LightningModule, DataModule,
-CLI and release are shared and only call what is listed here.
+A task is one benchmark's training side (``trainer/benchmarks/<name>/task.py``): its rows, its
+judge's head on the shared backbone, batches as ``(inputs, targets)``, its loss, its validation
+and its model-card sections. What every task shares is done once by the loop
+(``trainer/train.py``): building the corpus when it is missing (:func:`trainer.train.ensure_corpus`),
+loading the backbone in its dtype, seeding and wrapping it with LoRA
+(:func:`trainer.module.build_trainable_judge`), choosing the trained modules
+(:func:`trainable_modules`) and writing the judge folder (:func:`export_judge`).
+See ``docs/adding_a_benchmark.md``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -18,64 +24,64 @@ import torch
 from evaluators.runtime_options import Runtime
 
 if TYPE_CHECKING:
+    from evaluators.backbones import AudioLLM
     from trainer.config import TrainConfig
 
-log = logging.getLogger(__name__)
+
+@dataclass(frozen=True)
+class TaskCorpus:
+    """A task's synthetic corpus: the files whose presence means it exists, and how to build it
+    (``build(settings.corpus, folder)``, ``settings.corpus`` being the task section's corpus config)."""
+
+    files: tuple[str, ...]
+    build: Callable[[Any, Path], Any]
+
+    def __post_init__(self):
+        if not self.files or not all(isinstance(f, str) and f for f in self.files):
+            raise ValueError(f"TaskCorpus.files: expected one or more file names, got {self.files!r}")
+        if not callable(self.build):
+            raise ValueError("TaskCorpus.build: expected a callable (corpus config, folder)")
 
 
 class JudgeTask(Protocol):
     """A judge kind's training side, as data + functions.
 
-    Rows are dicts with at least ``id``, ``split`` ("train" / "test" / ...) and the ``group_key``
-    field: every training mini-batch is drawn from one group.
+    Rows are dicts with at least ``id``, ``split`` ("train" / "val" / "test") and the ``group_key``
+    field: every training mini-batch is drawn from one group. ``settings`` below is the task's
+    config section (``cfg.task_config``, an instance of ``settings_class``).
     """
 
     name: ClassVar[str]  # TrainConfig.task value and the config section's key
-    benchmark: ClassVar[str]  # trainer/benchmarks/<benchmark>/ and omnijudge synth|validate <benchmark>
-    cli_aliases: ClassVar[tuple[str, ...]]  # older subcommand names kept working
-    synth_help: ClassVar[str]  # one line for ``omnijudge synth --help``
-    validate_help: ClassVar[str]  # one line for ``omnijudge validate --help``
-    settings_class: ClassVar[type]  # dataclass of the ``<name>:`` config section
+    benchmark: ClassVar[str]  # trainer/benchmarks/<benchmark>/
+    settings_class: ClassVar[type]  # dataclass of the ``<name>:`` config section, with a ``corpus`` field
     group_key: ClassVar[str]
-    corpus_files: ClassVar[tuple[str, ...]]  # files whose presence means the corpus exists
-    # (optional) corpus_required: ClassVar[bool]; False when ``validate`` has another label source
-    # (optional) calibrate(judge, rows, cfg) -> dict: after training, set decision thresholds on
-    # held-out rows; the returned summary is saved under ``training.calibration`` in the judge folder
+    corpus: ClassVar[TaskCorpus]
+    commands: ClassVar[TaskCommands]  # ``omnijudge synth|validate`` for this task
+    # (optional) calibrate(judge, rows, settings) -> dict: after training, set decision thresholds
+    # on held-out rows; the returned summary is saved under ``training.calibration`` in the judge folder
 
-    def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
-        """Write the task's synthetic corpus (``cfg.task_config.corpus``) into ``corpus``."""
+    def load_rows(self, corpus: Path, settings) -> tuple[list[dict], dict]:
+        """All labelled rows of the corpus folder (with ``split``) and a JSON-able summary of how
+        labels were made."""
 
-    def load_rows(self, cfg: TrainConfig) -> tuple[list[dict], dict]:
-        """All labelled rows (with ``split``) and a JSON-able summary of how labels were made."""
-
-    def build_judge(self, cfg: TrainConfig) -> Any:
-        """A trainable judge (LoRA-wrapped backbone + any head)."""
-
-    def trainable_modules(self, judge) -> list[torch.nn.Module]:
-        """Modules whose trainable parameters the optimizer updates (registered on the module)."""
+    def build_judge(self, backbone: AudioLLM, cfg: TrainConfig) -> Any:
+        """The trainable judge on ``backbone`` (already LoRA-wrapped and seeded): the task's head
+        and prompts. Trained: ``backbone.model`` and the judge's ``head`` when it has one."""
 
     def example(self, judge, row: dict) -> dict:
         """Model inputs of one row (computed once, cached across epochs)."""
 
-    def collate(self, judge, examples: list[dict], rows: list[dict]) -> dict:
-        """A batch with model inputs and targets."""
+    def collate(self, judge, examples: list[dict], rows: list[dict]) -> tuple[dict, dict]:
+        """``(inputs, targets)`` of a batch: what the judge reads, what the loss compares with."""
 
-    def loss(self, judge, batch: dict, cfg: TrainConfig) -> torch.Tensor: ...
+    def loss(self, judge, inputs: dict, targets: dict, settings) -> torch.Tensor:
+        """Scalar training loss of one batch."""
 
-    def predict(self, judge, batch: dict) -> list[Any]:
+    def predict(self, judge, inputs: dict, targets: dict) -> list[Any]:
         """One prediction per row of the batch (validation during training)."""
 
     def val_metrics(self, rows: list[dict], preds: list[Any]) -> dict[str, float]:
         """Scalars to log at the end of a validation epoch."""
-
-    def add_synth_arguments(self, parser: argparse.ArgumentParser) -> None:
-        """Options of ``omnijudge synth <benchmark>`` beyond ``--out`` and ``--seed``."""
-
-    def synth(self, out: Path, seed: int, options: dict) -> str:
-        """Build the synthetic corpus from the CLI; returns a one-line description."""
-
-    def add_validate_arguments(self, parser: argparse.ArgumentParser) -> None:
-        """Options of ``omnijudge validate <benchmark>`` beyond ``--judge``, ``--corpus``, ``--out``."""
 
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
                  options: dict | None = None, runtime: Runtime | None = None) -> dict:
@@ -86,16 +92,37 @@ class JudgeTask(Protocol):
         """Markdown lines of the model card's task sections: outputs, usage, validation table."""
 
 
-def ensure_corpus(task: JudgeTask, cfg: TrainConfig) -> Path:
-    """The corpus folder of ``cfg.data``; the task builds its synthetic corpus there if missing."""
-    corpus = Path(cfg.data.corpus_dir)
-    if all((corpus / f).is_file() for f in task.corpus_files):
-        return corpus
-    if not cfg.data.synthesize_if_missing:
-        raise FileNotFoundError(f"{corpus}: no {'/'.join(task.corpus_files)} and data.synthesize_if_missing is false")
-    log.info("building synthetic %s corpus in %s", task.name, corpus)
-    task.build_corpus(cfg, corpus)
-    return corpus
+@dataclass(frozen=True)
+class TaskCommands:
+    """A task's ``omnijudge synth <command>`` and ``omnijudge validate <command>``.
+
+    ``synth(out, seed, options)`` builds the corpus from the CLI and returns a one-line description;
+    ``add_synth_arguments`` / ``add_validate_arguments`` add the options beyond ``--out``/``--seed``
+    and ``--judge``/``--corpus``/``--out``; their values reach ``synth`` and ``JudgeTask.validate``
+    as ``options``. ``corpus_required`` is False where ``validate`` has another label source.
+    """
+
+    synth_help: str
+    validate_help: str
+    synth: Callable[[Path, int, dict], str]
+    add_synth_arguments: Callable[[argparse.ArgumentParser], None] = lambda parser: None
+    add_validate_arguments: Callable[[argparse.ArgumentParser], None] = lambda parser: None
+    aliases: tuple[str, ...] = ()  # earlier subcommand names kept working
+    corpus_required: bool = True
+
+    def __post_init__(self):
+        for name in ("synth_help", "validate_help"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
+                raise ValueError(f"TaskCommands.{name}: expected a non-empty one-line help")
+        for name in ("synth", "add_synth_arguments", "add_validate_arguments"):
+            if not callable(getattr(self, name)):
+                raise ValueError(f"TaskCommands.{name}: expected a callable")
+
+
+def trainable_modules(judge) -> list[torch.nn.Module]:
+    """Modules the optimizer updates: the (LoRA-wrapped) backbone model and the judge's head, if any."""
+    head = getattr(judge, "head", None)
+    return [judge.backbone.model] + ([head] if head is not None else [])
 
 
 def export_judge(judge, cfg: TrainConfig, out: Path, training: dict) -> Path:

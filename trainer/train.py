@@ -12,13 +12,12 @@ import lightning as L
 import torch
 from lightning.pytorch.loggers import CSVLogger
 
-from trainer.config import TrainConfig
-from trainer.data import JudgeDataModule, seed_everything
-from trainer.lora import trainable_parameter_count
-from trainer.module import FiniteTrainingGuard, JudgeModule
-from trainer.resume import ResumeCheckpoint, ResumePosition, read_resume_state
 from trainer.benchmarks import TASKS
-from trainer.task import ensure_corpus as ensure_task_corpus
+from trainer.config import TrainConfig
+from trainer.data import JudgeDataModule
+from trainer.lora import trainable_parameter_count
+from trainer.module import FiniteTrainingGuard, JudgeModule, build_trainable_judge
+from trainer.resume import ResumeCheckpoint, ResumePosition, read_resume_state
 from trainer.task import export_judge
 
 log = logging.getLogger(__name__)
@@ -26,8 +25,22 @@ FINAL_SUBDIR = "final"
 
 
 def ensure_corpus(cfg: TrainConfig) -> Path:
-    """The corpus folder of ``cfg.data``; the task builds its synthetic corpus there if missing."""
-    return ensure_task_corpus(TASKS[cfg.task], cfg)
+    """The corpus folder ``cfg.data.corpus_dir``; when its task's corpus files are missing, the
+    task's synthetic corpus is built there from ``<task>.corpus`` (unless
+    ``data.synthesize_if_missing`` is false: then FileNotFoundError)."""
+    task = TASKS[cfg.task]
+    corpus = Path(cfg.data.corpus_dir)
+    if all((corpus / f).is_file() for f in task.corpus.files):
+        from trainer.data_check import CHECKS, require_clean
+
+        if cfg.task in CHECKS:  # the same check as `omnijudge data check`, before any training time
+            require_clean(corpus, cfg.task)
+        return corpus
+    if not cfg.data.synthesize_if_missing:
+        raise FileNotFoundError(f"{corpus}: no {'/'.join(task.corpus.files)} and data.synthesize_if_missing is false")
+    log.info("building synthetic %s corpus in %s", task.name, corpus)
+    task.corpus.build(cfg.task_config.corpus, corpus)
+    return corpus
 
 
 def _loggers(cfg: TrainConfig, run_dir: Path) -> list:
@@ -78,12 +91,11 @@ def train(cfg: TrainConfig, resume: bool = True) -> Path:
         log.info("resuming from %s at epoch %d, batch %d", last, position.epoch, position.batches_done)
     run_dir.mkdir(parents=True, exist_ok=True)
     cfg.save(run_dir / "train_config.yaml")
-    seed_everything(cfg.seed)
     task = TASKS[cfg.task]
-    rows, label_summary = task.load_rows(cfg)
+    rows, label_summary = task.load_rows(ensure_corpus(cfg), cfg.task_config)
     (run_dir / "labels_summary.json").write_text(json.dumps(label_summary, indent=2))
 
-    judge = task.build_judge(cfg)
+    judge = build_trainable_judge(cfg)  # seeds the run
     module = JudgeModule(task, judge, cfg, val_rows=[r for r in rows if r["split"] == "test"])
     n_train, n_total = trainable_parameter_count(module)
     log.info("trainable parameters: %d of %d", n_train, n_total)
@@ -110,7 +122,7 @@ def train(cfg: TrainConfig, resume: bool = True) -> Path:
         if hasattr(task, "calibrate"):  # decision thresholds chosen on held-out rows (optional task hook)
             module.trained.eval()
             with torch.inference_mode():
-                training["calibration"] = task.calibrate(judge, rows, cfg)
+                training["calibration"] = task.calibrate(judge, rows, cfg.task_config)
         training["train_seconds"] = round(time.time() - t0, 1)
         export_judge(judge, cfg, run_dir / FINAL_SUBDIR, training=training)
     return run_dir

@@ -17,6 +17,7 @@ BENCHMARKS: dict[str, str] = {
     "nvv": "evaluators.benchmarks.nvv:BENCHMARK",
     "instructttseval": "evaluators.benchmarks.instructttseval:BENCHMARK",
     "speecheditbench": "evaluators.benchmarks.speecheditbench:BENCHMARK",
+    "pairs": "evaluators.benchmarks.pairs:BENCHMARK",
 }
 
 

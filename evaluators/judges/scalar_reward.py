@@ -151,12 +151,21 @@ class ScalarRewardJudge(JudgePersistence):
         hidden = self.backbone.last_hidden_state(**batch)[:, -1, :]
         return nn.functional.linear(hidden.float(), self.head.weight.float(), self.head.bias.float())[:, 0]
 
-    @torch.no_grad()
     def score_waves(self, waves: list[np.ndarray], fields: list[dict] | None = None,
                     batch_size: int = 8) -> list[float]:
-        """Rewards of clips, in input order. Clips are sorted by token length and batched (little
-        padding); in float32 a reward does not depend on its batch (to about 1e-5)."""
-        examples = [self.prepare(w, fields[i] if fields else None) for i, w in enumerate(waves)]
+        """Rewards of clips, in input order (:meth:`score` without the dicts)."""
+        inputs = [{"wave": w, "fields": fields[i] if fields else None} for i, w in enumerate(waves)]
+        return [r["score"] for r in self.score(inputs, batch_size=batch_size)]
+
+    def prepare_input(self, x: dict) -> dict:
+        """The CPU half of one input ``{"wave", "fields"}``: its model inputs (:meth:`prepare`)."""
+        return self.prepare(x["wave"], x.get("fields") or {})
+
+    @torch.no_grad()
+    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
+        """``{"score": reward}`` per prepared input, in order. Examples are sorted by token length
+        and batched (little padding); in float32 a reward does not depend on its batch (to about
+        1e-5)."""
         order = sorted(range(len(examples)), key=lambda i: len(examples[i]["input_ids"]))
         out: list[float] = [0.0] * len(examples)
         was_training = self.backbone.model.training
@@ -169,14 +178,12 @@ class ScalarRewardJudge(JudgePersistence):
                     out[i] = float(v)
         finally:
             self.backbone.model.train(was_training)
-        return out
+        return [{"score": v} for v in out]
 
     def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
         """The ``Judge`` protocol's batched scoring: ``{"wave", "fields"}`` -> ``{"score": reward}``
         per input, in input order."""
-        values = self.score_waves([x["wave"] for x in inputs], [x.get("fields") or {} for x in inputs],
-                                  batch_size=batch_size)
-        return [{"score": v} for v in values]
+        return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)
 
     def pairwise_rewards(self, wave_a: np.ndarray, wave_b: np.ndarray, text: str) -> tuple[float, float]:
         """Rewards of two renditions of ``text``, scored in one batch as SpeechJudge's pairwise

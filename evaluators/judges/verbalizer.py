@@ -191,12 +191,12 @@ class VerbalizerJudge(JudgePersistence):
         return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)
 
     def prepare_input(self, x: dict) -> dict:
-        """The CPU half of :meth:`score` for one input (``PreparedInputJudge``)."""
+        """The CPU half of :meth:`score` for one input."""
         return {"segments": self.prepare_clip(x["wave"], x.get("fields") or {})}
 
     def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
         """The model half of :meth:`score` over :meth:`prepare_input` outputs, input order."""
-        outs = self.score_prepared([x["segments"] for x in examples], batch_size)
+        outs = self.score_prepared([x["segments"] for x in examples], batch_size=batch_size)
         return [{"score": o.score, "label": o.label, "probs": o.probs} for o in outs]
 
     @property

@@ -134,7 +134,7 @@ class WordTaggerJudge(JudgePersistence):
         return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)
 
     def prepare_input(self, x: dict) -> dict:
-        """The CPU half of :meth:`score` for one input dict (``PreparedInputJudge``)."""
+        """The CPU half of :meth:`score` for one input dict."""
         times = x.get("word_times") if self.needs_word_times else None
         return {"words": list(x["words"]), "example": self.prepare(x["wave"], x["words"], x.get("lang", "en"), times)}
 

@@ -16,6 +16,7 @@ BENCHMARKS: dict[str, str] = {
     "nvv": "trainer.benchmarks.nvv.task:NvvVerifyTask",
     "instructttseval": "trainer.benchmarks.instructttseval.task:InstructFollowTask",
     "speecheditbench": "trainer.benchmarks.speecheditbench.task:SpeechEditJudgeTask",
+    "pairs": "trainer.benchmarks.pairs.task:PairsPreferenceTask",
 }
 
 #: A benchmark's further judge tasks, one line each, ``command: "module:TaskClass"``: the task's

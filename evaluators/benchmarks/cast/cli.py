@@ -24,20 +24,54 @@ def format_cast_table(rows: Sequence[dict], digits: int = 1) -> str:
     return "\n".join("  ".join(v.ljust(w) for v, w in zip(line, widths)).rstrip() for line in lines)
 
 
+def format_agreement_table(detectors: dict, digits: int = 2) -> str:
+    """Plain-text detector validation: one line per detector (kappa and F1 vs the listener majority)
+    under the listeners' own agreement (Fleiss, pairwise Cohen range)."""
+    def num(x) -> str:
+        return "n/a" if x is None or x != x else f"{x:.{digits}f}"
+
+    first = next(iter(detectors.values()))
+    pw = first["pairwise_kappa_listeners"]
+    lines = [f"listeners: Fleiss kappa {num(first['fleiss_kappa_listeners'])}, pairwise Cohen kappa "
+             f"{num(pw['min'])}-{num(pw['max'])} ({first['n_words']} words, {first['n_items']} items)",
+             "detector  kappa_vs_majority  F1  precision  recall"]
+    for name, r in detectors.items():
+        m = r["detector_vs_majority"]
+        lines.append(f"{name}  {num(m['cohen_kappa'])}  {num(m['f1'])}  {num(m['precision'])}  {num(m['recall'])}")
+    return "\n".join(lines)
+
+
 def cmd_metrics_cast(args) -> int:
     """Compute the report, print it as JSON (and the Table 3 text on stderr), optionally save it."""
     from evaluators.benchmarks.cast.metrics import cast_metrics_from_files
     from evaluators.jsonl import report_json
-    from evaluators.output_guard import check_report_output
+    from evaluators.output_guard import check_output_paths, check_report_output
 
     check_report_output(args)
+    # the shared guard knows the common input options; these two are this command's own
+    check_output_paths({"--out": args.out}, {"--listeners": args.listeners, "--annotations": args.annotations})
 
-    report = cast_metrics_from_files(args.items, args.predictions, threshold=args.threshold,
-                                     n_resamples=args.n_resamples, seed=args.seed, per_item=args.per_item)
+    if args.annotations:
+        from evaluators.benchmarks.cast.label_validation import label_validation_from_files
+        if not args.items:
+            raise ValueError("--annotations needs --items (the labels the annotators are checked against)")
+        report = label_validation_from_files(args.items, args.annotations)
+    elif not args.predictions:
+        raise ValueError("give --predictions (with --items for Table 3, or with --listeners), or --annotations")
+    elif args.listeners:
+        from evaluators.benchmarks.cast.listener_agreement import detector_agreement_from_files
+        report = detector_agreement_from_files(args.predictions, args.listeners, args.items, threshold=args.threshold)
+    elif not args.items:
+        raise ValueError("--predictions needs --items (Table 3) or --listeners (detector validation)")
+    else:
+        report = cast_metrics_from_files(args.items, args.predictions, threshold=args.threshold,
+                                         n_resamples=args.n_resamples, seed=args.seed, per_item=args.per_item)
     text = report_json(report, indent=2, ensure_ascii=False)  # undefined numbers as null, never bare NaN
     print(text)
-    if args.table:
+    if args.table and "groups" in report:
         print(format_cast_table(report["groups"]), file=sys.stderr)
+    elif args.table and "detectors" in report:
+        print(format_agreement_table(report["detectors"]), file=sys.stderr)
     if args.out:
         Path(args.out).write_text(text + "\n", encoding="utf-8")
     return 0
@@ -47,12 +81,22 @@ def add_metrics_parser(msub):
     """Add the ``cast`` sub-subcommand to ``msub`` (an argparse subparsers object); returns the parser."""
     from evaluators.runtime_options import batch_size_arg, non_negative_int_arg, probability_arg
 
-    c = msub.add_parser("cast", help="CAST stress: Hit / Pair-Contrast / Pair-Correct (%%) with bootstrap CIs")
-    c.add_argument("--items", required=True,
-                   help="items JSONL {id, pair_id, side A|B, context, sentence, stressed_word, [mode]}")
-    c.add_argument("--predictions", required=True, nargs="+",
+    c = msub.add_parser("cast", help="CAST stress: Hit / Pair-Contrast / Pair-Correct (%%) with bootstrap CIs; "
+                                      "with --listeners any detector's agreement with listeners; with "
+                                      "--annotations the label validation (paper Sec. 4.3)")
+    c.add_argument("--items",
+                   help="items JSONL {id, pair_id, side A|B, context, sentence, stressed_word, [mode]}; with "
+                        "--listeners optional ({id, words | sentence}: the reference words listeners marked)")
+    c.add_argument("--predictions", nargs="+",
                    help="detector JSONL {id, stressed_words} or {id, words, probs}, optional system/mode; "
                         "several files = several systems (named by the file stem unless rows carry 'system')")
+    c.add_argument("--listeners",
+                   help="listener JSONL {id, listener, stressed: [word index] | stressed_words: [word], [words]}: "
+                        "report Fleiss and pairwise Cohen kappa among listeners and each detector vs the majority "
+                        "(kappa, P/R/F1) instead of Table 3")
+    c.add_argument("--annotations",
+                   help="annotator choices JSONL {id, annotator, word}: annotator accuracy vs the items' labels, "
+                        "pairwise agreement, majority consensus, majority = label, pair correct")
     c.add_argument("--threshold", type=probability_arg, default=0.5,
                    help="a word is stressed when its prob >= this (a probability in [0, 1])")
     c.add_argument("--n-resamples", type=batch_size_arg, default=10000,
@@ -65,16 +109,24 @@ def add_metrics_parser(msub):
     return c
 
 
+def stress_detector_class(folder: str):
+    """The judge class of a stress-detector folder: WhiStress for the public WhiStress weights
+    layout (``docs/cast.md#whistress-hosted``), else omnijudge's word tagger."""
+    from evaluators.judges.registry import judge_class
+    from evaluators.judges.whistress import is_whistress_folder
+
+    return judge_class("whistress" if is_whistress_folder(folder) else "word_tagger")
+
+
 def cmd_score_cast(args) -> int:
     """Run the detector over the outputs, print Table 3, list missing or unreadable outputs."""
     from evaluators.benchmarks.cast.scorer import score_cast
-    from evaluators.judges.word_tagger import WordTaggerJudge
     from evaluators.benchmarks.cast.scorer import RESULT_NAMES, load_scoring_items
     from evaluators.score_command import benchmark_num_workers, check_results_folder, judge_and_aligner
 
     check_results_folder(args, RESULT_NAMES)
     load_scoring_items(args.items)  # a bad or empty item file stops the run before a model loads
-    detector, aligner = judge_and_aligner(args, WordTaggerJudge)
+    detector, aligner = judge_and_aligner(args, stress_detector_class(args.judge))
     metrics = score_cast(detector, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
                          n_resamples=args.n_resamples, batch_size=args.batch_size,
                          resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
@@ -95,7 +147,9 @@ def add_score_parser(ssub):
     add_output_scoring_arguments(
         c, items="CAST items JSONL {id, pair_id, side, context, sentence, stressed_word, mode}",
         outputs="outputs folder: manifest.jsonl, or <mode>/<id>.wav, or <system>/<mode>/<id>.wav",
-        out="results folder (predictions.jsonl, metrics.json, table.json)", judge="stress detector folder")
+        out="results folder (predictions.jsonl, metrics.json, table.json)",
+        judge="stress detector folder: an omnijudge word tagger, or the public WhiStress weights "
+              "(additional_decoder_block.pt, classifier.pt, metadata.json; Whisper in whisper/ beside them)")
     add_aligner_arguments(c)
     c.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples for the 95%% CIs")
     c.set_defaults(func=cmd_score_cast)

@@ -35,7 +35,8 @@ from evaluators.failure_isolation import error_kind
 from evaluators.output_lock import output_lock
 from evaluators.outputs_manifest import check_span, read_outputs_manifest
 from evaluators.item_audio import read_item_audio
-from evaluators.scoring import read_done_rows, resume_rows, score_work_in_batches
+from evaluators.rows_file import read_done_rows, resume_rows
+from evaluators.engine import EngineOptions, ScorerFunctions, score_work
 from evaluators.text_units import text_lang
 from evaluators.word_alignment import (
     Aligner,
@@ -162,8 +163,8 @@ def score_cast(detector, items_path: str | Path, outputs: str | Path, out_dir: s
     depend on it), append PRED rows to ``out_dir/predictions.jsonl`` (resumable; one writer at a
     time), compute the CAST metrics and write ``out_dir/metrics.json`` + ``table.json``. Rows
     another detector wrote are handled by ``resume_mismatch``, error rows by ``retry_errors``
-    (``evaluators.scoring.resume_rows``); ``num_workers`` data-loader processes read, align and
-    prepare the outputs while the model runs (``evaluators.scoring.score_work_in_batches``)."""
+    (``evaluators.rows_file.resume_rows``); ``num_workers`` data-loader processes read, align and
+    prepare the outputs while the model runs (``evaluators/engine.py``)."""
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     with output_lock(Path(out_dir) / "predictions.jsonl"):
         return _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resamples, seed, batch_size,
@@ -194,7 +195,8 @@ def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resam
         # read whole: a segment may be cut from anywhere in the file by its timestamps
         wave, note = read_item_audio(o.path, None, allow_truncated)
         wave, times = _segment(wave, o, item["sentence"], words_of(o), aligner, need_times)
-        return {"wave": wave, "words": words_of(o), "lang": text_lang(item["sentence"]), "word_times": times,
+        return {"wave": wave, "words": words_of(o), "sentence": item["sentence"], "lang": text_lang(item["sentence"]),
+                "word_times": times,
                 "warning": note}
 
     def base(o: CastOutput) -> dict:
@@ -207,7 +209,8 @@ def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resam
         return {**base(o), "error": str(e) if o.problem else f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
 
     with pred_path.open("a", encoding="utf-8") as f:
-        score_work_in_batches(detector, todo, prepare, finish, fail, f, batch_size=batch_size, num_workers=num_workers)
+        score_work(detector, todo, ScorerFunctions(prepare, finish, fail), f,
+                   EngineOptions(batch_size=batch_size, num_workers=num_workers))
     preds = []
     for r in read_done_rows(pred_path, key=_row_key):
         if r.get("mode") in MODES:

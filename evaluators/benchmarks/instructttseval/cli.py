@@ -63,10 +63,14 @@ def cmd_score(args) -> int:
         judge = load_judge(args.judge, **runtime.load_kwargs())
     else:
         judge = load_verbalizer(args.judge, runtime, args.backbone, args.base)
+    if not args.verdict_only:
+        from evaluators.benchmarks.instructttseval.public_reply import with_public_reply
+        judge = with_public_reply(judge)  # the drop-in also answers the 12 dimension fields
     result = score_instructttseval(judge, args.items, args.outputs, args.out, system=args.system,
                                    batch_size=args.batch_size, resume_mismatch=args.resume_mismatch,
                                    retry_errors=args.retry_errors, allow_truncated=args.allow_truncated,
-                                   num_workers=benchmark_num_workers(args, None))
+                                   num_workers=benchmark_num_workers(args, None),
+                                   instruction_type=args.instruction_type)
     print(format_markdown({result["system"]: result["table"]}))
     n_null = sum(r.get("judge_score") is None for r in result["rows"])
     if n_null:
@@ -76,6 +80,7 @@ def cmd_score(args) -> int:
 
 
 def add_score_parser(ssub):
+    from evaluators.benchmarks.instructttseval.items import INSTRUCTION_TYPES
     from evaluators.score_command import add_output_scoring_arguments, add_preset_arguments
 
     p = ssub.add_parser("instructttseval", help="InstructTTSEval: a local instruction-following judge over a "
@@ -86,5 +91,11 @@ def add_score_parser(ssub):
         out="results folder (scores.jsonl, results.jsonl, table.json/.md, dimension_failures.png)",
         judge="instruction_follow judge folder, verbalizer judge folder, or a preset (instruct-follow)")
     add_preset_arguments(p)
+    p.add_argument("--instruction-type", default="ALL", choices=INSTRUCTION_TYPES,
+                   help="judge only this task's outputs (the public script's --instruction_type); the other "
+                        "tasks' entries stay as given and their columns read n/a")
+    p.add_argument("--verdict-only", action="store_true",
+                   help="instruct-follow preset: read only the consistency field (1 forward pass per output "
+                        "instead of 13: the verdict and the 12 dimension fields of the public reply)")
     p.set_defaults(func=cmd_score)
     return p

@@ -140,3 +140,14 @@ def resolve_output(item: InstructItem, task: str, outputs_dir: str | Path) -> Pa
 def is_verdict_true(value: object) -> bool:
     """The public judge rule: only the JSON boolean ``true`` counts (``"true"``, ``1`` do not)."""
     return value is True
+
+
+#: Values of ``--instruction-type`` (the public script's ``--instruction_type``).
+INSTRUCTION_TYPES = (*TASKS, "ALL")
+
+
+def instruction_tasks(instruction_type: str) -> tuple[str, ...]:
+    """The tasks one ``--instruction-type`` judges: ``"ALL"`` -> every task, else that one task."""
+    if instruction_type not in INSTRUCTION_TYPES:
+        raise ValueError(f"instruction type {instruction_type!r} not in {list(INSTRUCTION_TYPES)}")
+    return TASKS if instruction_type == "ALL" else (instruction_type,)

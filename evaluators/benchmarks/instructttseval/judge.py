@@ -164,7 +164,7 @@ class InstructionJudge(JudgePersistence):
         return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)
 
     def prepare_input(self, x: dict) -> dict:
-        """The CPU half of :meth:`score` for one input dict (``PreparedInputJudge``)."""
+        """The CPU half of :meth:`score` for one input dict."""
         return self.prepare(x["wave"], x["instruction"], x["lang"])
 
     @torch.no_grad()

@@ -23,13 +23,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluators.benchmarks.instructttseval.items import TASKS, InstructItem, load_items, resolve_output
+from evaluators.benchmarks.instructttseval.items import TASKS, InstructItem, instruction_tasks, load_items, resolve_output
 from evaluators.benchmarks.instructttseval.metrics import format_markdown, plot_dimension_failures, system_tables
 from evaluators.item_paths import ItemPathError
 from evaluators.failure_isolation import error_kind
 from evaluators.output_lock import output_lock
 from evaluators.item_audio import judge_read_limit, read_item_audio
-from evaluators.scoring import read_done_rows, resume_rows, score_work_in_batches
+from evaluators.rows_file import read_done_rows, resume_rows
+from evaluators.engine import EngineOptions, ScorerFunctions, score_work
 
 #: What ``score_instructttseval`` writes into its results folder.
 RESULT_NAMES = ("scores.jsonl", "scores.jsonl.lock", "results.jsonl", "table.json", "table.md",
@@ -80,7 +81,7 @@ class VerbalizerInstructionJudge:
         return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)
 
     def prepare_input(self, x: dict) -> dict:
-        """The CPU half of :meth:`score` (``PreparedInputJudge``): the verbalizer's, with the
+        """The CPU half of :meth:`score` : the verbalizer's, with the
         instruction as its prompt field."""
         return self.judge.prepare_input({"wave": x["wave"], "fields": {"instruction": x["instruction"]}})
 
@@ -101,12 +102,12 @@ def instruction_judge(judge):
                      "use an instruction_follow judge folder, a verbalizer folder or the instruct-follow preset")
 
 
-def collect_work(items: list[InstructItem], outputs: str | Path) -> list[Work]:
-    """Every (item, task) pair of the item file, with its output file (None when missing)."""
+def collect_work(items: list[InstructItem], outputs: str | Path, tasks: tuple[str, ...] = TASKS) -> list[Work]:
+    """Every (item, task) pair of the item file for ``tasks``, with its output file (None when missing)."""
     outputs = Path(outputs)
     work = []
     for item in items:
-        for task in (t for t in TASKS if t in item.tasks):
+        for task in (t for t in tasks if t in item.tasks):
             try:
                 work.append(Work(item, task, resolve_output(item, task, outputs)))
             except ItemPathError as e:  # this pair's error row; every other pair is judged
@@ -119,7 +120,7 @@ def judge_pairs(judge, work: list[Work], scores_path: Path, system: str, batch_s
                 allow_truncated: bool = False, num_workers: int = 0) -> list[dict]:
     """Judge the pairs not yet in ``scores_path`` (appending their rows); returns every row. Rows
     another judge wrote are handled by ``resume_mismatch``, error rows by ``retry_errors``
-    (``scoring.resume_rows``); ``num_workers`` prepare the inputs (``score_work_in_batches``)."""
+    (``evaluators.rows_file.resume_rows``); ``num_workers`` prepare the inputs (``evaluators/engine.py``)."""
     scores_path.parent.mkdir(parents=True, exist_ok=True)
     rows = resume_rows(scores_path, judge.provenance(), None, resume_mismatch, retry_errors)
     done_keys = {(r["id"], r["task"]) for r in rows if r.get("error_kind") != MISSING}
@@ -152,21 +153,23 @@ def judge_pairs(judge, work: list[Work], scores_path: Path, system: str, batch_s
         return {**base(w), "judge_score": None, "error": str(e), "error_kind": kind, **prov}
 
     with scores_path.open("a", encoding="utf-8") as out:
-        score_work_in_batches(judge, todo, prepare, finish, fail, out, batch_size=batch_size, num_workers=num_workers)
+        score_work(judge, todo, ScorerFunctions(prepare, finish, fail), out,
+                   EngineOptions(batch_size=batch_size, num_workers=num_workers))
         out.flush()
         os.fsync(out.fileno())
     latest = {(r["id"], r["task"]): r for r in read_done_rows(scores_path)}  # a rerun's row replaces a missing one
     return [latest[w.key] for w in work if w.key in latest]
 
 
-def merge_results(items: list[InstructItem], score_rows: list[dict]) -> list[dict]:
-    """The item file's rows with each task's verdict fields added (the public script's layout,
-    ``judge_score`` beside where it writes ``gemini_score``)."""
+def merge_results(items: list[InstructItem], score_rows: list[dict], tasks: tuple[str, ...] = TASKS) -> list[dict]:
+    """The item file's rows with each judged task's verdict fields added (the public script's
+    layout, ``judge_score`` beside where it writes ``gemini_score``); tasks outside ``tasks`` stay
+    as given, as the public script leaves them under ``--instruction_type``."""
     by_key = {(r["id"], r["task"]): r for r in score_rows}
     out = []
     for item in items:
         row = json.loads(json.dumps(item.row))  # a deep copy: the item file's row stays as given
-        for task in TASKS:
+        for task in tasks:
             if task not in item.tasks or not isinstance(row.get(task), dict):
                 continue
             r = by_key.get((item.id, task))
@@ -190,18 +193,21 @@ def _write_atomic(path: Path, text: str) -> None:
 def score_instructttseval(judge, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
                           system: str | None = None, batch_size: int = 8, n_resamples: int = 10_000,
                           resume_mismatch: str = "refuse", retry_errors: bool = False,
-                          allow_truncated: bool = False, num_workers: int = 0) -> dict:
-    """Judge one system's outputs for every item and task; write the files listed in the module
-    docstring. Returns ``{"system", "table", "rows"}`` (``table`` as ``metrics.task_scores``)."""
+                          allow_truncated: bool = False, num_workers: int = 0,
+                          instruction_type: str = "ALL") -> dict:
+    """Judge one system's outputs for every item and task (``instruction_type`` APS, DSD or RP:
+    that task only, as the public script's ``--instruction_type``); write the files listed in the
+    module docstring. Returns ``{"system", "table", "rows"}`` (``table`` as ``metrics.task_scores``)."""
+    tasks = instruction_tasks(instruction_type)
     judge = instruction_judge(judge)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     items = load_items(items_path)
     system = system or Path(outputs).resolve().name
     with output_lock(out_dir / "scores.jsonl"):
-        score_rows = judge_pairs(judge, collect_work(items, outputs), out_dir / "scores.jsonl", system, batch_size,
+        score_rows = judge_pairs(judge, collect_work(items, outputs, tasks), out_dir / "scores.jsonl", system, batch_size,
                                  resume_mismatch, retry_errors, allow_truncated, num_workers)
-    results = merge_results(items, score_rows)
+    results = merge_results(items, score_rows, tasks)
     _write_atomic(out_dir / "results.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results))
     tables = system_tables({system: results}, field="judge_score", missing_as_false=False, n_resamples=n_resamples)
     tables[system]["n_no_speech"] = sum(bool(r.get("no_speech")) for r in score_rows)  # judged, no speech heard

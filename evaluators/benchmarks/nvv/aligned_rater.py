@@ -235,7 +235,7 @@ class AlignedLikertRater(JudgePersistence):
         return self.rate([self.prepare_input(x) for x in inputs], batch_size=batch_size)
 
     def prepare_input(self, x: dict) -> dict:
-        """The CPU half of :meth:`score` for one input dict (``PreparedInputJudge``)."""
+        """The CPU half of :meth:`score` for one input dict."""
         return self.prepare(*(x[k] for k in ("wave", "text", "lang", "target_type", "tag_positions", "unit_times")))
 
     def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:

@@ -7,6 +7,7 @@ The same metric code scores the public Gemini verifier's rows and a local judge'
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -46,10 +47,12 @@ def cmd_metrics_nvv(args) -> int:
     from evaluators.output_guard import check_report_output
 
     check_report_output(args, LIKERT_OUTPUT_NAMES if args.likert else None)
+    if args.runs:
+        return _table3_metrics(args)
     if args.likert:
         return _likert_metrics(args)
     if not args.predictions or not args.items:
-        raise ValueError("give --items and --predictions (tag metrics), or --likert (ratings)")
+        raise ValueError("give --items and --predictions (tag metrics), --likert (ratings), or --runs (Table 3)")
     try:
         report = nvv_metrics_from_files(args.items, args.predictions, lang=args.lang, delta=args.delta,
                                         system=args.system, coverage=args.coverage, multi=args.multi,
@@ -61,6 +64,20 @@ def cmd_metrics_nvv(args) -> int:
     _warn(report, "metrics nvv")
     if args.out:
         Path(args.out).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+def _table3_metrics(args) -> int:
+    """Full Table 3 over synthesis runs (``table3.py``): mean +- std of every column per system."""
+    from evaluators.benchmarks.nvv.table3 import format_table3, table3
+
+    for d in args.runs:
+        if not Path(d).is_dir():
+            raise ValueError(f"--runs {d}: not a folder (give score nvv results folders, one per synthesis run)")
+    rows = table3(args.runs)
+    print(format_table3(rows))
+    if args.out:
+        Path(args.out).write_text(json.dumps(rows, indent=2) + "\n")
     return 0
 
 
@@ -105,11 +122,56 @@ def add_metrics_parser(msub):
                         "matched utterances) or one per tag")
     p.add_argument("--likert", nargs="+", action="extend",
                    help="instead of tag metrics: Likert rating files or folders (score nvv's likert/; each one a "
-                        "rater or run) -> mean [95%% CI] per system and criterion; --out is then a folder "
-                        "(likert_table.json/.md, per-type heatmaps)")
+                        "rater or run), or the public LLM rater's result JSON (eval_results_<task>_<system>.json, "
+                        "one rater per rater_id) -> mean [95%% CI] and rank per system and criterion; --out is "
+                        "then a folder (likert_table.json/.md, per-type heatmaps)")
+    p.add_argument("--runs", nargs="+", action="extend",
+                   help="instead: score nvv results folders, one per synthesis run -> the full Table 3 (WER/CER, "
+                        "DNSMOS SIG/BAK/OVRL, CLAP, coverage, P, R, F1, NTD, CA-F1), mean +- std over the runs")
     p.add_argument("--out", help="also write the JSON report here")
     p.set_defaults(func=cmd_metrics_nvv)
     return p
+
+
+MEASURES = ("wer", "dnsmos", "dnsmos_personalized", "clap")
+
+
+def _measures_arg(value: str) -> list[str]:
+    names = [m.strip() for m in value.split(",") if m.strip()]
+    unknown = sorted(set(names) - set(MEASURES))
+    if not names or unknown:
+        raise ValueError(f"--measure: unknown {unknown or value!r}; known: {', '.join(MEASURES)}")
+    return names
+
+
+def build_measures(args) -> list:
+    """The providers ``--measure`` names, loaded (a missing model or runtime stops here)."""
+    from evaluators.runtime_options import runtime_from_args
+
+    out = []
+    for name in args.measure or []:
+        if name == "wer":
+            from evaluators.benchmarks.nvv.intelligibility import IntelligibilityMeasure
+
+            if not args.asr:
+                raise ValueError("--measure wer needs --asr (a Whisper hub id or folder, e.g. "
+                                 "openai/whisper-large-v3 as the public script)")
+            out.append(IntelligibilityMeasure.load(args.asr, device=runtime_from_args(args).device,
+                                                   batch_size=args.batch_size))
+        elif name.startswith("dnsmos"):
+            from evaluators.measures.dnsmos import NVBENCH, DnsmosMeasure, DnsmosProtocol
+
+            personal = name == "dnsmos_personalized"
+            if personal and not args.pdnsmos_model:
+                raise ValueError("--measure dnsmos_personalized needs --pdnsmos-model (pDNSMOS/sig_bak_ovr.onnx of "
+                                 "the benchmark's dnsmos folder; speechmos does not ship it)")
+            protocol = DnsmosProtocol("nvbench-personalized", personalized=True, model_path=args.pdnsmos_model) \
+                if personal else NVBENCH
+            out.append(DnsmosMeasure(protocol).load())
+        else:
+            raise ValueError("--measure clap: the CLAP-2023 model (msclap) cannot be installed beside this "
+                             "environment (it pins transformers < 5 and numpy < 2); see docs/nvv.md#clap-score")
+    return out
 
 
 def cmd_score_nvv(args) -> int:
@@ -120,19 +182,34 @@ def cmd_score_nvv(args) -> int:
     from evaluators.benchmarks.nvv.likert import load_likert_rater
     from evaluators.benchmarks.nvv.items import load_items
     from evaluators.benchmarks.nvv.scorer import RESULT_NAMES
+    from evaluators.benchmarks.nvv.likert_sources import mode_of
     from evaluators.score_command import benchmark_num_workers, check_results_folder, judge_and_aligner
 
     check_results_folder(args, RESULT_NAMES)
     load_items(args.items, lang=args.lang)  # a bad or empty item file stops the run before a model loads
-    verifier, aligner = judge_and_aligner(args, NvvVerifierJudge)
+    if not args.judge and not args.raters and not args.measure:
+        raise ValueError("score nvv: give --judge (the NVV verifier), --raters (Likert raters) and/or --measure")
+    measures = build_measures(args)
+    if args.judge:
+        verifier, aligner = judge_and_aligner(args, NvvVerifierJudge)
+    else:  # raters only: a prompt-based system is rated without tag verification
+        from evaluators.word_alignment import WhisperAligner
+
+        verifier, aligner = None, (WhisperAligner(args.aligner, device=runtime_from_args(args).device,
+                                                  language=args.aligner_language) if args.aligner else None)
+    for c in args.raters or {}:
+        mode_of(c, args.task_mode)  # a criterion the public rater does not ask in this task stops here
     raters = {c: load_likert_rater(c, j, runtime_from_args(args)) for c, j in (args.raters or {}).items()}
     rows = score_nvv(verifier, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
                      lang=args.lang, delta=args.delta, batch_size=args.batch_size,
                      resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
                      allow_truncated=args.allow_truncated, protocol=args.protocol,
                      supported_types=args.supported_types, raters=raters,
-                     num_workers=benchmark_num_workers(args, aligner))
-    print(format_table(rows))
+                     num_workers=benchmark_num_workers(args, aligner), task_mode=args.task_mode, measures=measures)
+    if rows:
+        print(format_table(rows))
+    if measures:
+        print(Path(args.out, "table3.md").read_text())
     for r in rows:
         if r["coverage_source"].startswith("assumed"):
             print(f"omnijudge score nvv: {r['system']}: coverage assumed 1.0 (not a Table 2 system and no "
@@ -152,7 +229,9 @@ def add_score_parser(ssub):
     add_output_scoring_arguments(
         n, items="NVV items: the real nvbench_data_{en,zh}.json or JSONL (either schema)",
         outputs="outputs folder: manifest.jsonl, or <id>.<ext>, or <system>/<id>.<ext>",
-        out="results folder (predictions/, metrics/, table.json/.md, per_type_f1.png)", judge="NVV verifier folder")
+        out="results folder (predictions/, metrics/, table.json/.md, per_type_f1.png)")
+    n.add_argument("--judge", default=None,
+                   help="NVV verifier folder (tag metrics, Table 3); may be left out when --raters is given")
     add_aligner_arguments(n)
     n.add_argument("--lang", choices=["en", "zh"], help="force the items' language")
     n.add_argument("--delta", type=non_negative_int_arg,
@@ -164,5 +243,15 @@ def add_score_parser(ssub):
                         "or aligned (these read word times like the verifier), or likert-<criterion> presets: "
                         "zero-shot, unvalidated): also writes likert/, "
                         "likert_table.json/.md and likert_<criterion>_per_type.png")
+    n.add_argument("--measure", type=_measures_arg, default=None,
+                   help="Table 3 measurements without a judge, comma-separated: wer (WER EN / CER ZH, needs --asr), "
+                        "dnsmos (P.835 as the public script), dnsmos_personalized (needs --pdnsmos-model), clap; "
+                        "cached in measures/, table3.json/.md")
+    n.add_argument("--asr", help="Whisper model (hub id or hub-layout folder) for --measure wer")
+    n.add_argument("--pdnsmos-model", help="pDNSMOS sig_bak_ovr.onnx for --measure dnsmos_personalized")
+    n.add_argument("--task-mode", choices=("prompt", "tag"), default=None,
+                   help="which source text the raters read, as the public rater: 'prompt' = the item's "
+                        "caption_with_nvb (prompt-based systems), 'tag' = its text_with_mark; default: the "
+                        "criterion's own task (overall_if/nvv_if prompt, expression/nvv_accuracy tag), else tag")
     n.set_defaults(func=cmd_score_nvv)
     return n

@@ -3,7 +3,8 @@ multi-rater table (mean with a 95% CI per system and criterion) and per-type hea
 
 A rater is a trained Likert rater folder (``configs/nvv/likert/``) or a ``likert-<criterion>``
 preset (zero-shot, the public Gemini rubric, unvalidated). A verbalizer rater reads the output's
-audio and the item's tagged transcript (``{text}`` of the prompt); an aligned rater
+audio and the source text the public rater sends (``{text}`` of the prompt; ``likert_sources.py``:
+``caption_with_nvb`` for prompt-based systems, ``text_with_mark`` for tag-based ones); an aligned rater
 (``aligned_rater.py``) reads the audio, the clean transcript with the word times the verifier uses
 (manifest ``word_timestamps`` or the aligner) and where the target tags are.
 
@@ -14,7 +15,9 @@ unreadable output (left out of the table, counted in ``n_errors``).
 Aggregation over raters and runs: each file given is one rater or one run. An item's rating is the
 mean over the files that rated it; a system's score is the mean over its items with a 95%
 percentile-bootstrap CI over items (items are the independent unit; raters and runs are averaged
-within an item). ``n_raters_runs`` says how many files fed each cell.
+within an item). ``n_raters_runs`` says how many files fed each cell. ``rankings``: per criterion,
+systems by mean rating (the order the NVV paper discusses its Likert results in). The public LLM
+rater's result JSON is read into the same rows (``public_ratings.py``).
 """
 
 from __future__ import annotations
@@ -29,12 +32,15 @@ from evaluators.audio_io import sanitize_item_id
 from evaluators.backbones import SAMPLE_RATE
 from evaluators.benchmarks.nvv.aligned_rater import AlignedLikertRater
 from evaluators.benchmarks.nvv.items import NVVItem, position_units
+from evaluators.benchmarks.nvv.likert_sources import SCORE_RANGE, mode_of, source_text
+from evaluators.benchmarks.nvv.public_ratings import is_public_rater_file, read_public_ratings
 from evaluators.failure_isolation import error_kind
 from evaluators.item_audio import read_item_audio
 from evaluators.jsonl import (read_jsonl, reject_duplicate_ids, require_id, require_number, require_string,
                               row_where)
 from evaluators.metrics.correlation import bootstrap_ci
-from evaluators.scoring import resume_rows, score_work_in_batches
+from evaluators.rows_file import resume_rows
+from evaluators.engine import EngineOptions, ScorerFunctions, score_work
 from evaluators.word_alignment import timed_words, transcript_word_times
 
 
@@ -56,17 +62,22 @@ def load_likert_rater(criterion: str, judge: str, runtime=None):
 
 def rate_outputs(raters: dict, items: list[NVVItem], outputs: list, out_dir: Path, batch_size: int = 8,
                  resume_mismatch: str = "refuse", retry_errors: bool = False, allow_truncated: bool = False,
-                 aligner=None, num_workers: int = 0) -> None:
+                 aligner=None, num_workers: int = 0, task_mode: str | None = None) -> None:
     """Append one rating row per not-yet-rated (criterion, system, item) to
     ``out_dir/<criterion>/<system>.jsonl``; ``raters``: criterion -> verbalizer judge or
     ``AlignedLikertRater``; ``outputs``: the scorer's ``NvvOutput`` list (``path`` None = missing);
     ``aligner``: word times for aligned raters where the manifest has none; ``num_workers``: data-loader
-    processes preparing the inputs (``evaluators.scoring.score_work_in_batches``)."""
+    processes preparing the inputs (``evaluators/engine.py``). A verbalizer rater
+    reads the source text the public rater sends (``likert_sources.py``: the caption for prompt-based
+    criteria or ``task_mode="prompt"``, the tagged transcript otherwise); a criterion the public rater
+    does not ask in ``task_mode`` raises ValueError before anything is rated."""
+    for criterion in raters:
+        mode_of(criterion, task_mode)
     by_id = {it.id: it for it in items}
     by_safe_id = {sanitize_item_id(k): it for k, it in by_id.items()}
     item_of = lambda o: by_id.get(o.id) or by_safe_id[o.id]  # noqa: E731
 
-    def prepare_for(rater):
+    def prepare_for(rater, criterion):
         aligned = isinstance(rater, AlignedLikertRater)
 
         def prepare(o) -> dict:
@@ -77,7 +88,7 @@ def rate_outputs(raters: dict, items: list[NVVItem], outputs: list, out_dir: Pat
             it = item_of(o)
             wave, note = read_item_audio(o.path, None, allow_truncated)
             if not aligned:
-                return {"wave": wave, "fields": {"text": it.marked_text}, "warning": note}
+                return {"wave": wave, "fields": {"text": source_text(it, criterion, task_mode)}, "warning": note}
             timed = timed_words(wave, o.word_timestamps, aligner, "an aligned Likert rater needs word times")
             times = transcript_word_times(timed, position_units(it.text, it.lang), duration_s=len(wave) / SAMPLE_RATE)
             return {"wave": wave, "text": it.text, "lang": it.lang, "target_type": it.target_type,
@@ -85,7 +96,7 @@ def rate_outputs(raters: dict, items: list[NVVItem], outputs: list, out_dir: Pat
         return prepare
 
     for criterion, rater in raters.items():
-        prepare = prepare_for(rater)
+        prepare = prepare_for(rater, criterion)
         folder = out_dir / criterion
         folder.mkdir(parents=True, exist_ok=True)
         for name in sorted({o.system for o in outputs}):
@@ -107,22 +118,27 @@ def rate_outputs(raters: dict, items: list[NVVItem], outputs: list, out_dir: Pat
                         "error_kind": error_kind(e)}
 
             with path.open("a", encoding="utf-8") as f:
-                score_work_in_batches(rater, todo, prepare, finish, fail, f, batch_size=batch_size,
-                                      num_workers=num_workers)
+                score_work(rater, todo, ScorerFunctions(prepare, finish, fail), f,
+                   EngineOptions(batch_size=batch_size, num_workers=num_workers))
 
 
 def read_ratings(paths) -> list[list[dict]]:
-    """Rating rows of each file (or of every ``*.jsonl`` under a folder): one list per rater/run file."""
+    """Rating rows of each file (or of every ``*.jsonl`` under a folder): one list per rater/run file.
+    A public LLM rater result JSON (``public_ratings.py``) gives one list per rater it holds."""
     files = []
     for p in map(Path, paths):
         files += sorted(p.rglob("*.jsonl")) if p.is_dir() else [p]
-    return [_checked_ratings(f) for f in files]
+    out = []
+    for f in files:
+        out += read_public_ratings(f) if is_public_rater_file(f) else [_checked_ratings(f)]
+    return out
 
 
 def _checked_ratings(path: Path) -> list[dict]:
     """One rating file's rows, each checked before any table is made: ``id``, ``system`` and
     ``criterion`` present, one row per (system, criterion, id), and ``score`` a finite number on the
-    1-5 Likert scale (null or an ``error`` field: no rating)."""
+    criterion's scale (0-5 for the NVV criteria, where 0 = no NVV heard; 1-5 otherwise; null or an
+    ``error`` field: no rating)."""
     rows = read_jsonl(path, required=("id", "system", "criterion"))
     for r in rows:
         where = row_where(path, r)
@@ -130,7 +146,8 @@ def _checked_ratings(path: Path) -> list[dict]:
         require_string(r, "system", where)
         require_string(r, "criterion", where)
         if "error" not in r:
-            require_number(r, "score", where, value_range=(1, 5), nullable=True, required=False)
+            require_number(r, "score", where, value_range=SCORE_RANGE.get(r["criterion"], (1, 5)), nullable=True,
+                           required=False)
     reject_duplicate_ids(((f"{r['system']}/{r['criterion']}/{r['id']}", row_where(path, r)) for r in rows),
                          what="rating of (system/criterion/id)")
     return rows
@@ -165,20 +182,38 @@ def likert_table(rating_files: list[list[dict]], seed: int = 0) -> dict:
             by_type[types[(system, criterion, iid)]].append(v)
         per_type[criterion][system] = {t: float(np.mean(v)) for t, v in sorted(by_type.items()) if t}
     return {"rows": out_rows, "per_type": {c: dict(s) for c, s in per_type.items()},
+            "rankings": rankings(out_rows),
             "aggregation": "item mean over raters/runs; system mean over items, 95% percentile bootstrap over items"}
 
 
+def rankings(rows: list[dict]) -> dict[str, list[dict]]:
+    """Per criterion, systems from the highest mean rating down, ``{"system", "rank", "mean"}``;
+    equal means share the best rank (competition ranking: 1, 2, 2, 4), names break display ties."""
+    out = {}
+    for criterion in sorted({r["criterion"] for r in rows}):
+        ordered = sorted((r for r in rows if r["criterion"] == criterion), key=lambda r: (-r["mean"], r["system"]))
+        ranked = []
+        for i, r in enumerate(ordered):
+            rank = ranked[-1]["rank"] if ranked and ranked[-1]["mean"] == r["mean"] else i + 1
+            ranked.append({"system": r["system"], "rank": rank, "mean": r["mean"]})
+        out[criterion] = ranked
+    return out
+
+
 def format_likert_table(table: dict) -> str:
-    """Markdown: one row per system, one column per criterion (mean [95% CI])."""
+    """Markdown: one row per system, one column per criterion (mean [95% CI], #rank in that criterion)."""
     criteria = sorted({r["criterion"] for r in table["rows"]})
     systems = sorted({r["system"] for r in table["rows"]})
     cell = {(r["system"], r["criterion"]): r for r in table["rows"]}
+    rank = {(x["system"], c): x["rank"] for c, xs in (table.get("rankings") or rankings(table["rows"])).items()
+            for x in xs}
     lines = ["| System | " + " | ".join(criteria) + " |", "|---|" + "---|" * len(criteria)]
     for s in systems:
         vals = []
         for c in criteria:
             r = cell.get((s, c))
-            vals.append("-" if r is None else f"{r['mean']:.2f} [{r['ci95'][0]:.2f}, {r['ci95'][1]:.2f}] (n={r['n_items']})")
+            vals.append("-" if r is None else f"{r['mean']:.2f} [{r['ci95'][0]:.2f}, {r['ci95'][1]:.2f}] "
+                                               f"#{rank[(s, c)]} (n={r['n_items']})")
         lines.append(f"| {s} | " + " | ".join(vals) + " |")
     return "\n".join(lines)
 

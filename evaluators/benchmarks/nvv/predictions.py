@@ -34,7 +34,8 @@ class Prediction:
     """One verifier row: ``present``, its ``text_with_mark`` and the reported non-target tags.
 
     ``pred_pos``: the public verifier's stored ``(index, n_units)`` when the row has one (only the
-    ``upstream`` protocol reads it), else None.
+    ``upstream`` protocol reads it), else None. ``target_tag``: the row's ``"<tag>"`` token (the
+    public metric script looks for it when a row has no ``pred_pos``), else None.
     """
 
     id: str
@@ -43,6 +44,7 @@ class Prediction:
     hallucinated: tuple[str, ...] = ()
     source: str = ""
     pred_pos: tuple[int, int] | None = None
+    target_tag: str | None = None
 
 
 def _parse_present(value, where: str, pid) -> bool:
@@ -82,7 +84,11 @@ def prediction_from_row(row: dict, where: str) -> Prediction:
         if not isinstance(tag, str) or not tag.strip():
             raise NVVDataError(f"{where}: {pid}: bad hallucinated_events entry {shown(h)}")
         tags.append(tag)
-    return Prediction(pid, present, twm, tuple(tags), where, _parse_pred_pos(row.get("pred_pos"), where, pid))
+    target = row.get("target_tag")
+    # the public metric script uses the row's own tag token only when it is spelled "<...>"
+    target = target if isinstance(target, str) and target.startswith("<") and target.endswith(">") else None
+    return Prediction(pid, present, twm, tuple(tags), where, _parse_pred_pos(row.get("pred_pos"), where, pid),
+                      target)
 
 
 def load_predictions(path: str | Path) -> list[Prediction]:

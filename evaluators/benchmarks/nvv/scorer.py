@@ -36,17 +36,21 @@ from evaluators.benchmarks.nvv.likert import likert_table, rate_outputs, read_ra
 from evaluators.benchmarks.nvv.predictions import prediction_from_row
 from evaluators.benchmarks.nvv.protocols import score_run_with
 from evaluators.benchmarks.nvv.taxonomy import get_system, load_taxonomy
+from evaluators.benchmarks.nvv.measure_pass import measure_outputs
+from evaluators.benchmarks.nvv.table3 import format_table3, table3
+from evaluators.benchmarks.nvv.upstream import verifier_record_fields
 from evaluators.failure_isolation import error_kind
 from evaluators.output_lock import output_lock
 from evaluators.outputs_manifest import read_outputs_manifest
 from evaluators.item_audio import read_item_audio
-from evaluators.scoring import read_done_rows, resume_rows, score_work_in_batches
+from evaluators.rows_file import read_done_rows, resume_rows
+from evaluators.engine import EngineOptions, ScorerFunctions, score_work
 from evaluators.word_alignment import Aligner, timed_words, transcript_word_times
 
 log = logging.getLogger(__name__)
 #: What ``score_nvv`` writes into its results folder (with raters, ``likert_<criterion>_per_type.png`` too).
 RESULT_NAMES = ("predictions", "predictions.lock", "metrics", "likert", "table.json", "table.md", "per_type_f1.png",
-                "likert_table.json", "likert_table.md")
+                "likert_table.json", "likert_table.md", "measures", "table3.json", "table3.md")
 
 
 @dataclass
@@ -93,8 +97,8 @@ def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pre
     """Append one verifier row per not-yet-done (system, item) to ``pred_dir/<system>.jsonl``,
     verifying ``batch_size`` outputs per forward pass (rows do not depend on it). Rows another
     verifier wrote are handled by ``resume_mismatch``, error rows by ``retry_errors``
-    (``evaluators.scoring.resume_rows``); ``num_workers`` prepare the inputs
-    (``evaluators.scoring.score_work_in_batches``)."""
+    (``evaluators.rows_file.resume_rows``); ``num_workers`` prepare the inputs
+    (``evaluators/engine.py``)."""
     by_id = {it.id: it for it in items}
     by_safe_id = {sanitize_item_id(k): it for k, it in by_id.items()}
     pred_dir.mkdir(parents=True, exist_ok=True)
@@ -122,8 +126,10 @@ def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pre
             return {"id": (by_id.get(o.id) or by_safe_id[o.id]).id, "system": name, **verifier.provenance()}
 
         def finish(o: NvvOutput, d: dict) -> dict:
+            # pred_pos as the public verifier script stores it, so its metric script reads our rows as its own
+            public = verifier_record_fields(by_id.get(o.id) or by_safe_id[o.id], d["present"], d["text_with_mark"])
             return {**base(o), "present": d["present"], "text_with_mark": d["text_with_mark"],
-                    "hallucinated_events": d["hallucinated_events"], "p_present": d["p_present"]}
+                    "hallucinated_events": d["hallucinated_events"], "p_present": d["p_present"], **public}
 
         def fail(o: NvvOutput, e: Exception) -> dict:
             item = by_id.get(o.id) or by_safe_id[o.id]
@@ -131,8 +137,8 @@ def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pre
                     "error": str(e) if o.problem else f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
 
         with path.open("a", encoding="utf-8") as f:
-            score_work_in_batches(verifier, todo, prepare, finish, fail, f, batch_size=batch_size,
-                                  num_workers=num_workers)
+            score_work(verifier, todo, ScorerFunctions(prepare, finish, fail), f,
+                   EngineOptions(batch_size=batch_size, num_workers=num_workers))
 
 
 def table_row(name: str, report: dict) -> dict:
@@ -196,7 +202,8 @@ def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: st
               aligner: Aligner | None = None, system: str | None = None, lang: str | None = None,
               delta: int | None = None, batch_size: int = 8, resume_mismatch: str = "refuse",
               retry_errors: bool = False, allow_truncated: bool = False, protocol: str = "paper",
-              supported_types=None, raters: dict | None = None, num_workers: int = 0) -> list[dict]:
+              supported_types=None, raters: dict | None = None, num_workers: int = 0,
+              task_mode: str | None = None, measures: list | None = None) -> list[dict]:
     """Verify every output (resumable), score each system, write predictions, metrics, the table and
     the heatmap under ``out_dir``; returns the table rows.
 
@@ -207,20 +214,33 @@ def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: st
     ``raters`` (criterion -> verbalizer judge or aligned rater): Likert ratings of every output too
     (``likert.py``), written to ``likert/`` with ``likert_table.json/.md`` and per-type heatmaps.
     ``num_workers`` data-loader processes read, align and prepare the outputs while the model runs
-    (``evaluators.scoring.score_work_in_batches``)."""
+    (``evaluators/engine.py``). ``verifier=None`` (raters only, e.g. a prompt-based system): no
+    predictions, metrics or tag table; returns []. ``task_mode``: which source text the raters read
+    (``likert_sources.py``). ``measures`` (providers of ``measure_pass.py``: WER/CER, DNSMOS, CLAP):
+    measured first into ``measures/``; with them ``table3.json/.md`` (the full Table 3 of this run,
+    ``table3.py``) is written too."""
+    if verifier is None and not raters and not measures:
+        raise ValueError("score nvv: nothing to run; give a verifier (--judge), --raters and/or --measure")
     items = load_items(items_path, lang=lang)
     out_dir = Path(out_dir)
     expected = collect_outputs(outputs, items, system)
     with output_lock(out_dir / "predictions"):
-        verify_outputs(verifier, items, expected, out_dir / "predictions", aligner, batch_size=batch_size,
-                       resume_mismatch=resume_mismatch, retry_errors=retry_errors,
-                       allow_truncated=allow_truncated, num_workers=num_workers)
+        for m in measures or []:  # before the models: a measure needs no judge (engine pre-pass)
+            measure_outputs(m, items, expected, out_dir / "measures", batch_size=batch_size,
+                            resume_mismatch=resume_mismatch, retry_errors=retry_errors)
+        if verifier is not None:
+            verify_outputs(verifier, items, expected, out_dir / "predictions", aligner, batch_size=batch_size,
+                           resume_mismatch=resume_mismatch, retry_errors=retry_errors,
+                           allow_truncated=allow_truncated, num_workers=num_workers)
         if raters:
             rate_outputs(raters, items, expected, out_dir / "likert", batch_size=batch_size,
                          resume_mismatch=resume_mismatch, retry_errors=retry_errors, allow_truncated=allow_truncated,
-                         aligner=aligner, num_workers=num_workers)
+                         aligner=aligner, num_workers=num_workers, task_mode=task_mode)
     if raters:
         write_likert_outputs(likert_table(read_ratings([out_dir / "likert"])), out_dir)
+    if verifier is None:
+        _write_table3(out_dir, measures)
+        return []
     reports, rows = {}, []
     (out_dir / "metrics").mkdir(parents=True, exist_ok=True)
     for name in sorted({o.system for o in expected}):
@@ -243,4 +263,12 @@ def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: st
     (out_dir / "table.json").write_text(json.dumps(rows, indent=2))
     (out_dir / "table.md").write_text(format_table(rows) + "\n")
     plot_per_type_f1(reports, out_dir / "per_type_f1.png")
+    _write_table3(out_dir, measures)
     return rows
+
+
+def _write_table3(out_dir: Path, measures) -> None:
+    if measures:
+        rows = table3([out_dir])
+        (out_dir / "table3.json").write_text(json.dumps(rows, indent=2))
+        (out_dir / "table3.md").write_text(format_table3(rows) + "\n")

@@ -1,23 +1,32 @@
-"""NVV-SuperBench metrics exactly as the benchmark's public scripts compute them (``--protocol upstream``).
+"""NVV-SuperBench metrics exactly as the benchmark's public metric script computes them (``--protocol upstream``).
 
 The public pipeline has two steps: the Gemini verifier script turns each answer into a record with
-``pred_pos`` (the position of the first ``<target>`` in the answer's ``text_with_mark``), and the
-metric script scores those records against the items. This module applies both steps to verifier
-rows, so a row set scored here gives the public scripts' P, R, F1, TPD, NTD, coverage, CA-F1 and
-TP/FP/FN. A row that already carries the public ``pred_pos`` (a public verifier file) is read as the
-metric script reads it. Every difference from the paper protocol (``metrics.py``), with an example
-item: ``docs/benchmarks.md#nvv-superbench``. In short:
+``pred_pos`` (the position of the first ``<target>`` in the answer's ``text_with_mark``, counted in
+*verifier units*), and the metric script scores records against the items. A row set scored here
+gives the metric script's P, R, F1, TPD, NTD, coverage, CA-F1 and TP/FP/FN on the **same rows**,
+whichever shape they have:
 
-* prediction position = units before the **first** ``<label>`` in the row's text: EN words are
-  ``[A-Za-z0-9]+('[A-Za-z0-9]+)?`` matches, ZH characters are non-space characters;
+* a row with ``pred_pos`` (a public verifier record, or omnijudge's own verifier row, which stores
+  it the way the public verifier script does: :func:`verifier_record_fields`) is read at that
+  position;
+* a row without it gets the position the metric script computes itself: units before the first
+  ``target_tag`` of the row (its ``"<...>"`` token, else the item's ``<label>``) in its
+  ``text_with_mark``, counted in *metric units* (below), as the metric script does.
+
+Every difference from the paper protocol (``metrics.py``), with an example item:
+``docs/benchmarks.md#nvv-superbench``. In short:
+
+* verifier units: EN words are ``[A-Za-z0-9]+('[A-Za-z0-9]+)?`` matches, ZH characters are
+  non-space characters;
 * ground-truth position = units before the first ``<label>`` in the item's ``text_with_mark``, but
   counted the metric script's way: EN = whitespace tokens (tags and punctuation-only tokens
   included), ZH = ``len()`` of the prefix (spaces and tag characters included); L_u likewise over
   the item's ``text``. An item whose tag is spelled differently from its label (``<humming>`` for
   ``hum``) has no ground-truth position: it can only give FPs;
 * one GT event per utterance: tp = 1 if present and ``|p - g| <= delta`` (``delta < 0``: presence
-  only), fp = (present - tp) + reported non-target events (at most 2, as the verifier script keeps),
-  fn = 1[GT position found] - tp. Inline non-target tags are not FPs;
+  only), fp = (present - tp) + every reported non-target event of the row (the public verifier
+  script stores at most 2; the metric script counts what the row holds), fn = 1[GT position found]
+  - tp. Inline non-target tags are not FPs;
 * only items with a row are scored (the paired set I); coverage = |I| / |items|; CA-F1 = HM(F1, coverage);
 * F1 = HM(P, R); TPD = mean |p - g| over matched items; NTD = mean |p - g| / L_u over those with L_u > 0.
 
@@ -34,7 +43,6 @@ from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, UNIT, NVVItem
 from evaluators.benchmarks.nvv.predictions import Prediction
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
 
-REPORTED_EVENTS_CAP = 2  # the public verifier keeps at most two reported non-target events per row
 _VERIFIER_WORD = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z0-9]+)?")
 DEPARTURES = ("'present' is parsed strictly: the string \"false\" is false (the public metric script's "
               "bool() reads it as true)",)
@@ -60,14 +68,30 @@ def first_tag_position(marked: str, tag_token: str, count, lang: str) -> int | N
 
 
 def prediction_position(item: NVVItem, pred: Prediction) -> tuple[int, int] | None:
-    """(index, n_units) of the row's target tag as the public verifier script stores it."""
+    """(index, n_units) of the row's target tag as the public metric script reads it: the row's
+    ``pred_pos``, else (present rows) counted in metric units before the row's ``target_tag``."""
     if pred.pred_pos is not None:
         return pred.pred_pos
     if not pred.present:
         return None
     marked = pred.text_with_mark if pred.text_with_mark.strip() else item.reference_text
-    idx = first_tag_position(marked, f"<{item.label.strip()}>", verifier_units, item.lang)
-    return None if idx is None else (idx, verifier_units(item.reference_text, item.lang))
+    idx = first_tag_position(marked, pred.target_tag or f"<{item.label.strip()}>", metric_units, item.lang)
+    return None if idx is None else (idx, metric_units(item.reference_text, item.lang))
+
+
+def verifier_record_fields(item: NVVItem, present: bool, text_with_mark: str) -> dict:
+    """``{"target_tag", "pos_unit", "pred_pos"}`` of a verifier row, as the public verifier script
+    stores them: ``pred_pos = {"index", "n_units", "norm"}`` in verifier units (index before the
+    first ``<label>`` of ``text_with_mark``, the reference text's length, their ratio), or None when
+    not present or the tag is absent."""
+    label = item.label.strip()
+    marked = text_with_mark if text_with_mark.strip() else item.reference_text
+    pos = None
+    idx = first_tag_position(marked, f"<{label}>", verifier_units, item.lang) if present else None
+    if idx is not None:
+        n = verifier_units(item.reference_text, item.lang)
+        pos = {"index": idx, "n_units": n, "norm": idx / n if n > 0 else None}
+    return {"target_tag": f"<{label}>", "pos_unit": UNIT[item.lang], "pred_pos": pos}
 
 
 def _mean_std(values: list[float]) -> tuple[float | None, float | None]:
@@ -125,7 +149,7 @@ def score_run_upstream(items: list[NVVItem], predictions: list[Prediction], *, d
         pos = prediction_position(it, pred)
         d = abs(pos[0] - gt_idx) if pred.present and gt_idx is not None and pos is not None else None
         tp = int(d is not None and (d_max < 0 or d <= d_max))
-        fp = (int(pred.present) - tp) + min(len(pred.hallucinated), REPORTED_EVENTS_CAP)
+        fp = (int(pred.present) - tp) + len(pred.hallucinated)
         fn = int(gt_idx is not None) - tp
         t = per[it.target_type]
         t["n_paired"] += 1

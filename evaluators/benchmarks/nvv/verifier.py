@@ -218,7 +218,7 @@ class NvvVerifierJudge(JudgePersistence):
         return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)
 
     def prepare_input(self, x: dict) -> dict:
-        """The CPU half of :meth:`score` for one input dict (``PreparedInputJudge``): the example
+        """The CPU half of :meth:`score` for one input dict: the example
         plus the fields the decision reads."""
         return {"text": x["text"], "lang": x["lang"], "target_type": x["target_type"],
                 "example": self.prepare(x["wave"], x["text"], x["lang"], x["target_type"], x["unit_times"])}

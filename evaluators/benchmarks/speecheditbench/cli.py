@@ -8,6 +8,9 @@ from pathlib import Path
 
 from evaluators.benchmarks.speecheditbench.judges import CRITERIA
 
+#: Exit status of ``score speecheditbench --strict`` when outputs are missing.
+STRICT_EXIT = 3
+
 
 def parse_judges(text: str | None) -> dict[str, str]:
     """``emotion=DIR,style=seb-style`` -> ``{criterion: spec}``; a bad entry is a one-line error."""
@@ -64,6 +67,10 @@ def cmd_score(args) -> int:
     if n_err or n_missing:
         print(f"{n_missing} outputs missing, {n_err} items with errors: reasons in {args.out}/scores.jsonl",
               file=sys.stderr)
+    if getattr(args, "strict", False) and n_missing:
+        print(f"--strict: {n_missing} of {len(result['rows'])} outputs missing (exit status {STRICT_EXIT})",
+              file=sys.stderr)
+        return STRICT_EXIT
     return 0
 
 
@@ -95,6 +102,8 @@ def add_score_parser(ssub):
                         "seconds (the public evaluator)")
     p.add_argument("--missing-as-failure", action="store_true",
                    help="count missing outputs as failures (default: left out; coverage reports them)")
+    p.add_argument("--strict", action="store_true",
+                   help=f"exit with status {STRICT_EXIT} when any output is missing (the tables are still written)")
     p.add_argument("--source-root", help="folder the items' audio paths are relative to (default: found from "
                                          "the item file upwards)")
     add_preset_arguments(p)
@@ -122,7 +131,9 @@ def cmd_metrics(args) -> int:
 
 def add_metrics_parser(msub):
     p = msub.add_parser("speecheditbench", help="SpeechEditBench: TS/PS/JS per task, compositional CS/All/Joint, "
-                                                "Tables 2/4/5/6 from result files (ours or the public evaluator's)")
+                                                "Tables 2/4/5/6, TS/PS/JS by subtype, failure-type counts (Table 13) "
+                                                "and UTMOS / source-output speaker-similarity means from result files "
+                                                "(ours or the public evaluator's)")
     p.add_argument("--results", required=True, nargs="+", action="extend",
                    help="scores.jsonl of `omnijudge score speecheditbench`, or the public evaluator's "
                         "<task>*.json result files")

@@ -10,6 +10,7 @@ Multi-Attribute Benchmark for Instruction-Guided Speech Editing", Section 3.2 an
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from evaluators.benchmarks.speecheditbench.thresholds import PUBLIC, Thresholds
@@ -38,18 +39,38 @@ def speaker_success(cosine: float, th: Thresholds = PUBLIC) -> tuple[bool, str]:
     return ok, f"cosine {cosine:.4f} {'>=' if ok else '<'} {th.speaker_min_cosine}"
 
 
+#: The public evaluator's emotion aliases (its ``EMOTION_ALIASES``, verbatim): a judge's spelling
+#: -> the taxonomy's label. Applied after :func:`normalize_label`; a key not listed maps to itself.
+EMOTION_ALIASES = {
+    "fear": "fearful", "fearful": "fearful", "surprised": "surprise", "playful": "playfulness",
+    "playfulness": "playfulness", "frustration": "frustrated", "neutral": "neutral", "angry": "angry",
+    "happy": "happy", "sad": "sad", "excited": "excited", "frustrated": "frustrated", "surprise": "surprise",
+}
+_LABEL_SEPARATORS = re.compile(r"[\s_]+")
+
+
 def normalize_label(label: str | None) -> str:
-    return (label or "").strip().lower().replace("_", "-")
+    """Strip, lowercase, and runs of whitespace or underscores become one hyphen (the public
+    evaluator's key form: "Restrained_Flat" and "restrained flat" -> "restrained-flat")."""
+    return _LABEL_SEPARATORS.sub("-", (label or "").strip().lower())
+
+
+def normalize_emotion(label: str | None) -> str:
+    """An emotion label in the taxonomy's spelling: :func:`normalize_label`, then
+    :data:`EMOTION_ALIASES` ("Fear" -> "fearful", "surprised" -> "surprise")."""
+    key = normalize_label(label)
+    return EMOTION_ALIASES.get(key, key)
 
 
 def emotion_success(predicted: str | None, target: str, taxonomy: Sequence[str] | None = None) -> tuple[bool, str]:
-    """Emotion editing: the judged dominant emotion equals the target label. A prediction outside
-    the item's taxonomy (when one is given) reads as "unknown", as in the public evaluator."""
-    pred = normalize_label(predicted)
-    if taxonomy is not None and pred not in {normalize_label(x) for x in taxonomy}:
+    """Emotion editing: the judged dominant emotion equals the target label, both read through
+    :func:`normalize_emotion`. A prediction outside the item's taxonomy (when one is given) reads
+    as "unknown", as in the public evaluator, which checks membership after the aliases."""
+    pred = normalize_emotion(predicted)
+    if taxonomy is not None and pred not in {normalize_emotion(x) for x in taxonomy}:
         pred = "unknown"
-    ok = pred == normalize_label(target)
-    return ok, f"judged {pred!r}, target {normalize_label(target)!r}"
+    goal = normalize_emotion(target)
+    return pred == goal, f"judged {pred!r}, target {goal!r}"
 
 
 def style_success(target_score: float, flag: bool | None = None, th: Thresholds = PUBLIC) -> tuple[bool, str]:

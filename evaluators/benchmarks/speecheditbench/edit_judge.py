@@ -16,8 +16,8 @@ Speech Editing", Appendix E; ``docs/benchmarks.md#speecheditbench``):
 - **paralinguistic**: a linear head on the final state gives breath, laugh, cough and sigh 0-3
   (4 x 4 logits) from the one pass (the zero-shot preset needs four prompts for the same).
 
-It satisfies both the ``Judge`` protocol (``score``, folder I/O; kind ``speech_edit_attribute``)
-and the scorer's ``EditAttributeJudge`` protocol (``criterion``, ``judge``).
+It is a ``Judge`` (``prepare_input`` / ``score_examples``, folder I/O; kind
+``speech_edit_attribute``) with the ``criterion`` it judges.
 """
 
 from __future__ import annotations
@@ -236,11 +236,18 @@ class SpeechEditJudge(JudgePersistence):
                 out["dominant_style"] = max(STYLES, key=lambda s: (out["style_scores"][s], -STYLES.index(s)))
         return out
 
+    def prepare_input(self, request: dict) -> dict:
+        """The CPU half of one request ``{"wave", "language" (or "lang"), "transcript", "anchor"}``:
+        its model inputs and what its decision reads (no device work: runs in a data-loader worker)."""
+        request = {**request, "language": request.get("language", request.get("lang", "en"))}
+        return {"inputs": self.prepare(request), "mask": self.label_mask(request),
+                "target": self.target_index(request)}
+
     @torch.no_grad()
-    def judge(self, requests: list[dict], batch_size: int = 8) -> list[dict]:
-        """Verdicts of ``requests`` in order; batches are length-sorted (results do not depend on them)."""
-        examples = [self.prepare(r) for r in requests]
-        order = sorted(range(len(examples)), key=lambda k: len(examples[k]["input_ids"]))
+    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
+        """Verdicts of :meth:`prepare_input` outputs in order; batches are length-sorted (results do
+        not depend on them)."""
+        order = sorted(range(len(examples)), key=lambda k: len(examples[k]["inputs"]["input_ids"]))
         out: list[dict | None] = [None] * len(examples)
         was_training = self.backbone.model.training
         self.backbone.model.eval()
@@ -249,19 +256,19 @@ class SpeechEditJudge(JudgePersistence):
         try:
             for start in range(0, len(order), batch_size):
                 chunk = order[start:start + batch_size]
-                labels, head = self.logits(self.backbone.collate([examples[k] for k in chunk]))
+                labels, head = self.logits(self.backbone.collate([examples[k]["inputs"] for k in chunk]))
                 labels = labels.double().cpu().numpy() if labels is not None else None
                 head = head.double().cpu().numpy() if head is not None else None
                 for j, k in enumerate(chunk):
                     out[k] = self.decide(None if labels is None else labels[j], None if head is None else head[j],
-                                         self.label_mask(requests[k]), self.target_index(requests[k]))
+                                         examples[k]["mask"], examples[k]["target"])
         finally:
             self.backbone.model.train(was_training)
         return out
 
     def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
-        """The ``Judge`` protocol's scoring (``lang`` accepted for ``language``)."""
-        return self.judge([{**x, "language": x.get("language", x.get("lang", "en"))} for x in inputs], batch_size)
+        """Verdicts of requests, in order (:meth:`prepare_input` then :meth:`score_examples`)."""
+        return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)
 
     @property
     def prompt_version(self) -> str:

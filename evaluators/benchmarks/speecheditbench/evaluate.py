@@ -122,6 +122,7 @@ def emotion_target(anchor: dict, m: Measured, language: str) -> dict:
     return {"target_success": ok, "target_reason": why,
             "diagnostics": {"predicted_emotion": verdict.get("predicted_emotion"),
                             "target_emotion": anchor.get("target_emotion"),
+                            "source_emotion": anchor.get("source_emotion"),
                             **({"emotion_probs": verdict["probs"]} if "probs" in verdict else {})}}
 
 
@@ -212,7 +213,7 @@ def acoustic_target(anchor: dict, m: Measured, th: Thresholds) -> dict:
         ok, why = C.enhancement_success(g_ovrl, g_bak, th)
         return {"target_success": ok, "target_reason": why,
                 "diagnostics": {"dnsmos": out, "source_dnsmos": src, "ovrl_gain": round(g_ovrl, 4),
-                                "bak_gain": round(g_bak, 4)}}
+                                "bak_gain": round(g_bak, 4), "degradation_type": anchor.get("degradation_type")}}
     if sub == "env_transfer" and anchor.get("env_type") == "reverb":
         from evaluators.benchmarks.speecheditbench.acoustics import rt60_from_deconvolution
 
@@ -224,14 +225,15 @@ def acoustic_target(anchor: dict, m: Measured, th: Thresholds) -> dict:
             raise MeasurementError("no RT60 estimate" if rt60 is None else "no rt60_target_range in the anchor")
         ok, why = C.reverb_success(rt60, rng, th)
         return {"target_success": ok, "target_reason": why,
-                "diagnostics": {"rt60_s": round(float(rt60), 4), "rt60_target_range": rng,
+                "diagnostics": {"rt60_s": round(float(rt60), 4), "rt60_target_range": rng, "env_type": "reverb",
                                 "env_subtype": anchor.get("env_subtype")}}
     if sub == "env_transfer" and anchor.get("env_type") == "noise":
         out, src = m.need("output scene scores", m.scene), m.need("source scene scores", m.source_scene)
         target = anchor.get("env_subtype", "")
         ok, why = C.scene_success(out, src, target, th)
         return {"target_success": ok, "target_reason": why,
-                "diagnostics": {"scene_scores": out, "source_scene_scores": src, "env_subtype": target}}
+                "diagnostics": {"scene_scores": out, "source_scene_scores": src, "env_type": "noise",
+                                "env_subtype": target}}
     raise MeasurementError(f"unknown acoustic subtask {sub!r} / env_type {anchor.get('env_type')!r}")
 
 

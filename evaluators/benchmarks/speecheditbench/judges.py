@@ -7,7 +7,9 @@ A criterion's judge answers what the benchmark's Gemini judge answers (paper App
   ``style_scores`` (six 0-4 scores) and ``dominant_style``;
 - paralinguistic: ``{"event_scores": {breath, laugh, cough, sigh: 0-3}}`` for the whole clip.
 
-:class:`EditAttributeJudge` is that interface. :class:`VerbalizerEditJudge` asks a local audio-LLM
+Every criterion's judge is a ``Judge`` (``evaluators.judges.protocol``: ``prepare_input`` /
+``score_examples`` over requests ``{"wave", "language", "transcript", "anchor"}``) with a
+``criterion``. :class:`VerbalizerEditJudge` asks a local audio-LLM
 the public prompt (a zero-shot preset from ``presets`` or a verbalizer judge folder trained on it).
 Verdicts can also come with the outputs (``manifest.ManifestValues``), so Gemini's own verdicts go
 through the same criteria and tables.
@@ -16,7 +18,6 @@ through the same criteria and tables.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Protocol
 
 from evaluators.benchmarks.speecheditbench.criteria import EVENTS
 from evaluators.benchmarks.speecheditbench.judge_prompts import (
@@ -24,21 +25,6 @@ from evaluators.benchmarks.speecheditbench.judge_prompts import (
 from evaluators.benchmarks.speecheditbench.presets import PRESETS
 
 CRITERIA = ("emotion", "style", "paralinguistic")
-
-
-class EditAttributeJudge(Protocol):
-    """Judges one criterion over output clips.
-
-    ``judge`` takes requests ``{"wave" (16 kHz float32), "language", "transcript", "anchor"}`` and
-    returns one verdict dict per request, in order (module docstring); ``provenance`` is recorded
-    on every row it judged.
-    """
-
-    criterion: str
-
-    def judge(self, requests: list[dict], batch_size: int = 8) -> list[dict]: ...
-
-    def provenance(self) -> dict: ...
 
 
 class VerbalizerEditJudge:
@@ -72,7 +58,14 @@ class VerbalizerEditJudge:
         return {"judge": prov.get("judge", "").split("#")[0], "checkpoint_sha256": prov.get("checkpoint_sha256"),
                 "prompt_version": prov.get("prompt_version")}
 
-    def judge(self, requests: list[dict], batch_size: int = 8) -> list[dict]:
+    def prepare_input(self, request: dict) -> dict:
+        return request
+
+    def score(self, requests: list[dict], batch_size: int = 8) -> list[dict]:
+        return self.score_examples(requests, batch_size=batch_size)
+
+    def score_examples(self, requests: list[dict], batch_size: int = 8) -> list[dict]:
+        """Verdicts of requests ``{"wave", "language", "transcript", "anchor"}``, in order."""
         if not requests:
             return []
         if self.criterion == "emotion":
@@ -128,7 +121,7 @@ def load_edit_judge(criterion: str, spec: str, runtime=None, backbone: str | Non
     if (Path(spec) / JUDGE_CONFIG).is_file():
         kind = read_judge_config(spec).get("kind")
         loaded = load_judge(spec, **runtime.load_kwargs())
-        if hasattr(loaded, "judge") and getattr(loaded, "criterion", None) == criterion:
+        if getattr(loaded, "criterion", None) == criterion:
             return loaded
         if kind == VerbalizerJudge.kind:
             return VerbalizerEditJudge.from_verbalizer(criterion, loaded)

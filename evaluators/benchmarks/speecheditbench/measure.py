@@ -320,7 +320,7 @@ def run_judges(jobs: list[Job], judges: dict, judge_ids: dict, manifest: Manifes
         if not todo:
             continue
         judge = judges[criterion]
-        results = run_isolating(lambda rs: judge.judge(rs, batch_size=batch_size), [r for _, r in todo])
+        results = run_isolating(lambda rs: judge.score(rs, batch_size=batch_size), [r for _, r in todo])
         for (job, _), verdict in zip(todo, results):
             if isinstance(verdict, Exception):
                 job.errors.append(f"{criterion} judge: {verdict}")

@@ -8,6 +8,9 @@ computes them: a missing output lowers coverage, not the rates. ``missing_as_fai
 every missing output as a failure of t, p and j instead (the strict count). Every rate carries a
 95% percentile bootstrap CI over its rows.
 
+Subtype tables, failure-type counts (Table 13) and the UTMOS / source-output speaker-similarity
+means come from ``breakdowns``.
+
 Rows come from ``omnijudge score speecheditbench`` (``scores.jsonl``) or from the public
 evaluator's per-task result files (``{"summary", "details"}``, e.g. run with Gemini verdicts), so
 both go through this one metric code.
@@ -20,6 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
+from evaluators.benchmarks.speecheditbench.breakdowns import (
+    diagnostic_means,
+    failure_counts,
+    format_breakdowns,
+    subtype_tables,
+)
 from evaluators.benchmarks.speecheditbench.items import SHORT, TASKS
 from evaluators.jsonl import (
     read_jsonl,
@@ -120,6 +129,9 @@ def system_report(rows: list[dict], missing_as_failure: bool = False, n_resample
         report["emotion_subsets"] = {s: {"target_success": rate([r.get("target_success") for r in rs], n_resamples),
                                          "joint_success": rate([r.get("joint_success") for r in rs], n_resamples)}
                                      for s, rs in sorted(_by(by_task["emotion"], "subset").items())}
+    report["subtypes"] = subtype_tables(rows, rate, n_resamples)
+    report["failure_types"] = failure_counts(rows)
+    report["diagnostic_means"] = diagnostic_means(rows)
     all_rows = rows
     report["coverage"] = {"total": len(all_rows), "outputs_evaluated": sum(not r.get("missing") for r in all_rows),
                           "missing_outputs": sum(bool(r.get("missing")) for r in all_rows)}
@@ -350,4 +362,4 @@ def metrics_from_files(results: list[str | Path], systems: list[str] | None = No
         reject_duplicate_ids(((r["id"], where) for r, where in rows), seen=seen.setdefault(name, {}))
         pooled.setdefault(name, []).extend(r for r, _ in rows)
     tables = {name: system_report(rows, missing_as_failure, n_resamples) for name, rows in pooled.items()}
-    return {"systems": tables, "markdown": format_markdown(tables)}
+    return {"systems": tables, "markdown": format_markdown(tables) + "\n" + format_breakdowns(tables)}

@@ -47,6 +47,7 @@ from math import gcd
 import numpy as np
 from scipy.signal import resample_poly
 
+from evaluators.benchmarks.speecheditbench.text import to_simplified
 from evaluators.speech_activity import MIN_SILENCE, VadUnavailableError, speech_seconds
 from evaluators.speech_activity import SR as VAD_SR
 from evaluators.text_units import text_lang
@@ -253,7 +254,8 @@ def _norm_en_target(text: str) -> list[str]:
 
 
 def _norm_zh(text: str) -> str:
-    return re.sub(r"[^\u4e00-\u9fff0-9a-zA-Z]", "", text)
+    # traditional characters from a Whisper transcript must match the simplified target word
+    return re.sub(r"[^\u4e00-\u9fff0-9a-zA-Z]", "", to_simplified(text))
 
 
 def _match(words: Sequence[Word], target: str, language: str | None) -> list[int] | None:

@@ -3,7 +3,7 @@ rows, then the paper's tables.
 
 Data-loader workers read each chunk's audio and make its model-free signal measurements (pYIN,
 VAD) while the main process runs the providers and judges over the chunk before
-(``measure.read_and_measure_signals``, the shared ``evaluators.score_pipeline``); rows do not
+(``measure.read_and_measure_signals``, on the scoring engine ``evaluators/engine.py``); rows do not
 depend on the number of workers.
 
 ``RESULTS/scores.jsonl`` gets one row per item as soon as its chunk is measured (resumable: a rerun
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-from functools import partial
 from pathlib import Path
 
 import evaluators.benchmarks.speecheditbench.criteria as C
@@ -46,8 +45,8 @@ from evaluators.benchmarks.speecheditbench.prosody import warm_f0_tracker
 from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
 from evaluators.benchmarks.speecheditbench.thresholds import PUBLIC, Thresholds
 from evaluators.output_lock import output_lock
-from evaluators.progress import progress_bar
-from evaluators.scoring import read_done_rows, replace_file
+from evaluators.engine import EngineOptions, score_work
+from evaluators.rows_file import read_done_rows, replace_file
 
 #: Tasks whose failed measurements count as failures in the public evaluator (others are left out).
 ERRORS_FAIL = ("content", "emotion", "style", "paralinguistic")
@@ -165,15 +164,52 @@ def _write_rows(out, rows: list[dict]) -> None:
     os.fsync(out.fileno())
 
 
+class MeasurementPass:
+    """SpeechEditBench's model half as an engine model (``evaluators/engine.py``): each pool of jobs,
+    its audio already read by the workers, measured by every provider and judge at once
+    (:func:`measure.measure_chunk`); a job's failures are recorded on the job itself."""
+
+    def __init__(self, providers: ProviderSet, manifest: ManifestValues, judges: dict, judge_ids: dict):
+        self.providers, self.manifest, self.judges, self.judge_ids = providers, manifest, judges, judge_ids
+        self.device = providers.device
+
+    def prepare_input(self, job: Job) -> Job:
+        return job
+
+    def score_examples(self, jobs: list[Job], batch_size: int = 8) -> list[Job]:
+        measure_chunk(jobs, self.providers, self.manifest, self.judges, self.judge_ids, batch_size)
+        return jobs
+
+
+class EditRows:
+    """SpeechEditBench's rows on the engine: a :class:`Job` read and signal-measured in a worker,
+    its row evaluated from what was measured (an unreadable job is its error row)."""
+
+    def __init__(self, system: str, th: Thresholds, speed_duration: str, allow_truncated: bool):
+        self.system, self.th, self.speed_duration, self.allow_truncated = system, th, speed_duration, allow_truncated
+
+    def prepare(self, job: Job) -> Job:
+        return read_and_measure_signals(job, self.allow_truncated)
+
+    def finish(self, _job: Job, job: Job) -> dict:
+        row = {**item_fields(job.item, self.system), "output_wav": str(job.output), **evaluate_job(job, self.th),
+               "uses": run_identity(job, self.th, self.speed_duration), "thresholds_version": self.th.version}
+        if job.notes:
+            row["warning"] = "; ".join(job.notes)
+        return row
+
+    def fail(self, job: Job, error: Exception) -> dict:
+        job.errors.append(f"output {job.output}: {error}")
+        return self.finish(job, job)
+
+
 def score_rows(items: list[EditItem], outputs: Path, scores_path: Path, system: str, providers: ProviderSet,
                judges: dict, judge_ids: dict, manifest: ManifestValues, th: Thresholds = PUBLIC,
                speed_duration: str = "speech", chunk: int = 32, batch_size: int = 8,
                retry_errors: bool = False, allow_truncated: bool = False, num_workers: int = 0) -> list[dict]:
-    """Measure and evaluate the items whose row is not already done, ``chunk`` at a time, their audio
-    read and signals measured by ``num_workers`` data-loader processes (0: in this one); returns
-    the latest row of every item, in item order."""
-    from evaluators.score_pipeline import WorkPreparingDataset, model_threads_beside_workers, prepared_pools
-
+    """Measure and evaluate the items whose row is not already done, ``chunk`` at a time, on the
+    scoring engine: their audio read and signals measured by ``num_workers`` data-loader processes
+    (0: in this one); returns the latest row of every item, in item order."""
     key = lambda r: r["id"]  # noqa: E731
     done = {r["id"]: r for r in read_done_rows(scores_path)}
     todo: list[Job] = []
@@ -201,34 +237,17 @@ def score_rows(items: list[EditItem], outputs: Path, scores_path: Path, system: 
     scores_path.parent.mkdir(parents=True, exist_ok=True)
     if num_workers > 1 and any(needs_f0(job) for job in todo):
         warm_f0_tracker()
-    dataset = WorkPreparingDataset(todo, partial(read_and_measure_signals, allow_truncated=allow_truncated),
-                                   None, ITEM_ERRORS)
-    with scores_path.open("a", encoding="utf-8") as out, progress_bar(len(todo), f"scoring {scores_path.name}") as bar, \
-            model_threads_beside_workers(num_workers, providers.device):
+    options = EngineOptions(batch_size=batch_size, num_workers=num_workers, pool_size=chunk, vad=False)
+    with scores_path.open("a", encoding="utf-8") as out:
         if missing_rows:
             _write_rows(out, missing_rows)
-        for pool in prepared_pools(dataset, chunk, num_workers):
-            jobs = [p.x if p.error is None else _unread(todo[p.index], p.error) for p in pool]
-            measure_chunk(jobs, providers, manifest, judges, judge_ids, batch_size)
-            rows = []
-            for job in jobs:
-                row = {**item_fields(job.item, system), "output_wav": str(job.output), **evaluate_job(job, th),
-                       "uses": run_identity(job, th, speed_duration), "thresholds_version": th.version}
-                if job.notes:
-                    row["warning"] = "; ".join(job.notes)
-                rows.append(row)
-            _write_rows(out, rows)
-            bar.update(len(jobs))
+        score_work(MeasurementPass(providers, manifest, judges, judge_ids), todo,
+                   EditRows(system, th, speed_duration, allow_truncated), out, options)
     latest: dict[str, dict] = {}
     for r in read_done_rows(scores_path):
         latest[key(r)] = r  # a later row (re-measured, or an output that appeared) replaces an older one
     _compact(scores_path, latest)
     return [latest[f"{i.task}/{i.sample_id}"] for i in items if f"{i.task}/{i.sample_id}" in latest]
-
-
-def _unread(job: Job, error: Exception) -> Job:
-    job.errors.append(f"output {job.output}: {error}")
-    return job
 
 
 def _compact(scores_path: Path, latest: dict[str, dict]) -> None:

@@ -15,15 +15,24 @@ from pathlib import Path
 
 import numpy as np
 
+from evaluators.benchmarks.att.listener_protocol import (  # noqa: F401  (the rule is re-exported here)
+    CLIP_KINDS,
+    batch_is_valid,
+    batch_validity,
+    clip_score,
+    unclear_rate_stats,
+)
+from evaluators.benchmarks.att.metrics import IN_DISTRIBUTION
 from evaluators.jsonl import JsonlError
 from evaluators.jsonl import read_jsonl as _read_jsonl
-from evaluators.benchmarks.att.metrics import IN_DISTRIBUTION
 from evaluators.metrics.correlation import HLS_LABEL_VALUES
 
 # The in-distribution set is defined once, on the inference side (metrics need it too).
 ID_DIMENSIONS = IN_DISTRIBUTION
 OOD_DIMENSIONS = ("classical_poetry_prose", "polyphonic_characters")
-CLIP_KINDS = ("eval", "human_trap", "flawed_trap")
+SPLITS = ("train", "test", "unused")  # what a clip's own ``split`` field may say
+#: the held-out test voices of the paper's Auto-ATT split (App. E.1), one per TTS family
+PAPER_TEST_VOICES = ("longxiaochun", "Moon", "siyuan", "Echo", "shenchennanyin")
 
 
 class ProtocolError(JsonlError):
@@ -33,32 +42,6 @@ class ProtocolError(JsonlError):
 def read_jsonl(path: str | Path, required: tuple[str, ...] = ()) -> list[dict]:
     """JSONL rows; a bad line raises ``ProtocolError`` naming ``path:line`` and the problem."""
     return _read_jsonl(path, required, error=ProtocolError)
-
-
-def clip_score(label: str) -> float:
-    """``s_i`` of one judgement: Human 1, Unclear 0.5, Machine 0."""
-    return HLS_LABEL_VALUES[label]
-
-
-def batch_is_valid(labels: list[str], kinds: list[str | None]) -> bool:
-    """The ATT trap rule for one batch: the flawed trap is labelled Machine AND at least one human
-    trap is labelled Human. ``kinds`` per judgement: "flawed"/"flawed_trap", "human"/"human_trap",
-    or anything else for evaluation clips. A batch with no flawed or no human trap is invalid."""
-    flawed = [l for l, k in zip(labels, kinds) if str(k).startswith("flawed")]
-    human = [l for l, k in zip(labels, kinds) if str(k).startswith("human")]
-    return len(flawed) >= 1 and all(l == "Machine" for l in flawed) and "Human" in human
-
-
-def batch_validity(judgements: list[dict], clips: dict[str, dict]) -> dict[str, bool]:
-    """Validity of every listener batch under the ATT trap rule.
-
-    Batches are groups of judgements sharing ``batch``; see :func:`batch_is_valid`.
-    """
-    by_batch: dict[str, list[dict]] = defaultdict(list)
-    for j in judgements:
-        by_batch[j["batch"]].append(j)
-    return {batch: batch_is_valid([r["label"] for r in rows], [clips[r["clip_id"]]["kind"] for r in rows])
-            for batch, rows in by_batch.items()}
 
 
 @dataclass
@@ -76,22 +59,6 @@ class ProtocolResult:
                 "valid_fraction": self.n_valid_batches / max(self.n_batches, 1),
                 "n_target_clips": len(self.targets), "n_unlabelled_clips": len(self.unlabelled_clips),
                 "listeners": self.listener_stats}
-
-
-def unclear_rate_stats(judgements: list[dict]) -> dict:
-    """Per-listener Unclear rate statistics (paper: 65.93% never chose Unclear, mean 4.62%)."""
-    per: dict[str, list[int]] = defaultdict(list)
-    for j in judgements:
-        per[j["listener"]].append(j["label"] == "Unclear")
-    rates = np.array([np.mean(v) for v in per.values()]) if per else np.zeros(0)
-    if rates.size == 0:
-        return {"n_listeners": 0}
-    return {"n_listeners": int(rates.size),
-            "never_unclear_fraction": float(np.mean(rates == 0)),
-            "unclear_rate_mean": float(rates.mean()), "unclear_rate_std": float(rates.std()),
-            "unclear_rate_median": float(np.median(rates)),
-            "at_most_5pct_fraction": float(np.mean(rates <= 0.05)),
-            "over_30pct_fraction": float(np.mean(rates > 0.30))}
 
 
 def apply_protocol(clips: list[dict], judgements: list[dict]) -> ProtocolResult:
@@ -114,17 +81,29 @@ def apply_protocol(clips: list[dict], judgements: list[dict]) -> ProtocolResult:
                           listener_stats=unclear_rate_stats(judgements), unlabelled_clips=unlabelled)
 
 
-def split_of(clip: dict, held_out_voice: int) -> str:
-    """"train", "test" or "trap" for one clip.
+def split_of(clip: dict, held_out_voice: int | list[str] | tuple[str, ...] | frozenset = 3) -> str:
+    """"train", "test", "unused" or "trap" for one clip.
 
+    A clip's own ``split`` field decides first (one of :data:`SPLITS`). Otherwise the held-out
+    voices do: ``held_out_voice`` is either a list of voice names (e.g. :data:`PAPER_TEST_VOICES`,
+    the paper's App. E.1 split of real ATT voices) or the index ``k`` of names ``<family>_v<k>``
+    (the synthetic corpus).
     Train: evaluation clips of in-distribution dimensions from the non-held-out voices.
-    Test: every evaluation clip of each family's held-out voice (ID and OOD dimensions).
+    Test: every evaluation clip of a held-out voice (ID and OOD dimensions).
     Trap: the trap pool, never trained on (as in the paper's trap-item comparison).
-    Clips of training voices on OOD dimensions are in neither split.
+    Clips of training voices on OOD dimensions are in neither split ("unused").
     """
     if clip["kind"] != "eval":
         return "trap"
-    if voice_index(clip["voice"]) == held_out_voice:
+    if clip.get("split") is not None:
+        if clip["split"] not in SPLITS:
+            raise ProtocolError(f"clip {clip['id']!r}: split {clip['split']!r} not in {SPLITS}")
+        return clip["split"]
+    if isinstance(held_out_voice, int):
+        held = voice_index(clip["voice"]) == held_out_voice
+    else:
+        held = str(clip["voice"]) in {str(v) for v in held_out_voice}
+    if held:
         return "test"
     return "train" if clip["dimension"] in ID_DIMENSIONS else "unused"
 
@@ -150,10 +129,19 @@ def load_corpus(corpus_dir: str | Path) -> tuple[list[dict], list[dict]]:
     return clips, judgements
 
 
-def labelled_rows(corpus_dir: str | Path, held_out_voice: int = 3) -> tuple[list[dict], ProtocolResult]:
-    """Clip rows with ``target`` (listener HLS, traps: 1 human / 0 flawed), ``split`` and an absolute ``path``."""
+def labelled_rows(corpus_dir: str | Path, held_out_voice: int | list[str] | tuple[str, ...] = 3
+                  ) -> tuple[list[dict], ProtocolResult]:
+    """Clip rows with ``target`` (listener HLS, traps: 1 human / 0 flawed), ``split`` (:func:`split_of`:
+    a clip's ``split`` field, else ``held_out_voice``, an index or a list of voice names) and an
+    absolute ``path``. A list naming a voice no evaluation clip has is refused (a typo would
+    otherwise leave that family without test voices)."""
     corpus_dir = Path(corpus_dir)
     clips, judgements = load_corpus(corpus_dir)
+    if not isinstance(held_out_voice, int):
+        unknown = sorted({str(v) for v in held_out_voice} - {str(c.get("voice")) for c in clips if c["kind"] == "eval"})
+        if unknown:
+            raise ProtocolError(f"{corpus_dir / 'clips.jsonl'}: held-out voices {unknown} are not voices of any "
+                                "evaluation clip")
     result = apply_protocol(clips, judgements)
     rows = []
     for c in clips:

@@ -23,11 +23,31 @@ from trainer.benchmarks.att.protocol import labelled_rows
 from trainer.benchmarks.att.settings import AttHlsSettings
 from trainer.benchmarks.att.validation import validate_folder
 from trainer.losses import hls_loss
-from trainer.task import ensure_corpus
+from trainer.task import TaskCommands, TaskCorpus
 from trainer.verbalizer_judge import build_verbalizer_judge
 
 if TYPE_CHECKING:
+    from evaluators.backbones import AudioLLM
     from trainer.config import TrainConfig
+
+
+def add_synth_arguments(parser) -> None:
+    parser.add_argument("--clips-per-voice-dimension", type=int, default=10)
+    parser.add_argument("--system-outputs", help="also render a folder of system outputs here (for scoring demos)")
+
+
+def synth(out: Path, seed: int, options: dict) -> str:
+    corpus = build_att_corpus(AttCorpusConfig(seed=seed, clips_per_voice_dimension=options["clips_per_voice_dimension"]),
+                              out)
+    text = f"wrote {corpus}"
+    if options.get("system_outputs"):
+        text += f"\nsystem outputs: {render_system_outputs(Path(options['system_outputs']), seed=seed)}"
+    return text
+
+
+def add_validate_arguments(parser) -> None:
+    parser.add_argument("--held-out-voice", type=int, default=3)
+    parser.add_argument("--batch-size", type=batch_size_arg, default=16)
 
 
 class AttHlsTask:
@@ -39,50 +59,42 @@ class AttHlsTask:
 
     name = "att"
     benchmark = "att"
-    cli_aliases = ()
-    synth_help = "Audio Turing Test corpus: 5 TTS families x 4 voices x 5 dimensions + traps, simulated listeners"
-    validate_help = ("voice-level SRCC/PLCC per dimension on held-out voices + trap F1")
     settings_class = AttHlsSettings
     group_key = "dimension"
-    corpus_files = ("clips.jsonl", "judgements.jsonl")
+    corpus = TaskCorpus(files=("clips.jsonl", "judgements.jsonl"), build=build_att_corpus)
+    commands = TaskCommands(
+        synth_help="Audio Turing Test corpus: 5 TTS families x 4 voices x 5 dimensions + traps, simulated listeners",
+        validate_help="voice-level SRCC/PLCC per dimension on held-out voices + trap F1",
+        synth=synth, add_synth_arguments=add_synth_arguments, add_validate_arguments=add_validate_arguments)
 
     # ---- data ------------------------------------------------------------------------------------
-    def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
-        build_att_corpus(cfg.task_config.corpus, corpus)
-
-    def load_rows(self, cfg: TrainConfig) -> tuple[list[dict], dict]:
-        rows, protocol = labelled_rows(ensure_corpus(self, cfg), held_out_voice=cfg.task_config.held_out_voice)
+    def load_rows(self, corpus: Path, settings: AttHlsSettings) -> tuple[list[dict], dict]:
+        rows, protocol = labelled_rows(corpus, held_out_voice=settings.held_out_voice)
         return rows, protocol.summary()
 
     # ---- model -----------------------------------------------------------------------------------
-    def build_judge(self, cfg: TrainConfig) -> VerbalizerJudge:
-        return build_verbalizer_judge(cfg, cfg.task_config.preset, cfg.task_config.long_clip_policy)
-
-    def trainable_modules(self, judge: VerbalizerJudge) -> list[torch.nn.Module]:
-        return [judge.backbone.model]
+    def build_judge(self, backbone: AudioLLM, cfg: TrainConfig) -> VerbalizerJudge:
+        return build_verbalizer_judge(backbone, cfg, cfg.task_config.preset, cfg.task_config.long_clip_policy)
 
     def example(self, judge: VerbalizerJudge, row: dict) -> dict:
         # training sees one window per clip: the first max_seconds, with a LongClipWarning if cut
         wave, _ = prepare_segments(load_audio(row["path"]), policy="truncate", max_seconds=judge.max_seconds)[0]
         return judge.prepare(wave)
 
-    def collate(self, judge: VerbalizerJudge, examples: list[dict], rows: list[dict]) -> dict:
-        batch = judge.backbone.collate(examples)
-        batch["target"] = torch.tensor([r["target"] for r in rows], dtype=torch.float32)
-        return batch
+    def collate(self, judge: VerbalizerJudge, examples: list[dict], rows: list[dict]) -> tuple[dict, dict]:
+        return (judge.backbone.collate(examples),
+                {"target": torch.tensor([r["target"] for r in rows], dtype=torch.float32)})
 
-    def _normalised_pred(self, judge: VerbalizerJudge, batch: dict) -> torch.Tensor:
+    def _normalised_pred(self, judge: VerbalizerJudge, inputs: dict) -> torch.Tensor:
         lo, hi = judge.preset.value_range
-        inputs = {k: v for k, v in batch.items() if k != "target"}
         return (judge.expected_score(judge.label_logits(inputs)) - lo) / (hi - lo)
 
-    def loss(self, judge: VerbalizerJudge, batch: dict, cfg: TrainConfig) -> torch.Tensor:
-        pred = self._normalised_pred(judge, batch)
-        s = cfg.task_config
-        return hls_loss(pred, batch["target"].to(pred.device), s.bt_weight, s.mse_weight)
+    def loss(self, judge: VerbalizerJudge, inputs: dict, targets: dict, settings: AttHlsSettings) -> torch.Tensor:
+        pred = self._normalised_pred(judge, inputs)
+        return hls_loss(pred, targets["target"].to(pred.device), settings.bt_weight, settings.mse_weight)
 
-    def predict(self, judge: VerbalizerJudge, batch: dict) -> list[float]:
-        return self._normalised_pred(judge, batch).float().cpu().tolist()
+    def predict(self, judge: VerbalizerJudge, inputs: dict, targets: dict) -> list[float]:
+        return self._normalised_pred(judge, inputs).float().cpu().tolist()
 
     def val_metrics(self, rows: list[dict], preds: list[float]) -> dict[str, float]:
         table = voice_level_correlation(preds, [r["target"] for r in rows], [r["voice"] for r in rows],
@@ -98,23 +110,7 @@ class AttHlsTask:
             out["val/srcc_mean"] = float(np.mean(srccs))
         return out
 
-    # ---- CLI, validation, card -------------------------------------------------------------------
-    def add_synth_arguments(self, parser) -> None:
-        parser.add_argument("--clips-per-voice-dimension", type=int, default=10)
-        parser.add_argument("--system-outputs", help="also render a folder of system outputs here (for scoring demos)")
-
-    def synth(self, out: Path, seed: int, options: dict) -> str:
-        corpus = build_att_corpus(AttCorpusConfig(seed=seed, clips_per_voice_dimension=options["clips_per_voice_dimension"]),
-                                  out)
-        text = f"wrote {corpus}"
-        if options.get("system_outputs"):
-            text += f"\nsystem outputs: {render_system_outputs(Path(options['system_outputs']), seed=seed)}"
-        return text
-
-    def add_validate_arguments(self, parser) -> None:
-        parser.add_argument("--held-out-voice", type=int, default=3)
-        parser.add_argument("--batch-size", type=batch_size_arg, default=16)
-
+    # ---- validation, card ------------------------------------------------------------------------
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
                  options: dict | None = None, runtime: Runtime | None = None) -> dict:
         """Voice-level SRCC/PLCC per dimension on the held-out voices + trap F1; with ``out``, the

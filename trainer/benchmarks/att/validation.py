@@ -50,7 +50,9 @@ def validate_folder(judge_dir: str | Path, corpus_dir: str | Path, held_out_voic
                     batch_size: int = 16, out: str | Path | None = None, runtime: Runtime | None = None) -> dict:
     """Load a judge folder (on ``runtime``; default CPU float32), validate it on an ATT-format
     corpus, optionally write the report JSON."""
-    judge = VerbalizerJudge.from_pretrained(judge_dir, **(runtime or Runtime()).load_kwargs())
+    # a judge folder or a preset name (e.g. auto-att: the zero-shot baseline column of the paper's Table 3)
+    from evaluators.score_command import load_verbalizer
+    judge = load_verbalizer(str(judge_dir), runtime or Runtime())
     rows, _ = labelled_rows(corpus_dir, held_out_voice=held_out_voice)
     out_path = Path(out) if out else None
     preds = out_path.with_name(out_path.stem + "_predictions.jsonl") if out_path else None

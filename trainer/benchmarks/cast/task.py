@@ -20,10 +20,10 @@ from trainer.benchmarks.cast.card import card_sections
 from trainer.benchmarks.cast.corpus import StressCorpusConfig, build_stress_corpus
 from trainer.benchmarks.cast.settings import WordStressSettings
 from trainer.benchmarks.cast.validation import validate_stress_judge, word_f1
-from trainer.lora import apply_lora, load_backbone
-from trainer.task import ensure_corpus, write_report
+from trainer.task import TaskCommands, TaskCorpus, write_report
 
 if TYPE_CHECKING:
+    from evaluators.backbones import AudioLLM
     from trainer.config import TrainConfig
 
 STRESS_PROMPT = "Listen to the speech and mark the words the speaker emphasises."
@@ -49,65 +49,64 @@ def load_stress_rows(corpus_dir: str | Path) -> list[dict]:
     return rows
 
 
+def synth(out: Path, seed: int, options: dict) -> str:
+    return f"wrote {build_stress_corpus(StressCorpusConfig(seed=seed), out)}"
+
+
+def add_validate_arguments(parser) -> None:
+    parser.add_argument("--labels", help="listener labels JSONL {id, listener, stressed: [word indices]}")
+    parser.add_argument("--split", default="test")
+
+
 class WordStressTask:
     """Stress detector on the shared backbone; mini-batches from one language."""
 
     name = "cast"
     benchmark = "cast"
-    cli_aliases = ("stress",)
-    synth_help = "word-stress corpus: contrastive pairs, controls, simulated listener labels"
-    validate_help = ("stress detector: word P/R/F1 + CAST pair metrics on held-out items; with --labels, kappa among listeners and detector vs majority")
     settings_class = WordStressSettings
     group_key = "lang"
-    corpus_files = ("items.jsonl",)
+    corpus = TaskCorpus(files=("items.jsonl",), build=build_stress_corpus)
+    commands = TaskCommands(
+        synth_help="word-stress corpus: contrastive pairs, controls, simulated listener labels",
+        validate_help=("stress detector: word P/R/F1 + CAST pair metrics on held-out items; with --labels, "
+                       "kappa among listeners and detector vs majority"),
+        synth=synth, add_validate_arguments=add_validate_arguments, aliases=("stress",))
 
-    def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
-        build_stress_corpus(cfg.task_config.corpus, corpus)
-
-    def load_rows(self, cfg: TrainConfig) -> tuple[list[dict], dict]:
-        rows = load_stress_rows(ensure_corpus(self, cfg))
+    def load_rows(self, corpus: Path, settings: WordStressSettings) -> tuple[list[dict], dict]:
+        rows = load_stress_rows(corpus)
         summary = {split: {"items": sum(r["split"] == split for r in rows),
                            "words": sum(len(r["words"]) for r in rows if r["split"] == split),
                            "stressed_words": sum(sum(r["labels"]) for r in rows if r["split"] == split)}
                    for split in sorted({r["split"] for r in rows})}
         return rows, summary
 
-    def build_judge(self, cfg: TrainConfig) -> WordTaggerJudge:
-        backbone = apply_lora(load_backbone(cfg), cfg)
+    def build_judge(self, backbone: AudioLLM, cfg: TrainConfig) -> WordTaggerJudge:
         head = WordTaggerJudge.new_head(backbone, cfg.task_config.head, seed=cfg.seed)
         return WordTaggerJudge(backbone, head, prompt=STRESS_PROMPT, output_names=("stressed",),
                                system_prompt=cfg.system_prompt, max_seconds=cfg.max_seconds,
                                name=cfg.judge_name, seed=cfg.seed)
 
-    def trainable_modules(self, judge: WordTaggerJudge) -> list[torch.nn.Module]:
-        return [judge.backbone.model, judge.head]
-
     def example(self, judge: WordTaggerJudge, row: dict) -> dict:
         return judge.prepare(load_audio(row["path"]), row["words"], row["lang"], row.get("word_times"))
 
-    def collate(self, judge: WordTaggerJudge, examples: list[dict], rows: list[dict]) -> dict:
-        batch = judge.collate(examples)
-        labels = torch.zeros(batch["slot_mask"].shape, dtype=torch.float32)
+    def collate(self, judge: WordTaggerJudge, examples: list[dict], rows: list[dict]) -> tuple[dict, dict]:
+        inputs = judge.collate(examples)
+        labels = torch.zeros(inputs["slot_mask"].shape, dtype=torch.float32)
         for i, r in enumerate(rows):
             labels[i, : len(r["labels"])] = torch.tensor(r["labels"], dtype=torch.float32)
-        batch["labels"] = labels
-        return batch
+        return inputs, {"labels": labels}
 
-    def _logits(self, judge: WordTaggerJudge, batch: dict) -> torch.Tensor:
-        inputs = {k: v for k, v in batch.items() if k != "labels"}
-        return judge.word_logits(inputs)[..., 0]
-
-    def loss(self, judge: WordTaggerJudge, batch: dict, cfg: TrainConfig) -> torch.Tensor:
-        logits = self._logits(judge, batch)
-        mask = batch["slot_mask"].to(logits.device)
-        labels = batch["labels"].to(logits.device)
-        pos_weight = torch.tensor(cfg.task_config.word_pos_weight, device=logits.device)
+    def loss(self, judge: WordTaggerJudge, inputs: dict, targets: dict, settings: WordStressSettings) -> torch.Tensor:
+        logits = judge.word_logits(inputs)[..., 0]
+        mask = inputs["slot_mask"].to(logits.device)
+        labels = targets["labels"].to(logits.device)
+        pos_weight = torch.tensor(settings.word_pos_weight, device=logits.device)
         per_word = F.binary_cross_entropy_with_logits(logits, labels, pos_weight=pos_weight, reduction="none")
         return (per_word * mask).sum() / mask.sum().clamp(min=1)
 
-    def predict(self, judge: WordTaggerJudge, batch: dict) -> list[np.ndarray]:
-        probs = torch.sigmoid(self._logits(judge, batch)).float().cpu().numpy()
-        counts = batch["slot_mask"].sum(1).tolist()
+    def predict(self, judge: WordTaggerJudge, inputs: dict, targets: dict) -> list[np.ndarray]:
+        probs = torch.sigmoid(judge.word_logits(inputs)[..., 0]).float().cpu().numpy()
+        counts = inputs["slot_mask"].sum(1).tolist()
         return [p[:n] for p, n in zip(probs, counts)]
 
     def val_metrics(self, rows: list[dict], preds: list[np.ndarray]) -> dict[str, float]:
@@ -117,17 +116,7 @@ class WordStressTask:
             out[f"val/word_f1/{lang}"] = word_f1([preds[i] for i in sel], [rows[i]["labels"] for i in sel])["f1"]
         return out
 
-    # ---- CLI, validation, card -------------------------------------------------------------------
-    def add_synth_arguments(self, parser) -> None:
-        pass
-
-    def synth(self, out: Path, seed: int, options: dict) -> str:
-        return f"wrote {build_stress_corpus(StressCorpusConfig(seed=seed), out)}"
-
-    def add_validate_arguments(self, parser) -> None:
-        parser.add_argument("--labels", help="listener labels JSONL {id, listener, stressed: [word indices]}")
-        parser.add_argument("--split", default="test")
-
+    # ---- validation, card ------------------------------------------------------------------------
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
                  options: dict | None = None, runtime: Runtime | None = None) -> dict:
         """Word P/R/F1 and CAST pair metrics on held-out items per language; with ``labels``,

@@ -29,10 +29,10 @@ from trainer.benchmarks.instructttseval.corpus import (
 )
 from trainer.benchmarks.instructttseval.settings import InstructFollowSettings
 from trainer.benchmarks.instructttseval.validation import choose_threshold, validate_instruction_judge
-from trainer.lora import apply_lora, load_backbone
-from trainer.task import ensure_corpus, write_report
+from trainer.task import TaskCommands, TaskCorpus, write_report
 
 if TYPE_CHECKING:
+    from evaluators.backbones import AudioLLM
     from trainer.config import TrainConfig
 
 #: Target of a value the corpus does not know (ignored by the loss).
@@ -59,26 +59,69 @@ def training_rows(corpus: str | Path) -> list[dict]:
     return rows
 
 
+def add_synth_arguments(parser) -> None:
+    parser.add_argument("--clips-per-speaker", type=int, default=10)
+    parser.add_argument("--speakers", type=int, nargs=3, default=(12, 0, 4), metavar=("TRAIN", "VAL", "TEST"),
+                        help="speakers per language and split")
+    parser.add_argument("--languages", nargs="+", default=["en", "zh"], choices=["en", "zh"])
+    parser.add_argument("--benchmark-run", help="also write the test clips as a benchmark run here: "
+                                                "items_<lang>.jsonl, outputs/gen_wav/, truth_<lang>.jsonl")
+    parser.add_argument("--from-items", help="instead of a corpus, draw the paper's Table 4 agreement pairs from "
+                                             "this benchmark item file into OUT/agreement_pairs.jsonl (for annotators "
+                                             "and validate --pairs)")
+    parser.add_argument("--reference-audio", help="with --from-items: folder of the items' reference audio "
+                                                  "(<id>.wav, or the row's reference_audio field)")
+    parser.add_argument("--pairs-per-class", type=int, default=25,
+                        help="with --from-items: matched and mismatched pairs per language and task (paper: 25)")
+
+
+def synth(out: Path, seed: int, options: dict) -> str:
+    if options.get("from_items"):
+        from evaluators.benchmarks.instructttseval.agreement_pairs import write_agreement_pairs
+
+        if not options.get("reference_audio"):
+            raise ValueError("--from-items needs --reference-audio (the folder of the items' reference audio)")
+        return json.dumps(write_agreement_pairs(options["from_items"], options["reference_audio"],
+                                                Path(out) / "agreement_pairs.jsonl",
+                                                per_class=options["pairs_per_class"], seed=seed), indent=2)
+    cfg = InstructCorpusConfig(seed=seed, clips_per_speaker=options["clips_per_speaker"],
+                               speakers=tuple(options["speakers"]), languages=tuple(options["languages"]))
+    text = f"wrote {build_instruct_corpus(cfg, out)}"
+    if options.get("benchmark_run"):
+        written = write_benchmark_items(out, options["benchmark_run"], seed=seed)
+        text += "\nbenchmark run: " + ", ".join(str(p) for p in written.values())
+    return text
+
+
+def add_validate_arguments(parser) -> None:
+    parser.add_argument("--pairs", help="labelled pairs JSONL {id, audio, instruction, lang, task, label} "
+                                        "(audio relative to the file); default: the corpus's test pairs")
+    parser.add_argument("--reference", help="another judge's verdicts on the same pairs: JSONL {id, verdict} "
+                                            "(or gemini_score / judge_score), shown side by side")
+    parser.add_argument("--per-class", type=int, default=0,
+                        help="on the corpus: matched and mismatched pairs sampled per language and task "
+                             "(paper protocol: 25); 0 = all test pairs")
+    parser.add_argument("--batch-size", type=batch_size_arg, default=8)
+
+
 class InstructFollowTask:
     """Instruction-following judge on the shared backbone; mini-batches from one task (APS/DSD/RP)."""
 
     name = "instructttseval"
     benchmark = "instructttseval"
-    cli_aliases = ()
-    synth_help = ("InstructTTSEval corpus: procedural voices with known attributes, APS/DSD/RP instructions "
-                  "(EN/ZH), matched, near-miss and other-item pairs")
-    validate_help = ("agreement with reference labels per language and task (paper Table 4 layout), kappa, "
-                     "per-dimension accuracy; --pairs for your own labelled pairs, --reference for another judge")
     settings_class = InstructFollowSettings
     group_key = "task"
-    corpus_files = ("pairs.jsonl", "clips.jsonl")
-    corpus_required = False
+    corpus = TaskCorpus(files=("pairs.jsonl", "clips.jsonl"), build=build_instruct_corpus)
+    commands = TaskCommands(
+        synth_help=("InstructTTSEval corpus: procedural voices with known attributes, APS/DSD/RP instructions "
+                    "(EN/ZH), matched, near-miss and other-item pairs"),
+        validate_help=("agreement with reference labels per language and task (paper Table 4 layout), kappa, "
+                       "per-dimension accuracy; --pairs for your own labelled pairs, --reference for another judge"),
+        synth=synth, add_synth_arguments=add_synth_arguments, add_validate_arguments=add_validate_arguments,
+        corpus_required=False)
 
-    def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
-        build_instruct_corpus(cfg.task_config.corpus, corpus)
-
-    def load_rows(self, cfg: TrainConfig) -> tuple[list[dict], dict]:
-        rows = training_rows(ensure_corpus(self, cfg))
+    def load_rows(self, corpus: Path, settings: InstructFollowSettings) -> tuple[list[dict], dict]:
+        rows = training_rows(corpus)
         summary = {split: {task: {"pairs": sum(r["split"] == split and r["task"] == task for r in rows),
                                   "followed": sum(r["split"] == split and r["task"] == task and r["label"] == 1
                                                   for r in rows)}
@@ -86,32 +129,25 @@ class InstructFollowTask:
                    for split in sorted({r["split"] for r in rows})}
         return rows, summary
 
-    def build_judge(self, cfg: TrainConfig) -> InstructionJudge:
-        backbone = apply_lora(load_backbone(cfg), cfg)
+    def build_judge(self, backbone: AudioLLM, cfg: TrainConfig) -> InstructionJudge:
         s = cfg.task_config
         head = InstructionJudge.new_head(backbone, dimension_values(), width=s.head_width, seed=cfg.seed)
         return InstructionJudge(backbone, head, trained_presets(cfg.system_prompt), verdict_source=s.verdict_source,
                                 threshold=0.5 if s.threshold is None else s.threshold, max_seconds=cfg.max_seconds, name=cfg.judge_name, seed=cfg.seed)
 
-    def trainable_modules(self, judge: InstructionJudge) -> list[torch.nn.Module]:
-        return [judge.backbone.model, judge.head]
-
     def example(self, judge: InstructionJudge, row: dict) -> dict:
         return judge.prepare(load_audio(row["path"]), row["instruction"], row["lang"])
 
-    def collate(self, judge: InstructionJudge, examples: list[dict], rows: list[dict]) -> dict:
-        batch = judge.backbone.collate(examples)
-        # label index into judge LABELS ("true", "false"): followed -> 0
-        batch["verdict"] = torch.tensor([0 if r["label"] else 1 for r in rows], dtype=torch.long)
-        batch["follows"] = torch.tensor([float(r["label"]) for r in rows])
-        batch["voice"] = torch.tensor([r["voice_codes"] for r in rows], dtype=torch.long)
-        batch["stated"] = torch.tensor([r["stated_codes"] for r in rows], dtype=torch.long)
-        return batch
+    def collate(self, judge: InstructionJudge, examples: list[dict], rows: list[dict]) -> tuple[dict, dict]:
+        targets = {
+            # label index into judge LABELS ("true", "false"): followed -> 0
+            "verdict": torch.tensor([0 if r["label"] else 1 for r in rows], dtype=torch.long),
+            "follows": torch.tensor([float(r["label"]) for r in rows]),
+            "voice": torch.tensor([r["voice_codes"] for r in rows], dtype=torch.long),
+            "stated": torch.tensor([r["stated_codes"] for r in rows], dtype=torch.long)}
+        return judge.backbone.collate(examples), targets
 
-    def _logits(self, judge: InstructionJudge, batch: dict):
-        return judge.logits({k: v for k, v in batch.items() if k not in ("verdict", "follows", "voice", "stated")})
-
-    def loss(self, judge: InstructionJudge, batch: dict, cfg: TrainConfig) -> torch.Tensor:
+    def loss(self, judge: InstructionJudge, inputs: dict, targets: dict, settings: InstructFollowSettings) -> torch.Tensor:
         """``CE(verdict label tokens) + dimension_weight x [CE(voice values) + CE(stated values)] +
         follow_weight x BCE(P(no dimension conflicts), followed)``.
 
@@ -119,25 +155,25 @@ class InstructFollowTask:
         voice is still misheard, every matched pair's gradient says "state nothing", and the
         instruction side collapses to "not stated" (measured on the tiny config with weight 1:
         gender read as stated on 3% of training APS pairs after 10 epochs)."""
-        verdict, audio, text = self._logits(judge, batch)
+        verdict, audio, text = judge.logits(inputs)
         dev = verdict.device
-        loss = F.cross_entropy(verdict, batch["verdict"].to(dev))
-        s = cfg.task_config
+        loss = F.cross_entropy(verdict, targets["verdict"].to(dev))
+        s = settings
         if s.dimension_weight > 0:
-            voice = F.cross_entropy(audio.reshape(-1, audio.shape[-1]), batch["voice"].to(dev).reshape(-1),
+            voice = F.cross_entropy(audio.reshape(-1, audio.shape[-1]), targets["voice"].to(dev).reshape(-1),
                                     ignore_index=IGNORE)
-            stated = F.cross_entropy(text.reshape(-1, text.shape[-1]), batch["stated"].to(dev).reshape(-1),
+            stated = F.cross_entropy(text.reshape(-1, text.shape[-1]), targets["stated"].to(dev).reshape(-1),
                                      ignore_index=IGNORE)
             loss = loss + s.dimension_weight * (voice + stated)
         if s.follow_weight > 0:
             p_follow = follow_probability(outcome_probs(audio, text)).clamp(1e-6, 1 - 1e-6)
-            loss = loss + s.follow_weight * F.binary_cross_entropy(p_follow, batch["follows"].to(dev))
+            loss = loss + s.follow_weight * F.binary_cross_entropy(p_follow, targets["follows"].to(dev))
         return loss
 
-    def calibrate(self, judge: InstructionJudge, rows: list[dict], cfg: TrainConfig) -> dict:
+    def calibrate(self, judge: InstructionJudge, rows: list[dict], settings: InstructFollowSettings) -> dict:
         """After training: the verdict threshold from the config, else chosen on the val split's
         pairs (:func:`~trainer.benchmarks.instructttseval.validation.choose_threshold`)."""
-        fixed = cfg.task_config.threshold
+        fixed = settings.threshold
         val = [r for r in rows if r["split"] == "val"]
         if fixed is not None or not val:
             judge.threshold = 0.5 if fixed is None else fixed
@@ -145,8 +181,8 @@ class InstructFollowTask:
                     "chosen_on": "config" if fixed is not None else "default (no val split)"}
         return choose_threshold(judge, val)
 
-    def predict(self, judge: InstructionJudge, batch: dict) -> list[dict]:
-        verdict, audio, text = (x.double().cpu().numpy() for x in self._logits(judge, batch))
+    def predict(self, judge: InstructionJudge, inputs: dict, targets: dict) -> list[dict]:
+        verdict, audio, text = (x.double().cpu().numpy() for x in judge.logits(inputs))
         return [judge.decide(v, a, t) for v, a, t in zip(verdict, audio, text)]
 
     def val_metrics(self, rows: list[dict], preds: list[dict]) -> dict[str, float]:
@@ -164,34 +200,7 @@ class InstructFollowTask:
             out["val/voice_value_accuracy"] = float(np.mean(hits))
         return out
 
-    # ---- CLI, validation, card -------------------------------------------------------------------
-    def add_synth_arguments(self, parser) -> None:
-        parser.add_argument("--clips-per-speaker", type=int, default=10)
-        parser.add_argument("--speakers", type=int, nargs=3, default=(12, 0, 4), metavar=("TRAIN", "VAL", "TEST"),
-                            help="speakers per language and split")
-        parser.add_argument("--languages", nargs="+", default=["en", "zh"], choices=["en", "zh"])
-        parser.add_argument("--benchmark-run", help="also write the test clips as a benchmark run here: "
-                                                    "items_<lang>.jsonl, outputs/gen_wav/, truth_<lang>.jsonl")
-
-    def synth(self, out: Path, seed: int, options: dict) -> str:
-        cfg = InstructCorpusConfig(seed=seed, clips_per_speaker=options["clips_per_speaker"],
-                                   speakers=tuple(options["speakers"]), languages=tuple(options["languages"]))
-        text = f"wrote {build_instruct_corpus(cfg, out)}"
-        if options.get("benchmark_run"):
-            written = write_benchmark_items(out, options["benchmark_run"], seed=seed)
-            text += "\nbenchmark run: " + ", ".join(str(p) for p in written.values())
-        return text
-
-    def add_validate_arguments(self, parser) -> None:
-        parser.add_argument("--pairs", help="labelled pairs JSONL {id, audio, instruction, lang, task, label} "
-                                            "(audio relative to the file); default: the corpus's test pairs")
-        parser.add_argument("--reference", help="another judge's verdicts on the same pairs: JSONL {id, verdict} "
-                                                "(or gemini_score / judge_score), shown side by side")
-        parser.add_argument("--per-class", type=int, default=0,
-                            help="on the corpus: matched and mismatched pairs sampled per language and task "
-                                 "(paper protocol: 25); 0 = all test pairs")
-        parser.add_argument("--batch-size", type=batch_size_arg, default=8)
-
+    # ---- validation, card ------------------------------------------------------------------------
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path | None, out: str | Path | None = None,
                  options: dict | None = None, runtime: Runtime | None = None) -> dict:
         """Agreement with reference labels per language and task (+ kappa, CIs, per-dimension

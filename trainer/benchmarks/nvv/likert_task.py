@@ -36,11 +36,11 @@ from trainer.benchmarks.nvv.likert_corpus import NvvLikertCorpusConfig, build_nv
 from trainer.benchmarks.nvv.likert_validation import aligned_example, validate_likert_rater
 from trainer.benchmarks.nvv.settings import NvvLikertSettings
 from trainer.benchmarks.nvv.task import unit_times_from_alignment
-from trainer.lora import apply_lora, load_backbone
-from trainer.task import ensure_corpus, write_report
+from trainer.task import TaskCommands, TaskCorpus, write_report
 from trainer.verbalizer_judge import build_verbalizer_judge
 
 if TYPE_CHECKING:
+    from evaluators.backbones import AudioLLM
     from trainer.config import TrainConfig
 
 #: BCE weight of the boundary holding the event: about one boundary in 15 holds it (as the verifier)
@@ -77,42 +77,50 @@ def rating_values(judge) -> tuple[float, ...]:
     return tuple(judge.values) if isinstance(judge, AlignedLikertRater) else tuple(judge.preset.values)
 
 
+def add_synth_arguments(parser) -> None:
+    parser.add_argument("--clips-per-language", type=int, default=600, help="rated clips per language")
+
+
+def synth(out: Path, seed: int, options: dict) -> str:
+    cfg = NvvLikertCorpusConfig(seed=seed, clips_per_language=options["clips_per_language"])
+    return f"wrote {build_nvv_likert_corpus(cfg, out)}"
+
+
+def add_validate_arguments(parser) -> None:
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--criterion", help="rating to validate against (default: the one the judge was trained on)")
+
+
 class NvvLikertTask:
     """Rows: rated clips; mini-batches from one language."""
 
     name = "nvv_likert"
     benchmark = "nvv"
     command = "nvv-likert"  # omnijudge synth|validate nvv-likert
-    cli_aliases = ()
-    synth_help = "NVV Likert corpus: tag-based clips with known NVV accuracy, NVV PE and quality ratings"
-    validate_help = "NVV Likert rater: Spearman with the known ratings per language (95% CI), MAE, agreement"
     settings_class = NvvLikertSettings
     group_key = "lang"
-    corpus_files = ("clips.jsonl",)
+    corpus = TaskCorpus(files=("clips.jsonl",), build=build_nvv_likert_corpus)
+    commands = TaskCommands(
+        synth_help="NVV Likert corpus: tag-based clips with known NVV accuracy, NVV PE and quality ratings",
+        validate_help="NVV Likert rater: Spearman with the known ratings per language (95% CI), MAE, agreement",
+        synth=synth, add_synth_arguments=add_synth_arguments, add_validate_arguments=add_validate_arguments)
 
-    def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
-        build_nvv_likert_corpus(cfg.task_config.corpus, corpus)
-
-    def load_rows(self, cfg: TrainConfig) -> tuple[list[dict], dict]:
-        rows = load_likert_rows(ensure_corpus(self, cfg), cfg.task_config.criterion)
-        summary = {"criterion": cfg.task_config.criterion,
+    def load_rows(self, corpus: Path, settings: NvvLikertSettings) -> tuple[list[dict], dict]:
+        rows = load_likert_rows(corpus, settings.criterion)
+        summary = {"criterion": settings.criterion,
                    **{split: {str(int(v)): sum(r["target"] == v for r in rows if r["split"] == split)
                               for v in sorted({r["target"] for r in rows})}
                       for split in sorted({r["split"] for r in rows})}}
         return rows, summary
 
-    def build_judge(self, cfg: TrainConfig) -> VerbalizerJudge | AlignedLikertRater:
+    def build_judge(self, backbone: AudioLLM, cfg: TrainConfig) -> VerbalizerJudge | AlignedLikertRater:
         s = cfg.task_config
         if s.rater == "verbalizer":
-            return build_verbalizer_judge(cfg, s.preset)
-        backbone = apply_lora(load_backbone(cfg), cfg)
+            return build_verbalizer_judge(backbone, cfg, s.preset)
         head = new_rater_head(backbone, s.criterion, s.head_width, s.head_mixer_layers, seed=cfg.seed)
         return AlignedLikertRater(backbone, head, s.criterion, boundary_margin_s=s.boundary_margin_s,
                                   system_prompt=cfg.system_prompt, max_seconds=cfg.max_seconds, name=cfg.judge_name,
                                   seed=cfg.seed)
-
-    def trainable_modules(self, judge) -> list[torch.nn.Module]:
-        return [judge.backbone.model, judge.head] if isinstance(judge, AlignedLikertRater) else [judge.backbone.model]
 
     def example(self, judge, row: dict) -> dict:
         if isinstance(judge, AlignedLikertRater):
@@ -120,60 +128,60 @@ class NvvLikertTask:
         wave, _ = prepare_segments(load_audio(row["path"]), policy="truncate", max_seconds=judge.max_seconds)[0]
         return judge.prepare(wave, row["fields"])
 
-    def collate(self, judge, examples: list[dict], rows: list[dict]) -> dict:
-        """Model batch + ``label_index`` (B,); aligned raters also ``event_here`` (B, S): 1 at the
-        boundary where an NVV was rendered (none for absent clips)."""
+    def collate(self, judge, examples: list[dict], rows: list[dict]) -> tuple[dict, dict]:
+        """Model inputs, and targets: ``label_index`` (B,); aligned raters also ``event_here``
+        (B, S): 1 at the boundary where an NVV was rendered (none for absent clips), and
+        ``event_type`` (B, S): the rendered type's index there, -100 elsewhere."""
         aligned = isinstance(judge, AlignedLikertRater)
-        batch = judge.collate(examples) if aligned else judge.backbone.collate(examples)
+        inputs = judge.collate(examples) if aligned else judge.backbone.collate(examples)
         values = list(rating_values(judge))
-        batch["label_index"] = torch.tensor([values.index(r["target"]) for r in rows], dtype=torch.long)
+        targets = {"label_index": torch.tensor([values.index(r["target"]) for r in rows], dtype=torch.long)}
         if aligned:
-            here = torch.zeros(batch["slot_mask"].shape, dtype=torch.float32)
-            heard = torch.full(batch["slot_mask"].shape, -100, dtype=torch.long)  # -100: no type loss here
+            here = torch.zeros(inputs["slot_mask"].shape, dtype=torch.float32)
+            heard = torch.full(inputs["slot_mask"].shape, -100, dtype=torch.long)  # -100: no type loss here
             for i, r in enumerate(rows):
                 if r.get("event_position") is not None:
                     here[i, r["event_position"]] = 1.0
                     if r.get("event_type") in judge.types:
                         heard[i, r["event_position"]] = judge.types.index(r["event_type"])
-            batch["event_here"], batch["event_type"] = here, heard
-        return batch
+            targets["event_here"], targets["event_type"] = here, heard
+        return inputs, targets
 
-    def _slot_and_label_logits(self, judge, batch: dict) -> tuple[torch.Tensor | None, torch.Tensor]:
-        inputs = {k: v for k, v in batch.items() if k not in ("label_index", "event_here", "event_type")}
+    def _slot_and_label_logits(self, judge, inputs: dict) -> tuple[torch.Tensor | None, torch.Tensor]:
         if not isinstance(judge, AlignedLikertRater):
             return None, judge.label_logits(inputs)
         slots = judge.slot_logits(inputs)
         return slots, judge.rating_logits(slots, inputs)
 
-    def loss(self, judge, batch: dict, cfg: TrainConfig) -> torch.Tensor:
+    def loss(self, judge, inputs: dict, targets: dict, settings: NvvLikertSettings) -> torch.Tensor:
         """Cross-entropy of the known rating + ``mse_weight`` x squared error of the expected rating
         (0-1 scaled); aligned raters add ``locate_weight`` x the per-boundary BCE of the attention
         logit on "an NVV was rendered here" (positive weight ``LOCATE_POS_WEIGHT``), so the rating
         is pooled where the event is, and ``type_weight`` x the cross-entropy of the heard-type
         logits at that boundary on the type rendered there."""
-        slots, logits = self._slot_and_label_logits(judge, batch)
-        target = batch["label_index"].to(logits.device)
+        slots, logits = self._slot_and_label_logits(judge, inputs)
+        target = targets["label_index"].to(logits.device)
         scale = rating_values(judge)
         lo, hi = scale[0], scale[-1]
         values = torch.tensor(scale, dtype=logits.dtype, device=logits.device)
         expected = (judge.expected_score(logits) - lo) / (hi - lo)
         mse = F.mse_loss(expected, (values[target] - lo) / (hi - lo))
-        loss = F.cross_entropy(logits, target) + cfg.task_config.mse_weight * mse
-        if slots is not None and cfg.task_config.locate_weight:
-            mask = batch["slot_mask"].to(slots.device).float()
+        loss = F.cross_entropy(logits, target) + settings.mse_weight * mse
+        if slots is not None and settings.locate_weight:
+            mask = inputs["slot_mask"].to(slots.device).float()
             bce = F.binary_cross_entropy_with_logits(
-                slots[..., 0], batch["event_here"].to(slots.device), reduction="none",
+                slots[..., 0], targets["event_here"].to(slots.device), reduction="none",
                 pos_weight=torch.tensor(LOCATE_POS_WEIGHT, device=slots.device))
-            loss = loss + cfg.task_config.locate_weight * (bce * mask).sum() / mask.sum().clamp(min=1)
-        heard = batch.get("event_type")
-        if slots is not None and cfg.task_config.type_weight and heard is not None and (heard >= 0).any():
+            loss = loss + settings.locate_weight * (bce * mask).sum() / mask.sum().clamp(min=1)
+        heard = targets.get("event_type")
+        if slots is not None and settings.type_weight and heard is not None and (heard >= 0).any():
             types = judge.type_logits(slots)
-            loss = loss + cfg.task_config.type_weight * F.cross_entropy(
+            loss = loss + settings.type_weight * F.cross_entropy(
                 types.reshape(-1, types.shape[-1]), heard.to(types.device).reshape(-1), ignore_index=-100)
         return loss
 
-    def predict(self, judge, batch: dict) -> list[float]:
-        return judge.expected_score(self._slot_and_label_logits(judge, batch)[1]).float().cpu().tolist()
+    def predict(self, judge, inputs: dict, targets: dict) -> list[float]:
+        return judge.expected_score(self._slot_and_label_logits(judge, inputs)[1]).float().cpu().tolist()
 
     def val_metrics(self, rows: list[dict], preds: list[float]) -> dict[str, float]:
         out = {}
@@ -185,18 +193,7 @@ class NvvLikertTask:
                     out[f"val/spearman/{lang}"] = rho
         return out
 
-    # ---- CLI, validation, card -------------------------------------------------------------------
-    def add_synth_arguments(self, parser) -> None:
-        parser.add_argument("--clips-per-language", type=int, default=600, help="rated clips per language")
-
-    def synth(self, out: Path, seed: int, options: dict) -> str:
-        cfg = NvvLikertCorpusConfig(seed=seed, clips_per_language=options["clips_per_language"])
-        return f"wrote {build_nvv_likert_corpus(cfg, out)}"
-
-    def add_validate_arguments(self, parser) -> None:
-        parser.add_argument("--split", default="test")
-        parser.add_argument("--criterion", help="rating to validate against (default: the one the judge was trained on)")
-
+    # ---- validation, card ------------------------------------------------------------------------
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
                  options: dict | None = None, runtime: Runtime | None = None) -> dict:
         """Spearman / MAE / agreement with the corpus's known ratings, per language (95% CIs)."""

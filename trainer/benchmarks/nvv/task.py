@@ -20,10 +20,10 @@ from trainer.benchmarks.nvv.card import card_sections
 from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, build_nvv_corpus
 from trainer.benchmarks.nvv.settings import NvvVerifySettings
 from trainer.benchmarks.nvv.validation import choose_type_threshold, validate_nvv_verifier, verifier_scores
-from trainer.lora import apply_lora, load_backbone
-from trainer.task import ensure_corpus, write_report
+from trainer.task import TaskCommands, TaskCorpus, write_report
 
 if TYPE_CHECKING:
+    from evaluators.backbones import AudioLLM
     from trainer.config import TrainConfig
 
 
@@ -65,75 +65,78 @@ def load_nvv_rows(corpus_dir: str | Path) -> list[dict]:
     return rows
 
 
+def add_synth_arguments(parser) -> None:
+    parser.add_argument("--items-per-type", type=int, default=16, help="items per NVV type and language")
+
+
+def synth(out: Path, seed: int, options: dict) -> str:
+    return f"wrote {build_nvv_corpus(NvvCorpusConfig(seed=seed, items_per_type=options['items_per_type']), out)}"
+
+
+def add_validate_arguments(parser) -> None:
+    parser.add_argument("--split", default="test")
+
+
 class NvvVerifyTask:
     """NVV verifier on the shared backbone; mini-batches from one language."""
 
     name = "nvv"
     benchmark = "nvv"
-    cli_aliases = ()
-    synth_help = "NVV corpus: all 45 event types inserted at known word/character boundaries"
-    validate_help = ("NVV verifier: presence accuracy, P/R/F1, NTD vs what was rendered, per language / category / case, and the benchmark metrics vs an oracle")
     settings_class = NvvVerifySettings
     group_key = "lang"
-    corpus_files = ("items.jsonl",)
+    corpus = TaskCorpus(files=("items.jsonl",), build=build_nvv_corpus)
+    commands = TaskCommands(
+        synth_help="NVV corpus: all 45 event types inserted at known word/character boundaries",
+        validate_help=("NVV verifier: presence accuracy, P/R/F1, NTD vs what was rendered, per language / "
+                       "category / case, and the benchmark metrics vs an oracle"),
+        synth=synth, add_synth_arguments=add_synth_arguments, add_validate_arguments=add_validate_arguments)
 
-    def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
-        build_nvv_corpus(cfg.task_config.corpus, corpus)
-
-    def load_rows(self, cfg: TrainConfig) -> tuple[list[dict], dict]:
-        rows = load_nvv_rows(ensure_corpus(self, cfg))
+    def load_rows(self, corpus: Path, settings: NvvVerifySettings) -> tuple[list[dict], dict]:
+        rows = load_nvv_rows(corpus)
         summary = {split: {"items": sum(r["split"] == split for r in rows),
                            "present": sum(r["position"] is not None for r in rows if r["split"] == split),
                            "spurious_events": sum(len(r["spurious_types"]) for r in rows if r["split"] == split)}
                    for split in sorted({r["split"] for r in rows})}
         return rows, summary
 
-    def build_judge(self, cfg: TrainConfig) -> NvvVerifierJudge:
-        backbone = apply_lora(load_backbone(cfg), cfg)
+    def build_judge(self, backbone: AudioLLM, cfg: TrainConfig) -> NvvVerifierJudge:
         head = NvvVerifierJudge.new_head(backbone, cfg.task_config.head, seed=cfg.seed)
         return NvvVerifierJudge(backbone, head, system_prompt=cfg.system_prompt, max_seconds=cfg.max_seconds,
                                 name=cfg.judge_name, seed=cfg.seed)
 
-    def trainable_modules(self, judge: NvvVerifierJudge) -> list[torch.nn.Module]:
-        return [judge.backbone.model, judge.head]
-
     def example(self, judge: NvvVerifierJudge, row: dict) -> dict:
         return judge.prepare(load_audio(row["path"]), row["text"], row["lang"], row["target_type"], row["unit_times"])
 
-    def collate(self, judge: NvvVerifierJudge, examples: list[dict], rows: list[dict]) -> dict:
-        batch = judge.collate(examples)
-        here = torch.zeros(batch["slot_mask"].shape, dtype=torch.float32)
-        types = torch.zeros(batch["slot_mask"].shape, dtype=torch.long)  # 0 = no NVV at this boundary
+    def collate(self, judge: NvvVerifierJudge, examples: list[dict], rows: list[dict]) -> tuple[dict, dict]:
+        inputs = judge.collate(examples)
+        here = torch.zeros(inputs["slot_mask"].shape, dtype=torch.float32)
+        types = torch.zeros(inputs["slot_mask"].shape, dtype=torch.long)  # 0 = no NVV at this boundary
         for i, r in enumerate(rows):
             if r["position"] is not None:
                 here[i, r["position"]] = 1.0
                 types[i, r["position"]] = 1 + judge.types.index(r["target_type"])
             for ty, pos in zip(r["spurious_types"], r["spurious_positions"]):
                 types[i, pos] = 1 + judge.types.index(ty)
-        batch["here"], batch["types"] = here, types
-        return batch
+        return inputs, {"here": here, "types": types}
 
-    def _logits(self, judge: NvvVerifierJudge, batch: dict) -> torch.Tensor:
-        return judge.slot_logits({k: v for k, v in batch.items() if k not in ("here", "types")})
-
-    def loss(self, judge: NvvVerifierJudge, batch: dict, cfg: TrainConfig) -> torch.Tensor:
+    def loss(self, judge: NvvVerifierJudge, inputs: dict, targets: dict, settings: NvvVerifySettings) -> torch.Tensor:
         """Per-boundary BCE on "the target is here" (positive weight ``word_pos_weight``) plus
         per-boundary cross-entropy over none + 45 types (boundaries holding an NVV weighted
         ``event_weight``: about one boundary in ten holds one), both averaged over real boundaries."""
-        logits = self._logits(judge, batch)
-        mask = batch["slot_mask"].to(logits.device).float()
-        here = batch["here"].to(logits.device)
-        types = batch["types"].to(logits.device)
-        pos_weight = torch.tensor(cfg.task_config.word_pos_weight, device=logits.device)
+        logits = judge.slot_logits(inputs)
+        mask = inputs["slot_mask"].to(logits.device).float()
+        here = targets["here"].to(logits.device)
+        types = targets["types"].to(logits.device)
+        pos_weight = torch.tensor(settings.word_pos_weight, device=logits.device)
         bce = F.binary_cross_entropy_with_logits(logits[..., 0], here, pos_weight=pos_weight, reduction="none")
         ce = F.cross_entropy(logits[..., 1:].transpose(1, 2), types, reduction="none")
-        ce = ce * torch.where(types > 0, cfg.task_config.event_weight, 1.0)
+        ce = ce * torch.where(types > 0, settings.event_weight, 1.0)
         return ((bce + ce) * mask).sum() / mask.sum().clamp(min=1)
 
-    def calibrate(self, judge: NvvVerifierJudge, rows: list[dict], cfg: TrainConfig) -> dict:
+    def calibrate(self, judge: NvvVerifierJudge, rows: list[dict], settings: NvvVerifySettings) -> dict:
         """After training: ``type_threshold`` from the config, else chosen on the val split
         (:func:`choose_type_threshold`)."""
-        fixed = cfg.task_config.type_threshold
+        fixed = settings.type_threshold
         val = [r for r in rows if r["split"] == "val"]
         if fixed is not None or not val:
             judge.type_threshold = fixed if fixed is not None else judge.type_threshold
@@ -141,11 +144,11 @@ class NvvVerifyTask:
                     "chosen_on": "config" if fixed is not None else "default (no val split)"}
         return choose_type_threshold(judge, val)
 
-    def predict(self, judge: NvvVerifierJudge, batch: dict) -> list[dict]:
-        logits = self._logits(judge, batch).double().cpu().numpy()
-        counts = batch["slot_mask"].sum(1).tolist()
-        targets = [judge.types[c] for c in batch["condition"].tolist()]
-        return [judge.decide(lg[:n], t) for lg, n, t in zip(logits, counts, targets)]
+    def predict(self, judge: NvvVerifierJudge, inputs: dict, targets: dict) -> list[dict]:
+        logits = judge.slot_logits(inputs).double().cpu().numpy()
+        counts = inputs["slot_mask"].sum(1).tolist()
+        asked = [judge.types[c] for c in inputs["condition"].tolist()]
+        return [judge.decide(lg[:n], t) for lg, n, t in zip(logits, counts, asked)]
 
     def val_metrics(self, rows: list[dict], preds: list[dict]) -> dict[str, float]:
         out = {}
@@ -155,16 +158,7 @@ class NvvVerifyTask:
             out[f"val/f1/{lang}"], out[f"val/presence_acc/{lang}"] = s["f1"], s["presence_accuracy"]
         return out
 
-    # ---- CLI, validation, card -------------------------------------------------------------------
-    def add_synth_arguments(self, parser) -> None:
-        parser.add_argument("--items-per-type", type=int, default=16, help="items per NVV type and language")
-
-    def synth(self, out: Path, seed: int, options: dict) -> str:
-        return f"wrote {build_nvv_corpus(NvvCorpusConfig(seed=seed, items_per_type=options['items_per_type']), out)}"
-
-    def add_validate_arguments(self, parser) -> None:
-        parser.add_argument("--split", default="test")
-
+    # ---- validation, card ------------------------------------------------------------------------
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
                  options: dict | None = None, runtime: Runtime | None = None) -> dict:
         """Presence accuracy, P/R/F1, NTD vs what was rendered, per language / category / case, and

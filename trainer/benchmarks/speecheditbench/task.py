@@ -27,11 +27,41 @@ from trainer.benchmarks.speecheditbench.judge_corpus import JudgeCorpusConfig, b
 from trainer.benchmarks.speecheditbench.rows import training_rows
 from trainer.benchmarks.speecheditbench.settings import SpeechEditJudgeSettings
 from trainer.benchmarks.speecheditbench.validation import judge_metrics, validate_edit_judge
-from trainer.lora import apply_lora, load_backbone
-from trainer.task import ensure_corpus, write_report
+from trainer.task import TaskCommands, TaskCorpus, write_report
 
 if TYPE_CHECKING:
+    from evaluators.backbones import AudioLLM
     from trainer.config import TrainConfig
+
+
+def add_synth_arguments(parser) -> None:
+    parser.add_argument("--edited", action="store_true",
+                        help="build the synthetic edited benchmark (items, sources, one system's outputs, "
+                             "manifest, truth) instead of the judge corpus")
+    parser.add_argument("--clips-per-speaker", type=int, default=None, help="judge corpus: clips per speaker")
+    parser.add_argument("--languages", nargs="+", choices=["en", "zh"], default=None)
+
+
+def synth(out: Path, seed: int, options: dict) -> str:
+    if options.get("edited"):
+        counts = build_edited_corpus(out, seed)
+        return (f"{sum(counts.values())} items ({', '.join(f'{t} {n}' for t, n in counts.items())}) in {out}/data; "
+                f"outputs and manifest in {out}/outputs/synthetic-editor; expected outcomes in {out}/truth.jsonl")
+    values = {"seed": seed}
+    if options.get("clips_per_speaker"):
+        values["clips_per_speaker"] = options["clips_per_speaker"]
+    if options.get("languages"):
+        values["languages"] = tuple(options["languages"])
+    summary = build_judge_corpus(JudgeCorpusConfig(**values), out)
+    return f"judge corpus in {out}: {summary}"
+
+
+def add_validate_arguments(parser) -> None:
+    parser.add_argument("--labels", help="reference labels JSONL {id, audio, language, criterion fields} "
+                                         "(audio relative to the file): listeners', Gemini's or another "
+                                         "judge's; default: the corpus's test clips")
+    parser.add_argument("--split", default="test", help="corpus split to validate on")
+    parser.add_argument("--batch-size", type=batch_size_arg, default=8)
 
 
 class SpeechEditJudgeTask:
@@ -39,110 +69,78 @@ class SpeechEditJudgeTask:
 
     name = "speecheditbench"
     benchmark = "speecheditbench"
-    cli_aliases = ("speecheditbench-judges",)
-    synth_help = ("SpeechEditBench: the judge corpus (emotion, style, paralinguistic source/edited clips with known "
-                  "labels; --edited: the synthetic edited benchmark with one system's outputs)")
-    validate_help = ("emotion accuracy / macro-F1 + confusion matrix, style decision agreement and MAE, "
-                     "paralinguistic add/remove accuracy per event; per language, 95% CIs; --labels for any reference")
     settings_class = SpeechEditJudgeSettings
     group_key = "lang"
-    corpus_files = ("summary.json",)
-    corpus_required = False  # --labels is another label source
+    corpus = TaskCorpus(files=("summary.json",), build=build_judge_corpus)
+    commands = TaskCommands(
+        synth_help=("SpeechEditBench: the judge corpus (emotion, style, paralinguistic source/edited clips with "
+                    "known labels; --edited: the synthetic edited benchmark with one system's outputs)"),
+        validate_help=("emotion accuracy / macro-F1 + confusion matrix, style decision agreement and MAE, "
+                       "paralinguistic add/remove accuracy per event; per language, 95% CIs; --labels for any "
+                       "reference"),
+        synth=synth, add_synth_arguments=add_synth_arguments, add_validate_arguments=add_validate_arguments,
+        aliases=("speecheditbench-judges",), corpus_required=False)  # --labels is another label source
 
-    def build_corpus(self, cfg: TrainConfig, corpus: Path) -> None:
-        build_judge_corpus(cfg.task_config.corpus, corpus)
-
-    def load_rows(self, cfg: TrainConfig) -> tuple[list[dict], dict]:
-        s = cfg.task_config
-        rows = training_rows(ensure_corpus(self, cfg), s.criterion, s.style_targets_per_clip)
+    def load_rows(self, corpus: Path, settings: SpeechEditJudgeSettings) -> tuple[list[dict], dict]:
+        s = settings
+        rows = training_rows(corpus, s.criterion, s.style_targets_per_clip)
         summary = {split: {lang: sum(r["split"] == split and r["lang"] == lang for r in rows)
                            for lang in sorted({r["lang"] for r in rows})}
                    for split in sorted({r["split"] for r in rows})}
         return rows, {"criterion": s.criterion, "rows": summary}
 
-    def build_judge(self, cfg: TrainConfig) -> SpeechEditJudge:
-        backbone = apply_lora(load_backbone(cfg), cfg)
+    def build_judge(self, backbone: AudioLLM, cfg: TrainConfig) -> SpeechEditJudge:
         s = cfg.task_config
         return SpeechEditJudge.new(backbone, s.criterion, seed=cfg.seed, audio_attention=s.audio_attention,
                                    presets=trained_presets(s.criterion, cfg.system_prompt, s.style_score_source),
                                    max_seconds=cfg.max_seconds, name=cfg.judge_name,
                                    style_score_source=s.style_score_source)
 
-    def trainable_modules(self, judge: SpeechEditJudge) -> list[torch.nn.Module]:
-        return [judge.backbone.model] + ([judge.head] if judge.head is not None else [])
-
     def example(self, judge: SpeechEditJudge, row: dict) -> dict:
         return judge.prepare({**row["request"], "wave": load_audio(row["path"])})
 
-    def collate(self, judge: SpeechEditJudge, examples: list[dict], rows: list[dict]) -> dict:
-        batch = judge.backbone.collate(examples)
+    def collate(self, judge: SpeechEditJudge, examples: list[dict], rows: list[dict]) -> tuple[dict, dict]:
+        """Model inputs, and targets: emotion ``label`` (B,) and ``mask`` (B, labels: the clip's
+        taxonomy); style ``label`` (B,: the asked style's score), ``slots`` (B, 6 scores) and
+        ``target`` (B,: the asked style's slot); paralinguistic ``slots`` (B, 4 event outcomes)."""
         if judge.criterion == "emotion":
-            batch["label"] = torch.tensor([judge.labels.index(r["emotion"]) for r in rows], dtype=torch.long)
-            batch["mask"] = torch.tensor(np.stack([judge.label_mask(r["request"]) for r in rows]))
+            targets = {"label": torch.tensor([judge.labels.index(r["emotion"]) for r in rows], dtype=torch.long),
+                       "mask": torch.tensor(np.stack([judge.label_mask(r["request"]) for r in rows]))}
         elif judge.criterion == "style":
-            batch["label"] = torch.tensor([r["target_score"] for r in rows], dtype=torch.long)
-            batch["slots"] = torch.tensor([r["scores"] for r in rows], dtype=torch.long)
-            batch["target"] = torch.tensor([judge.target_index(r["request"]) for r in rows], dtype=torch.long)
+            targets = {"label": torch.tensor([r["target_score"] for r in rows], dtype=torch.long),
+                       "slots": torch.tensor([r["scores"] for r in rows], dtype=torch.long),
+                       "target": torch.tensor([judge.target_index(r["request"]) for r in rows], dtype=torch.long)}
         else:
-            batch["slots"] = torch.tensor([r["event_scores"] for r in rows], dtype=torch.long)
-        return batch
+            targets = {"slots": torch.tensor([r["event_scores"] for r in rows], dtype=torch.long)}
+        return judge.backbone.collate(examples), targets
 
-    def _logits(self, judge: SpeechEditJudge, batch: dict):
-        return judge.logits({k: v for k, v in batch.items() if k not in ("label", "mask", "slots", "target")})
-
-    def loss(self, judge: SpeechEditJudge, batch: dict, cfg: TrainConfig) -> torch.Tensor:
-        labels, head = self._logits(judge, batch)
+    def loss(self, judge: SpeechEditJudge, inputs: dict, targets: dict, settings: SpeechEditJudgeSettings) -> torch.Tensor:
+        labels, head = judge.logits(inputs)
         dev = (labels if labels is not None else head).device
         if judge.criterion == "emotion":
-            masked = labels.masked_fill(~batch["mask"].to(dev), torch.finfo(labels.dtype).min)
-            return F.cross_entropy(masked, batch["label"].to(dev))
-        slots = F.cross_entropy(head.reshape(-1, head.shape[-1]), batch["slots"].to(dev).reshape(-1))
+            masked = labels.masked_fill(~targets["mask"].to(dev), torch.finfo(labels.dtype).min)
+            return F.cross_entropy(masked, targets["label"].to(dev))
+        slots = F.cross_entropy(head.reshape(-1, head.shape[-1]), targets["slots"].to(dev).reshape(-1))
         if judge.criterion == "style" and judge.style_score_source == "label_tokens":
-            return F.cross_entropy(labels, batch["label"].to(dev)) + cfg.task_config.head_weight * slots
+            return F.cross_entropy(labels, targets["label"].to(dev)) + settings.head_weight * slots
         return slots
 
-    def predict(self, judge: SpeechEditJudge, batch: dict) -> list[dict]:
-        labels, head = self._logits(judge, batch)
+    def predict(self, judge: SpeechEditJudge, inputs: dict, targets: dict) -> list[dict]:
+        labels, head = judge.logits(inputs)
         labels = labels.double().cpu().numpy() if labels is not None else None
         head = head.double().cpu().numpy() if head is not None else None
         n = (labels if labels is not None else head).shape[0]
-        masks = batch["mask"].numpy() if "mask" in batch else np.ones((n, len(judge.labels)), dtype=bool)
-        targets = batch["target"].tolist() if "target" in batch else [None] * n
+        # read-out conditions the forward pass does not take (the clip's taxonomy, the asked style)
+        masks = targets["mask"].cpu().numpy() if "mask" in targets else np.ones((n, len(judge.labels)), dtype=bool)
+        asked = targets["target"].tolist() if "target" in targets else [None] * n
         return [judge.decide(None if labels is None else labels[i], None if head is None else head[i], masks[i],
-                             targets[i]) for i in range(n)]
+                             asked[i]) for i in range(n)]
 
     def val_metrics(self, rows: list[dict], preds: list[dict]) -> dict[str, float]:
         return {f"val/{k}": v for k, v in judge_metrics(rows, preds, n_resamples=0).items()
                 if isinstance(v, float)}
 
-    # ---- CLI, validation, card -------------------------------------------------------------------
-    def add_synth_arguments(self, parser) -> None:
-        parser.add_argument("--edited", action="store_true",
-                            help="build the synthetic edited benchmark (items, sources, one system's outputs, "
-                                 "manifest, truth) instead of the judge corpus")
-        parser.add_argument("--clips-per-speaker", type=int, default=None, help="judge corpus: clips per speaker")
-        parser.add_argument("--languages", nargs="+", choices=["en", "zh"], default=None)
-
-    def synth(self, out: Path, seed: int, options: dict) -> str:
-        if options.get("edited"):
-            counts = build_edited_corpus(out, seed)
-            return (f"{sum(counts.values())} items ({', '.join(f'{t} {n}' for t, n in counts.items())}) in {out}/data; "
-                    f"outputs and manifest in {out}/outputs/synthetic-editor; expected outcomes in {out}/truth.jsonl")
-        values = {"seed": seed}
-        if options.get("clips_per_speaker"):
-            values["clips_per_speaker"] = options["clips_per_speaker"]
-        if options.get("languages"):
-            values["languages"] = tuple(options["languages"])
-        summary = build_judge_corpus(JudgeCorpusConfig(**values), out)
-        return f"judge corpus in {out}: {summary}"
-
-    def add_validate_arguments(self, parser) -> None:
-        parser.add_argument("--labels", help="reference labels JSONL {id, audio, language, criterion fields} "
-                                             "(audio relative to the file): listeners', Gemini's or another "
-                                             "judge's; default: the corpus's test clips")
-        parser.add_argument("--split", default="test", help="corpus split to validate on")
-        parser.add_argument("--batch-size", type=batch_size_arg, default=8)
-
+    # ---- validation, card ------------------------------------------------------------------------
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path | None, out: str | Path | None = None,
                  options: dict | None = None, runtime: Runtime | None = None) -> dict:
         """Accuracy / macro-F1 / confusion (emotion), agreement and MAE (style), add/remove accuracy

@@ -7,9 +7,10 @@ add succeeds at >= 2 and remove at <= 1) and the 0-3 score's MAE. Each per langu
 with 95% bootstrap CIs (paper: "SpeechEditBench: A Bilingual Multi-Attribute Benchmark for
 Instruction-Guided Speech Editing", Tables 8, 10, 12; ``docs/benchmarks.md#speecheditbench``).
 
-Reference labels are the synthetic corpus's (its test clips: unseen speakers and sentences) or a
-labels JSONL (listeners', Gemini's verdicts, another judge's): the judge is scored against
-whichever is given.
+Reference labels are the synthetic corpus's (its test clips: unseen speakers and sentences), a
+labels JSONL (listeners', Gemini's verdicts, another judge's), or the public emotion calibration
+manifest (then the judge's accuracy stands beside the public local backend's 0.666 on the same
+clips): the judge is scored against whichever is given.
 """
 
 from __future__ import annotations
@@ -22,9 +23,17 @@ from pathlib import Path
 import numpy as np
 
 from evaluators.audio_io import load_audio
-from evaluators.benchmarks.speecheditbench.criteria import EVENTS, STYLES
+from evaluators.benchmarks.speecheditbench.calibration import (
+    beside_public_backend,
+    clip_problem,
+    format_beside,
+    is_calibration_manifest,
+    read_calibration_manifest,
+)
+from evaluators.benchmarks.speecheditbench.criteria import EVENTS, STYLES, normalize_emotion
 from evaluators.benchmarks.speecheditbench.judge_prompts import allowed_emotions
 from evaluators.jsonl import JsonlError, read_jsonl
+from evaluators.judges.folder import file_sha256
 from evaluators.judges.registry import load_judge
 from evaluators.metrics.correlation import bootstrap_ci
 from evaluators.progress import chunks_with_progress
@@ -156,15 +165,18 @@ def rows_from_labels(path: str | Path) -> list[dict]:
     or ``target_style`` + ``target_score``, or ``event_scores`` {breath, laugh, cough, sigh}; audio
     relative to the file. One criterion per file; bad rows name file:line."""
     path = Path(path)
+    if any(is_calibration_manifest(r) for r in read_jsonl(path)[:1]):
+        return calibration_rows(path)
     out = []
     for r in read_jsonl(path, required=("id", "audio", "language")):
         where = f"{path}:{r['_line']}"
         base = {"id": str(r["id"]), "path": str(path.parent / r["audio"]), "lang": r["language"], "split": "labels"}
         if "emotion" in r:
             tax = r.get("taxonomy") or ("csemotions_zh" if r["language"] == "zh" else "iemocap_en")
-            if r["emotion"] not in allowed_emotions(tax, r["language"]):
+            emotion = normalize_emotion(r["emotion"])  # "fear" -> "fearful", as the public evaluator reads it
+            if emotion not in allowed_emotions(tax, r["language"]):
                 raise JsonlError(f"{where}: emotion {r['emotion']!r} is not in the {tax} taxonomy")
-            out.append({**base, "emotion": r["emotion"], "taxonomy": tax,
+            out.append({**base, "emotion": emotion, "taxonomy": tax,
                         "request": {"language": r["language"], "anchor": {"emotion_taxonomy": tax}}})
         elif "target_style" in r:
             if r["target_style"] not in STYLES or not isinstance(r.get("target_score"), int) \
@@ -183,6 +195,15 @@ def rows_from_labels(path: str | Path) -> list[dict]:
     if len({criterion_of([r]) for r in out}) > 1:
         raise JsonlError(f"{path}: labels of more than one criterion")
     return out
+
+
+def calibration_rows(path: Path) -> list[dict]:
+    """The public emotion calibration manifest's clips as emotion label rows (each keeps its
+    ``CalibrationClip`` under ``calibration``; ``docs/speecheditbench.md#the-calibration-set``)."""
+    return [{"id": c.sample_id, "path": str(c.audio), "lang": c.language, "split": "calibration",
+             "emotion": c.ground_truth, "taxonomy": c.taxonomy, "calibration": c,
+             "request": {"language": c.language, "transcript": c.transcript, "anchor": {"emotion_taxonomy": c.taxonomy}}}
+            for c in read_calibration_manifest(path)]
 
 
 def format_markdown(report: dict) -> str:
@@ -262,13 +283,22 @@ def validate_edit_judge(judge_dir: str | Path, corpus_dir: str | Path | None = N
         raise ValueError(f"no {judge.criterion} clips to validate on in {labels or corpus_dir}")
     if criterion_of(rows) != judge.criterion:
         raise ValueError(f"the labels are {criterion_of(rows)} labels, the judge judges {judge.criterion}")
+    problems = {r["id"]: clip_problem(r["calibration"]) for r in rows if "calibration" in r}
+    set_aside = [why for why in problems.values() if why]  # a clip that is missing or another waveform
+    rows = [r for r in rows if not problems.get(r["id"])]
+    if not rows:
+        raise ValueError(f"no clip of {labels} could be read: {set_aside[0]}")
     preds: list[dict] = []
     for chunk in chunks_with_progress(rows, max(batch_size * 4, 1), f"validating {judge.criterion}"):
-        preds += judge.judge([{**r["request"], "wave": load_audio(r["path"])} for r in chunk], batch_size=batch_size)
+        preds += judge.score([{**r["request"], "wave": load_audio(r["path"])} for r in chunk], batch_size=batch_size)
     metrics = judge_metrics(rows, preds, n_resamples)
     report = {"criterion": judge.criterion, "judge": str(judge_dir), "source": source, "n_clips": len(rows),
               "metrics": {k: v for k, v in metrics.items() if k in ("overall", "en", "zh")}}
     report["markdown"] = format_markdown(report)
+    if "calibration" in rows[0]:  # the public calibration set: the judge beside its local backend's 0.666
+        report["beside_public_backend"] = beside_public_backend(
+            [r["calibration"] for r in rows], [p["predicted_emotion"] for p in preds], set_aside, file_sha256(labels, n_hex=64))
+        report["markdown"] += "\n\n" + format_beside(report["beside_public_backend"])
     if out:
         out = Path(out)
         out.parent.mkdir(parents=True, exist_ok=True)

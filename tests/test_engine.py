@@ -1,4 +1,4 @@
-"""Batched benchmark scoring (``evaluators.scoring.score_work_in_batches``): one row per work item at
+"""The scoring engine (``evaluators/engine.py``) over benchmark work: one row per work item at
 any batch size, the same rows when data-loader workers prepare the inputs, and a setup error that
 stops the run."""
 
@@ -16,7 +16,10 @@ class _PickyJudge:
     def __init__(self):
         self.calls = []
 
-    def score(self, inputs, batch_size=8):
+    def prepare_input(self, x):
+        return x
+
+    def score_examples(self, inputs, batch_size=8):
         self.calls.append(len(inputs))
         if any(x["x"] < 0 for x in inputs):
             raise ValueError("negative input")
@@ -24,8 +27,8 @@ class _PickyJudge:
 
 
 @pytest.mark.parametrize("batch_size", [1, 2, 8])
-def test_score_work_in_batches_gives_every_item_its_row(tmp_path, batch_size):
-    from evaluators.scoring import score_work_in_batches
+def test_engine_gives_every_item_its_row(tmp_path, batch_size):
+    from evaluators.engine import EngineOptions, ScorerFunctions, score_work
 
     work = [1, 2, "missing", 3, -1, 4, 5]
 
@@ -36,8 +39,9 @@ def test_score_work_in_batches_gives_every_item_its_row(tmp_path, batch_size):
 
     judge = _PickyJudge()
     with (tmp_path / "rows.jsonl").open("w") as f:
-        n = score_work_in_batches(judge, work, prepare, lambda w, r: {"w": w, **r},
-                                  lambda w, e: {"w": w, "error": str(e)}, f, batch_size=batch_size, pool_batches=1)
+        n = score_work(judge, work, ScorerFunctions(prepare, lambda w, r: {"w": w, **r},
+                                                    lambda w, e: {"w": w, "error": str(e)}), f,
+                       EngineOptions(batch_size=batch_size, pool_size=batch_size))
     rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
     assert n == len(rows) == len(work) and [r["w"] for r in rows] == work
     assert [r.get("y") for r in rows] == [2, 4, None, 6, None, 8, 10]
@@ -46,7 +50,7 @@ def test_score_work_in_batches_gives_every_item_its_row(tmp_path, batch_size):
 
 
 class _SplitJudge(_PickyJudge):
-    """A ``PreparedInputJudge``: its CPU half (run in the workers) records the process it ran in
+    """A judge whose CPU half (run in the workers) records the process it ran in
     and rejects a zero; its model half doubles."""
 
     def prepare_input(self, x):
@@ -60,8 +64,8 @@ class _SplitJudge(_PickyJudge):
 
 
 @pytest.mark.parametrize("num_workers", [0, 2])
-def test_score_work_in_batches_prepares_in_workers_with_the_same_rows(tmp_path, num_workers):
-    from evaluators.scoring import score_work_in_batches
+def test_engine_prepares_in_workers_with_the_same_rows(tmp_path, num_workers):
+    from evaluators.engine import EngineOptions, ScorerFunctions, score_work
 
     work = [1, 0, "missing", 3, 4, 5, 6, 7, 8]
     waves = {w: np.full(1600, 0.01 * w, dtype=np.float32) for w in work if w != "missing"}
@@ -73,9 +77,9 @@ def test_score_work_in_batches_prepares_in_workers_with_the_same_rows(tmp_path, 
 
     judge = _SplitJudge()
     with (tmp_path / "rows.jsonl").open("w") as f:
-        n = score_work_in_batches(judge, work, prepare, lambda w, r: {"w": w, **r},
-                                  lambda w, e: {"w": w, "error": str(e), "type": type(e).__name__}, f,
-                                  batch_size=2, pool_batches=2, num_workers=num_workers)
+        n = score_work(judge, work, ScorerFunctions(prepare, lambda w, r: {"w": w, **r},
+                                                    lambda w, e: {"w": w, "error": str(e), "type": type(e).__name__}),
+                       f, EngineOptions(batch_size=2, pool_size=4, num_workers=num_workers))
     rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
     assert n == len(rows) == len(work) and [r["w"] for r in rows] == work  # work order, every item once
     assert [r.get("y") for r in rows] == [2, None, None, 6, 8, 10, 12, 14, 16]
@@ -88,8 +92,8 @@ def test_score_work_in_batches_prepares_in_workers_with_the_same_rows(tmp_path, 
     assert max(judge.calls) <= 4  # one pool per call
 
 
-def test_score_work_in_batches_stops_on_a_setup_error_from_a_worker(tmp_path):
-    from evaluators.scoring import score_work_in_batches
+def test_engine_stops_on_a_setup_error_from_a_worker(tmp_path):
+    from evaluators.engine import EngineOptions, ScorerFunctions, score_work
     from evaluators.word_alignment import AlignerSetupError
 
     def prepare(w):
@@ -98,7 +102,8 @@ def test_score_work_in_batches_stops_on_a_setup_error_from_a_worker(tmp_path):
         return {"x": w}
 
     with (tmp_path / "rows.jsonl").open("w") as f, pytest.raises(AlignerSetupError, match="no alignment heads"):
-        score_work_in_batches(_PickyJudge(), list(range(8)), prepare, lambda w, r: {"w": w, **r},
-                              lambda w, e: {"w": w, "error": str(e)}, f, batch_size=2, pool_batches=1, num_workers=2)
+        score_work(_PickyJudge(), list(range(8)), ScorerFunctions(prepare, lambda w, r: {"w": w, **r},
+                                                                  lambda w, e: {"w": w, "error": str(e)}), f,
+                   EngineOptions(batch_size=2, pool_size=2, num_workers=2))
     rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
     assert [r["w"] for r in rows] == [0, 1, 2, 3]  # the pools before it stay written

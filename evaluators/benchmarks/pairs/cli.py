@@ -1,0 +1,111 @@
+"""``omnijudge score pairs`` (a judge's A/B verdicts with P(A better), one row per pair) and
+``omnijudge metrics pairs`` (accuracy vs the majority label with 95% CIs, per language setting and
+subset, Gemini agreement, swap consistency, from the rows alone). ``docs/pairs.md``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def load_pair_judge(judge: str, runtime):
+    """A judge folder of a kind :mod:`evaluators.benchmarks.pairs.scorer` can run, or a verbalizer
+    preset name (zero-shot)."""
+    from evaluators.benchmarks.pairs.scorer import pair_model
+    from evaluators.judges.folder import JUDGE_CONFIG
+    from evaluators.judges.registry import load_judge
+    from evaluators.score_command import load_verbalizer
+
+    if (Path(judge) / JUDGE_CONFIG).is_file():
+        loaded = load_judge(judge, **runtime.load_kwargs())
+        pair_model(loaded)  # another kind is refused here, naming it
+        return loaded
+    return load_verbalizer(judge, runtime)
+
+
+def cmd_score_pairs(args) -> int:
+    """Score the pairs, print the summary when the file is labelled."""
+    from evaluators.benchmarks.pairs.metrics import format_pairs_table, pairs_metrics, read_pairs
+    from evaluators.benchmarks.pairs.scorer import score_pairs
+    from evaluators.engine_workers import default_num_workers
+    from evaluators.jsonl import report_json
+    from evaluators.output_guard import check_json_file, check_output_paths, check_rows_file
+    from evaluators.runtime_options import runtime_from_args
+
+    pairs = read_pairs(args.pairs)  # a bad pairs file stops the run before a model loads
+    check_output_paths({"--out": args.out, "--report": args.report}, {"--pairs": args.pairs},
+                       input_files=[p[k] for p in pairs for k in ("path_a", "path_b")])
+    check_rows_file(args.out, "--out")
+    if args.report:
+        check_json_file(args.report, "--report")
+    judge = load_pair_judge(args.judge, runtime_from_args(args))
+    rows = score_pairs(judge, args.pairs, args.out, splits=tuple(args.split) if args.split else None, swap=args.swap,
+                       batch_size=args.batch_size,
+                       num_workers=default_num_workers() if args.num_workers is None else args.num_workers,
+                       resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
+                       allow_truncated=args.allow_truncated)
+    n_err = sum("error" in r for r in rows)
+    print(f"{len(rows)} rows in {args.out} ({n_err} errors)", file=sys.stderr)
+    if any(p.get("naturalness_label") for p in pairs) and not args.swap:
+        wanted = {r["id"] for r in rows}
+        report = pairs_metrics([p for p in pairs if p["id"] in wanted], rows)
+        print(format_pairs_table(report))
+        if args.report:
+            Path(args.report).write_text(report_json(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
+def add_score_parser(ssub):
+    """Add ``pairs`` to the ``score`` command's subparsers; returns the parser."""
+    from evaluators.runtime_options import add_runtime_arguments, batch_size_arg
+    from evaluators.score_command import (add_audio_input_arguments, add_benchmark_workers_argument,
+                                          add_resume_arguments)
+
+    c = ssub.add_parser("pairs", help="A/B naturalness verdicts with P(A better) for every pair of a pairs file "
+                                      "(SpeechJudge format), one row per pair, resumable")
+    c.add_argument("--judge", required=True, help="judge folder (scalar_reward or verbalizer kind) or verbalizer preset")
+    c.add_argument("--pairs", required=True, help="pairs JSONL {id, audio_a, audio_b, [target_text], "
+                                                  "[naturalness_label], ...} (docs/data.md#pairs); audio "
+                                                  "relative to the file")
+    c.add_argument("--out", required=True, help="output JSONL, one row per pair, resumed when it exists")
+    c.add_argument("--split", nargs="*", help="score only the pairs of these splits (e.g. test)")
+    c.add_argument("--swap", action="store_true", help="present every pair as (B, A): with metrics pairs "
+                                                       "--swapped, the swap consistency measured")
+    c.add_argument("--report", help="also write the metrics JSON here (labelled pairs files)")
+    c.add_argument("--batch-size", type=batch_size_arg, default=8,
+                   help="most clips per forward pass (a pair is two; results do not depend on it)")
+    add_benchmark_workers_argument(c)
+    add_resume_arguments(c)
+    add_audio_input_arguments(c)
+    add_runtime_arguments(c)
+    c.set_defaults(func=cmd_score_pairs)
+    return c
+
+
+def cmd_metrics_pairs(args) -> int:
+    """Compute the report from the files, print it as JSON (and the summary on stderr)."""
+    from evaluators.benchmarks.pairs.metrics import format_pairs_table, pairs_metrics_from_files
+    from evaluators.jsonl import report_json
+    from evaluators.output_guard import check_output_paths, check_report_output
+
+    check_report_output(args)
+    check_output_paths({"--out": args.out}, {"--pairs": args.pairs, "--swapped": args.swapped})
+    report = pairs_metrics_from_files(args.pairs, args.predictions, args.swapped)
+    text = report_json(report, indent=2, ensure_ascii=False)
+    print(text)
+    print(format_pairs_table(report), file=sys.stderr)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+def add_metrics_parser(msub):
+    """Add ``pairs`` to the ``metrics`` command's subparsers; returns the parser."""
+    c = msub.add_parser("pairs", help="pairwise accuracy vs the majority label (95%% Wilson CIs), per language "
+                                      "setting and subset; Gemini agreement; swap consistency")
+    c.add_argument("--pairs", required=True, help="labelled pairs JSONL (docs/data.md#pairs)")
+    c.add_argument("--predictions", required=True, help="score pairs rows {id, verdict, p_a, ...}")
+    c.add_argument("--swapped", help="rows of the same judge run with --swap: swap consistency measured")
+    c.add_argument("--out", help="write the JSON report here")
+    c.set_defaults(func=cmd_metrics_pairs)
+    return c

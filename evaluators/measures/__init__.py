@@ -1,0 +1,1 @@
+"""Measurements shared by benchmarks that need no judge (DNSMOS P.835, ...)."""

@@ -1,0 +1,274 @@
+"""The ASGI app of ``omnijudge serve``: the Gemini and OpenAI API subsets answered by omnijudge
+judges through the dynamic batcher (``docs/serve.md``).
+
+Every request is answered with a JSON body in its API's layout; a client's mistake (malformed
+JSON, a prompt of no known family, undecodable audio, an unknown file) is a 4xx naming what is
+wrong, limits are 413 naming the limit, and an unexpected failure is a 500 with a one-line reason
+(its traceback goes to the server log, never to the client).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import math
+import tempfile
+import time
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import soundfile as sf
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from evaluators.failure_isolation import INPUT_ERRORS
+from evaluators.item_audio import judge_read_limit, read_item_audio
+from evaluators.serve import gemini_api, openai_api
+from evaluators.serve.batcher import BatchOptions, Batcher
+from evaluators.serve.files_store import FileStore, StoreError, StoreOptions
+from evaluators.serve.gemini_api import ApiError, JudgeRequest
+from evaluators.serve.metrics import ServeMetrics
+from evaluators.serve.prompt_families import FAMILIES, FamilyError, match_prompt
+from evaluators.serve.routes import ANY_MODEL, model_name
+from evaluators.serve.uploads import add_file_routes
+
+log = logging.getLogger(__name__)
+
+#: MIME type -> the file suffix the decoder is given (MP3 support is decided by suffix)
+SUFFIXES = {"audio/wav": ".wav", "audio/x-wav": ".wav", "audio/wave": ".wav", "audio/vnd.wave": ".wav",
+            "audio/mp3": ".mp3", "audio/mpeg": ".mp3", "audio/flac": ".flac", "audio/x-flac": ".flac",
+            "audio/ogg": ".ogg"}
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """Limits and folders of one server. ``api_key``: required of every client but ``/health``
+    (None: no key); ``max_body_bytes``: largest request body; ``max_audio_seconds``: longest clip
+    judged; ``folder``: the server folder (uploaded files, decoding temporaries)."""
+
+    folder: Path
+    api_key: str | None = None
+    max_body_bytes: int = 64 << 20
+    max_audio_seconds: float = 600.0
+    store: StoreOptions = field(default_factory=StoreOptions)
+    batch: BatchOptions = field(default_factory=BatchOptions)
+
+    def __post_init__(self):
+        if not (isinstance(self.max_body_bytes, int) and self.max_body_bytes > 0):
+            raise ValueError(f"max_body_bytes must be an integer > 0, got {self.max_body_bytes!r}")
+        if not (math.isfinite(self.max_audio_seconds) and self.max_audio_seconds > 0):
+            raise ValueError(f"max_audio_seconds must be a number > 0, got {self.max_audio_seconds!r}")
+        if self.api_key is not None and not self.api_key:
+            raise ValueError("api_key must not be empty")
+
+
+def _error(api: str, status: int, message: str) -> JSONResponse:
+    body = openai_api.error_body(status, message) if api == "openai" else gemini_api.error_body(status, message)
+    return JSONResponse(body, status_code=status)
+
+
+#: the Gemini API versions answered (google-genai 1.x asks v1beta, later releases v1)
+GEMINI_VERSIONS = ("v1beta", "v1")
+
+
+def _api_of(path: str) -> str:
+    return "openai" if path == "/v1/chat/completions" else "gemini"
+
+
+def _given_key(request: Request) -> str | None:
+    auth = request.headers.get("authorization", "")
+    return (request.headers.get("x-goog-api-key") or request.query_params.get("key")
+            or (auth[7:] if auth.lower().startswith("bearer ") else None))
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The body, refused with 413 past ``limit`` bytes whether or not a Content-Length says so."""
+    chunks, n = [], 0
+    async for chunk in request.stream():
+        n += len(chunk)
+        if n > limit:
+            raise ApiError(413, f"request body over the limit of {limit} bytes (--max-body-mb)")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def read_json(request: Request, limit: int):
+    raw = await read_body(request, limit)
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ApiError(400, f"malformed JSON body: {e}") from None
+
+
+def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOptions) -> FastAPI:
+    """The app for loaded judges (model -> family -> slot -> judge, ``routes.load_route_judges``)."""
+    metrics = ServeMetrics()
+    store = FileStore(options.folder / "store", options.store)
+    scratch = options.folder / "decoding"
+    scratch.mkdir(parents=True, exist_ok=True)
+    batcher = Batcher(options.batch, observe=metrics.observe_batch)
+
+    @asynccontextmanager
+    async def lifespan(app):
+        yield
+        await run_in_threadpool(batcher.stop)  # in-flight requests have been answered by now
+
+    app = FastAPI(title="omnijudge serve", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.batcher, app.state.store, app.state.metrics = batcher, store, metrics
+    app.state.judge_families = {n: list(families) for n, families in judges.items()}
+
+    @app.middleware("http")
+    async def guard(request: Request, call_next):
+        api = _api_of(request.url.path)
+        if options.api_key is not None and request.url.path != "/health":
+            given = _given_key(request)
+            if given is None or not hmac.compare_digest(given.encode(), options.api_key.encode()):
+                return _error(api, 401, "missing or wrong API key (x-goog-api-key, ?key= or Authorization: Bearer)")
+        length = request.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > options.max_body_bytes:
+            return _error(api, 413, f"request body is {length} bytes; the limit is {options.max_body_bytes} "
+                                    "bytes (--max-body-mb)")
+        return await call_next(request)
+
+    def decode(request: JudgeRequest, slot_judges: list) -> tuple:
+        """The request's audio as a 16 kHz wave, read as far as its judges listen."""
+        audio = request.audio
+        tmp = None
+        try:
+            if audio.file_id is not None:
+                path = store.data_path(audio.file_id)
+                suffix = SUFFIXES.get(store.get(audio.file_id)["mimeType"].split(";")[0].strip().lower(), "")
+                if suffix:  # the decoder needs the suffix to know an MP3
+                    tmp = Path(tempfile.mkstemp(suffix=suffix, dir=scratch)[1])
+                    tmp.unlink()
+                    tmp.hardlink_to(path)
+                    path = tmp
+            else:
+                fd, name = tempfile.mkstemp(suffix=SUFFIXES.get(audio.mime_type.split(";")[0].strip().lower(), ".bin"),
+                                            dir=scratch)
+                with open(fd, "wb") as f:
+                    f.write(audio.data)
+                path = tmp = Path(name)
+            try:
+                info = sf.info(str(path))
+                seconds = info.frames / info.samplerate
+            except (RuntimeError, sf.LibsndfileError, ZeroDivisionError) as e:
+                raise ApiError(400, f"audio could not be decoded: {e}") from None
+            if seconds > options.max_audio_seconds:
+                raise ApiError(413, f"audio is {seconds:.1f} s long; the limit is {options.max_audio_seconds:g} s "
+                                    "(--max-audio-seconds)")
+            limits = [judge_read_limit(j) for j in slot_judges]
+            try:
+                return read_item_audio(path, None if None in limits else max(limits))[0], seconds
+            except INPUT_ERRORS as e:
+                raise ApiError(400, f"audio could not be decoded: {e}") from None
+        finally:
+            if tmp is not None:
+                tmp.unlink(missing_ok=True)
+
+    async def judge(raw_model: str, request: JudgeRequest) -> tuple[str, list[dict], str]:
+        name = model_name(raw_model)
+        route = judges.get(name) or judges.get(ANY_MODEL)
+        if route is None:
+            raise ApiError(404, f"model {name!r} is not served; models: {', '.join(sorted(judges))}")
+        matched = match_prompt(request.prompt)
+        if matched is None:
+            raise ApiError(400, "the prompt is of no known family (the public templates, unchanged, with their "
+                                f"placeholders filled); known: {', '.join(FAMILIES)}")
+        family = matched.family.name
+        if family not in route:
+            raise ApiError(400, f"model {name!r} has no judge for prompt family {family}; it answers: "
+                                f"{', '.join(route)}")
+        slot_judges = [route[family][job.slot] for job in matched.jobs]
+        wave, _ = await run_in_threadpool(decode, request, slot_judges)
+        futures = [batcher.submit(j, {"wave": wave, "fields": job.fields}) for j, job in zip(slot_judges, matched.jobs)]
+        results = await asyncio.gather(*(asyncio.wrap_future(f) for f in futures), return_exceptions=True)
+        for r in results:
+            if isinstance(r, INPUT_ERRORS):
+                raise ApiError(400, f"the judge cannot score this request: {r}")
+            if isinstance(r, BaseException):
+                log.error("judging failed", exc_info=r)
+                raise ApiError(500, f"the judge failed on this request: {type(r).__name__}: {r}")
+        try:
+            reply = matched.reply(list(results))
+        except FamilyError as e:
+            raise ApiError(400, str(e)) from None
+        verdicts = [{"slot": job.slot, "judge": j.name, "score": r["score"], "label": r["label"], "probs": r["probs"]}
+                    for j, job, r in zip(slot_judges, matched.jobs, results)]
+        return reply, verdicts, family
+
+    async def answer(api: str, request: Request, handle) -> Response:
+        started, family, status = time.monotonic(), "", 200
+        try:
+            response, family = await handle()
+            return response
+        except (ApiError, StoreError) as e:
+            status = e.status
+            return _error(api, e.status, e.message if isinstance(e, ApiError) else str(e))
+        except Exception as e:  # a bug: one line to the client, the traceback to the log
+            log.exception("request failed")
+            status = 500
+            return _error(api, 500, f"internal error: {type(e).__name__}: {e}")
+        finally:
+            metrics.answered(api, family, status, time.monotonic() - started)
+
+    def headers(request: JudgeRequest, family: str) -> dict:
+        out = {"x-omnijudge-family": family}
+        if request.ignored:
+            out["x-omnijudge-ignored"] = ",".join(request.ignored) + " (the judge is deterministic)"
+        return out
+
+    @app.post("/v1beta/models/{target:path}")
+    @app.post("/v1/models/{target:path}")
+    async def generate_content(target: str, request: Request):
+        async def handle():
+            model, _, method = target.rpartition(":")
+            if method != "generateContent" or not model:
+                raise ApiError(404, f"unsupported method {method!r}; this server answers generateContent")
+            jr = gemini_api.parse_generate_content(await read_json(request, options.max_body_bytes))
+            reply, verdicts, family = await judge(model, jr)
+            body = gemini_api.generate_content_response(reply, model_name(model), jr.prompt, verdicts)
+            return JSONResponse(body, headers=headers(jr, family)), family
+        return await answer("gemini", request, handle)
+
+    @app.post("/v1/chat/completions")
+    async def chat_completions(request: Request):
+        async def handle():
+            model, jr = openai_api.parse_chat_completion(await read_json(request, options.max_body_bytes))
+            reply, verdicts, family = await judge(model, jr)
+            body = openai_api.chat_completion_response(reply, model, jr.prompt, verdicts, int(time.time()))
+            return JSONResponse(body, headers=headers(jr, family)), family
+        return await answer("openai", request, handle)
+
+    def families_of(name: str) -> list[str]:
+        return list(judges[name])
+
+    def gemini_models() -> dict:
+        return {"models": [{"name": f"models/{n}", "displayName": n, "supportedGenerationMethods": ["generateContent"],
+                            "description": "omnijudge judges for: " + ", ".join(families_of(n))} for n in judges]}
+
+    @app.get("/v1beta/models")
+    async def list_gemini_models():
+        return gemini_models()
+
+    @app.get("/v1/models")
+    async def list_models():
+        """Both layouts in one body (the path is Gemini's v1 list and OpenAI's): each client reads its keys."""
+        return {"object": "list", "data": [{"id": n, "object": "model", "created": 0, "owned_by": "omnijudge"}
+                                           for n in judges], **gemini_models()}
+
+    @app.get("/health")
+    async def health():
+        return {"status": "ok", "models": {n: families_of(n) for n in judges}, "queue_depth": batcher.depth}
+
+    @app.get("/metrics")
+    async def prometheus():
+        return Response(metrics.text(), media_type=metrics.content_type)
+
+    for version in GEMINI_VERSIONS:
+        add_file_routes(app, version, store, options.max_body_bytes, answer, read_body)
+    return app

@@ -1,0 +1,146 @@
+"""Dynamic batching of concurrent judge requests (``docs/serve.md#batching``).
+
+Requests wait in one queue per judge; a model thread takes the judge whose oldest request has
+waited longest and gathers that judge's requests for at most ``max_wait_ms`` (from the oldest's
+arrival) or until ``max_batch`` clips or ``max_tokens`` padded prompt tokens are reached, then
+scores them in one call of :func:`score_requests`. A request whose clip the judge cannot take gets
+its own error; its batch-mates keep their verdicts.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections import deque
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+from evaluators.failure_isolation import run_isolating
+
+log = logging.getLogger(__name__)
+
+
+def score_requests(judge, inputs: list[dict], batch_size: int) -> list:
+    """One result (``{"score", "label", "probs"}``) or exception per prepared request
+    (``{"wave", "fields"}``), in order: the judge's batched ``score`` with one request's failure
+    isolated to that request. The one place the server runs a model."""
+    try:
+        outs = run_isolating(lambda xs: judge.score(xs, batch_size=batch_size), inputs)
+    except Exception as e:  # every request failed alone too: the batch's error is each one's
+        return [e] * len(inputs)
+    return [o if isinstance(o, Exception) or _finite(o) else
+            RuntimeError("the judge produced a non-finite score") for o in outs]
+
+
+def _finite(out: dict) -> bool:
+    return math.isfinite(out["score"]) and all(math.isfinite(p) for p in out["probs"].values())
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """``max_wait_ms``: longest a request waits for batch-mates; ``max_batch``: most clips per
+    call; ``max_tokens``: most padded prompt tokens per call (clips x longest; None: no budget)."""
+
+    max_wait_ms: float = 10.0
+    max_batch: int = 16
+    max_tokens: int | None = None
+
+    def __post_init__(self):
+        if not (math.isfinite(self.max_wait_ms) and self.max_wait_ms >= 0):
+            raise ValueError(f"max_wait_ms must be a finite number >= 0, got {self.max_wait_ms!r}")
+        if int(self.max_batch) != self.max_batch or self.max_batch < 1:
+            raise ValueError(f"max_batch must be an integer >= 1, got {self.max_batch!r}")
+        if self.max_tokens is not None and (int(self.max_tokens) != self.max_tokens or self.max_tokens < 1):
+            raise ValueError(f"max_tokens must be an integer >= 1 or None, got {self.max_tokens!r}")
+
+
+@dataclass
+class _Pending:
+    judge: object
+    x: dict
+    tokens: int
+    arrived: float
+    future: Future = field(default_factory=Future)
+
+
+class Batcher:
+    """The queue and the model thread. ``submit`` returns a ``concurrent.futures.Future`` of the
+    request's result; ``observe(batch_size, queue_depth)`` is told after each batch and on each
+    arrival (metrics)."""
+
+    def __init__(self, options: BatchOptions = BatchOptions(), observe=None):
+        self.options = options
+        self._observe = observe or (lambda batch_size, depth: None)
+        self._queues: dict[int, deque[_Pending]] = {}
+        self._cond = threading.Condition()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="omnijudge-batcher", daemon=True)
+        self.batches = 0
+        self.batched_requests = 0
+        self._thread.start()
+
+    @property
+    def depth(self) -> int:
+        with self._cond:
+            return sum(len(q) for q in self._queues.values())
+
+    def submit(self, judge, x: dict) -> Future:
+        seconds = len(x["wave"]) / 16000
+        estimate = getattr(judge, "estimated_tokens", None)
+        pending = _Pending(judge, x, estimate(seconds) if estimate else 0, time.monotonic())
+        with self._cond:
+            if self._stopping:
+                raise RuntimeError("the server is shutting down")
+            self._queues.setdefault(id(judge), deque()).append(pending)
+            depth = sum(len(q) for q in self._queues.values())
+            self._cond.notify_all()
+        self._observe(None, depth)
+        return pending.future
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Score what is queued, then end the model thread."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        self._thread.join(timeout)
+
+    def _take(self) -> list[_Pending] | None:
+        """The next batch (blocking), or None once stopping with nothing queued."""
+        with self._cond:
+            while not any(self._queues.values()):
+                if self._stopping:
+                    return None
+                self._cond.wait()
+            key = min((k for k, q in self._queues.items() if q), key=lambda k: self._queues[k][0].arrived)
+            queue = self._queues[key]
+            deadline = queue[0].arrived + self.options.max_wait_ms / 1000
+            while not self._stopping and len(queue) < self.options.max_batch and not self._over_budget(queue) \
+                    and (left := deadline - time.monotonic()) > 0:
+                self._cond.wait(left)
+            batch = [queue.popleft()]
+            while queue and len(batch) < self.options.max_batch and not self._over_budget(batch + [queue[0]]):
+                batch.append(queue.popleft())
+            return batch
+
+    def _over_budget(self, pending) -> bool:
+        budget = self.options.max_tokens
+        return budget is not None and len(pending) * max(p.tokens for p in pending) > budget
+
+    def _run(self) -> None:
+        while (batch := self._take()) is not None:
+            judge = batch[0].judge
+            try:
+                outs = score_requests(judge, [p.x for p in batch], batch_size=len(batch))
+            except BaseException as e:  # a bug, not a request's fault: every waiter hears it
+                log.exception("scoring a batch failed")
+                outs = [e] * len(batch)
+            for p, o in zip(batch, outs):
+                if isinstance(o, BaseException):
+                    p.future.set_exception(o)
+                else:
+                    p.future.set_result(o)
+            self.batches += 1
+            self.batched_requests += len(batch)
+            self._observe(len(batch), self.depth)

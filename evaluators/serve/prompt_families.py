@@ -1,0 +1,285 @@
+"""The public judge prompts ``omnijudge serve`` answers, and the reply each public client parses.
+
+A request's prompt is matched against each family's published template; the placeholder values are
+taken from it; each family says which judge slots score it (one verbalizer pass per job) and turns
+their verdicts into the reply text its client reads (``docs/serve.md``). Families:
+
+- ``instructttseval``: InstructTTSEval's Chinese template with the instruction in place of its
+  last-line placeholder; reply JSON with the 12 dimension keys and ``"一致性": true|false`` (its
+  script reads ``一致性`` only).
+- ``speecheditbench-emotion`` / ``-style`` / ``-paralinguistic``: SpeechEditBench's Gemini prompts
+  (EN/ZH); replies ``{"predicted_emotion", "confidence", "rationale"}``; ``{"target_style_score",
+  "target_style_success", "dominant_style", "style_scores", "confidence", "rationale"}`` (the six
+  diagnostic scores come from the same prompt asked with each style as the target);
+  ``{"event_scores", "confidence", "rationale"}``.
+- ``nvv-likert``: NVV-SuperBench's per-sample Gemini rater prompt (prompt-based or tag-based task);
+  reply ``{"heard_summary", "issues", "<metric>_score", "<metric>_reason", ..., "caps_applied"}``
+  with one 0-5 or 1-5 integer per metric of the task.
+- ``auto-att-released``: the released Auto-ATT prompt; reply the category word (Good/Fair/Bad).
+
+Text the judges do not produce (descriptions, rationales, reasons, ``heard_summary``) is the empty
+string, so every key keeps its type; ``issues`` is the empty list and ``caps_applied`` the empty
+object. ``confidence`` is the judge's probability of the verdict it gives.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from evaluators.benchmarks.att.presets import RELEASED_PROMPT
+from evaluators.benchmarks.instructttseval.prompts import PLACEHOLDER, public_template
+from evaluators.benchmarks.nvv.presets import JSON_KEYS, RUBRICS
+from evaluators.benchmarks.speecheditbench.criteria import EVENTS, STYLES
+from evaluators.benchmarks.speecheditbench.judge_prompts import STYLE_DEFINITIONS, template
+
+_HERE = Path(__file__).parent
+
+
+class FamilyError(ValueError):
+    """A request whose prompt belongs to a family but cannot be answered (a label the judge does
+    not read, a target it cannot score): the client's fault, answered with HTTP 400."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One verbalizer pass a request needs: the judge ``slot`` of its family and the prompt
+    ``fields`` the slot's preset is filled with."""
+
+    slot: str
+    fields: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Matched:
+    """A prompt recognised as ``family``, with its placeholder ``values`` and the ``jobs`` to run."""
+
+    family: "PromptFamily"
+    values: dict
+    jobs: tuple[Job, ...]
+
+    def reply(self, results: list[dict]) -> str:
+        """The reply text for the jobs' verdicts (``{"score", "label", "probs"}``, in job order)."""
+        return self.family.reply(self.values, results)
+
+
+class PromptFamily:
+    """A public prompt family: ``name``, the judge ``slots`` (slot -> default preset) and how to
+    match a prompt, list its jobs and write the reply."""
+
+    name: str = ""
+    description: str = ""
+    slots: dict[str, str] = {}
+
+    def values(self, prompt: str) -> dict | None:
+        """Placeholder values when ``prompt`` is this family's, else None."""
+        raise NotImplementedError
+
+    def jobs(self, values: dict, prompt: str) -> list[Job]:
+        raise NotImplementedError
+
+    def reply(self, values: dict, results: list[dict]) -> str:
+        raise NotImplementedError
+
+    def match(self, prompt: str) -> Matched | None:
+        values = self.values(prompt)
+        if values is None:
+            return None
+        return Matched(self, values, tuple(self.jobs(values, prompt)))
+
+
+def template_regex(text: str, placeholders: tuple[str, ...]) -> re.Pattern:
+    """A whole-prompt pattern of a template whose ``{name}`` placeholders (filled by plain
+    replacement) become named groups; every other character must match literally."""
+    pattern = re.escape(text)
+    for name in placeholders:
+        pattern = pattern.replace(re.escape("{" + name + "}"), f"(?P<{name}>.*?)", 1)
+    return re.compile(r"\A" + pattern + r"\Z", re.DOTALL)
+
+
+def _json(obj: dict) -> str:
+    return json.dumps(obj, ensure_ascii=False, indent=2)
+
+
+def _argmax_label(result: dict, allowed: tuple[str, ...] | None = None) -> tuple[str, float]:
+    """(label, its probability renormalised over ``allowed``) of a verbalizer verdict."""
+    probs = result["probs"] if allowed is None else {k: result["probs"][k] for k in allowed}
+    total = sum(probs.values())
+    label = max(probs, key=probs.get)  # first of equal maxima, in the judge's label order
+    return label, float(probs[label] / total) if total > 0 else 0.0
+
+
+class InstructTTSEvalFamily(PromptFamily):
+    name = "instructttseval"
+    description = "InstructTTSEval's Gemini template with the instruction in place of its placeholder"
+    slots = {"consistency": "instruct-follow"}
+    #: the 12 dimensions the template asks Gemini to describe, in its order
+    DIMENSIONS = ("性别", "音高", "语速", "音量", "年龄", "清晰度", "流畅度", "口音", "音色质感", "情绪", "语调", "性格")
+
+    def values(self, prompt):
+        prefix = public_template()[:-len(PLACEHOLDER)]
+        if not prompt.startswith(prefix) or len(prompt) == len(prefix):
+            return None
+        return {"instruction": prompt[len(prefix):]}
+
+    def jobs(self, values, prompt):
+        return [Job("consistency", {"instruction": values["instruction"]})]
+
+    def reply(self, values, results):
+        label, _ = _argmax_label(results[0], ("true", "false"))
+        return _json({**{d: "" for d in self.DIMENSIONS}, "一致性": label == "true"})
+
+
+class SpeechEditEmotionFamily(PromptFamily):
+    name = "speecheditbench-emotion"
+    description = "SpeechEditBench's emotion prompt (EN or ZH)"
+    slots = {"emotion": "seb-emotion"}
+
+    def values(self, prompt):
+        for language in ("en", "zh"):
+            m = template_regex(template("emotion", language), ("transcript", "allowed_str")).match(prompt)
+            if m:
+                allowed = tuple(s.strip() for s in m["allowed_str"].split(",") if s.strip())
+                return {"language": language, "transcript": m["transcript"], "allowed": allowed}
+        return None
+
+    def jobs(self, values, prompt):
+        return [Job("emotion", {"judge_prompt": prompt})]
+
+    def reply(self, values, results):
+        unknown = [label for label in values["allowed"] if label not in results[0]["probs"]]
+        if unknown or not values["allowed"]:
+            raise FamilyError(f"allowed labels {unknown or '(none)'} are not label words of the emotion judge "
+                              f"({', '.join(results[0]['probs'])})")
+        label, p = _argmax_label(results[0], values["allowed"])
+        return _json({"predicted_emotion": label, "confidence": round(p, 6), "rationale": ""})
+
+
+class SpeechEditStyleFamily(PromptFamily):
+    name = "speecheditbench-style"
+    description = "SpeechEditBench's target-style prompt (EN or ZH)"
+    slots = {"style": "seb-style"}
+    SUCCESS_SCORE = 3  # the prompt's rule: success normally needs target_style_score >= 3
+
+    #: how the public code opens the transcript block (then the transcript, or a not-available note)
+    TRANSCRIPT_HEAD = "\n\n[Transcript / 文本转录]\n"
+
+    def values(self, prompt):
+        for language in ("en", "zh"):
+            text = template("style", language).replace("{transcript_block}", self.TRANSCRIPT_HEAD + "{transcript}")
+            m = template_regex(text, ("target_style", "target_definition", "transcript")).match(prompt)
+            if m:
+                return {"language": language, **m.groupdict()}
+        return None
+
+    def _styles(self, values) -> list[str]:
+        return [values["target_style"]] + [s for s in STYLES if s != values["target_style"]]
+
+    def jobs(self, values, prompt):
+        """The prompt as sent (the target), then the same prompt naming each other style."""
+        lang = 1 if values["language"] == "zh" else 0
+        jobs = [Job("style", {"judge_prompt": prompt})]
+        for style in self._styles(values)[1:]:
+            text = (template("style", values["language"]).replace("{target_style}", style)
+                    .replace("{target_definition}", STYLE_DEFINITIONS[style][lang])
+                    .replace("{transcript_block}", self.TRANSCRIPT_HEAD + values["transcript"]))
+            jobs.append(Job("style", {"judge_prompt": text}))
+        return jobs
+
+    def reply(self, values, results):
+        scores = {}
+        for style, result in zip(self._styles(values), results):
+            label, _ = _argmax_label(result)
+            scores[style] = int(label)
+        target, (_, p) = values["target_style"], _argmax_label(results[0])
+        return _json({"target_style_score": scores[target],
+                      "target_style_success": scores[target] >= self.SUCCESS_SCORE,
+                      "dominant_style": max(STYLES, key=lambda s: scores[s]),
+                      "style_scores": {s: scores[s] for s in STYLES},
+                      "confidence": round(p, 6), "rationale": ""})
+
+
+class SpeechEditParalinguisticFamily(PromptFamily):
+    name = "speecheditbench-paralinguistic"
+    description = "SpeechEditBench's paralinguistic annotation prompt"
+    slots = {event: f"seb-paralinguistic-{event}" for event in EVENTS}
+
+    def values(self, prompt):
+        return {} if prompt.strip() == template("paralinguistic").strip() else None
+
+    def jobs(self, values, prompt):
+        return [Job(event, {"judge_prompt": prompt}) for event in EVENTS]
+
+    def reply(self, values, results):
+        picked = [_argmax_label(r) for r in results]
+        return _json({"event_scores": {e: int(label) for e, (label, _) in zip(EVENTS, picked)},
+                      "confidence": round(sum(p for _, p in picked) / len(picked), 6), "rationale": ""})
+
+
+@lru_cache(maxsize=None)
+def nvv_rater_prompt(task: str) -> str:
+    """NVV-SuperBench's rater prompt for a ``prompt``- or ``tag``-based task, verbatim up to its
+    source-text header (the per-sample ``Text: ...`` line follows it)."""
+    return (_HERE / f"nvv_rater_{task}_based.txt").read_text(encoding="utf-8")
+
+
+class NvvLikertFamily(PromptFamily):
+    name = "nvv-likert"
+    description = "NVV-SuperBench's per-sample rater prompt (prompt-based or tag-based task)"
+    slots = {c: f"likert-{c}" for c in RUBRICS["criteria"]}
+    _TEXT = re.compile(r"\AText: (?P<text>.*?)\n?\Z", re.DOTALL)
+
+    def values(self, prompt):
+        for task in ("prompt", "tag"):
+            head = nvv_rater_prompt(task)
+            if prompt.startswith(head):
+                m = self._TEXT.match(prompt[len(head):])
+                return {"task": task, "text": m["text"]} if m else None
+        return None
+
+    def _criteria(self, values) -> list[str]:
+        return RUBRICS[f"{values['task']}_based_metrics"]
+
+    def jobs(self, values, prompt):
+        return [Job(c, {"text": values["text"]}) for c in self._criteria(values)]
+
+    def reply(self, values, results):
+        out: dict = {"heard_summary": "", "issues": []}
+        for criterion, result in zip(self._criteria(values), results):
+            label, _ = _argmax_label(result)
+            out[f"{JSON_KEYS[criterion]}_score"] = int(label)
+            out[f"{JSON_KEYS[criterion]}_reason"] = ""
+        out["caps_applied"] = {}
+        return _json(out)
+
+
+class AutoAttReleasedFamily(PromptFamily):
+    name = "auto-att-released"
+    description = "the released Auto-ATT prompt (Good / Fair / Bad)"
+    slots = {"human-likeness": "auto-att-released"}
+
+    def values(self, prompt):
+        return {} if prompt.strip() == RELEASED_PROMPT.strip() else None
+
+    def jobs(self, values, prompt):
+        return [Job("human-likeness")]
+
+    def reply(self, values, results):
+        return _argmax_label(results[0])[0]
+
+
+FAMILIES: dict[str, PromptFamily] = {f.name: f for f in (
+    InstructTTSEvalFamily(), SpeechEditEmotionFamily(), SpeechEditStyleFamily(), SpeechEditParalinguisticFamily(),
+    NvvLikertFamily(), AutoAttReleasedFamily())}
+
+
+def match_prompt(prompt: str, families: dict[str, PromptFamily] | None = None) -> Matched | None:
+    """The first family (of ``families``, default all) whose template ``prompt`` fills, or None."""
+    for family in (families or FAMILIES).values():
+        matched = family.match(prompt)
+        if matched is not None:
+            return matched
+    return None

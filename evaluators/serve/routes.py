@@ -1,0 +1,197 @@
+"""``ROUTES.yaml``: which judges answer which model name, per prompt family (``docs/serve.md``).
+
+::
+
+    models:
+      gemini-2.5-pro:                      # the model name clients send ("models/" prefix dropped)
+        base: tiny                         # optional: base model of this route's presets
+        families:
+          instructttseval: {}              # every slot on its default preset
+          speecheditbench-emotion:
+            emotion: /judges/seb-emotion   # a verbalizer judge folder, or a preset name
+          nvv-likert:
+            quality: /judges/nvv-quality   # slots not named keep their default preset
+
+A family left out of a model is answered for that model with HTTP 400 naming the families it has.
+The model name ``*`` answers every model name no other route names. Without a routes file every
+family is answered on its default presets for every model name (:meth:`Routes.default`).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from evaluators.serve.prompt_families import FAMILIES
+
+log = logging.getLogger(__name__)
+
+ANY_MODEL = "*"
+
+
+def model_name(raw: str) -> str:
+    """A client's model name without the ``models/`` prefix google-genai and the legacy SDK add."""
+    return raw[len("models/"):] if raw.startswith("models/") else raw
+
+
+@dataclass(frozen=True)
+class ModelRoute:
+    """One model name's judges: ``families`` maps family -> slot -> judge spec (a judge folder or
+    a preset name); a slot not given uses the family's default preset on ``base``."""
+
+    name: str
+    families: dict[str, dict[str, str]]
+    base: str | None = None
+    backbone: str | None = None
+    where: str = "routes"
+
+    def __post_init__(self):
+        for family, slots in self.families.items():
+            if family not in FAMILIES:
+                raise ValueError(f"{self.where}:models.{self.name}.families.{family}: unknown prompt family; "
+                                 f"known: {', '.join(FAMILIES)}")
+            for slot, spec in slots.items():
+                if slot not in FAMILIES[family].slots:
+                    raise ValueError(f"{self.where}:models.{self.name}.families.{family}.{slot}: unknown slot; "
+                                     f"{family} has {', '.join(FAMILIES[family].slots)}")
+                if not isinstance(spec, str) or not spec:
+                    raise ValueError(f"{self.where}:models.{self.name}.families.{family}.{slot}: must be a judge "
+                                     f"folder or preset name, got {spec!r}")
+
+    def judge_specs(self, family: str) -> dict[str, str]:
+        """Every slot of ``family`` with its judge spec (the default preset where none is given)."""
+        return {**FAMILIES[family].slots, **self.families[family]}
+
+
+@dataclass(frozen=True)
+class Routes:
+    """Model name -> :class:`ModelRoute`."""
+
+    models: dict[str, ModelRoute] = field(default_factory=dict)
+    #: True for :meth:`default`: a family whose presets cannot load on the base is left out
+    #: (with a warning) instead of stopping the server
+    lenient: bool = False
+
+    def __post_init__(self):
+        if not self.models:
+            raise ValueError("routes: no models")
+
+    def route(self, raw_model: str) -> ModelRoute | None:
+        name = model_name(raw_model)
+        return self.models.get(name) or self.models.get(ANY_MODEL)
+
+    @classmethod
+    def default(cls, base: str | None = None, backbone: str | None = None) -> "Routes":
+        """Every family on its default presets, for every model name."""
+        return cls({ANY_MODEL: ModelRoute(ANY_MODEL, {f: {} for f in FAMILIES}, base, backbone, "--base")},
+                   lenient=True)
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> "Routes":
+        """Read and check a routes file; a wrong key or value names ``file:key``."""
+        path = Path(path)
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as e:
+            raise ValueError(f"{path}: not valid YAML: {e}") from None
+        if not isinstance(data, dict) or set(data) != {"models"} or not isinstance(data["models"], dict):
+            raise ValueError(f"{path}: must be a mapping with one key, 'models' (model name -> route)")
+        models = {}
+        for name, body in data["models"].items():
+            where = f"{path}:models.{name}"
+            if not isinstance(body, dict) or not isinstance(body.get("families"), dict) or \
+                    set(body) - {"families", "base", "backbone"}:
+                raise ValueError(f"{where}: must be a mapping of 'families' (family -> slots) and optional "
+                                 "'base', 'backbone'")
+            families = {}
+            for family, slots in body["families"].items():
+                if slots is None:
+                    slots = {}
+                if not isinstance(slots, dict):
+                    raise ValueError(f"{where}.families.{family}: must be a mapping of slot -> judge ({{}}: defaults)")
+                families[str(family)] = {str(k): v for k, v in slots.items()}
+            for key in ("base", "backbone"):
+                if body.get(key) is not None and not isinstance(body[key], str):
+                    raise ValueError(f"{where}.{key}: must be a string")
+            models[str(name)] = ModelRoute(str(name), families, body.get("base"), body.get("backbone"), str(path))
+        return cls(models)
+
+
+class JudgeLoader:
+    """Loads the judges routes name, sharing one backbone between presets on the same base, and
+    one judge object per distinct (spec, base): the batcher batches per judge object."""
+
+    def __init__(self, runtime=None):
+        from evaluators.runtime_options import Runtime
+
+        self.runtime = runtime or Runtime()
+        self._backbones: dict[tuple, object] = {}
+        self._judges: dict[tuple, object] = {}
+
+    def judge(self, spec: str, base: str | None, backbone: str | None):
+        key = (spec, base, backbone)
+        if key not in self._judges:
+            self._judges[key] = self._load(spec, base, backbone)
+        return self._judges[key]
+
+    def _load(self, spec: str, base: str | None, backbone: str | None):
+        from evaluators.judges.folder import JUDGE_CONFIG
+        from evaluators.judges.presets import PRESETS
+        from evaluators.judges.registry import load_judge
+        from evaluators.judges.verbalizer import VerbalizerJudge
+
+        if (Path(spec) / JUDGE_CONFIG).is_file():
+            return load_judge(spec, expected_kind=VerbalizerJudge.kind, **self.runtime.load_kwargs())
+        if spec not in PRESETS:
+            raise ValueError(f"judge {spec!r} is neither a judge folder (with {JUDGE_CONFIG}) nor a preset "
+                             f"({', '.join(sorted(PRESETS))})")
+        preset = PRESETS[spec]
+        if backbone and preset.backbone and backbone != preset.backbone:
+            raise ValueError(f"preset {spec!r} is bound to backbone {preset.backbone!r}, not {backbone!r}")
+        wanted = preset.backbone or backbone or "qwen2_5_omni"
+        if base != "tiny":
+            return self._named(VerbalizerJudge, self._backbone(wanted, base or preset.base_model), preset)
+        try:  # the tiny vocabulary of `score --base tiny`, unless it cannot tell this preset's labels apart
+            return self._named(VerbalizerJudge, self._backbone(wanted, "tiny", vocab="byte"), preset)
+        except ValueError:
+            return self._named(VerbalizerJudge, self._backbone(wanted, "tiny", vocab="qwen"), preset)
+
+    @staticmethod
+    def _named(cls, audio_llm, preset):
+        return cls(audio_llm, preset, name=f"{preset.name}@{audio_llm.source}")
+
+    def _backbone(self, wanted: str, source: str | None, vocab: str = "byte"):
+        from evaluators.backbones import AudioLLM, get_backbone_spec
+
+        key = (wanted, source, vocab)
+        if key not in self._backbones:
+            kwargs = self.runtime.load_kwargs()
+            if source == "tiny":
+                self._backbones[key] = AudioLLM.tiny(wanted, device=kwargs["device"], dtype=kwargs["dtype"], vocab=vocab)
+            else:
+                self._backbones[key] = AudioLLM.from_pretrained(source or get_backbone_spec(wanted).hub_id,
+                                                                backbone=wanted, **kwargs)
+        return self._backbones[key]
+
+
+def load_route_judges(routes: Routes, loader: JudgeLoader) -> dict[str, dict[str, dict[str, object]]]:
+    """model -> family -> slot -> loaded judge. With ``routes.lenient`` a family that cannot load
+    on the base is left out with a warning; otherwise its error (ValueError/OSError) propagates."""
+    loaded: dict[str, dict[str, dict[str, object]]] = {}
+    for name, route in routes.models.items():
+        loaded[name] = {}
+        for family in route.families:
+            try:
+                loaded[name][family] = {slot: loader.judge(spec, route.base, route.backbone)
+                                        for slot, spec in route.judge_specs(family).items()}
+            except (ValueError, OSError) as e:
+                if not routes.lenient:
+                    raise
+                log.warning("family %s left out: its judges cannot load on %s (%s)", family,
+                            route.base or "their default base", e)
+        if not loaded[name]:
+            raise ValueError(f"model {name!r}: no family's judges could be loaded")
+    return loaded

@@ -1,0 +1,157 @@
+"""Throughput and latency of ``omnijudge serve`` against offline ``omnijudge score``, same clips,
+same judge, same run (``docs/serve.md#measured``).
+
+Starts the server on 127.0.0.1 with the chosen family's judge on ``--base`` (default ``tiny``, the
+offline random backbone), then for each number of concurrent clients (default 1, 4, 16, 64) runs
+that many client threads posting SpeechEditBench-style ``generateContent`` requests (inline WAV)
+round-robin over the clips for ``--seconds`` seconds. Prints, per level: requests/s, p50 and p99
+latency, failed requests, mean batch size (clips per model call); and the offline clips/s of
+``evaluators.audio_scorer.score_items`` (what ``omnijudge score audio`` runs) on the same clips, so the
+ratio is measured on one machine in one run.
+
+    python scripts/bench_serve.py                              # tiny judge, 16 clips, 20 s per level
+    python scripts/bench_serve.py --levels 64 --seconds 120    # the 2-minute 64-client soak
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import io
+import json
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import requests
+import soundfile as sf
+
+from evaluators.benchmarks.att.presets import RELEASED_PROMPT
+from evaluators.audio_scorer import ScoreItem, score_items
+from evaluators.serve.app import ServeOptions, create_app
+from evaluators.serve.batcher import BatchOptions
+from evaluators.serve.routes import JudgeLoader, ModelRoute, Routes, load_route_judges
+
+
+def clips(n: int, seconds: float, folder: Path) -> list[Path]:
+    """``n`` deterministic speech-like clips of ``seconds`` +- 25 %, written as 16 kHz WAV."""
+    rng, paths = np.random.default_rng(0), []
+    for i in range(n):
+        dur = seconds * (0.75 + 0.5 * rng.random())
+        t = np.arange(int(dur * 16000)) / 16000
+        f0 = 100 + 60 * rng.random()
+        x = sum(np.sin(2 * np.pi * f0 * k * t) / k for k in range(1, 6)) * (0.5 + 0.5 * np.sin(2 * np.pi * 3 * t))
+        x = 0.3 * x / np.abs(x).max() + 0.01 * rng.standard_normal(len(t))
+        path = folder / f"clip{i:03d}.wav"
+        sf.write(path, x.astype(np.float32), 16000, subtype="PCM_16")
+        paths.append(path)
+    return paths
+
+
+def offline_clips_per_s(judge, paths: list[Path], out: Path, batch_sizes: tuple[int, ...]) -> dict[int, float]:
+    """clips/s of ``score_items`` (no VAD, no workers: as the server scores) at each batch size,
+    best of two runs each (on CPU a tiny model can be fastest at batch 1, so the best is the bar)."""
+    speeds = {}
+    for batch_size in batch_sizes:
+        for k in range(2):
+            target = out.with_name(f"offline_b{batch_size}_{k}.jsonl")
+            start = time.perf_counter()
+            score_items(judge, [ScoreItem(p.stem, p) for p in paths], target, batch_size=batch_size, vad=False,
+                        num_workers=0)
+            speeds[batch_size] = max(speeds.get(batch_size, 0.0), len(paths) / (time.perf_counter() - start))
+    return speeds
+
+
+def run_level(url: str, bodies: list[bytes], clients: int, seconds: float, batcher) -> dict:
+    """``clients`` threads posting round-robin for ``seconds``; latency percentiles and rates."""
+    latencies, failures, lock = [], [], threading.Lock()
+    stop_at = time.monotonic() + seconds
+    batches0, requests0 = batcher.batches, batcher.batched_requests
+
+    def client(k: int) -> None:
+        session, i = requests.Session(), k
+        while time.monotonic() < stop_at:
+            start = time.perf_counter()
+            try:
+                r = session.post(url, data=bodies[i % len(bodies)], headers={"Content-Type": "application/json"},
+                                 timeout=300)
+                ok = r.status_code == 200 and r.json()["candidates"][0]["content"]["parts"][0]["text"]
+            except (requests.RequestException, ValueError, KeyError) as e:
+                ok, r = False, e
+            with lock:
+                (latencies if ok else failures).append(time.perf_counter() - start if ok else str(r)[:200])
+            i += clients
+
+    start = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - start
+    n_batches = batcher.batches - batches0
+    lat = np.array(latencies) if latencies else np.array([np.nan])
+    return {"clients": clients, "requests": len(latencies), "failed": len(failures), "wall_s": round(wall, 2),
+            "requests_per_s": round(len(latencies) / wall, 3), "p50_ms": round(1000 * float(np.percentile(lat, 50)), 1),
+            "p99_ms": round(1000 * float(np.percentile(lat, 99)), 1),
+            "mean_batch": round((batcher.batched_requests - requests0) / max(n_batches, 1), 2),
+            "first_failure": failures[0] if failures else None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from uvicorn import Config, Server
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--base", default="tiny", help="base of the released Auto-ATT preset (default tiny)")
+    p.add_argument("--clips", type=int, default=16)
+    p.add_argument("--clip-seconds", type=float, default=2.0)
+    p.add_argument("--levels", default="1,4,16,64", help="numbers of concurrent clients")
+    p.add_argument("--seconds", type=float, default=20.0, help="seconds per level")
+    p.add_argument("--max-wait-ms", type=float, default=10.0)
+    p.add_argument("--max-batch", type=int, default=16)
+    p.add_argument("--port", type=int, default=8765)
+    args = p.parse_args(argv)
+
+    folder = Path(tempfile.mkdtemp(prefix="bench_serve_"))
+    paths = clips(args.clips, args.clip_seconds, folder)
+    routes = Routes({"bench": ModelRoute("bench", {"auto-att-released": {}}, args.base)})
+    judges = load_route_judges(routes, JudgeLoader())
+    judge = judges["bench"]["auto-att-released"]["human-likeness"]
+    speeds = offline_clips_per_s(judge, paths, folder / "offline.jsonl", tuple(sorted({1, 4, args.max_batch})))
+    offline = max(speeds.values())
+    print("offline score_items clips/s by batch size: " + ", ".join(f"{b}: {v:.2f}" for b, v in speeds.items()),
+          flush=True)
+
+    app = create_app(judges, ServeOptions(folder=folder / "server", batch=BatchOptions(args.max_wait_ms, args.max_batch)))
+    server = Server(Config(app, host="127.0.0.1", port=args.port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    url = f"http://127.0.0.1:{args.port}/v1beta/models/bench:generateContent"
+    bodies = [json.dumps({"contents": [{"parts": [{"text": RELEASED_PROMPT}, {"inline_data": {
+        "mime_type": "audio/wav", "data": base64.b64encode(p.read_bytes()).decode()}}]}],
+        "generationConfig": {"temperature": 0}}).encode() for p in paths]
+    rows = []
+    try:
+        for clients in (int(x) for x in args.levels.split(",")):
+            row = run_level(url, bodies, clients, args.seconds, app.state.batcher)
+            row["vs_offline"] = round(row["requests_per_s"] / offline, 3)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    finally:
+        server.should_exit = True
+        thread.join(60)
+    print(f"\n{'clients':>7} {'req/s':>7} {'x offline':>9} {'p50 ms':>8} {'p99 ms':>8} {'batch':>6} {'failed':>6}")
+    for r in rows:
+        print(f"{r['clients']:>7} {r['requests_per_s']:>7.2f} {r['vs_offline']:>9.2f} {r['p50_ms']:>8.1f} "
+              f"{r['p99_ms']:>8.1f} {r['mean_batch']:>6.2f} {r['failed']:>6}")
+    print(f"offline (best batch size) {offline:.2f} clips/s")
+    return 0 if all(r["failed"] == 0 for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

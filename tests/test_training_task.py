@@ -1,0 +1,157 @@
+"""The training side's shared steps, each done once by the loop (docs/adding_a_benchmark.md):
+the corpus built when missing, the backbone loaded in its dtype, the run seeded before anything
+trainable is drawn, the trained modules chosen, and batches carried as (inputs, targets)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from trainer.benchmarks import COMMAND_TASKS, TASKS
+from trainer.config import TrainConfig
+from trainer.data import JudgeDataModule, RowCollator, TrainingBatch
+from trainer.module import build_trainable_judge
+from trainer.task import TaskCommands, TaskCorpus, trainable_modules
+from trainer.train import ensure_corpus
+
+
+# ---- declarations checked on construction -------------------------------------------------------
+def test_task_corpus_and_commands_refuse_what_cannot_work():
+    with pytest.raises(ValueError, match="TaskCorpus.files"):
+        TaskCorpus(files=(), build=lambda config, out: None)
+    with pytest.raises(ValueError, match="TaskCorpus.build"):
+        TaskCorpus(files=("items.jsonl",), build="build_corpus")
+    with pytest.raises(ValueError, match="TaskCommands.validate_help"):
+        TaskCommands(synth_help="corpus", validate_help=" ", synth=lambda out, seed, options: "")
+    with pytest.raises(ValueError, match="TaskCommands.synth"):
+        TaskCommands(synth_help="corpus", validate_help="report", synth=None)
+
+
+def test_every_task_declares_its_corpus_and_commands():
+    for command, task in COMMAND_TASKS.items():
+        assert isinstance(task.corpus, TaskCorpus) and isinstance(task.commands, TaskCommands), command
+        # the loop builds a missing corpus from the task section's corpus config
+        assert dataclasses.is_dataclass(task.settings_class().corpus), command
+        # what the loop does for every task is not the task's any more
+        for gone in ("trainable_modules", "build_corpus", "corpus_files", "synth", "cli_aliases"):
+            assert not hasattr(task, gone), (command, gone)
+
+
+# ---- the corpus: built once, by the loop --------------------------------------------------------
+@pytest.fixture
+def recording_corpus(monkeypatch):
+    """The ATT task's corpus declaration replaced by one that records its builds (no audio)."""
+    built = []
+
+    def build(config, out):
+        built.append((config, out))
+        out.mkdir(parents=True, exist_ok=True)
+        for name in ("clips.jsonl", "judgements.jsonl"):
+            (out / name).write_text("")
+
+    monkeypatch.setattr(type(TASKS["att"]), "corpus", TaskCorpus(files=("clips.jsonl", "judgements.jsonl"),
+                                                                  build=build))
+    return built
+
+
+def test_missing_corpus_is_built_from_the_section_corpus_config_then_reused(recording_corpus, tmp_path):
+    cfg = TrainConfig()
+    cfg.data.corpus_dir = str(tmp_path / "corpus")
+    assert ensure_corpus(cfg) == tmp_path / "corpus"
+    assert recording_corpus == [(cfg.task_config.corpus, tmp_path / "corpus")]
+    assert ensure_corpus(cfg) == tmp_path / "corpus"
+    assert len(recording_corpus) == 1  # present: not built again
+
+
+def test_missing_corpus_without_synthesis_names_the_folder_and_the_key(recording_corpus, tmp_path):
+    cfg = TrainConfig()
+    cfg.data.corpus_dir = str(tmp_path / "none")
+    cfg.data.synthesize_if_missing = False
+    with pytest.raises(FileNotFoundError, match=r"none: no clips.jsonl/judgements.jsonl and "
+                                                r"data.synthesize_if_missing is false"):
+        ensure_corpus(cfg)
+    assert recording_corpus == []
+
+
+# ---- backbone, dtype, seed ----------------------------------------------------------------------
+def _lora_a(judge) -> dict[str, torch.Tensor]:
+    return {n: p.detach().clone() for n, p in judge.backbone.model.named_parameters() if "lora_A" in n}
+
+
+def test_adapters_start_from_the_run_seed_whatever_the_backbone_drew():
+    cfg = TrainConfig()
+    first = _lora_a(build_trainable_judge(cfg))
+    torch.manual_seed(1234)  # the global generator disturbed between two builds
+    torch.rand(100)
+    cfg.backbone.tiny_seed = 7  # another random backbone (it seeds torch with its own seed)
+    again = _lora_a(build_trainable_judge(cfg))
+    assert first and first.keys() == again.keys()
+    assert all(torch.equal(first[n], again[n]) for n in first)
+    cfg.seed = 1
+    other = _lora_a(build_trainable_judge(cfg))
+    assert not all(torch.equal(first[n], other[n]) for n in first)
+
+
+@pytest.mark.slow  # writes the tiny hub-layout checkpoint (shared with other tests in a session)
+def test_a_checkpoint_backbone_loads_in_the_configured_dtype(stand_in):
+    cfg = TrainConfig()
+    cfg.backbone.source = str(stand_in("qwen2_5_omni"))
+    cfg.backbone.dtype = "bfloat16"
+    judge = build_trainable_judge(cfg)
+    frozen = {p.dtype for p in judge.backbone.model.parameters() if not p.requires_grad}
+    assert frozen == {torch.bfloat16}
+
+
+def test_trained_modules_are_the_backbone_model_and_the_head_when_there_is_one(tiny_omni):
+    class Headless:
+        backbone = tiny_omni
+
+    class WithHead(Headless):
+        head = torch.nn.Linear(2, 1)
+
+    assert trainable_modules(Headless()) == [tiny_omni.model]
+    assert trainable_modules(WithHead()) == [tiny_omni.model, WithHead.head]
+
+
+# ---- batches: (inputs, targets) and the row index, apart -----------------------------------------
+class CountingTask:
+    """A task whose example is a row's number and whose targets are its label (counts examples)."""
+
+    group_key = "group"
+
+    def __init__(self):
+        self.examples = 0
+
+    def example(self, judge, row):
+        self.examples += 1
+        return {"x": row["x"]}
+
+    def collate(self, judge, examples, rows):
+        return ({"x": torch.tensor([e["x"] for e in examples])},
+                {"y": torch.tensor([r["y"] for r in rows])})
+
+
+def test_collated_batches_carry_inputs_targets_and_row_index_apart():
+    task = CountingTask()
+    rows = [{"id": f"r{i}", "x": i, "y": 10 * i, "row_index": 5 + i} for i in range(3)]
+    collate = RowCollator(task, judge=None)
+    batch = collate(rows)
+    assert isinstance(batch, TrainingBatch)
+    assert batch.inputs.keys() == {"x"} and batch.targets.keys() == {"y"}
+    assert batch.inputs["x"].tolist() == [0, 1, 2] and batch.targets["y"].tolist() == [0, 10, 20]
+    assert batch.row_index.tolist() == [5, 6, 7] and batch.row_index.dtype == torch.long
+    collate(rows[::-1])
+    assert task.examples == 3  # each row's example computed once, then cached
+
+
+def test_data_module_batches_one_group_each_with_split_row_indices():
+    task = CountingTask()
+    rows = ([{"id": f"t{i}", "x": i, "y": i, "group": "ab"[i % 2], "split": "train"} for i in range(6)]
+            + [{"id": f"v{i}", "x": i, "y": i, "group": "a", "split": "test"} for i in range(2)])
+    dm = JudgeDataModule(rows, task, judge=None, batch_size=2)
+    batches = list(dm.train_dataloader())
+    assert sorted(i for b in batches for i in b.row_index.tolist()) == list(range(6))
+    assert all(len({rows[i]["group"] for i in b.row_index.tolist()}) == 1 for b in batches)
+    assert [b.row_index.tolist() for b in dm.val_dataloader()] == [[0, 1]]  # indices into the test split

@@ -1,0 +1,1 @@
+"""Pairwise preference corpora (``docs/data.md#pairs``): reader and synthetic builder."""

@@ -1,0 +1,37 @@
+"""Model-card sections of a pairwise preference judge (``docs/pairs.md``)."""
+
+from __future__ import annotations
+
+
+def _pct(m: dict | None) -> str:
+    if not m or m.get("value") is None:
+        return "n/a"
+    return f"{100 * m['value']:.1f}% [{100 * m['low']:.1f}, {100 * m['high']:.1f}] (n={m['n']})"
+
+
+def card_sections(config: dict, validation: dict | None) -> list[str]:
+    """What the judge outputs, how to run it on pairs, and its validation against the raters."""
+    if config.get("label_words"):
+        what = (f"Per-clip score: the expected value of preset `{config.get('preset', {}).get('name', '?')}`'s labels "
+                f"(softmax over label-token logits), read at the {config.get('read_at', 'final prompt token')}.")
+    else:
+        what = f"Per-clip score: a scalar reward, {config.get('read_at', 'a linear head on the last prompt token')}."
+    lines = [what, "",
+             "Trained with the Bradley-Terry loss on labelled pairs: P(A more natural than B) = "
+             "sigmoid(score_A - score_B); the verdict is the clip with the higher score, so it does not "
+             "depend on the order the two clips are given in.", "",
+             f"Prompt (version {config.get('prompt_version', '?')}):", "", f"> {config.get('prompt', '')}", "",
+             "```bash", "omnijudge score pairs --judge <this folder> --pairs pairs.jsonl --out verdicts.jsonl",
+             "```", ""]
+    if not validation or "accuracy" not in validation:
+        return lines
+    lines += [f"## Validation (split `{validation.get('split', 'test')}`)", "",
+              "Accuracy against the raters' majority label (ties excluded), 95% Wilson intervals.", "",
+              "| group | accuracy |", "|---|---|", f"| all | {_pct(validation['accuracy'])} |"]
+    for key in ("by_language_setting", "by_subset"):
+        lines += [f"| {g} | {_pct(m)} |" for g, m in validation.get(key, {}).items()]
+    gem = validation.get("gemini", {})
+    lines += ["", f"Agreement with gemini-2.5-flash's verdict: {_pct(gem.get('judge_vs_gemini'))}; "
+                  f"gemini-2.5-flash vs the raters: {_pct(gem.get('gemini_vs_humans'))}.",
+              f"Swap consistency: {_pct(validation.get('swap_consistency'))}.", ""]
+    return lines

@@ -1,0 +1,116 @@
+"""Pairs corpora (SpeechJudge-Data's format, ``docs/data.md#pairs``): the reader, and a synthetic
+corpus whose every preference is known by construction; deterministic by seed.
+
+Synthetic pairs: one voice reads one sentence twice, once cleanly (every naturalness cue human-like,
+no artifacts) and once degraded (flat intonation, isochronous timing, vocoder buzz, hiss and clicks:
+``trainer.synth.speech.CueLevels``); which side holds the clean reading is random. Simulated raters
+prefer the clean side with probability ``rater_accuracy`` (else a tie or the other side), and a
+stand-in "Gemini" verdict is right with probability ``gemini_accuracy``. Voices ``v0``.. are split
+by voice: the last ``test_voices`` are held out (test), the one before them is ``dev``.
+
+Output folder::
+
+    audio/<id>_a.wav, audio/<id>_b.wav   16-bit PCM mono, 16 kHz
+    pairs.jsonl                          one row per pair (the importer's format)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from evaluators.benchmarks.pairs.labels import majority_verdict, parse_gemini_verdict, soft_target
+from evaluators.config_input import check_fields, checked
+from evaluators.jsonl import read_jsonl
+from trainer.synth.corpus_config import StrictFromDict
+from trainer.synth.corpus_io import write_jsonl, write_wav
+from trainer.synth.speech import CueLevels, render_utterance
+from trainer.synth.timbre import VoiceTimbre
+
+SR = 16_000
+SENTENCES = {"en": ["the quiet river runs past the old mill", "we planted tomatoes by the kitchen door",
+                    "she found the keys under a pile of letters", "our train leaves at seven in the morning"],
+             "zh": ["今天下午我们去公园散步", "这本书讲的是一个老渔夫的故事",
+                    "请把窗户关上外面风很大", "明天早上八点在门口集合"]}
+DEGRADED = CueLevels(intonation=0.15, timing=0.15, breaths=0.2, tones=0.3, buzz=0.8, hiss=0.75, clicks=0.6)
+
+
+@dataclass
+class PairsCorpusConfig(StrictFromDict):
+    """Size and label noise of the synthetic pairs corpus."""
+
+    seed: int = checked(0, "[0, 2147483647]")  # seed of voices, sides, raters
+    n_voices: int = checked(8, "[3, 200]")  # voices v0.. (the last test_voices are held out)
+    test_voices: int = checked(2, "[1, 100]")  # held-out voices (split test); the voice before them is dev
+    sentences_per_voice: int = checked(8, "[1, 8]")  # readings per voice (EN and ZH alternate)
+    raters: int = checked(3, "[1, 9]")  # simulated raters per pair
+    rater_accuracy: float = checked(0.9, "[0, 1]")  # P(a rater prefers the clean reading)
+    gemini_accuracy: float = checked(0.8, "[0, 1]")  # P(the stand-in Gemini verdict is right)
+    max_seconds: float = checked(2.0, "[0.5, 3.5]")  # longest rendered reading, s
+
+    def __post_init__(self):
+        check_fields(self)
+        if self.test_voices + 1 >= self.n_voices:
+            raise ValueError("PairsCorpusConfig: n_voices must exceed test_voices + 1 (train, dev, test voices)")
+
+
+def _annotation(rng, clean_side: str, accuracy: float) -> str:
+    u = rng.random()
+    if u < accuracy:
+        return f"{clean_side}+{2 if rng.random() < 0.6 else 1}"
+    if u < accuracy + (1 - accuracy) / 2:
+        return "Tie (both not good)"
+    return f"{'B' if clean_side == 'A' else 'A'}+1"
+
+
+def build_pairs_corpus(cfg: PairsCorpusConfig, out: str | Path) -> Path:
+    """Render the corpus into ``out`` (created); returns ``out / "pairs.jsonl"``."""
+    out = Path(out)
+    (out / "audio").mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(cfg.seed)
+    rows = []
+    for v in range(cfg.n_voices):
+        voice = VoiceTimbre.random(rng)
+        split = "test" if v >= cfg.n_voices - cfg.test_voices else "dev" if v == cfg.n_voices - cfg.test_voices - 1 \
+            else "train"
+        for k in range(cfg.sentences_per_voice):
+            lang = "en" if k % 2 == 0 else "zh"
+            text = SENTENCES[lang][(k // 2) % len(SENTENCES[lang])]
+            pid = f"v{v}_s{k}"
+            clean = render_utterance(text, lang, voice, CueLevels(), rng, sr=SR, max_s=cfg.max_seconds)
+            bad = render_utterance(text, lang, voice, DEGRADED, rng, sr=SR, max_s=cfg.max_seconds)
+            clean_side = "A" if rng.random() < 0.5 else "B"
+            a, b = (clean, bad) if clean_side == "A" else (bad, clean)
+            write_wav(out / "audio" / f"{pid}_a.wav", a, SR)
+            write_wav(out / "audio" / f"{pid}_b.wav", b, SR)
+            notes = [_annotation(rng, clean_side, cfg.rater_accuracy) for _ in range(cfg.raters)]
+            right = rng.random() < cfg.gemini_accuracy
+            hi, lo = int(rng.integers(7, 10)), int(rng.integers(2, 6))
+            gem_a, gem_b = (hi, lo) if (clean_side == "A") == right else (lo, hi)
+            gemini = f"The first output is {'smooth' if gem_a > gem_b else 'robotic'}.\nOutput A: {gem_a}, Output B: {gem_b}"
+            rows.append({"id": pid, "split": split, "subset": "regular" if k < 4 else "expressive",
+                         "language_setting": f"{lang}2{lang}", "chosen": True, "voice": f"v{v}",
+                         "prompt_audio": None, "prompt_text": None, "target_text": text,
+                         "audio_a": f"audio/{pid}_a.wav", "audio_b": f"audio/{pid}_b.wav",
+                         "rater": [f"rater{j:02d}" for j in range(cfg.raters)], "naturalness_annotation": notes,
+                         "audio_a_text_accuracy": [1] * cfg.raters, "audio_b_text_accuracy": [1] * cfg.raters,
+                         "naturalness_label": majority_verdict(notes), "p_a": soft_target(notes),
+                         "gemini": gemini, "gemini_verdict": parse_gemini_verdict(gemini),
+                         "better": clean_side})
+    write_jsonl(out / "pairs.jsonl", rows)
+    return out / "pairs.jsonl"
+
+
+def load_pairs(corpus: str | Path) -> list[dict]:
+    """``pairs.jsonl`` rows with ``path_a`` / ``path_b`` absolute and ``p_a`` (P(A preferred) from
+    the raters, or from the label when no annotation is given: A 1, B 0, Tie 0.5)."""
+    corpus = Path(corpus)
+    rows = read_jsonl(corpus / "pairs.jsonl", required=("id", "split", "audio_a", "audio_b", "naturalness_label"))
+    for r in rows:
+        r["path_a"] = str((corpus / r["audio_a"]).resolve())
+        r["path_b"] = str((corpus / r["audio_b"]).resolve())
+        p = soft_target(r.get("naturalness_annotation") or [])
+        r["p_a"] = p if p is not None else {"A": 1.0, "B": 0.0}.get(r["naturalness_label"], 0.5)
+    return rows

@@ -1,0 +1,160 @@
+"""Pairwise preference: a judge's scalar score trained with the Bradley-Terry loss on labelled pairs.
+
+Every row is a pair (two renditions of one text); the judge scores each clip alone, and the loss
+asks sigmoid(s_A - s_B) to match the raters' preference. The score is a reward head's scalar
+(``scalar_reward``, the shape of SpeechJudge-BTRM) or a verbalizer's expected label value, as
+``pairs.score`` says. Definitions: ``docs/pairs.md#training``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import torch
+
+from evaluators.audio_io import load_audio, prepare_segments
+from evaluators.benchmarks.pairs.metrics import verdict_of
+from evaluators.judges.scalar_reward import SPEECHJUDGE_SYSTEM_PROMPT, ScalarRewardJudge
+from evaluators.runtime_options import Runtime, batch_size_arg, non_negative_int_arg
+from trainer.benchmarks.pairs.card import card_sections
+from trainer.benchmarks.pairs.corpus import PairsCorpusConfig, build_pairs_corpus, load_pairs
+from trainer.benchmarks.pairs.loss import preference_loss
+from trainer.benchmarks.pairs.settings import PairsSettings
+from trainer.benchmarks.pairs.validation import validate_folder
+from trainer.task import TaskCommands, TaskCorpus
+from trainer.verbalizer_judge import build_verbalizer_judge
+
+if TYPE_CHECKING:
+    from evaluators.backbones import AudioLLM
+    from trainer.config import TrainConfig
+
+#: Hard targets of the majority label (``pairs.soft_targets: false``).
+LABEL_TARGET = {"A": 1.0, "B": 0.0, "Tie": 0.5}
+
+
+def add_synth_arguments(parser) -> None:
+    parser.add_argument("--n-voices", type=int, default=PairsCorpusConfig.n_voices,
+                        help="voices (the last --test-voices are held out)")
+    parser.add_argument("--test-voices", type=int, default=PairsCorpusConfig.test_voices)
+    parser.add_argument("--sentences-per-voice", type=int, default=PairsCorpusConfig.sentences_per_voice)
+
+
+def synth(out: Path, seed: int, options: dict) -> str:
+    cfg = PairsCorpusConfig(seed=seed, n_voices=options["n_voices"], test_voices=options["test_voices"],
+                            sentences_per_voice=options["sentences_per_voice"])
+    return f"wrote {build_pairs_corpus(cfg, out)}"
+
+
+def add_validate_arguments(parser) -> None:
+    parser.add_argument("--split", default="test", help="the corpus split validated on (SpeechJudge-Eval: test)")
+    parser.add_argument("--batch-size", type=batch_size_arg, default=16, help="clips per forward pass")
+    parser.add_argument("--num-workers", type=non_negative_int_arg, default=0,
+                        help="data-loader processes reading the clips while the model runs")
+    parser.add_argument("--swap-check", action="store_true",
+                        help="also score every pair as (B, A) and measure the swap consistency")
+
+
+def pair_rows(corpus: Path, settings: PairsSettings) -> tuple[list[dict], dict]:
+    """Training rows of a pairs corpus: one per pair with ``p_a`` the target (the raters' share
+    preferring A, or the majority label's 1 / 0.5 / 0), ties dropped or kept as ``pairs.ties``
+    says; and a summary of the labels."""
+    rows, dropped = [], Counter()
+    for r in load_pairs(corpus):
+        label = r["naturalness_label"]
+        if label == "Tie" and settings.ties == "drop":
+            dropped[r["split"]] += 1
+            continue
+        rows.append({"id": r["id"], "split": r["split"], "path_a": r["path_a"], "path_b": r["path_b"],
+                     "text": r.get("target_text") or "", "label": label,
+                     "p_a": float(r["p_a"]) if settings.soft_targets else LABEL_TARGET[label],
+                     "language_setting": str(r.get("language_setting")), "subset": str(r.get("subset"))})
+    summary = {"pairs": dict(Counter(r["split"] for r in rows)),
+               "labels": {s: dict(Counter(r["label"] for r in rows if r["split"] == s))
+                          for s in sorted({r["split"] for r in rows})},
+               "ties_dropped": dict(dropped), "targets": "raters' share" if settings.soft_targets else "majority label"}
+    return rows, summary
+
+
+def clip_scores(judge, inputs: dict) -> torch.Tensor:
+    """The trained scalar of every clip of a collated batch, (N,), differentiable: the reward
+    head's output or the verbalizer's expected label value."""
+    if isinstance(judge, ScalarRewardJudge):
+        return judge.rewards(inputs)
+    return judge.expected_score(judge.label_logits(inputs))
+
+
+class PairsPreferenceTask:
+    """Rows: labelled pairs; a batch of B pairs is one forward pass over their 2B clips."""
+
+    name = "pairs"
+    benchmark = "pairs"
+    settings_class = PairsSettings
+    group_key = "split"  # the Bradley-Terry term compares the two clips of a pair only: any pairs batch together
+    corpus = TaskCorpus(files=("pairs.jsonl",), build=build_pairs_corpus)
+    commands = TaskCommands(
+        synth_help="pairs corpus in SpeechJudge-Data's format: one voice reads each text clean and degraded, "
+                   "random sides, simulated raters, held-out voices",
+        validate_help="pairwise accuracy vs the raters' majority (95% CIs) per language setting and subset, "
+                      "Gemini agreement, swap consistency",
+        synth=synth, add_synth_arguments=add_synth_arguments, add_validate_arguments=add_validate_arguments)
+
+    # ---- data ------------------------------------------------------------------------------------
+    def load_rows(self, corpus: Path, settings: PairsSettings) -> tuple[list[dict], dict]:
+        return pair_rows(corpus, settings)
+
+    # ---- model -----------------------------------------------------------------------------------
+    def build_judge(self, backbone: AudioLLM, cfg: TrainConfig):
+        s: PairsSettings = cfg.task_config
+        if s.score == "verbalizer":
+            return build_verbalizer_judge(backbone, cfg, s.preset)
+        return ScalarRewardJudge(backbone, ScalarRewardJudge.new_head(backbone, seed=cfg.seed), prompt=s.prompt,
+                                 prompt_before_audio=s.prompt_before_audio,
+                                 system_prompt=cfg.system_prompt or SPEECHJUDGE_SYSTEM_PROMPT,
+                                 prompt_version=s.prompt_version, max_seconds=cfg.max_seconds, name=cfg.judge_name,
+                                 seed=cfg.seed)
+
+    def example(self, judge, row: dict) -> dict:
+        # training sees the first max_seconds of each clip (a LongClipWarning when cut), as scoring does
+        def clip(path: str) -> dict:
+            wave, _ = prepare_segments(load_audio(path), policy="truncate", max_seconds=judge.max_seconds)[0]
+            return judge.prepare(wave, {"text": row["text"]})
+
+        return {"a": clip(row["path_a"]), "b": clip(row["path_b"])}
+
+    def collate(self, judge, examples: list[dict], rows: list[dict]) -> tuple[dict, dict]:
+        clips = [e["a"] for e in examples] + [e["b"] for e in examples]
+        return judge.backbone.collate(clips), {"p_a": torch.tensor([r["p_a"] for r in rows], dtype=torch.float32)}
+
+    def _pair_scores(self, judge, inputs: dict) -> tuple[torch.Tensor, torch.Tensor]:
+        scores = clip_scores(judge, inputs)
+        half = scores.shape[0] // 2
+        return scores[:half], scores[half:]
+
+    def loss(self, judge, inputs: dict, targets: dict, settings: PairsSettings) -> torch.Tensor:
+        a, b = self._pair_scores(judge, inputs)
+        return preference_loss(a, b, targets["p_a"].to(a.device))
+
+    def predict(self, judge, inputs: dict, targets: dict) -> list[float]:
+        a, b = self._pair_scores(judge, inputs)
+        return torch.sigmoid((a - b).float()).cpu().tolist()
+
+    def val_metrics(self, rows: list[dict], preds: list[float]) -> dict[str, float]:
+        decided = [(r, p) for r, p in zip(rows, preds) if r["label"] in ("A", "B")]
+        if not decided:
+            return {}
+        return {"val/accuracy": sum(verdict_of(p) == r["label"] for r, p in decided) / len(decided)}
+
+    # ---- validation, card ------------------------------------------------------------------------
+    def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
+                 options: dict | None = None, runtime: Runtime | None = None) -> dict:
+        """Accuracy vs the majority label on the held-out split (``docs/pairs.md#validation``); with
+        ``out``, the per-pair rows go beside the report."""
+        options = options or {}
+        return validate_folder(judge_dir, corpus_dir, out=out, split=options.get("split", "test"),
+                               batch_size=options.get("batch_size", 16), num_workers=options.get("num_workers", 0),
+                               swap_check=options.get("swap_check", False), runtime=runtime)
+
+    def model_card(self, config: dict, validation: dict | None) -> list[str]:
+        return card_sections(config, validation)

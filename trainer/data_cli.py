@@ -1,0 +1,73 @@
+"""``omnijudge data import|check``: human labels in (public sets through ``datasets``) and checked
+before training (``docs/data.md``). Registered through the ``omnijudge.commands`` entry points."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def _columns(pairs: list[str]) -> dict:
+    out = {}
+    for pair in pairs or []:
+        if "=" not in pair:
+            raise ValueError(f"--columns expects role=column, got {pair!r}")
+        role, column = pair.split("=", 1)
+        out[role] = column
+    return out
+
+
+def add_data_command(sub) -> None:
+    from trainer.data_check import task_names
+    from trainer.data_import import SOURCES
+
+    p = sub.add_parser("data", help="import public human-label sets; check a labelled corpus before training")
+    s = p.add_subparsers(dest="benchmark", required=True)
+
+    imp = s.add_parser("import", help="a Hub human-label set -> audio files + JSONL in a task's corpus format, "
+                                      "with report.json (rows, labels, rater agreement, dropped rows)")
+    imp.add_argument("source", choices=sorted(SOURCES), help="which set (its format decides the importer)")
+    imp.add_argument("--out", required=True, help="corpus folder to write (new or empty)")
+    imp.add_argument("--from", dest="location", help="Hub id or local folder in the Hub's layout "
+                                                     "(default: the set's Hub id)")
+    imp.add_argument("--columns", nargs="*", default=[], metavar="ROLE=COLUMN",
+                     help="column names of a copy that names them differently (bvcc: audio, system, "
+                          "utterance, listener, score)")
+    imp.add_argument("--overwrite", action="store_true", help="write into a non-empty --out")
+
+    def run_import(args) -> int:
+        from evaluators.registry_entry import load_entry
+        from trainer.data_import.report import summary_lines
+
+        entry, _task, hub_id = SOURCES[args.source]
+        location = args.location or hub_id
+        if not location:
+            raise ValueError(f"data import {args.source}: --from is required (no default Hub id)")
+        fn = load_entry({args.source: entry}, args.source, "source")
+        kwargs = {"columns": _columns(args.columns)} if args.columns else {}
+        report = fn(location, args.out, overwrite=args.overwrite, **kwargs)
+        print("\n".join(summary_lines(report)))
+        return 0
+
+    imp.set_defaults(func=run_import)
+
+    chk = s.add_parser("check", help="every problem of a labelled corpus as file:line (exit 2 if any)")
+    chk.add_argument("corpus", help="corpus folder")
+    chk.add_argument("--task", required=True, choices=task_names(), help="whose format the corpus is in")
+    chk.add_argument("--min-raters", type=int, default=None, help="fewest raters per labelled item "
+                                                                 "(default: 1 where the format has raters)")
+    chk.add_argument("--json", action="store_true", help="print the problems as JSON lines")
+
+    def run_check(args) -> int:
+        from trainer.data_check import PROBLEM_EXIT_CODE, check_corpus, summary
+
+        problems = check_corpus(args.corpus, args.task, args.min_raters)
+        for pr in problems:
+            print(json.dumps(pr.__dict__) if args.json else str(pr))
+        if problems:
+            print(f"{len(problems)} problem(s)", file=sys.stderr)
+            return PROBLEM_EXIT_CODE
+        print(summary(args.corpus, args.task))
+        return 0
+
+    chk.set_defaults(func=run_check)
