@@ -1,18 +1,16 @@
-"""Speech-active duration of a clip, from the Silero VAD model that the ``silero-vad`` package
-ships (no download), so a row can say that a clip held no speech (``no_speech``) instead of
-passing digital silence off as a voice.
+"""Speech-active duration of a clip, from the Silero VAD model (no download), so a row can say
+that a clip held no speech (``no_speech``) instead of passing digital silence off as a voice.
 
-The model (``silero_vad/data/silero_vad.jit``) is loaded from the installed package's files
-without importing the package: ``silero_vad/__init__`` imports ``torchaudio``, which pins an older
-torch than the one this project runs on, so the package is installed with ``--no-deps`` (see the
-README). Speech segments follow ``silero_vad.get_speech_timestamps`` with its defaults (threshold
+The model file ships with omnijudge (``evaluators/vad_model/silero_vad.jit``: the ``silero-vad``
+6.2.0 package's file byte for byte, MIT; see the README there): the ``silero-vad`` package pins
+``torchaudio``, which pins an older torch than the one this project runs on, so installing it
+would need a second ``--no-deps`` step. Speech segments follow ``silero_vad.get_speech_timestamps`` with its defaults (threshold
 0.5, off below 0.35, speech >= 250 ms, silence >= 100 ms ends a segment, 30 ms padding), over
 512-sample windows at 16 kHz; clips are run as one batch (the model keeps a state per row).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 from pathlib import Path
 
@@ -28,21 +26,19 @@ MIN_SILENCE = 100 * SR // 1000
 PAD = 30 * SR // 1000
 BATCH = 32  # clips per batched pass (memory: BATCH x longest clip)
 
-INSTALL_HINT = "pip install --no-deps silero-vad (or score with --no-vad)"
+#: The shipped model file (``evaluators/vad_model/README.md``).
+MODEL_FILE = Path(__file__).parent / "vad_model" / "silero_vad.jit"
 
 
 class VadUnavailableError(OSError):
-    """The ``silero-vad`` package (its model file) is not installed."""
+    """The Silero VAD model file is missing from this install."""
 
 
 def _model_file() -> Path:
-    spec = importlib.util.find_spec("silero_vad")
-    if spec is None or not spec.submodule_search_locations:
-        raise VadUnavailableError(f"silero_vad: package not installed; {INSTALL_HINT}")
-    path = Path(next(iter(spec.submodule_search_locations))) / "data" / "silero_vad.jit"
-    if not path.is_file():
-        raise VadUnavailableError(f"{path}: Silero VAD model missing from the installed package; {INSTALL_HINT}")
-    return path
+    if not MODEL_FILE.is_file():
+        raise VadUnavailableError(f"{MODEL_FILE}: Silero VAD model missing from this install (reinstall omnijudge, "
+                                  "or score with --no-vad)")
+    return MODEL_FILE
 
 
 _lock = threading.Lock()

