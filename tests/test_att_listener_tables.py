@@ -110,3 +110,25 @@ def test_metrics_att_tables_cli(tmp_path, files, capsys):
         _metrics(["--judgements", str(files[1]), "--predictions", str(preds), "--clips", str(files[0])])
     with pytest.raises(ValueError, match="needs --clips"):
         _metrics(["--judgements", str(files[1])])
+
+
+def test_score_att_writes_the_voice_tables(tmp_path, files):
+    import soundfile as sf
+    from conftest import speechlike
+
+    from evaluators.benchmarks.att.cli import add_score_parser
+
+    audio = tmp_path / "audio"
+    audio.mkdir()
+    for i, c in enumerate(("e1", "e2", "e3", "e4")):
+        sf.write(audio / f"{c}.wav", speechlike(0.6, seed=i), 16000)
+    parser = argparse.ArgumentParser()
+    add_score_parser(parser.add_subparsers())
+    args = parser.parse_args(["att", "--judge", "auto-att", "--base", "tiny", "--audio", str(audio), "--out",
+                              str(tmp_path / "o.jsonl"), "--table", str(tmp_path / "t.json"), "--clips", str(files[0]),
+                              "--num-workers", "0", "--no-vad"])
+    assert args.func(args) == 0
+    report = json.loads((tmp_path / "t.voices.json").read_text())
+    rows = {json.loads(x)["id"]: json.loads(x)["score"] for x in (tmp_path / "o.jsonl").read_text().splitlines()}
+    assert report["voices"]["sysA"]["vA1"][OVERALL]["hls"] == pytest.approx((rows["e1"] + rows["e2"]) / 2)
+    assert "HLS per voice" in (tmp_path / "t.voices.md").read_text()

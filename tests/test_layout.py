@@ -256,7 +256,8 @@ def test_each_main_task_carries_its_benchmarks_name_and_old_names_are_refused_by
     from trainer.benchmarks import LEGACY_TASK_NAMES, task_of_judge
 
     assert all(task.name == name for name, task in BENCHMARK_TASKS.items())
-    assert set(LEGACY_TASK_NAMES.values()) == set(BENCHMARKS) and not set(LEGACY_TASK_NAMES) & set(TASKS)
+    # the five benchmarks that had other names keep them for old judge folders; a newer one has none
+    assert set(LEGACY_TASK_NAMES.values()) <= set(BENCHMARKS) and not set(LEGACY_TASK_NAMES) & set(TASKS)
     for old, new in LEGACY_TASK_NAMES.items():
         assert task_of_judge(old) is TASKS[new]  # judge folders recording an old name still load
         with pytest.raises(ConfigError, match=rf"config:{old}: unknown section '{old}'; .* section is '{new}'"):

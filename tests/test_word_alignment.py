@@ -186,7 +186,10 @@ class _FakeVerifier:
     def provenance(self):
         return {"judge": "fake"}
 
-    def score(self, inputs, batch_size=8):
+    def prepare_input(self, x):
+        return x
+
+    def score_examples(self, inputs, batch_size=8):
         self.scored += [x["text"] for x in inputs]
         return [{"present": True, "text_with_mark": x["text"], "hallucinated_events": [], "p_present": 0.9}
                 for x in inputs]

@@ -16,5 +16,4 @@ JUDGE_KINDS: dict[str, str] = {
     "scalar_reward": "evaluators.judges.scalar_reward:ScalarRewardJudge",
     "instruction_follow": "evaluators.benchmarks.instructttseval.judge:InstructionJudge",
     "speech_edit_attribute": "evaluators.benchmarks.speecheditbench.edit_judge:SpeechEditJudge",
-    "whistress": "evaluators.judges.whistress:WhiStressDetector",
 }

@@ -210,6 +210,10 @@ class DnsmosMeasure:
             out["p808"] = float(np.mean(per["p808"]))
         return {**out, "n_windows": len(wins)}
 
+    def score_wave(self, wave: np.ndarray, sr: int) -> dict:
+        """One clip at any rate: :meth:`at_16k` then :meth:`score`."""
+        return self.score(self.at_16k(wave, sr))
+
     def measure(self, waves: list[np.ndarray], items: list | None = None) -> list[dict]:
         """One row per 16 kHz wave, in order (``items`` unused: DNSMOS needs no reference)."""
         return [self.score(w) for w in waves]

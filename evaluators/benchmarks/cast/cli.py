@@ -111,11 +111,12 @@ def add_metrics_parser(msub):
 
 def stress_detector_class(folder: str):
     """The judge class of a stress-detector folder: WhiStress for the public WhiStress weights
-    layout (``docs/cast.md#whistress-hosted``), else omnijudge's word tagger."""
-    from evaluators.judges.registry import judge_class
-    from evaluators.judges.whistress import is_whistress_folder
+    layout (``docs/cast.md#whistress-hosted``; not a judge folder, so not a judge-folder kind), else
+    omnijudge's word tagger."""
+    from evaluators.judges.whistress import WhiStressDetector, is_whistress_folder
+    from evaluators.judges.word_tagger import WordTaggerJudge
 
-    return judge_class("whistress" if is_whistress_folder(folder) else "word_tagger")
+    return WhiStressDetector if is_whistress_folder(folder) else WordTaggerJudge
 
 
 def cmd_score_cast(args) -> int:

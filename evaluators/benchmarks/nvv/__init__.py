@@ -10,6 +10,10 @@ verifier and its scorer. Definitions: ``docs/benchmarks.md#nvv-superbench``.
 ``verifier``  ``NvvVerifierJudge`` (judge kind ``nvv_verifier``)
 ``scorer``    the verifier over system outputs -> Table 3 rows, per-type heatmap
 ``presets``   zero-shot 0-5 Likert raters
+``likert`` / ``likert_sources`` / ``public_ratings``  Likert raters as the public rater, its result JSON, rankings
+``intelligibility`` WER/CER with the public normalisation (Whisper through transformers)
+``measure_pass`` the judge-free Table 3 measurements (WER/CER, DNSMOS, CLAP), cached per system
+``table3``    the full Table 3 over synthesis runs (``docs/nvv.md``)
 ``cli``       ``omnijudge metrics nvv`` and ``omnijudge score nvv``
 """
 

@@ -123,7 +123,8 @@ def pairs_metrics(pairs: list[dict], preds: list[dict], swapped: list[dict] | No
             errors += 1
         else:
             judged.append((p, row["verdict"]))
-    gem = [(p, v) for p, v in judged if p.get("gemini_verdict") in ("A", "B")]
+    gem = [(p, v) for p, v in judged
+           if p.get("gemini_verdict") in ("A", "B") and p.get("naturalness_label") in ("A", "B")]
     report = {
         "accuracy": _accuracy(judged, "naturalness_label"),
         "by_language_setting": _grouped(judged, "language_setting"),
