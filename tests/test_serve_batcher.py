@@ -23,7 +23,10 @@ class CountingJudge:
     def estimated_tokens(self, seconds: float) -> int:
         return int(seconds * 16000)
 
-    def score(self, inputs, batch_size=8):
+    def prepare_input(self, x):
+        return x
+
+    def score_examples(self, inputs, batch_size=8):
         with self.lock:
             self.calls.append(len(inputs))
         if any(len(x["wave"]) == 7 for x in inputs):
@@ -75,7 +78,10 @@ def test_a_lone_request_waits_at_most_max_wait():
 
 def test_score_requests_turns_a_whole_batch_failure_into_each_requests_error():
     class Broken:
-        def score(self, inputs, batch_size=8):
+        def prepare_input(self, x):
+            return x
+
+        def score_examples(self, inputs, batch_size=8):
             raise RuntimeError("model is broken")
 
     outs = score_requests(Broken(), [_wave(10), _wave(20)], 2)

@@ -17,17 +17,32 @@ from collections import deque
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
-from evaluators.failure_isolation import run_isolating
+from evaluators.engine import score_batch
 
 log = logging.getLogger(__name__)
 
 
+class RequestScorer:
+    """A request batch on the scoring engine (``evaluators/engine.py``): a request is already its
+    judge input; its row holds the judge's result or the exception that failed it."""
+
+    def prepare(self, x: dict) -> dict:
+        return dict(x)
+
+    def finish(self, _x: dict, result: dict) -> dict:
+        return {"result": result}
+
+    def fail(self, _x: dict, error: Exception) -> dict:
+        return {"result": error}
+
+
 def score_requests(judge, inputs: list[dict], batch_size: int) -> list:
     """One result (``{"score", "label", "probs"}``) or exception per prepared request
-    (``{"wave", "fields"}``), in order: the judge's batched ``score`` with one request's failure
-    isolated to that request. The one place the server runs a model."""
+    (``{"wave", "fields"}``), in order: the engine's :func:`evaluators.engine.score_batch`, so one
+    request's failure is isolated to that request as in ``omnijudge score``. The one place the
+    server runs a model."""
     try:
-        outs = run_isolating(lambda xs: judge.score(xs, batch_size=batch_size), inputs)
+        outs = [row["result"] for row in score_batch(judge, RequestScorer(), inputs, batch_size=batch_size)]
     except Exception as e:  # every request failed alone too: the batch's error is each one's
         return [e] * len(inputs)
     return [o if isinstance(o, Exception) or _finite(o) else
