@@ -129,7 +129,8 @@ def check_json_file(path: str | Path, flag: str) -> None:
 
 
 #: The options of a ``metrics <benchmark>`` command that name files it reads.
-REPORT_INPUT_OPTIONS = ("items", "predictions", "labels", "results", "likert")
+REPORT_INPUT_OPTIONS = ("items", "predictions", "labels", "results", "likert", "listeners", "annotations", "judgements",
+                        "clips", "pairs")
 
 
 def check_report_output(args, folder_names: tuple[str, ...] | None = None) -> None:

@@ -79,3 +79,21 @@ def test_validate_att_accepts_a_preset(tmp_path, monkeypatch):
                                         out=tmp_path / "v.json")
     assert used == ["auto-att"] and report["n_test_clips"] == 4 and report["test_voices"] == ["Moon", "longxiaochun"]
     assert json.loads((tmp_path / "v.json").read_text())["n_trap_clips"] == 2
+
+
+def test_held_out_voices_by_name_in_the_config_and_the_validate_command(tmp_path):
+    from evaluators.config_input import FieldError
+    from trainer.benchmarks import TASKS
+    from trainer.benchmarks.att.settings import AttHlsSettings
+
+    task = TASKS["att"]
+    rows, _ = task.load_rows(_corpus(tmp_path / "c"), AttHlsSettings(held_out_voices=["longxiaochun", "Moon"]))
+    assert {r["voice"] for r in rows if r["split"] == "test"} == {"longxiaochun", "Moon"}
+    for bad in ([], ["ok", ""], "Moon"):
+        with pytest.raises(FieldError, match="held_out_voices"):
+            AttHlsSettings(held_out_voices=bad)
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    task.commands.add_validate_arguments(parser)
+    assert parser.parse_args(["--held-out-voices", "Moon, longxiaochun"]).held_out_voices == ["Moon", "longxiaochun"]

@@ -8,12 +8,12 @@ provider's own). Rows go to ``RESULTS/measures/<name>/<system>.jsonl``, one per 
 measure time on this machine), or ``"error"`` + ``"error_kind"`` for a missing or unreadable output
 or a clip the measure refuses. A rerun skips ids already there (the cache); rows of another
 provenance are refused (``resume_mismatch="rescore"`` moves the file aside and measures again);
-``retry_errors`` measures error rows again.
+``retry_errors`` measures error rows again. The pass runs on the scoring engine
+(``evaluators/engine.py``), with the same failure rule as every scorer.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from evaluators.audio_io import sanitize_item_id
-from evaluators.failure_isolation import ITEM_ERRORS, error_kind, run_isolating
+from evaluators.engine import EngineOptions, score_work
+from evaluators.failure_isolation import ITEM_ERRORS, error_kind
 from evaluators.rows_file import drop_error_rows, read_done_rows
 
 VALUE_COLUMNS = {"wer": ("wer",), "dnsmos": ("sig", "bak", "ovrl"), "dnsmos_personalized": ("sig", "bak", "ovrl"),
@@ -46,51 +47,70 @@ def _resumed(path: Path, prov: dict, resume_mismatch: str, retry_errors: bool) -
     return {r["id"] for r in rows}
 
 
+class MeasureModel:
+    """A measure as an engine model (``evaluators/engine.py``): the model half is one
+    ``measure.measure`` call over a batch; each value row gets ``seconds``, the clip's read time
+    plus its share of the batch's measure time."""
+
+    def __init__(self, measure):
+        self.measure = measure
+
+    def prepare_input(self, x: dict) -> dict:
+        return x
+
+    def score_examples(self, xs: list[dict], batch_size: int = 8) -> list[dict]:
+        t0 = time.perf_counter()
+        values = self.measure.measure([x["clip"] for x in xs], [x["item"] for x in xs])
+        share = (time.perf_counter() - t0) / max(1, len(xs))
+        return [{**v, "seconds": x["read_s"] + share} for v, x in zip(values, xs)]
+
+
+class MeasureRows:
+    """A system's outputs on the engine: read by the measure's own ``read`` in a worker, one row
+    per output (module docstring)."""
+
+    def __init__(self, measure, by_id: dict, prov: dict):
+        self.measure, self.by_id, self.prov = measure, by_id, prov
+
+    def prepare(self, o) -> dict:
+        if o.problem is not None:
+            raise ValueError(o.problem)
+        if o.path is None:
+            raise FileNotFoundError("no output file for this item")
+        t0 = time.perf_counter()
+        try:
+            wave, warning = self.measure.read(o.path)
+        except OSError as e:  # any unreadable file is this output's row
+            if isinstance(e, ITEM_ERRORS):
+                raise
+            raise ValueError(str(e)) from e
+        return {"clip": wave, "item": self.by_id[o.id], "read_s": time.perf_counter() - t0, "warning": warning}
+
+    def finish(self, o, values: dict) -> dict:
+        return {"id": self.by_id[o.id].id, "system": o.system, "provenance": self.prov, **values}
+
+    def fail(self, o, e: Exception) -> dict:
+        return {"id": self.by_id[o.id].id, "system": o.system, "provenance": self.prov,
+                "error": f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
+
+
 def measure_outputs(measure, items: Sequence, outputs: Sequence, out_dir: Path, batch_size: int = 8,
-                    resume_mismatch: str = "refuse", retry_errors: bool = False) -> None:
-    """Append one row per not-yet-measured (system, item) to ``out_dir/<measure.name>/<system>.jsonl``.
+                    resume_mismatch: str = "refuse", retry_errors: bool = False, num_workers: int = 0) -> None:
+    """Append one row per not-yet-measured (system, item) to ``out_dir/<measure.name>/<system>.jsonl``,
+    on the scoring engine (``num_workers`` processes read the audio while the measure runs).
     ``items``: ``NVVItem``s; ``outputs``: the scorer's ``NvvOutput``s (``path`` None = missing)."""
     by_id = {it.id: it for it in items}
     by_id.update({sanitize_item_id(k): it for k, it in list(by_id.items())})
     prov = measure.provenance()
     folder = out_dir / measure.name
     folder.mkdir(parents=True, exist_ok=True)
+    options = EngineOptions(batch_size=batch_size, pool_size=batch_size, num_workers=num_workers, vad=False)
     for system in sorted({o.system for o in outputs}):
         path = folder / f"{sanitize_item_id(system)}.jsonl"
         done = _resumed(path, prov, resume_mismatch, retry_errors)
         todo = [o for o in outputs if o.system == system and by_id[o.id].id not in done]
         with path.open("a", encoding="utf-8") as f:
-            for start in range(0, len(todo), batch_size):
-                for row in _measure_batch(measure, todo[start:start + batch_size], by_id, prov):
-                    f.write(json.dumps(row, ensure_ascii=False) + "\n")
-                f.flush()
-
-
-def _measure_batch(measure, batch: list, by_id: dict, prov: dict) -> list[dict]:
-    rows: list[dict | None] = [None] * len(batch)
-    ready = []  # (position, wave, warning, item)
-    t0 = time.perf_counter()
-    for k, o in enumerate(batch):
-        base = {"id": by_id[o.id].id, "system": o.system, "provenance": prov}
-        try:
-            if o.problem is not None:
-                raise ValueError(o.problem)
-            if o.path is None:
-                raise FileNotFoundError("no output file for this item")
-            wave, warning = measure.read(o.path)
-            ready.append((k, wave, warning, by_id[o.id]))
-        except ITEM_ERRORS + (OSError,) as e:
-            rows[k] = {**base, "error": f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
-    if ready:
-        results = run_isolating(lambda xs: measure.measure([x[1] for x in xs], [x[3] for x in xs]), ready)
-        share = (time.perf_counter() - t0) / len(ready)
-        for (k, _, warning, item), res in zip(ready, results):
-            base = {"id": item.id, "system": batch[k].system, "provenance": prov}
-            if isinstance(res, Exception):
-                rows[k] = {**base, "error": f"{batch[k].path}: {res}", "error_kind": error_kind(res)}
-            else:
-                rows[k] = {**base, **res, "seconds": share, **({"warning": warning} if warning else {})}
-    return rows
+            score_work(MeasureModel(measure), todo, MeasureRows(measure, by_id, prov), f, options)
 
 
 def measure_summary(out_dir: Path, name: str, system: str) -> dict:

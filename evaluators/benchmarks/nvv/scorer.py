@@ -227,7 +227,7 @@ def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: st
     with output_lock(out_dir / "predictions"):
         for m in measures or []:  # before the models: a measure needs no judge (engine pre-pass)
             measure_outputs(m, items, expected, out_dir / "measures", batch_size=batch_size,
-                            resume_mismatch=resume_mismatch, retry_errors=retry_errors)
+                            resume_mismatch=resume_mismatch, retry_errors=retry_errors, num_workers=num_workers)
         if verifier is not None:
             verify_outputs(verifier, items, expected, out_dir / "predictions", aligner, batch_size=batch_size,
                            resume_mismatch=resume_mismatch, retry_errors=retry_errors,

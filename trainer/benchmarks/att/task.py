@@ -46,7 +46,11 @@ def synth(out: Path, seed: int, options: dict) -> str:
 
 
 def add_validate_arguments(parser) -> None:
-    parser.add_argument("--held-out-voice", type=int, default=3)
+    parser.add_argument("--held-out-voice", type=int, default=3,
+                        help="index (0-3) of the voice held out in every TTS family (synthetic corpora)")
+    parser.add_argument("--held-out-voices", type=lambda s: [v.strip() for v in s.split(",") if v.strip()],
+                        help="NAME,...: the voices held out for test by name (real ATT voices); overrides "
+                             "--held-out-voice. A clip's own 'split' field always wins")
     parser.add_argument("--batch-size", type=batch_size_arg, default=16)
 
 
@@ -69,7 +73,7 @@ class AttHlsTask:
 
     # ---- data ------------------------------------------------------------------------------------
     def load_rows(self, corpus: Path, settings: AttHlsSettings) -> tuple[list[dict], dict]:
-        rows, protocol = labelled_rows(corpus, held_out_voice=settings.held_out_voice)
+        rows, protocol = labelled_rows(corpus, held_out_voice=settings.held_out_voices or settings.held_out_voice)
         return rows, protocol.summary()
 
     # ---- model -----------------------------------------------------------------------------------
@@ -116,7 +120,7 @@ class AttHlsTask:
         """Voice-level SRCC/PLCC per dimension on the held-out voices + trap F1; with ``out``, the
         per-clip predictions go beside the report."""
         options = options or {}
-        return validate_folder(judge_dir, corpus_dir, options.get("held_out_voice", 3),
+        return validate_folder(judge_dir, corpus_dir, options.get("held_out_voices") or options.get("held_out_voice", 3),
                                options.get("batch_size", 16), out=out, runtime=runtime)
 
     def model_card(self, config: dict, validation: dict | None) -> list[str]:

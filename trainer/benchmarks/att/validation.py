@@ -46,10 +46,11 @@ def validate_judge(judge: VerbalizerJudge, rows: list[dict], batch_size: int = 1
     return report
 
 
-def validate_folder(judge_dir: str | Path, corpus_dir: str | Path, held_out_voice: int = 3,
+def validate_folder(judge_dir: str | Path, corpus_dir: str | Path, held_out_voice: int | list[str] = 3,
                     batch_size: int = 16, out: str | Path | None = None, runtime: Runtime | None = None) -> dict:
-    """Load a judge folder (on ``runtime``; default CPU float32), validate it on an ATT-format
-    corpus, optionally write the report JSON."""
+    """Load a judge folder or preset (on ``runtime``; default CPU float32), validate it on an
+    ATT-format corpus (held-out voices: an index in every family, or a list of voice names),
+    optionally write the report JSON."""
     # a judge folder or a preset name (e.g. auto-att: the zero-shot baseline column of the paper's Table 3)
     from evaluators.score_command import load_verbalizer
     judge = load_verbalizer(str(judge_dir), runtime or Runtime())
