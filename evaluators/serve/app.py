@@ -183,10 +183,17 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
         if family not in route:
             raise ApiError(400, f"model {name!r} has no judge for prompt family {family}; it answers: "
                                 f"{', '.join(route)}")
-        slot_judges = [route[family][job.slot] for job in matched.jobs]
+        jobs = matched.jobs_for({slot: getattr(j, "kind", "verbalizer") for slot, j in route[family].items()})
+        slot_judges = [route[family][job.slot] for job in jobs]
         wave, _ = await run_in_threadpool(decode, request, slot_judges)
-        futures = [batcher.submit(j, {"wave": wave, "fields": job.fields}) for j, job in zip(slot_judges, matched.jobs)]
-        results = await asyncio.gather(*(asyncio.wrap_future(f) for f in futures), return_exceptions=True)
+        # alike jobs of one judge (a trained judge in several slots) are one pass
+        keys = [(id(j), json.dumps(job.fields, sort_keys=True, ensure_ascii=False)) for j, job in zip(slot_judges, jobs)]
+        futures = {}
+        for key, j, job in zip(keys, slot_judges, jobs):
+            if key not in futures:
+                futures[key] = asyncio.wrap_future(batcher.submit(j, {"wave": wave, "fields": job.fields}))
+        done = dict(zip(futures, await asyncio.gather(*futures.values(), return_exceptions=True)))
+        results = [done[key] for key in keys]
         for r in results:
             if isinstance(r, INPUT_ERRORS):
                 raise ApiError(400, f"the judge cannot score this request: {r}")
@@ -197,8 +204,9 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
             reply = matched.reply(list(results))
         except FamilyError as e:
             raise ApiError(400, str(e)) from None
-        verdicts = [{"slot": job.slot, "judge": j.name, "score": r["score"], "label": r["label"], "probs": r["probs"]}
-                    for j, job, r in zip(slot_judges, matched.jobs, results)]
+        verdicts = [{"slot": job.slot, "judge": j.name, "score": r["score"], "label": r["label"], "probs": r["probs"],
+                     **({"kind": r["kind"], "result": r["result"]} if "kind" in r else {})}
+                    for j, job, r in zip(slot_judges, jobs, results)]
         return reply, verdicts, family
 
     async def answer(api: str, request: Request, handle) -> Response:

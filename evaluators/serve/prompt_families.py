@@ -1,8 +1,9 @@
 """The public judge prompts ``omnijudge serve`` answers, and the reply each public client parses.
 
 A request's prompt is matched against each family's published template; the placeholder values are
-taken from it; each family says which judge slots score it (one verbalizer pass per job) and turns
-their verdicts into the reply text its client reads (``docs/serve.md``). Families:
+taken from it; each family says which judge slots score it (one pass per job; a trained kind in a
+slot, ``trained_slots``, may need fewer) and turns their verdicts into the reply text its client
+reads (``docs/serve.md``). Families:
 
 - ``instructttseval``: InstructTTSEval's Chinese template with the instruction in place of its
   last-line placeholder; reply JSON with the 12 dimension keys and ``"一致性": true|false`` (its
@@ -60,9 +61,15 @@ class Matched:
     family: "PromptFamily"
     values: dict
     jobs: tuple[Job, ...]
+    prompt: str = ""
+
+    def jobs_for(self, kinds: dict[str, str]) -> tuple[Job, ...]:
+        """The jobs when the family's slots hold judges of ``kinds`` (slot -> judge kind)."""
+        return tuple(self.family.jobs(self.values, self.prompt, kinds))
 
     def reply(self, results: list[dict]) -> str:
-        """The reply text for the jobs' verdicts (``{"score", "label", "probs"}``, in job order)."""
+        """The reply text for the jobs' verdicts (in job order): a verbalizer's ``{"score", "label",
+        "probs"}``, or another kind's ``{"kind", "result", ...}`` (``trained_slots``)."""
         return self.family.reply(self.values, results)
 
 
@@ -78,7 +85,9 @@ class PromptFamily:
         """Placeholder values when ``prompt`` is this family's, else None."""
         raise NotImplementedError
 
-    def jobs(self, values: dict, prompt: str) -> list[Job]:
+    def jobs(self, values: dict, prompt: str, kinds: dict[str, str] | None = None) -> list[Job]:
+        """The passes a request needs; ``kinds`` (slot -> judge kind; None: verbalizers) lets a
+        trained kind answer in one pass what a verbalizer needs several for."""
         raise NotImplementedError
 
     def reply(self, values: dict, results: list[dict]) -> str:
@@ -88,7 +97,7 @@ class PromptFamily:
         values = self.values(prompt)
         if values is None:
             return None
-        return Matched(self, values, tuple(self.jobs(values, prompt)))
+        return Matched(self, values, tuple(self.jobs(values, prompt)), prompt)
 
 
 def template_regex(text: str, placeholders: tuple[str, ...]) -> re.Pattern:
@@ -112,6 +121,11 @@ def _argmax_label(result: dict, allowed: tuple[str, ...] | None = None) -> tuple
     return label, float(probs[label] / total) if total > 0 else 0.0
 
 
+def _kind(result: dict, kind: str) -> dict | None:
+    """A trained kind's own result (``trained_slots``) when ``result`` is one of ``kind``, else None."""
+    return result["result"] if result.get("kind") == kind else None
+
+
 class InstructTTSEvalFamily(PromptFamily):
     name = "instructttseval"
     description = "InstructTTSEval's Gemini template with the instruction in place of its placeholder"
@@ -125,10 +139,13 @@ class InstructTTSEvalFamily(PromptFamily):
             return None
         return {"instruction": prompt[len(prefix):]}
 
-    def jobs(self, values, prompt):
+    def jobs(self, values, prompt, kinds=None):
         return [Job("consistency", {"instruction": values["instruction"]})]
 
     def reply(self, values, results):
+        trained = _kind(results[0], "instruction_follow")
+        if trained is not None:  # its verdict: p_true at or above its own threshold
+            return _json({**{d: "" for d in self.DIMENSIONS}, "一致性": bool(trained["judge_score"])})
         label, _ = _argmax_label(results[0], ("true", "false"))
         return _json({**{d: "" for d in self.DIMENSIONS}, "一致性": label == "true"})
 
@@ -146,8 +163,9 @@ class SpeechEditEmotionFamily(PromptFamily):
                 return {"language": language, "transcript": m["transcript"], "allowed": allowed}
         return None
 
-    def jobs(self, values, prompt):
-        return [Job("emotion", {"judge_prompt": prompt})]
+    def jobs(self, values, prompt, kinds=None):
+        return [Job("emotion", {"judge_prompt": prompt, "allowed": list(values["allowed"]),
+                                "language": values["language"], "transcript": values["transcript"]})]
 
     def reply(self, values, results):
         unknown = [label for label in values["allowed"] if label not in results[0]["probs"]]
@@ -178,10 +196,14 @@ class SpeechEditStyleFamily(PromptFamily):
     def _styles(self, values) -> list[str]:
         return [values["target_style"]] + [s for s in STYLES if s != values["target_style"]]
 
-    def jobs(self, values, prompt):
-        """The prompt as sent (the target), then the same prompt naming each other style."""
+    def jobs(self, values, prompt, kinds=None):
+        """The prompt as sent (the target), then the same prompt naming each other style; a
+        trained style judge gives all six scores from the one pass."""
         lang = 1 if values["language"] == "zh" else 0
-        jobs = [Job("style", {"judge_prompt": prompt})]
+        jobs = [Job("style", {"judge_prompt": prompt, "target_style": values["target_style"],
+                              "language": values["language"], "transcript": values["transcript"]})]
+        if (kinds or {}).get("style") == "speech_edit_attribute":
+            return jobs
         for style in self._styles(values)[1:]:
             text = (template("style", values["language"]).replace("{target_style}", style)
                     .replace("{target_definition}", STYLE_DEFINITIONS[style][lang])
@@ -190,6 +212,13 @@ class SpeechEditStyleFamily(PromptFamily):
         return jobs
 
     def reply(self, values, results):
+        trained = _kind(results[0], "speech_edit_attribute")
+        if trained is not None:  # the judge's target score, its six-style head, its dominant style
+            score = int(trained["target_style_score"])
+            return _json({"target_style_score": score, "target_style_success": score >= self.SUCCESS_SCORE,
+                          "dominant_style": trained["dominant_style"],
+                          "style_scores": {s: int(trained["style_scores"][s]) for s in STYLES},
+                          "confidence": round(float(trained["probs"][str(score)]), 6), "rationale": ""})
         scores = {}
         for style, result in zip(self._styles(values), results):
             label, _ = _argmax_label(result)
@@ -210,11 +239,20 @@ class SpeechEditParalinguisticFamily(PromptFamily):
     def values(self, prompt):
         return {} if prompt.strip() == template("paralinguistic").strip() else None
 
-    def jobs(self, values, prompt):
+    def jobs(self, values, prompt, kinds=None):
+        """One job per event; the jobs are alike, so one trained judge in every slot runs once."""
         return [Job(event, {"judge_prompt": prompt}) for event in EVENTS]
 
+    @staticmethod
+    def _event(event: str, result: dict) -> tuple[str, float]:
+        trained = _kind(result, "speech_edit_attribute")
+        if trained is None:
+            return _argmax_label(result)
+        score = int(trained["event_scores"][event])
+        return str(score), float(trained["event_probs"][event][score])
+
     def reply(self, values, results):
-        picked = [_argmax_label(r) for r in results]
+        picked = [self._event(e, r) for e, r in zip(EVENTS, results)]
         return _json({"event_scores": {e: int(label) for e, (label, _) in zip(EVENTS, picked)},
                       "confidence": round(sum(p for _, p in picked) / len(picked), 6), "rationale": ""})
 
@@ -243,13 +281,13 @@ class NvvLikertFamily(PromptFamily):
     def _criteria(self, values) -> list[str]:
         return RUBRICS[f"{values['task']}_based_metrics"]
 
-    def jobs(self, values, prompt):
-        return [Job(c, {"text": values["text"]}) for c in self._criteria(values)]
+    def jobs(self, values, prompt, kinds=None):
+        return [Job(c, {"text": values["text"], "task": values["task"]}) for c in self._criteria(values)]
 
     def reply(self, values, results):
         out: dict = {"heard_summary": "", "issues": []}
         for criterion, result in zip(self._criteria(values), results):
-            label, _ = _argmax_label(result)
+            label = _argmax_label(result)[0] if result.get("kind") is None else result["label"]
             out[f"{JSON_KEYS[criterion]}_score"] = int(label)
             out[f"{JSON_KEYS[criterion]}_reason"] = ""
         out["caps_applied"] = {}
@@ -264,7 +302,7 @@ class AutoAttReleasedFamily(PromptFamily):
     def values(self, prompt):
         return {} if prompt.strip() == RELEASED_PROMPT.strip() else None
 
-    def jobs(self, values, prompt):
+    def jobs(self, values, prompt, kinds=None):
         return [Job("human-likeness")]
 
     def reply(self, values, results):

@@ -8,13 +8,18 @@
         families:
           instructttseval: {}              # every slot on its default preset
           speecheditbench-emotion:
-            emotion: /judges/seb-emotion   # a verbalizer judge folder, or a preset name
+            emotion: /judges/seb-emotion   # a judge folder (a kind that answers the slot), or a preset
           nvv-likert:
             quality: /judges/nvv-quality   # slots not named keep their default preset
+            nvv_pe: /judges/nvv-pe-aligned # an aligned rater: needs the route's aligner
+        aligner: openai/whisper-small      # optional: word times for aligned NVV raters
+        aligner_language: en               # optional: forced on the aligner (default: detected)
 
 A family left out of a model is answered for that model with HTTP 400 naming the families it has.
 The model name ``*`` answers every model name no other route names. Without a routes file every
 family is answered on its default presets for every model name (:meth:`Routes.default`).
+A judge folder of a kind that cannot answer its slot (``trained_slots.answerable_kinds``) stops
+the server at startup with one line naming the route, the folder and its kind.
 """
 
 from __future__ import annotations
@@ -26,10 +31,13 @@ from pathlib import Path
 import yaml
 
 from evaluators.serve.prompt_families import FAMILIES
+from evaluators.serve.trained_slots import check_slot_judge, slot_model
 
 log = logging.getLogger(__name__)
 
 ANY_MODEL = "*"
+#: a route's keys beside ``families``
+OPTIONAL_KEYS = ("base", "backbone", "aligner", "aligner_language")
 
 
 def model_name(raw: str) -> str:
@@ -40,13 +48,17 @@ def model_name(raw: str) -> str:
 @dataclass(frozen=True)
 class ModelRoute:
     """One model name's judges: ``families`` maps family -> slot -> judge spec (a judge folder or
-    a preset name); a slot not given uses the family's default preset on ``base``."""
+    a preset name); a slot not given uses the family's default preset on ``base``. ``aligner``
+    (a Whisper-family model id or folder, ``aligner_language`` forced on it) gives aligned NVV
+    raters their word times."""
 
     name: str
     families: dict[str, dict[str, str]]
     base: str | None = None
     backbone: str | None = None
     where: str = "routes"
+    aligner: str | None = None
+    aligner_language: str | None = None
 
     def __post_init__(self):
         for family, slots in self.families.items():
@@ -103,9 +115,9 @@ class Routes:
         for name, body in data["models"].items():
             where = f"{path}:models.{name}"
             if not isinstance(body, dict) or not isinstance(body.get("families"), dict) or \
-                    set(body) - {"families", "base", "backbone"}:
+                    set(body) - {"families", *OPTIONAL_KEYS}:
                 raise ValueError(f"{where}: must be a mapping of 'families' (family -> slots) and optional "
-                                 "'base', 'backbone'")
+                                 f"{', '.join(repr(k) for k in OPTIONAL_KEYS)}")
             families = {}
             for family, slots in body["families"].items():
                 if slots is None:
@@ -113,10 +125,11 @@ class Routes:
                 if not isinstance(slots, dict):
                     raise ValueError(f"{where}.families.{family}: must be a mapping of slot -> judge ({{}}: defaults)")
                 families[str(family)] = {str(k): v for k, v in slots.items()}
-            for key in ("base", "backbone"):
+            for key in OPTIONAL_KEYS:
                 if body.get(key) is not None and not isinstance(body[key], str):
                     raise ValueError(f"{where}.{key}: must be a string")
-            models[str(name)] = ModelRoute(str(name), families, body.get("base"), body.get("backbone"), str(path))
+            models[str(name)] = ModelRoute(str(name), families, body.get("base"), body.get("backbone"), str(path),
+                                           body.get("aligner"), body.get("aligner_language"))
         return cls(models)
 
 
@@ -130,6 +143,8 @@ class JudgeLoader:
         self.runtime = runtime or Runtime()
         self._backbones: dict[tuple, object] = {}
         self._judges: dict[tuple, object] = {}
+        self._aligners: dict[tuple, object] = {}
+        self._slot_models: dict[tuple, object] = {}
 
     def judge(self, spec: str, base: str | None, backbone: str | None):
         key = (spec, base, backbone)
@@ -137,14 +152,31 @@ class JudgeLoader:
             self._judges[key] = self._load(spec, base, backbone)
         return self._judges[key]
 
+    def slot_model(self, judge, aligner: str | None, aligner_language: str | None):
+        """What the batcher runs for ``judge`` (``trained_slots.slot_model``), one per judge and
+        aligner, so that slots holding the same judge share its batches."""
+        key = (id(judge), aligner, aligner_language)
+        if key not in self._slot_models:
+            needs = getattr(judge, "kind", None) == "nvv_likert_aligned" and aligner
+            self._slot_models[key] = slot_model(judge, self.aligner(aligner, aligner_language) if needs else None)
+        return self._slot_models[key]
+
+    def aligner(self, spec: str, language: str | None):
+        from evaluators.word_alignment import WhisperAligner
+
+        key = (spec, language)
+        if key not in self._aligners:
+            self._aligners[key] = WhisperAligner(spec, device=self.runtime.device, language=language)
+        return self._aligners[key]
+
     def _load(self, spec: str, base: str | None, backbone: str | None):
         from evaluators.judges.folder import JUDGE_CONFIG
         from evaluators.judges.presets import PRESETS
         from evaluators.judges.registry import load_judge
         from evaluators.judges.verbalizer import VerbalizerJudge
 
-        if (Path(spec) / JUDGE_CONFIG).is_file():
-            return load_judge(spec, expected_kind=VerbalizerJudge.kind, **self.runtime.load_kwargs())
+        if (Path(spec) / JUDGE_CONFIG).is_file():  # any kind; the slot checks it can answer
+            return load_judge(spec, **self.runtime.load_kwargs())
         if spec not in PRESETS:
             raise ValueError(f"judge {spec!r} is neither a judge folder (with {JUDGE_CONFIG}) nor a preset "
                              f"({', '.join(sorted(PRESETS))})")
@@ -177,15 +209,29 @@ class JudgeLoader:
         return self._backbones[key]
 
 
+def slot_judge(route: ModelRoute, family: str, slot: str, spec: str, loader: JudgeLoader):
+    """The model answering ``slot`` of ``family`` on ``route``: ValueError naming the route, the
+    folder and its kind when the judge's kind cannot answer the slot."""
+    judge = loader.judge(spec, route.base, route.backbone)
+    reason = check_slot_judge(family, slot, judge)
+    if reason is None and getattr(judge, "kind", None) == "nvv_likert_aligned" and not route.aligner:
+        reason = "an nvv_likert_aligned rater needs word times: give the route an 'aligner'"
+    if reason is not None:
+        raise ValueError(f"{route.where}:models.{route.name}.families.{family}.{slot}: {spec} "
+                         f"(kind {getattr(judge, 'kind', '?')!r}): {reason}")
+    return loader.slot_model(judge, route.aligner, route.aligner_language)
+
+
 def load_route_judges(routes: Routes, loader: JudgeLoader) -> dict[str, dict[str, dict[str, object]]]:
-    """model -> family -> slot -> loaded judge. With ``routes.lenient`` a family that cannot load
-    on the base is left out with a warning; otherwise its error (ValueError/OSError) propagates."""
+    """model -> family -> slot -> loaded judge (another kind than verbalizer behind its
+    ``trained_slots`` adapter). With ``routes.lenient`` a family that cannot load on the base is
+    left out with a warning; otherwise its error (ValueError/OSError) propagates."""
     loaded: dict[str, dict[str, dict[str, object]]] = {}
     for name, route in routes.models.items():
         loaded[name] = {}
         for family in route.families:
             try:
-                loaded[name][family] = {slot: loader.judge(spec, route.base, route.backbone)
+                loaded[name][family] = {slot: slot_judge(route, family, slot, spec, loader)
                                         for slot, spec in route.judge_specs(family).items()}
             except (ValueError, OSError) as e:
                 if not routes.lenient:
