@@ -62,7 +62,7 @@ def header_seconds(path: Path) -> float:
 def model_threads_beside_workers(num_workers: int, device: torch.device | str):
     """Within the block, the model's torch threads on a CPU get only the cores ``num_workers``
     data-loader processes leave (oversubscribed cores made the pipeline slower than the serial
-    path, README "Scoring throughput"); restored after."""
+    path, docs/performance.md "Scoring throughput on the CPU"); restored after."""
     threads = torch.get_num_threads()
     if num_workers and torch.device(device).type == "cpu":
         torch.set_num_threads(max(1, threads - num_workers))
