@@ -15,6 +15,7 @@ aliases, simplified Chinese), breakdowns, diagnostics and calibration: ``docs/sp
                    paralinguistic judges, one forward pass per clip
 ``manifest``       values and verdicts supplied with the outputs
 ``measure`` / ``evaluate`` / ``scorer``  measurements -> t, p, j rows -> tables
+``measure_diagnostics``  UTMOS22 and source-output similarity of each output in the scoring pass
 ``metrics``        TS/PS/JS, CS/All/Joint, Tables 2/4/5/6, Figure 3 radar
 ``breakdowns``     TS/PS/JS by subtype, failure-type counts (Table 13), UTMOS / source-output similarity means
 ``calibration``    the public emotion calibration manifest and the local backend's 0.666 beside a judge

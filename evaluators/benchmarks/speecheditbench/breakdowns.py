@@ -6,8 +6,9 @@ diagnostics (``avg_utmos``, ``avg_source_output_speaker_similarity``). Definitio
 
 Rows are ours (``scores.jsonl``: item fields at the top, measured values under ``diagnostics``) or
 the public evaluator's ``details`` (every field at the top); a field is read at the top first, then
-under ``diagnostics``. A row whose subtype cannot be read (a missing output, an item whose
-measurement failed before its anchor's values were recorded) falls in the subtype ``unknown``.
+under ``diagnostics``. Our rows carry their item's subtype fields (:data:`SUBTYPE_FIELDS`) at the
+top, missing outputs included; a row that records none (an item whose anchor lacks them, a rows
+file written before the scorer copied them) falls in the subtype ``unknown``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,12 @@ from evaluators.benchmarks.speecheditbench.thresholds import PUBLIC, Thresholds
 SUBTYPE_OF = {"content": "edit type", "emotion": "target emotion", "style": "target style",
               "prosody": "prosody type and direction", "paralinguistic": "operation and event",
               "acoustic": "enhancement degradation / environment type and subtype"}
+
+#: The row fields :func:`subtype` reads, by task: the scorer copies them from each item's anchor, so
+#: a row whose output is missing or whose measurement failed still falls under its subtype.
+SUBTYPE_FIELDS = {"content": ("edit_type",), "emotion": ("target_emotion",), "style": ("target_style",),
+                  "prosody": ("prosody_type", "direction"), "paralinguistic": ("operation", "event"),
+                  "acoustic": ("subtask", "degradation_type", "env_type", "env_subtype")}
 
 #: Table 13's failure types, in the paper's order; ``other`` holds every other failed row.
 FAILURE_TYPES = ("target not applied", "wrong expressive label", "local content edit with global drift",

@@ -46,15 +46,16 @@ def cmd_score(args) -> int:
     from evaluators.benchmarks.speecheditbench.scorer import RESULT_NAMES
     from evaluators.score_command import benchmark_num_workers, check_results_folder
 
-    check_results_folder(args, RESULT_NAMES, {"--manifest": args.manifest})
+    check_results_folder(args, RESULT_NAMES, {"--manifest": args.manifest, "--utmos": args.utmos})
     load_items(args.items, args.tasks, args.source_root)  # a bad or empty item file stops the run before a model loads
     runtime = runtime_from_args(args)
+    providers = ProviderSet(asr=args.asr, asr_zh=args.asr_zh, speaker=args.speaker, scene=args.scene,
+                            utmos=args.utmos, source_similarity=args.source_similarity,
+                            device=runtime.device, batch_size=args.batch_size)
     specs = parse_judges(args.judges)
     judges = {c: load_edit_judge(c, s, runtime, args.backbone, args.base) for c, s in specs.items()}
     ids = {c: judge_identity(s) + (f"@base={args.base}" if args.base and not Path(s).is_dir() else "")
            for c, s in specs.items()}
-    providers = ProviderSet(asr=args.asr, asr_zh=args.asr_zh, speaker=args.speaker, scene=args.scene,
-                            device=runtime.device, batch_size=args.batch_size)
     result = score_speecheditbench(
         args.items, args.outputs, args.out, providers=providers, judges=judges, judge_ids=ids,
         manifest=args.manifest, tasks=args.tasks, system=args.system, speed_duration=args.speed_duration,
@@ -97,6 +98,12 @@ def add_score_parser(ssub):
     p.add_argument("--asr-zh", help="Whisper checkpoint for ZH transcripts (default: --asr)")
     p.add_argument("--speaker", default=DEFAULT_SPEAKER, help="WavLM x-vector checkpoint for speaker similarity")
     p.add_argument("--scene", default=DEFAULT_SCENE, help="AudioSet classifier checkpoint for noise-scene scores")
+    p.add_argument("--utmos", help="UTMOS22 checkpoint (utmos_state_dict.pt, the demo's epoch=3-step=7459.ckpt, or a "
+                                   "folder holding one): each output's naturalness as the diagnostic utmos / avg_utmos "
+                                   "(decides nothing; not measured when left out)")
+    p.add_argument("--source-similarity", action="store_true",
+                   help="also measure the speaker similarity between each item's source clip and its output with the "
+                        "--speaker model: the diagnostic source_output_speaker_similarity (decides nothing)")
     p.add_argument("--speed-duration", choices=("speech", "file"), default="speech",
                    help="speed editing's duration: speech-active seconds (Silero VAD; the paper) or whole-file "
                         "seconds (the public evaluator)")

@@ -33,6 +33,8 @@ class Measured:
             (-1 for an atomic speaker item).
         scene / source_scene: grouped scene scores ``{outdoor, crowd, music}`` of output and source.
         dnsmos / source_dnsmos: DNSMOS P.835 ``{sig, bak, ovrl}`` of output and source.
+        utmos: UTMOS22 of the output (MOS, about 1-5); source_similarity: cosine(source, output)
+            speaker-embedding similarity. Diagnostics only (:func:`output_diagnostics`).
         verdicts: judge verdicts by criterion (``judges`` module docstring).
         speed_duration: "speech" (speech-active seconds, the paper) or "file" (whole-file seconds,
             the public evaluator).
@@ -50,6 +52,8 @@ class Measured:
     source_scene: dict | None = None
     dnsmos: dict | None = None
     source_dnsmos: dict | None = None
+    utmos: float | None = None
+    source_similarity: float | None = None
     verdicts: dict = field(default_factory=dict)
     speed_duration: str = "speech"
     values: dict = field(default_factory=dict)  # precomputed signal values from a manifest
@@ -77,6 +81,14 @@ class Measured:
         if value is None:
             raise ValueError(f"no {name} measured for this output")
         return value
+
+
+def output_diagnostics(m: Measured) -> dict:
+    """The public per-task summaries' per-output diagnostics that decide nothing, under the public
+    rows' names (``utmos``, ``source_output_speaker_similarity``); those not measured are left out.
+    ``docs/speecheditbench.md#diagnostics``."""
+    values = {"utmos": m.utmos, "source_output_speaker_similarity": m.source_similarity}
+    return {k: v for k, v in values.items() if v is not None}
 
 
 class MeasurementError(ValueError):

@@ -4,7 +4,8 @@
    main process runs the models): read the output and source audio, then the signal measurements
    that need no model: pYIN F0 tracks (pitch and stress items) and speech-active seconds (speed).
 2. :func:`measure_chunk` (main process): run each provider and judge once, batched over the
-   chunk, and fill the rest of each job's :class:`Measured`.
+   chunk, and fill the rest of each job's :class:`Measured`. The diagnostics that decide nothing
+   (UTMOS22, source-output speaker similarity) are measured beside it (``measure_diagnostics``).
 
 Values supplied in the outputs manifest (``manifest.ManifestValues``) are used instead of running
 a provider or judge. A failure that belongs to one item (unreadable file, a model rejecting one
@@ -40,6 +41,7 @@ class Job:
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     uses: dict = field(default_factory=dict)
+    source_similarity: bool = False  # the source clip is read for the source-output similarity diagnostic
 
     @property
     def jid(self) -> str:
@@ -68,7 +70,8 @@ def acoustic_anchor(job: Job) -> dict | None:
     return job.item.anchor if job.item.short_task == "acoustic" else None
 
 
-def _read(path: Path, allow_truncated: bool, notes: list[str]) -> np.ndarray:
+def read_wave(path: Path, allow_truncated: bool, notes: list[str]) -> np.ndarray:
+    """The clip at ``path``, mono float32 16 kHz; a note about it (a truncated file) goes to ``notes``."""
     wave, note = read_item_audio(path, None, allow_truncated)
     if note:
         notes.append(note)
@@ -80,18 +83,21 @@ def read_audio(jobs: list[Job], allow_truncated: bool) -> None:
     for job in jobs:
         m, item = job.measured, job.item
         try:
-            m.output = _read(job.output, allow_truncated, job.notes)
+            m.output = read_wave(job.output, allow_truncated, job.notes)
         except ITEM_ERRORS as e:
             job.errors.append(f"output {job.output}: {e}")
             continue
-        if needs_source(job) or needs_source_asr(job):
+        needed = needs_source(job) or needs_source_asr(job)
+        if needed or job.source_similarity:
+            # a source only the diagnostic wants is a note, never a measurement error
+            problems = job.errors if needed else job.notes
             if item.source is None:
-                job.errors.append(f"source audio {item.row.get('audio_path')!r} not found")
+                problems.append(f"source audio {item.row.get('audio_path')!r} not found")
             else:
                 try:
-                    m.source = _read(item.source, allow_truncated, job.notes)
+                    m.source = read_wave(item.source, allow_truncated, job.notes)
                 except ITEM_ERRORS as e:
-                    job.errors.append(f"source {item.source}: {e}")
+                    problems.append(f"source {item.source}: {e}")
 
 
 def needs_f0(job: Job) -> bool:
@@ -154,7 +160,7 @@ def _fill(work: list[tuple], providers: ProviderSet, kind: str, compute, languag
     """Run ``compute`` for ``work`` ``(job, attribute, path, wave)`` through the disk cache; set
     each job's ``measured.<attribute>`` or record its error. Exceptions are not cached."""
     values = providers.cached(kind, [(i, path, wave) for i, (_, _, path, wave) in enumerate(work)],
-                              _drop_errors(compute), language)
+                              drop_errors(compute), language)
     for i, (job, attr, _, _) in enumerate(work):
         v = values.get(i)
         if isinstance(v, dict) and "__error__" in v:
@@ -163,13 +169,13 @@ def _fill(work: list[tuple], providers: ProviderSet, kind: str, compute, languag
             setattr(job.measured, attr, v)
 
 
-class _Failed(dict):
+class Failed(dict):
     """An exception in place of a value: returned to the caller, never written to the cache."""
 
 
-def _drop_errors(compute):
+def drop_errors(compute):
     def run(waves):
-        return [_Failed(__error__=str(v)) if isinstance(v, Exception) else v for v in compute(waves)]
+        return [Failed(__error__=str(v)) if isinstance(v, Exception) else v for v in compute(waves)]
     return run
 
 
@@ -204,7 +210,7 @@ def run_speaker(jobs: list[Job], providers: ProviderSet, manifest: ManifestValue
     for job, idx, ref in todo:
         if ref not in refs:
             try:
-                refs[ref] = _read(ref, False, job.notes)
+                refs[ref] = read_wave(ref, False, job.notes)
             except ITEM_ERRORS as e:
                 refs[ref] = e
 
@@ -215,13 +221,13 @@ def run_speaker(jobs: list[Job], providers: ProviderSet, manifest: ManifestValue
 
     jobs_ = [(("out", k), job.output, job.measured.output) for k, (job, _, _) in enumerate(todo)]
     jobs_ += [(("ref", str(ref)), ref, w) for ref, w in refs.items() if not isinstance(w, Exception)]
-    values = providers.cached("speaker", jobs_, _drop_errors(embed))
+    values = providers.cached("speaker", jobs_, drop_errors(embed))
     for k, (job, idx, ref) in enumerate(todo):
         out, r = values.get(("out", k)), values.get(("ref", str(ref)))
         if isinstance(refs[ref], Exception):
             job.errors.append(f"speaker reference {ref}: {refs[ref]}")
-        elif isinstance(out, _Failed) or isinstance(r, _Failed):
-            job.errors.append(f"speaker embedding: {(out if isinstance(out, _Failed) else r)['__error__']}")
+        elif isinstance(out, Failed) or isinstance(r, Failed):
+            job.errors.append(f"speaker embedding: {(out if isinstance(out, Failed) else r)['__error__']}")
         else:
             job.measured.speaker_cosine[idx] = cosine(np.asarray(out), np.asarray(r))
 

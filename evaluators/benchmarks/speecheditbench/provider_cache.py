@@ -1,5 +1,6 @@
-"""Pretrained providers (ASR, speaker embedding, scene tags, DNSMOS) loaded on first use, with their
-results cached on disk per provider, so a rerun (a new judge, new thresholds) does not recompute them.
+"""Pretrained providers (ASR, speaker embedding, scene tags, DNSMOS, UTMOS22) loaded on first use,
+with their results cached on disk per provider, so a rerun (a new judge, new thresholds) does not
+recompute them.
 
 A cache entry's key is the provider's identity and the audio file's path, size and modification
 time: a file rewritten in place is measured again. The cache is ``RESULTS/cache/<kind>.jsonl``,
@@ -78,6 +79,10 @@ class ProviderSet:
     Attributes:
         asr / asr_zh: Whisper checkpoints for EN and ZH outputs (``asr_zh`` defaults to ``asr``).
         speaker: a WavLM x-vector checkpoint; scene: an AudioSet classifier checkpoint.
+        utmos: a UTMOS22 checkpoint (file or folder, ``providers.diagnostics``) scoring every output's
+            naturalness; None: not measured.
+        source_similarity: also measure the speaker similarity between each item's source clip and
+            its output, with the ``speaker`` model (its embeddings share the ``speaker`` cache).
         device: torch device for the models; batch_size: clips per forward pass.
         cache_dir: where the per-provider caches live (None: no disk cache).
     """
@@ -86,11 +91,23 @@ class ProviderSet:
     asr_zh: str | None = None
     speaker: str = DEFAULT_SPEAKER
     scene: str = DEFAULT_SCENE
+    utmos: str | None = None
+    source_similarity: bool = False
     device: str = "cpu"
     batch_size: int = 8
     cache_dir: Path | None = None
     _models: dict = field(default_factory=dict)
     _caches: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.utmos is not None:
+            if not str(self.utmos).strip():
+                raise ValueError("--utmos: an empty path; give a UTMOS22 checkpoint file or folder, or leave it out")
+            self.utmos = str(self.utmos)
+            if not Path(self.utmos).exists():  # a local file only: no hub id to fetch it by
+                raise FileNotFoundError(f"--utmos: {self.utmos}: no such UTMOS22 checkpoint file or folder")
+        if not isinstance(self.source_similarity, bool):
+            raise ValueError(f"source_similarity must be true or false, got {self.source_similarity!r}")
 
     def identity(self, kind: str, language: str = "en") -> str:
         """What a row records as the provider that measured it."""
@@ -102,6 +119,10 @@ class ProviderSet:
             return f"audioset:{self.scene}"
         if kind == "dnsmos":
             return DNSMOS_ID
+        if kind == "utmos":
+            if self.utmos is None:
+                raise ValueError("no UTMOS22 checkpoint configured (--utmos)")
+            return f"utmos22:{self.utmos}"
         raise ValueError(kind)
 
     def cache(self, kind: str) -> DiskCache | None:
@@ -141,6 +162,10 @@ class ProviderSet:
             from evaluators.benchmarks.speecheditbench.providers.scene import AudioSetScene
 
             return AudioSetScene.from_pretrained(self.scene, device=self.device, batch_size=self.batch_size)
+        if kind == "utmos":
+            from evaluators.benchmarks.speecheditbench.providers.diagnostics import Utmos22
+
+            return Utmos22.from_pretrained(self.utmos, device=self.device)
         raise ValueError(kind)
 
     def cached(self, kind: str, jobs: list[tuple[str, Path, object]], compute, language: str = "en") -> dict:

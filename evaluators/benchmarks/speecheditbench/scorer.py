@@ -11,11 +11,15 @@ keeps rows whose providers, judges and thresholds are unchanged, re-measures the
 provider caches in ``RESULTS/cache/``, and looks again for outputs that were missing). A row:
 
 ``id`` (``<task>/<sample_id>``), ``sample_id``, ``task``, ``language``, ``source_dataset``,
-``subset`` / ``difficulty`` / ``combo_type`` where the item has them, ``output_wav``,
+``subset`` / ``difficulty`` / ``combo_type`` where the item has them, the anchor's subtype fields
+(``breakdowns.SUBTYPE_FIELDS``: ``target_emotion``, ``direction``, ``operation`` / ``event``, ...;
+missing outputs too), ``output_wav``,
 ``target_success`` (t), ``preservation_success`` (p), ``joint_success`` (j) (true / false / null),
 ``target_reason``, ``preservation`` (metric, error, WER, CER, transcripts), ``diagnostics`` (every
-measured value), ``components`` (compositional: each component's t and reason), ``uses`` (which
-provider or judge measured what), ``thresholds_version``, and ``error`` / ``missing`` where so.
+measured value, with ``utmos`` / ``source_output_speaker_similarity`` where ``--utmos`` /
+``--source-similarity`` measured them), ``components`` (compositional: each component's t and
+reason), ``uses`` (which provider or judge measured what), ``thresholds_version``, and ``error`` /
+``missing`` where so.
 
 An item whose measurement failed keeps the public evaluator's treatment: content, emotion, style
 and paralinguistic count it as a failure (t = j = false), the other tasks leave it out (null).
@@ -29,7 +33,8 @@ import os
 from pathlib import Path
 
 import evaluators.benchmarks.speecheditbench.criteria as C
-from evaluators.benchmarks.speecheditbench.evaluate import MeasurementError, preservation, target
+from evaluators.benchmarks.speecheditbench.breakdowns import SUBTYPE_FIELDS
+from evaluators.benchmarks.speecheditbench.evaluate import MeasurementError, output_diagnostics, preservation, target
 from evaluators.benchmarks.speecheditbench.items import EditItem, load_items, resolve_output
 from evaluators.failure_isolation import ITEM_ERRORS
 from evaluators.item_paths import ItemPathError
@@ -41,6 +46,7 @@ from evaluators.benchmarks.speecheditbench.measure import (
     needs_f0,
     read_and_measure_signals,
 )
+from evaluators.benchmarks.speecheditbench.measure_diagnostics import measure_diagnostics, planned_diagnostic_uses
 from evaluators.benchmarks.speecheditbench.prosody import warm_f0_tracker
 from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
 from evaluators.benchmarks.speecheditbench.thresholds import PUBLIC, Thresholds
@@ -63,10 +69,9 @@ def item_fields(item: EditItem, system: str) -> dict:
     for k in ("subset", "difficulty", "combo_type"):
         if row.get(k) is not None:
             base[k] = row[k]
-    if item.short_task == "acoustic":
-        base["subtask"] = item.anchor.get("subtask")
-    if item.short_task == "prosody":
-        base["prosody_type"] = item.anchor.get("prosody_type")
+    for k in SUBTYPE_FIELDS.get(item.short_task, ()):
+        if item.anchor.get(k) is not None:
+            base[k] = item.anchor[k]
     return base
 
 
@@ -112,7 +117,16 @@ def evaluate_compositional(job: Job, th: Thresholds) -> dict:
 
 
 def evaluate_job(job: Job, th: Thresholds) -> dict:
-    """The row fields of a measured job; a failed measurement becomes the task's error treatment."""
+    """The row fields of a measured job; a failed measurement becomes the task's error treatment.
+    The output's diagnostics (UTMOS22, source-output similarity) join ``diagnostics`` either way."""
+    row = _evaluate(job, th)
+    extra = output_diagnostics(job.measured)
+    if extra:
+        row["diagnostics"] = {**row.get("diagnostics", {}), **extra}
+    return row
+
+
+def _evaluate(job: Job, th: Thresholds) -> dict:
     try:
         if job.errors and job.measured.output is None:
             raise MeasurementError("; ".join(job.errors))
@@ -154,6 +168,7 @@ def planned_uses(item: EditItem, providers: ProviderSet, judge_ids: dict, manife
             job.uses["scene"] = "manifest" if "scene_scores" in given else providers.identity("scene")
         if a.get("subtask") == "enhancement":
             job.uses["dnsmos"] = "manifest" if "dnsmos" in given else providers.identity("dnsmos")
+    job.uses.update(planned_diagnostic_uses(providers))
     return run_identity(job, th, speed_duration)
 
 
@@ -167,7 +182,8 @@ def _write_rows(out, rows: list[dict]) -> None:
 class MeasurementPass:
     """SpeechEditBench's model half as an engine model (``evaluators/engine.py``): each pool of jobs,
     its audio already read by the workers, measured by every provider and judge at once
-    (:func:`measure.measure_chunk`); a job's failures are recorded on the job itself."""
+    (:func:`measure.measure_chunk`, and the diagnostics of :mod:`.measure_diagnostics`); a job's
+    failures are recorded on the job itself."""
 
     def __init__(self, providers: ProviderSet, manifest: ManifestValues, judges: dict, judge_ids: dict):
         self.providers, self.manifest, self.judges, self.judge_ids = providers, manifest, judges, judge_ids
@@ -177,6 +193,7 @@ class MeasurementPass:
         return job
 
     def score_examples(self, jobs: list[Job], batch_size: int = 8) -> list[Job]:
+        measure_diagnostics(jobs, self.providers)  # before measure_chunk, which flushes the caches
         measure_chunk(jobs, self.providers, self.manifest, self.judges, self.judge_ids, batch_size)
         return jobs
 
@@ -225,13 +242,17 @@ def score_rows(items: list[EditItem], outputs: Path, scores_path: Path, system: 
         except ItemPathError as e:  # this item's row; the others are scored
             path, problem = None, str(e)
         if path is None:
-            if old is None or not old.get("missing") or (problem is not None and old.get("error") != problem):
-                missing_rows.append({**item_fields(item, system), "output_wav": None, "missing": True,
+            fields = item_fields(item, system)
+            # a missing row is rewritten when its reason or its item fields (a file written before
+            # rows carried their subtype) changed
+            if old is None or not old.get("missing") or (problem is not None and old.get("error") != problem) \
+                    or any(old.get(k) != v for k, v in fields.items()):
+                missing_rows.append({**fields, "output_wav": None, "missing": True,
                                      "target_success": None, "preservation_success": None, "joint_success": None,
                                      "error": problem or f"no output under {outputs} for {item.task}/{item.sample_id}",
                                      "error_kind": "missing" if problem is None else "item", "uses": uses})
             continue
-        job = Job(item, path, job_kinds(item))
+        job = Job(item, path, job_kinds(item), source_similarity=providers.source_similarity)
         job.measured.speed_duration = speed_duration
         todo.append(job)
     scores_path.parent.mkdir(parents=True, exist_ok=True)

@@ -94,4 +94,10 @@ def source_output_similarity(embedder: SpeakerEmbedder, sources: Sequence[np.nda
         return []
     emb = embedder.embed([*sources, *outputs])
     n = len(sources)
-    return [round(float(c), 4) for c in np.atleast_1d(cosine(emb[:n], emb[n:]))]
+    return [pair_similarity(a, b) for a, b in zip(emb[:n], emb[n:])]
+
+
+def pair_similarity(source_embedding: np.ndarray, output_embedding: np.ndarray) -> float:
+    """cosine of one source's and one output's speaker embeddings (dim,), rounded to 4 decimals as
+    the public rows are; ``ValueError`` for a zero embedding."""
+    return round(float(cosine(source_embedding, output_embedding)), 4)

@@ -1,0 +1,97 @@
+"""The per-output diagnostics of the public SpeechEditBench per-task summaries, measured per pool of
+jobs beside the criteria: UTMOS22 of every output (``Measured.utmos``, when a checkpoint is given)
+and the speaker similarity between the item's source clip and its output
+(``Measured.source_similarity``, with the run's speaker model, when asked for). Every task gets
+both, as in the public evaluator; neither decides success. ``docs/speecheditbench.md#diagnostics``.
+
+A diagnostic that cannot be measured for one output (a clip too short for the model, a source clip
+that is missing) leaves that value out and says why in the row's ``warning``; the item's success is
+untouched, as the public evaluator leaves the value empty. What measured each value is recorded in
+the job's ``uses`` (``utmos``, ``source_similarity``), so a rerun with another model re-measures.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evaluators.benchmarks.speecheditbench.measure import Failed, Job, drop_errors
+from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
+from evaluators.failure_isolation import run_isolating
+
+
+def planned_diagnostic_uses(providers: ProviderSet) -> dict:
+    """The ``uses`` entries the diagnostics add to a row whose output was read."""
+    uses = {}
+    if providers.utmos is not None:
+        uses["utmos"] = providers.identity("utmos")
+    if providers.source_similarity:
+        uses["source_similarity"] = providers.identity("speaker")
+    return uses
+
+
+def run_utmos(jobs: list[Job], providers: ProviderSet) -> None:
+    """UTMOS22 of every read output (``Measured.utmos``), through the ``utmos`` disk cache."""
+    if providers.utmos is None:
+        return
+    work = [job for job in jobs if job.measured.output is not None]
+    if not work:
+        return
+    for job in work:
+        job.uses["utmos"] = providers.identity("utmos")
+
+    def compute(waves):
+        return run_isolating(providers.model("utmos").score, waves)
+
+    values = providers.cached("utmos", [(k, job.output, job.measured.output) for k, job in enumerate(work)],
+                              drop_errors(compute))
+    for k, job in enumerate(work):
+        v = values.get(k)
+        if isinstance(v, Failed):
+            job.notes.append(f"utmos not measured: {v['__error__']}")
+        else:
+            job.measured.utmos = float(v)
+
+
+def run_source_similarity(jobs: list[Job], providers: ProviderSet) -> None:
+    """cosine(source, output) speaker similarity, rounded to 4 decimals as the public rows are
+    (``Measured.source_similarity``), of every job whose output and source were read. Embeddings go
+    through the ``speaker`` disk cache, so an output or source embedded for a speaker criterion
+    (same model, same file) is not embedded again."""
+    from evaluators.benchmarks.speecheditbench.providers.diagnostics import pair_similarity
+
+    if not providers.source_similarity:
+        return
+    work = [job for job in jobs if job.measured.output is not None]
+    if not work:
+        return
+    for job in work:
+        job.uses["source_similarity"] = providers.identity("speaker")
+    paired = [job for job in work if job.measured.source is not None]
+    if not paired:
+        return
+
+    def embed(waves):
+        model = providers.model("speaker")
+        return [r if isinstance(r, Exception) else np.asarray(r, dtype=np.float32).tolist()
+                for r in run_isolating(model.embed, waves)]
+
+    clips = [(("out", k), job.output, job.measured.output) for k, job in enumerate(paired)]
+    sources = {str(job.item.source): (job.item.source, job.measured.source) for job in paired}
+    clips += [(("src", key), path, wave) for key, (path, wave) in sources.items()]
+    values = providers.cached("speaker", clips, drop_errors(embed))
+    for k, job in enumerate(paired):
+        out, src = values.get(("out", k)), values.get(("src", str(job.item.source)))
+        failed = next((v for v in (out, src) if isinstance(v, Failed)), None)
+        if failed is not None:
+            job.notes.append(f"source-output speaker similarity not measured: {failed['__error__']}")
+            continue
+        try:
+            job.measured.source_similarity = pair_similarity(np.asarray(src), np.asarray(out))
+        except ValueError as e:  # a zero embedding has no direction
+            job.notes.append(f"source-output speaker similarity not measured: {e}")
+
+
+def measure_diagnostics(jobs: list[Job], providers: ProviderSet) -> None:
+    """Both diagnostics for a pool of jobs whose audio is read (module docstring)."""
+    run_utmos(jobs, providers)
+    run_source_similarity(jobs, providers)
