@@ -141,21 +141,28 @@ def check_nvv(f: Findings, min_raters: int) -> None:
 def check_instructttseval(f: Findings, min_raters: int) -> None:
     from evaluators.benchmarks.instructttseval.items import TASKS
 
+    # clips.jsonl (voice attributes) is optional: a pair without clip_id is a verdict-only pair with its own audio
     clips_path, pairs_path = f.corpus / "clips.jsonl", f.corpus / "pairs.jsonl"
-    clips = f.rows(clips_path, ("clip_id", "path", "lang", "speaker", "split", "attributes"))
+    clips = f.rows(clips_path, ("clip_id", "path", "lang", "speaker", "split", "attributes"), optional=True)
     f.unique_ids(clips_path, clips, "clip_id")
     for n, c in clips:
         f.split(clips_path, n, c["split"], THREE_SPLITS)
         f.audio(clips_path, n, "path", c["path"])
     f.voices_in_one_split(clips_path, clips, "speaker", held_out=("val", "test"))
     ids = {str(c["clip_id"]) for _, c in clips}
-    pairs = f.rows(pairs_path, ("id", "clip_id", "path", "task", "instruction", "split"))
+    pairs = f.rows(pairs_path, ("id", "lang", "task", "instruction", "split"))
     f.unique_ids(pairs_path, pairs)
     for n, p in pairs:
-        if str(p["clip_id"]) not in ids:
+        if "clip_id" in p and str(p["clip_id"]) not in ids:
             f.add("unknown-id", pairs_path, n, f"clip_id {p['clip_id']!r} is not in clips.jsonl")
+        elif "clip_id" not in p:
+            f.split(pairs_path, n, p["split"], THREE_SPLITS)
+            f.audio(pairs_path, n, "audio", p.get("audio"))
         f.label(pairs_path, n, "task", p["task"], TASKS)
-        f.label(pairs_path, n, "label", p.get("label"), (0, 1, True, False))
+        if not (isinstance(p.get("votes"), list) and p["votes"]):
+            f.label(pairs_path, n, "label", p.get("label"), (0, 1, True, False))
+    f.voices_in_one_split(pairs_path, [(n, p) for n, p in pairs if "clip_id" not in p], "speaker",
+                          held_out=("val", "test"))
 
 
 def check_speecheditbench(f: Findings, min_raters: int) -> None:

@@ -20,7 +20,13 @@ def card_sections(config: dict, validation: dict | None) -> list[str]:
              f"{', '.join(config.get('unsupported', [])) or 'none'}). The verdict comes from `{source}` "
              f"({VERDICT_READS.get(source, source)}) and is true when it is >= {config.get('threshold', 0.5)}"
              f"{THRESHOLD_FROM.get(bool((config.get('training') or {}).get('calibration', {}).get('sweep')), '')}.",
-             "", f"Prompts (version {config.get('prompt_version')}):", ""]
+             ""]
+    head = ((config.get("training") or {}).get("labels") or {}).get("attribute_head") or {}
+    if head.get("trained") is False:
+        lines += ["Trained from true/false verdicts alone (no voice attributes, or dimension_weight 0): the "
+                  "dimension head was not trained, so its per-dimension fields are not meaningful; read the verdict.",
+                  ""]
+    lines += [f"Prompts (version {config.get('prompt_version')}):", ""]
     for lang, preset in config.get("prompts", {}).items():
         lines += [f"- {lang}: `{preset['prompt']!r}`"]
     lines += ["", "```bash",

@@ -5,13 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from evaluators.benchmarks.instructttseval.judge import VERDICT_SOURCES
-from evaluators.config_input import check_fields, checked
+from evaluators.config_input import FieldError, check_fields, checked
 from trainer.benchmarks.instructttseval.corpus import InstructCorpusConfig
 
 
 @dataclass
 class InstructFollowSettings:
-    """InstructTTSEval judge: true/false verdict + attribute head, loss weights, synthetic corpus."""
+    """InstructTTSEval judge: true/false verdict + attribute head, loss weights, synthetic corpus.
+    ``dimension_weight: 0`` (and ``follow_weight: 0``) trains the verdict alone, as on plain
+    true/false pairs; the verdict must then come from ``label_tokens``."""
 
     head_width: int = checked(128, "[1, 65536]")  # hidden width of the attribute head's voice and instruction classifiers
     dimension_weight: float = checked(1.0, "[0, 1000]")  # L = CE(verdict) + dimension_weight * (CE(voice values) + CE(stated values)) + follow_weight * BCE(P(follows))
@@ -22,3 +24,6 @@ class InstructFollowSettings:
 
     def __post_init__(self):
         check_fields(self)
+        if self.dimension_weight == 0 and self.follow_weight == 0 and self.verdict_source != "label_tokens":
+            raise FieldError("verdict_source", f"{self.verdict_source!r} reads the attribute head, which "
+                                               "dimension_weight 0 and follow_weight 0 leave untrained; use label_tokens")

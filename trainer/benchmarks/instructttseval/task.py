@@ -1,7 +1,8 @@
 """InstructTTSEval judge: a true/false verdict (cross-entropy over the two label tokens) trained
-alongside per-dimension outcomes (cross-entropy over matches / conflicts / not mentioned).
+alongside per-dimension outcomes (cross-entropy over matches / conflicts / not mentioned) where the
+pairs carry voice attributes, and alone on plain true/false pairs.
 
-Definitions: ``docs/benchmarks.md#instructttseval``.
+Definitions: ``docs/benchmarks.md#instructttseval``; your own pairs: ``docs/instructttseval.md``.
 """
 
 from __future__ import annotations
@@ -12,52 +13,27 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from evaluators.audio_io import load_audio
-from evaluators.benchmarks.instructttseval.attribute_head import OUTCOMES, follow_probability, outcome_probs
 from evaluators.benchmarks.instructttseval.items import TASKS
 from evaluators.benchmarks.instructttseval.judge import VERDICT_SOURCES, InstructionJudge, trained_presets
 from evaluators.runtime_options import Runtime, batch_size_arg
-from trainer.benchmarks.instructttseval.attributes import VoiceAttributes, dimension_values, value_name
+from trainer.benchmarks.instructttseval.attributes import dimension_values
 from trainer.benchmarks.instructttseval.card import card_sections
 from trainer.benchmarks.instructttseval.corpus import (
     InstructCorpusConfig,
     build_instruct_corpus,
-    load_pairs,
     write_benchmark_items,
 )
+from trainer.benchmarks.instructttseval.loss import judge_loss
 from trainer.benchmarks.instructttseval.settings import InstructFollowSettings
+from trainer.benchmarks.instructttseval.training_pairs import IGNORE, has_attribute_targets, training_rows
 from trainer.benchmarks.instructttseval.validation import choose_threshold, validate_instruction_judge
 from trainer.task import TaskCommands, TaskCorpus, write_report
 
 if TYPE_CHECKING:
     from evaluators.backbones import AudioLLM
     from trainer.config import TrainConfig
-
-#: Target of a value the corpus does not know (ignored by the loss).
-IGNORE = -100
-
-
-def training_rows(corpus: str | Path) -> list[dict]:
-    """Flat rows of the corpus's pairs: ``label`` 1 (followed) / 0; per supported dimension (the
-    order of ``dimension_values()``) ``voice_codes`` (the clip's value) and ``stated_codes`` (the
-    value the instruction states, or the "not stated" column: the largest value count)."""
-    values = dimension_values()
-    none = max(len(v) for v in values.values())
-    clips = {c["clip_id"]: VoiceAttributes(**c["attributes"])
-             for c in (json.loads(x) for x in open(Path(corpus) / "clips.jsonl", encoding="utf-8"))}
-    rows = []
-    for p in load_pairs(corpus):
-        attrs = clips[p["clip_id"]]
-        voice = [values[d].index(value_name(attrs.dimension_value(d))) for d in values]
-        stated = [values[d].index(value_name(p["described"][d])) if d in p["described"] else none for d in values]
-        rows.append({"id": p["id"], "path": p["path"], "lang": p["lang"], "task": p["task"],
-                     "instruction": p["instruction"], "label": int(bool(p["label"])), "kind": p["kind"],
-                     "split": p["split"], "speaker": p["speaker"], "voice_codes": voice, "stated_codes": stated,
-                     "outcome_codes": [OUTCOMES.index(p["outcomes"][d]) for d in values]})
-    return rows
-
 
 def add_synth_arguments(parser) -> None:
     parser.add_argument("--clips-per-speaker", type=int, default=10)
@@ -111,7 +87,8 @@ class InstructFollowTask:
     benchmark = "instructttseval"
     settings_class = InstructFollowSettings
     group_key = "task"
-    corpus = TaskCorpus(files=("pairs.jsonl", "clips.jsonl"), build=build_instruct_corpus)
+    # clips.jsonl is optional: verdict-only pairs carry no attributes
+    corpus = TaskCorpus(files=("pairs.jsonl",), build=build_instruct_corpus)
     commands = TaskCommands(
         synth_help=("InstructTTSEval corpus: procedural voices with known attributes, APS/DSD/RP instructions "
                     "(EN/ZH), matched, near-miss and other-item pairs"),
@@ -121,12 +98,28 @@ class InstructFollowTask:
         corpus_required=False)
 
     def load_rows(self, corpus: Path, settings: InstructFollowSettings) -> tuple[list[dict], dict]:
+        """The corpus's pairs (:func:`~trainer.benchmarks.instructttseval.training_pairs.training_rows`);
+        the summary counts pairs, followed pairs and pairs with attribute targets per split and task,
+        and says whether the attribute head is trained. A verdict read from the attribute head
+        (``verdict_source`` other than label_tokens) needs the head trained."""
         rows = training_rows(corpus)
         summary = {split: {task: {"pairs": sum(r["split"] == split and r["task"] == task for r in rows),
                                   "followed": sum(r["split"] == split and r["task"] == task and r["label"] == 1
-                                                  for r in rows)}
+                                                  for r in rows),
+                                  "with_attributes": sum(r["split"] == split and r["task"] == task
+                                                         and has_attribute_targets(r) for r in rows)}
                            for task in TASKS}
                    for split in sorted({r["split"] for r in rows})}
+        n_attr = sum(has_attribute_targets(r) for r in rows if r["split"] == "train")
+        trained = (settings.dimension_weight > 0 and n_attr > 0) or settings.follow_weight > 0
+        if not trained and settings.verdict_source != "label_tokens":
+            why = ("dimension_weight is 0" if n_attr else
+                   "no training pair has attribute targets (pairs.jsonl rows without clip_id/described/outcomes)")
+            raise ValueError(f"instructttseval.verdict_source: {settings.verdict_source!r} reads the attribute head, "
+                             f"which is not trained here ({why}); use label_tokens")
+        summary["attribute_head"] = {"trained": trained, "train_pairs_with_attributes": n_attr,
+                                     "dimension_weight": settings.dimension_weight,
+                                     "follow_weight": settings.follow_weight}
         return rows, summary
 
     def build_judge(self, backbone: AudioLLM, cfg: TrainConfig) -> InstructionJudge:
@@ -149,26 +142,15 @@ class InstructFollowTask:
 
     def loss(self, judge: InstructionJudge, inputs: dict, targets: dict, settings: InstructFollowSettings) -> torch.Tensor:
         """``CE(verdict label tokens) + dimension_weight x [CE(voice values) + CE(stated values)] +
-        follow_weight x BCE(P(no dimension conflicts), followed)``.
+        follow_weight x BCE(P(no dimension conflicts), followed)``; an attribute term whose targets
+        are all ignored (verdict-only pairs) is left out (:func:`~trainer.benchmarks.instructttseval.loss.judge_loss`).
 
         ``P(follows)`` is fixed by the two supervised sides, so its BCE is off by default: while the
         voice is still misheard, every matched pair's gradient says "state nothing", and the
         instruction side collapses to "not stated" (measured on the tiny config with weight 1:
         gender read as stated on 3% of training APS pairs after 10 epochs)."""
         verdict, audio, text = judge.logits(inputs)
-        dev = verdict.device
-        loss = F.cross_entropy(verdict, targets["verdict"].to(dev))
-        s = settings
-        if s.dimension_weight > 0:
-            voice = F.cross_entropy(audio.reshape(-1, audio.shape[-1]), targets["voice"].to(dev).reshape(-1),
-                                    ignore_index=IGNORE)
-            stated = F.cross_entropy(text.reshape(-1, text.shape[-1]), targets["stated"].to(dev).reshape(-1),
-                                     ignore_index=IGNORE)
-            loss = loss + s.dimension_weight * (voice + stated)
-        if s.follow_weight > 0:
-            p_follow = follow_probability(outcome_probs(audio, text)).clamp(1e-6, 1 - 1e-6)
-            loss = loss + s.follow_weight * F.binary_cross_entropy(p_follow, targets["follows"].to(dev))
-        return loss
+        return judge_loss(verdict, audio, text, targets, settings.dimension_weight, settings.follow_weight)
 
     def calibrate(self, judge: InstructionJudge, rows: list[dict], settings: InstructFollowSettings) -> dict:
         """After training: the verdict threshold from the config, else chosen on the val split's
@@ -195,7 +177,7 @@ class InstructFollowTask:
                         [(preds[i][f"p_true_{name}"] >= 0.5) == bool(rows[i]["label"]) for i in sel]))
         dims = list(dimension_values())
         hits = [preds[i]["voice_values"][d] == dimension_values()[d][c] for i, r in enumerate(rows)
-                for d, c in zip(dims, r["voice_codes"])]
+                for d, c in zip(dims, r["voice_codes"]) if c != IGNORE]
         if hits:
             out["val/voice_value_accuracy"] = float(np.mean(hits))
         return out

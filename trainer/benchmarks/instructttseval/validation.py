@@ -4,7 +4,8 @@ Instruction Following in Text-to-Speech Systems", Table 4: per language and task
 mismatched pairs, agreement with the annotators' majority).
 
 Pairs come from a synthetic corpus's test split (labels from the rendered values; unseen speakers,
-sentences and instruction texts; see :data:`PROTOCOLS`) or from a labelled JSONL file
+sentences and instruction texts; see :data:`PROTOCOLS`), from the test split of a corpus of your
+own true/false pairs (no ``clips.jsonl``; ``docs/instructttseval.md``) or from a labelled JSONL file
 (``--pairs``: listener majorities, ``label`` true/false or ``votes`` [true, false, ...]). With ``--reference`` another
 judge's verdicts on the same pairs (e.g. the public Gemini judge's) are scored beside the local
 judge's. Each cell: agreement % with a 95% bootstrap CI, Cohen's kappa, agreement on matched and on
@@ -30,6 +31,7 @@ from evaluators.metrics.correlation import bootstrap_ci
 from evaluators.runtime_options import Runtime
 from trainer.benchmarks.instructttseval.attributes import VoiceAttributes, value_name
 from trainer.benchmarks.instructttseval.corpus import load_pairs
+from trainer.benchmarks.instructttseval.training_pairs import training_rows
 
 
 def pairs_from_file(path: str | Path) -> list[dict]:
@@ -219,6 +221,9 @@ def validate_instruction_judge(judge_dir: str | Path, corpus_dir: str | Path | N
     ``<out stem>.pairs.jsonl``."""
     if pairs:
         subsets = {"pairs": pairs_from_file(pairs)}
+    elif not (Path(corpus_dir) / "clips.jsonl").is_file():  # a corpus of your own true/false pairs
+        subsets = {"test_split": [dict(r, label=bool(r["label"])) for r in training_rows(corpus_dir)
+                                  if r["split"] == "test"]}
     else:
         subsets = {name: corpus_test_pairs(corpus_dir, per_class, protocol=name) for name in PROTOCOLS}
         subsets = {name: rows for name, rows in subsets.items() if rows}
@@ -253,7 +258,7 @@ def validate_instruction_judge(judge_dir: str | Path, corpus_dir: str | Path | N
     dims = dimension_accuracy(rows, all_outputs)
     if dims:
         report["dimension_accuracy"] = dims
-    if corpus_dir and not pairs:
+    if corpus_dir and not pairs and (Path(corpus_dir) / "clips.jsonl").is_file():
         report["voice_value_accuracy"] = voice_value_accuracy(corpus_dir, rows, all_outputs)
     if reference:
         ref = read_reference(reference)
