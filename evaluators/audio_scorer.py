@@ -9,7 +9,6 @@ becomes a row with an ``error`` field and the run goes on.
 
 from __future__ import annotations
 
-import math
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from evaluators.engine_workers import header_seconds
 from evaluators.failure_isolation import INPUT_ERRORS, error_kind
 from evaluators.item_audio import judge_read_limit, read_item_audio
 from evaluators.jsonl import JsonlError, read_jsonl
+from evaluators.judges.verbalizer import is_finite_result
 from evaluators.output_lock import output_lock
 from evaluators.rows_file import resume_rows
 
@@ -104,11 +104,6 @@ def collect_items(source: str | Path, skipped: list[tuple[str, str]] | None = No
     if source.is_file():
         return items_from_manifest(source)
     raise FileNotFoundError(f"{source}: no such folder or manifest")
-
-
-def is_finite_result(result: dict) -> bool:
-    """False when the model produced NaN/Inf (the row then carries an error instead of a score)."""
-    return math.isfinite(result["score"]) and all(math.isfinite(p) for p in result["probs"].values())
 
 
 class AudioScorer:

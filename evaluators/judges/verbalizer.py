@@ -251,6 +251,7 @@ class VerbalizerJudge(JudgePersistence):
         return cls(backbone, preset, long_clip_policy=config.get("long_clip_policy", "truncate"), **common)
 
 
-def is_finite_output(out: JudgeOutput) -> bool:
-    """False when the model produced NaN/Inf (the row then carries an error instead of a score)."""
-    return math.isfinite(out.score) and all(math.isfinite(p) for p in out.probs.values())
+def is_finite_result(result: dict) -> bool:
+    """False when the model produced NaN/Inf in a ``score_examples`` result (``{"score", "probs"}``):
+    the row or reply then carries an error instead of a score."""
+    return math.isfinite(result["score"]) and all(math.isfinite(p) for p in result["probs"].values())

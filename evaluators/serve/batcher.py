@@ -18,6 +18,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from evaluators.engine import score_batch
+from evaluators.judges.verbalizer import is_finite_result
 
 log = logging.getLogger(__name__)
 
@@ -45,12 +46,8 @@ def score_requests(judge, inputs: list[dict], batch_size: int) -> list:
         outs = [row["result"] for row in score_batch(judge, RequestScorer(), inputs, batch_size=batch_size)]
     except Exception as e:  # every request failed alone too: the batch's error is each one's
         return [e] * len(inputs)
-    return [o if isinstance(o, Exception) or _finite(o) else
+    return [o if isinstance(o, Exception) or is_finite_result(o) else
             RuntimeError("the judge produced a non-finite score") for o in outs]
-
-
-def _finite(out: dict) -> bool:
-    return math.isfinite(out["score"]) and all(math.isfinite(p) for p in out["probs"].values())
 
 
 @dataclass(frozen=True)
