@@ -90,12 +90,19 @@ def check_resume_identity(rows: list[dict], prov: dict, out_path: Path, policy: 
             f"{out_path}: holds rows of another judge ({theirs}); this run is "
             f"{', '.join(f'{k}={v}' for k, v in zip(JUDGE_IDENTITY, mine))}. Give a new --out, or "
             "--resume-mismatch rescore to move the file aside and score again")
-    n = 1
-    while (aside := out_path.with_name(f"{out_path.stem}.replaced-{n}{out_path.suffix}")).exists():
-        n += 1
-    out_path.rename(aside)
+    aside = move_aside(out_path)
     log.warning("%s: rows of another judge (%s) moved to %s; scoring again", out_path, theirs, aside)
     return []
+
+
+def move_aside(path: Path) -> Path:
+    """Rename ``path`` to the first free ``<stem>.replaced-<n><suffix>`` beside it (kept, never
+    deleted) and return that name."""
+    n = 1
+    while (aside := path.with_name(f"{path.stem}.replaced-{n}{path.suffix}")).exists():
+        n += 1
+    path.rename(aside)
+    return aside
 
 
 def replace_file(path: Path, lines: list[bytes]) -> None:

@@ -23,7 +23,7 @@ import numpy as np
 from evaluators.audio_io import sanitize_item_id
 from evaluators.engine import EngineOptions, score_work
 from evaluators.failure_isolation import ITEM_ERRORS, error_kind
-from evaluators.rows_file import drop_error_rows, read_done_rows
+from evaluators.rows_file import drop_error_rows, move_aside, read_done_rows
 
 VALUE_COLUMNS = {"wer": ("wer",), "dnsmos": ("sig", "bak", "ovrl"), "dnsmos_personalized": ("sig", "bak", "ovrl"),
                  "clap": ("clap",)}
@@ -36,10 +36,7 @@ def _resumed(path: Path, prov: dict, resume_mismatch: str, retry_errors: bool) -
         if resume_mismatch != "rescore":
             raise ValueError(f"{path}: holds rows measured by {other.get('provenance')}, this run is {prov}; give a "
                              "new --out, or --resume-mismatch rescore to move the file aside and measure again")
-        n = 1
-        while (aside := path.with_name(f"{path.stem}.replaced-{n}{path.suffix}")).exists():
-            n += 1
-        path.rename(aside)
+        move_aside(path)
         return set()
     if retry_errors and any("error" in r for r in rows):
         drop_error_rows(path)
