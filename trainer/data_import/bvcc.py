@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from evaluators.metrics.agreement import fleiss_kappa
-from trainer.data_import.common import ImportReport, load_splits, prepare_out, safe_name, save_clip
+from trainer.data_import.common import (FileNames, ImportReport, dataset_root, load_splits, prepare_out, row_id,
+                                        save_clip)
 from trainer.synth.corpus_io import write_jsonl
 
 #: role -> default column name
@@ -35,23 +36,22 @@ def import_bvcc(source: str, out: str | Path, overwrite: bool = False, columns: 
         raise ValueError(f"--columns: unknown role(s) {sorted(unknown)}; roles: {sorted(DEFAULT_COLUMNS)}")
     out = prepare_out(out, overwrite)
     report = ImportReport(source=str(source), kind="mos")
+    root, names = dataset_root(source), FileNames()
     clips, ratings, by_clip = {}, [], defaultdict(list)
     for split, ds in load_splits(source, tuple(col.values()), (col["audio"],), SPLIT_NAMES).items():
         for i, row in enumerate(ds):
             report.rows_read += 1
             utt = row.get(col["utterance"])
             try:
-                score = float(row.get(col["score"]))
-            except (TypeError, ValueError):
-                report.drop(split, i, utt, f"score {row.get(col['score'])!r} is not a number")
+                score = _score(row.get(col["score"]))
+                listener = row_id(row.get(col["listener"]), "listener")
+                cid = _clip_id(row, col, names)
+            except ValueError as e:
+                report.drop(split, i, utt, str(e))
                 continue
-            if score not in SCORES:
-                report.drop(split, i, utt, f"score {score:g} not in {SCORES}")
-                continue
-            cid = safe_name(f"{row.get(col['system'])}-{utt}")
             if cid not in clips:
                 try:
-                    rel = save_clip(out, f"audio/{cid}.wav", row.get(col["audio"]))
+                    rel = save_clip(out, f"audio/{cid}.wav", row.get(col["audio"]), root)
                 except ValueError as e:
                     report.drop(split, i, utt, str(e))
                     continue
@@ -59,14 +59,31 @@ def import_bvcc(source: str, out: str | Path, overwrite: bool = False, columns: 
             elif clips[cid]["split"] != split:
                 report.drop(split, i, utt, f"clip already rated in split {clips[cid]['split']!r}")
                 continue
-            listener = str(row.get(col["listener"]))
-            ratings.append({"clip_id": cid, "listener": listener, "score": int(score)})
-            by_clip[cid].append(int(score))
-            report.count(split, str(int(score)))
+            ratings.append({"clip_id": cid, "listener": listener, "score": score})
+            by_clip[cid].append(score)
+            report.count(split, str(score))
     write_jsonl(out / "clips.jsonl", list(clips.values()))
     write_jsonl(out / "ratings.jsonl", ratings)
     report.agreement = _agreement(clips, by_clip)
+    report.renamed = names.renamed
     return report.finish(out)
+
+
+def _clip_id(row: dict, col: dict, names: FileNames) -> str:
+    """The clip's corpus id (and file stem), one per (system, utterance): ``sys/A`` and ``sys_A``
+    stay two systems (``common.safe_name``)."""
+    return names(row_id(row.get(col["system"]), "system id"), row_id(row.get(col["utterance"]), "utterance id"))
+
+
+def _score(value) -> int:
+    """A rating as an integer of :data:`SCORES`; ValueError with the reason otherwise."""
+    try:
+        score = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"score {value!r} is not a number") from None
+    if score not in SCORES:
+        raise ValueError(f"score {score:g} not in {SCORES}")
+    return int(score)
 
 
 def _agreement(clips: dict, by_clip: dict) -> dict:

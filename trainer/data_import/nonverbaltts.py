@@ -17,7 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from evaluators.benchmarks.nvv.items import count_units
-from trainer.data_import.common import ImportReport, decode_audio, load_splits, prepare_out, safe_name
+from trainer.data_import.common import (FileNames, ImportReport, dataset_root, decode_audio, load_splits, prepare_out,
+                                        row_id)
 from trainer.synth.corpus_io import write_jsonl, write_wav
 
 HUB_ID = "deepvk/NonverbalTTS"
@@ -60,13 +61,18 @@ def import_nonverbaltts(source: str, out: str | Path, overwrite: bool = False) -
     """Import every split of ``source`` into ``out`` (``items.jsonl`` + ``audio/``); returns the report."""
     out = prepare_out(out, overwrite)
     report = ImportReport(source=str(source), kind="nvv")
+    root, names = dataset_root(source), FileNames()
     rows, seen = [], set()
     for split, ds in load_splits(source, COLUMNS, ("audio",), SPLIT_NAMES).items():
         for i, row in enumerate(ds):
             report.rows_read += 1
-            cid = safe_name(row.get("index"))
-            if cid in seen:
-                report.drop(split, i, row.get("index"), "duplicate index")
+            try:
+                index = row_id(row.get("index"), "index")
+            except ValueError as e:
+                report.drop(split, i, row.get("index"), str(e))
+                continue
+            if index in seen:
+                report.drop(split, i, index, "duplicate index")
                 continue
             try:
                 clean, events = parse_result(row.get("Result"))
@@ -81,11 +87,12 @@ def import_nonverbaltts(source: str, out: str | Path, overwrite: bool = False) -
                 report.drop(split, i, row.get("index"), "no words in Result")
                 continue
             try:
-                y, sr = decode_audio(row.get("audio"))
+                y, sr = decode_audio(row.get("audio"), root)
             except ValueError as e:
                 report.drop(split, i, row.get("index"), str(e))
                 continue
-            seen.add(cid)
+            seen.add(index)
+            cid = names(index)
             rel = f"audio/{cid}.wav"
             write_wav(out / rel, y.clip(-1, 1), sr)
             duration = len(y) / sr
@@ -102,6 +109,7 @@ def import_nonverbaltts(source: str, out: str | Path, overwrite: bool = False) -
                              "emotion": row.get("Emotion"), "source": row.get("data_name")})
                 report.count(split, typ)
     write_jsonl(out / "items.jsonl", rows)
+    report.renamed = names.renamed
     report.agreement = {"note": "annotations are one fused, human-validated transcript per clip; "
                                 "per-rater labels are not released"}
     return report.finish(out)

@@ -15,7 +15,9 @@ class ImportReport:
     """What an import wrote and dropped (``report.json`` beside the corpus).
 
     ``labels`` is per split, per label class; ``agreement`` is the task's rater-agreement summary;
-    ``dropped`` lists ``{split, row, id, reason}``; throughput is rows read per second of wall time.
+    ``dropped`` lists ``{split, row, id, reason}``; ``renamed`` the ids whose file name would have
+    clashed with an earlier id's and got a hash suffix (``common.FileNames``); throughput is rows
+    read per second of wall time.
     """
 
     source: str
@@ -24,6 +26,7 @@ class ImportReport:
     labels: dict[str, dict[str, int]] = field(default_factory=dict)
     agreement: dict = field(default_factory=dict)
     dropped: list[dict] = field(default_factory=list)
+    renamed: list[dict] = field(default_factory=list)
     rows_read: int = 0
     seconds: float = 0.0
     bytes_written: int = 0
@@ -44,7 +47,7 @@ class ImportReport:
         report = {"source": self.source, "kind": self.kind, "rows": self.rows, "labels": self.labels,
                   "agreement": self.agreement, "n_dropped": len(self.dropped),
                   "dropped_by_reason": dict(Counter(d["reason"] for d in self.dropped)),
-                  "dropped": self.dropped, "rows_read": self.rows_read,
+                  "dropped": self.dropped, "renamed": self.renamed, "rows_read": self.rows_read,
                   "seconds": round(self.seconds, 3),
                   "rows_per_second": round(self.rows_read / self.seconds, 1) if self.seconds > 0 else None,
                   "bytes_written": self.bytes_written}
@@ -62,4 +65,7 @@ def summary_lines(report: dict) -> list[str]:
         lines.append(f"  {split}: {n} rows ({labels})")
     for reason, n in report["dropped_by_reason"].items():
         lines.append(f"  dropped {n}: {reason}")
+    if report.get("renamed"):
+        lines.append(f"  renamed {len(report['renamed'])} id(s) whose file names would clash "
+                     f"(a hash suffix; report.json lists them)")
     return lines

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from evaluators.benchmarks.pairs.labels import VERDICTS, annotation_side, parse_gemini_verdict, soft_target
 from evaluators.metrics.agreement import fleiss_kappa
-from trainer.data_import.common import ImportReport, load_splits, prepare_out, safe_name, save_clip
+from trainer.data_import.common import (FileNames, ImportReport, cell_bytes, dataset_root, load_splits, prepare_out,
+                                        row_id, save_clip)
 from trainer.synth.corpus_io import write_jsonl
 
 HUB_ID = "RMSnow/SpeechJudge-Data"
@@ -25,9 +26,13 @@ COLUMNS = ("index", "subset", "language_setting", "prompt_text", "target_text", 
 GEMINI = "gemini-2.5-flash"
 
 
-def _voice(cell) -> str | None:
-    data = cell.get("bytes") if isinstance(cell, dict) else None
-    return "prompt-" + hashlib.sha1(data).hexdigest()[:12] if data else None
+def _voice(cell, root: Path | None) -> str | None:
+    """``prompt-<hash of the prompt audio>``: the cloned speaker, the same for bytes or a path cell."""
+    try:
+        data = cell_bytes(cell, root)
+    except ValueError:
+        return None
+    return "prompt-" + hashlib.sha1(data).hexdigest()[:12]
 
 
 def _list(row: dict, key: str) -> list:
@@ -35,8 +40,9 @@ def _list(row: dict, key: str) -> list:
     return list(value) if isinstance(value, (list, tuple)) else []
 
 
-def pair_row(row: dict, split: str, out: Path) -> dict:
-    """One pairs-corpus row (audio written under ``out/audio``); ValueError with the reason to drop it."""
+def pair_row(row: dict, split: str, out: Path, pid: str, root: Path | None = None) -> dict:
+    """One pairs-corpus row of id ``pid`` (audio written under ``out/audio``, path-only cells read
+    inside ``root``); ValueError with the reason to drop it."""
     if row.get("naturalness_label") not in VERDICTS:
         raise ValueError(f"naturalness_label {row.get('naturalness_label')!r} not in {VERDICTS}")
     raters, notes = _list(row, "rater"), _list(row, "naturalness_annotation")
@@ -45,11 +51,10 @@ def pair_row(row: dict, split: str, out: Path) -> dict:
     bad = [a for a in notes if annotation_side(a) is None]
     if bad:
         raise ValueError(f"unknown naturalness annotation {bad[0]!r}")
-    pid = f"{split}-{safe_name(row['index'])}"
     files = {}
     for col, tag in (("audioA", "a"), ("audioB", "b"), ("prompt", "prompt")):
         try:
-            files[tag] = save_clip(out, f"audio/{pid}_{tag}.wav", row[col])
+            files[tag] = save_clip(out, f"audio/{pid}_{tag}.wav", row[col], root)
         except ValueError as e:
             if tag == "prompt":  # the prompt is context, not what is judged: keep the pair without it
                 files[tag] = None
@@ -57,7 +62,7 @@ def pair_row(row: dict, split: str, out: Path) -> dict:
             raise ValueError(f"{col}: {e}") from None
     gemini = row.get(GEMINI)
     return {"id": pid, "split": split, "subset": row.get("subset"), "language_setting": row.get("language_setting"),
-            "chosen": row.get("chosen"), "voice": _voice(row["prompt"]), "prompt_audio": files["prompt"],
+            "chosen": row.get("chosen"), "voice": _voice(row["prompt"], root), "prompt_audio": files["prompt"],
             "prompt_text": row.get("prompt_text"), "target_text": row.get("target_text"),
             "audio_a": files["a"], "audio_b": files["b"], "rater": [str(r) for r in raters],
             "naturalness_annotation": [str(a) for a in notes],
@@ -91,22 +96,29 @@ def import_speechjudge(source: str, out: str | Path, overwrite: bool = False) ->
     """Import every split of ``source`` (Hub id or local folder) into ``out``; returns the report."""
     out = prepare_out(out, overwrite)
     report = ImportReport(source=str(source), kind="pairs")
+    root, names = dataset_root(source), FileNames()
     rows, seen = [], set()
     for split, ds in load_splits(source, COLUMNS, AUDIO_COLUMNS).items():
         for i, row in enumerate(ds):
             report.rows_read += 1
-            if (split, row.get("index")) in seen:
-                # the card calls index a unique identifier; a repeat would make two rows of one id
-                report.drop(split, i, row.get("index"), "duplicate index")
-                continue
             try:
-                r = pair_row(row, split, out)
+                index = row_id(row.get("index"), "index")
             except ValueError as e:
                 report.drop(split, i, row.get("index"), str(e))
                 continue
-            seen.add((split, row.get("index")))
+            if (split, index) in seen:
+                # the card calls index a unique identifier; a repeat would make two rows of one id
+                report.drop(split, i, index, "duplicate index")
+                continue
+            try:
+                r = pair_row(row, split, out, names(split, index), root)
+            except ValueError as e:
+                report.drop(split, i, index, str(e))
+                continue
+            seen.add((split, index))
             rows.append(r)
             report.count(split, r["naturalness_label"])
     write_jsonl(out / "pairs.jsonl", rows)
     report.agreement = agreement(rows)
+    report.renamed = names.renamed
     return report.finish(out)
