@@ -133,3 +133,78 @@ def test_in_prompt_judges_get_the_both_orders_average_and_a_measured_swap_consis
         assert r["p_a_forward"] > r["p_a_swapped"]  # the first-position bias, seen from both orders
     m = pairs_metrics(read_pairs(corpus / "pairs.jsonl"), rows)
     assert m["swap_consistency"]["how"] == "both orders on each row" and "accuracy_forward_only" in m
+
+
+# ---- inputs checked before work (issue 40 item 5) ---------------------------------------------------
+
+
+def _write_rows(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_a_pair_whose_audio_name_is_too_long_is_its_own_error_row(corpus, folder, tmp_path, capsys):
+    pairs = _rows(corpus / "pairs.jsonl")
+    bad = pairs[1]["id"]
+    pairs[1]["audio_a"] = "x" * 5004
+    src = _write_rows(corpus / "long_name_pairs.jsonl", pairs)  # audio is relative to the file
+    out = tmp_path / "v.jsonl"
+    assert main(["score", "pairs", "--judge", str(folder), "--pairs", str(src), "--out", str(out),
+                 "--num-workers", "0"]) == 0
+    rows = _rows(out)
+    assert len(rows) == len(pairs) == 6
+    errors = [r for r in rows if "error" in r]
+    assert [r["id"] for r in errors] == [bad] and errors[0]["error_kind"] == "item"
+    assert "audio_a" in errors[0]["error"] and "5004 bytes" in errors[0]["error"] and len(errors[0]["error"]) < 300
+    assert sum("verdict" in r for r in rows) == 5
+
+
+def _metrics(argv, capsys):
+    code = main(["metrics", "pairs", *map(str, argv)])
+    return code, capsys.readouterr().err.strip().splitlines()
+
+
+@pytest.fixture(scope="module")
+def scored(corpus, folder, tmp_path_factory):
+    d = tmp_path_factory.mktemp("scored")
+    common = ["--judge", str(folder), "--pairs", str(corpus / "pairs.jsonl"), "--num-workers", "0"]
+    assert main(["score", "pairs", *common, "--out", str(d / "ab.jsonl")]) == 0
+    assert main(["score", "pairs", *common, "--out", str(d / "ba.jsonl"), "--swap"]) == 0
+    return d
+
+
+@pytest.mark.parametrize("case, parts", [
+    ("duplicate", ["p.jsonl:2: duplicate prediction for id", "(first at", "p.jsonl:1)"]),
+    ("empty", ["p.jsonl: holds no prediction rows"]),
+    ("unmatched", ["p.jsonl: none of its 6 ids", "is in", "pairs.jsonl"]),
+    ("swapped_as_predictions", ["p.jsonl:1: 'order' must be 'AB'", 'got "BA"']),
+])
+def test_metrics_pairs_refuses_bad_prediction_files(corpus, scored, tmp_path, capsys, case, parts):
+    rows = _rows(scored / "ab.jsonl")
+    if case == "duplicate":
+        rows = [rows[0], {**rows[0], "verdict": "A" if rows[0]["verdict"] == "B" else "B"}] + rows[1:]
+    elif case == "empty":
+        rows = []
+    elif case == "unmatched":
+        rows = [{**r, "id": "other-" + r["id"]} for r in rows]
+    else:
+        rows = _rows(scored / "ba.jsonl")
+    pred = _write_rows(tmp_path / "p.jsonl", rows)
+    code, err = _metrics(["--pairs", corpus / "pairs.jsonl", "--predictions", pred, "--out", tmp_path / "m.json"],
+                         capsys)
+    assert code == 2 and len(err) == 1, err
+    assert all(p in err[0] for p in parts), err
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_metrics_pairs_swapped_rows_must_be_a_swap_run(corpus, scored, tmp_path, capsys):
+    args = ["--pairs", corpus / "pairs.jsonl", "--predictions", scored / "ab.jsonl", "--out", tmp_path / "m.json"]
+    code, err = _metrics([*args, "--swapped", scored / "ab.jsonl"], capsys)
+    assert code == 2 and len(err) == 1 and "ab.jsonl:1: 'order' must be 'BA'" in err[0], err
+    no_order = _write_rows(tmp_path / "s.jsonl", [{k: v for k, v in r.items() if k != "order"}
+                                                  for r in _rows(scored / "ba.jsonl")])
+    code, err = _metrics([*args, "--swapped", no_order], capsys)
+    assert code == 2 and "s.jsonl:1: 'order' must be 'BA'" in err[0] and "got null" in err[0], err
+    assert not (tmp_path / "m.json").exists()
+    code, err = _metrics([*args, "--swapped", scored / "ba.jsonl"], capsys)
+    assert code == 0 and json.loads((tmp_path / "m.json").read_text())["swap_consistency"]["n"] == 6

@@ -23,6 +23,17 @@ def load_pair_judge(judge: str, runtime):
     return load_verbalizer(judge, runtime)
 
 
+def _openable(path: str) -> bool:
+    """Whether a file system can hold ``path``'s name (the others become their pair's error row)."""
+    from evaluators.input_checks import check_file_name
+
+    try:
+        check_file_name(path, "audio")
+    except ValueError:
+        return False
+    return True
+
+
 def cmd_score_pairs(args) -> int:
     """Score the pairs, print the summary when the file is labelled."""
     from evaluators.benchmarks.pairs.metrics import format_pairs_table, pairs_metrics, read_pairs
@@ -34,7 +45,7 @@ def cmd_score_pairs(args) -> int:
 
     pairs = read_pairs(args.pairs)  # a bad pairs file stops the run before a model loads
     check_output_paths({"--out": args.out, "--report": args.report}, {"--pairs": args.pairs},
-                       input_files=[p[k] for p in pairs for k in ("path_a", "path_b")])
+                       input_files=[p[k] for p in pairs for k in ("path_a", "path_b") if _openable(p[k])])
     check_rows_file(args.out, "--out")
     if args.report:
         check_json_file(args.report, "--report")

@@ -25,6 +25,7 @@ from pathlib import Path
 from scipy.stats import binomtest
 
 from evaluators.benchmarks.pairs.labels import VERDICTS, flip
+from evaluators.input_checks import InputError, check_file_name, refuse_duplicates, refuse_empty, refuse_unmatched
 from evaluators.jsonl import read_jsonl, row_where, shown
 
 #: Confidence level of every interval.
@@ -53,11 +54,21 @@ def read_pairs(path: str | Path) -> list[dict]:
         if r.get("naturalness_label") is not None and r["naturalness_label"] not in VERDICTS:
             raise ValueError(f"{where}: 'naturalness_label' must be one of {list(VERDICTS)}, "
                              f"got {shown(r['naturalness_label'])}")
-        r["path_a"] = str((path.parent / r["audio_a"]).resolve())
-        r["path_b"] = str((path.parent / r["audio_b"]).resolve())
+        r["path_a"] = _resolved(path.parent, r["audio_a"])
+        r["path_b"] = _resolved(path.parent, r["audio_b"])
     if not rows:
         raise ValueError(f"{path}: holds no pairs")
     return rows
+
+
+def _resolved(folder: Path, name: str) -> str:
+    """``folder / name`` resolved; a name no file system can hold (too long, a NUL) is kept as it is,
+    for the scorer to make that pair's error row (``evaluators.input_checks.check_file_name``)."""
+    try:
+        check_file_name(folder / name, "audio")
+        return str((folder / name).resolve())
+    except (OSError, ValueError):
+        return str(folder / name)
 
 
 def verdict_of(p_a: float) -> str:
@@ -147,28 +158,45 @@ def pairs_metrics(pairs: list[dict], preds: list[dict], swapped: list[dict] | No
     return report
 
 
-def read_prediction_rows(path: str | Path) -> list[dict]:
-    """``score pairs`` rows, each checked (``file:line``): a string ``id``; unless an error row, a
-    ``verdict`` in A/B/Tie and ``p_a`` in [0, 1]."""
-    from evaluators.jsonl import require_number
+def read_prediction_rows(path: str | Path, order: str = "AB") -> list[dict]:
+    """``score pairs`` rows, each checked (``file:line``): a string ``id`` given once; ``order`` equal
+    to ``order`` (``"AB"`` for ``--predictions``, ``"BA"`` for the rows of a ``--swap`` run, where it
+    must be present); unless an error row, a ``verdict`` in A/B/Tie and ``p_a`` in [0, 1]. An empty
+    file is refused."""
+    from evaluators.jsonl import require_id, require_number
 
     rows = read_jsonl(path, required=("id",))
+    refuse_empty(rows, path, "prediction rows")
     for r in rows:
         where = row_where(path, r)
+        r["id"] = require_id(r, where)  # 5 and "5" name one pair
+        given = r.get("order")
+        if given != order and (given is not None or order != "AB"):
+            what = "rows of a score pairs --swap run" if order == "BA" else "rows scored in the file's order"
+            raise InputError(f"{where}: 'order' must be {order!r} ({what}), got {shown(given)}")
         if "error" in r:
             continue
         if r.get("verdict") not in VERDICTS:
             raise ValueError(f"{where}: 'verdict' must be one of {list(VERDICTS)}, got {shown(r.get('verdict'))}")
         require_number(r, "p_a", where, value_range=(0.0, 1.0))
+    refuse_duplicates(rows, path, lambda r: r["id"], what="prediction for id")
     return rows
 
 
 def pairs_metrics_from_files(pairs_path: str | Path, predictions: str | Path,
                              swapped: str | Path | None = None) -> dict:
     """:func:`pairs_metrics` of the files (pairs file, ``score pairs`` rows, optionally the rows of
-    a ``--swap`` run)."""
-    return pairs_metrics(read_pairs(pairs_path), read_prediction_rows(predictions),
-                         read_prediction_rows(swapped) if swapped else None)
+    a ``--swap`` run), each checked whole first: no duplicate or empty file, and each prediction
+    file must name at least one pair of the pairs file."""
+    pairs = read_pairs(pairs_path)
+    ids = [p["id"] for p in pairs]
+    preds = read_prediction_rows(predictions)
+    refuse_unmatched([r["id"] for r in preds], ids, predictions, pairs_path)
+    sw = None
+    if swapped:
+        sw = read_prediction_rows(swapped, order="BA")
+        refuse_unmatched([r["id"] for r in sw], ids, swapped, pairs_path)
+    return pairs_metrics(pairs, preds, sw)
 
 
 def format_pairs_table(report: dict) -> str:

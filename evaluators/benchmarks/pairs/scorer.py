@@ -33,6 +33,7 @@ from typing import Any
 from evaluators.benchmarks.pairs.metrics import read_pairs, verdict_of
 from evaluators.engine import EngineOptions, ScorerFunctions, score_work
 from evaluators.failure_isolation import error_kind
+from evaluators.input_checks import check_file_name
 from evaluators.item_audio import read_item_audio
 from evaluators.output_lock import output_lock
 from evaluators.rows_file import read_done_rows, resume_rows
@@ -132,6 +133,8 @@ def _score_pairs(judge, pairs_path, out_path, splits, swap, batch_size, num_work
 
     def prepare(p: dict) -> dict[str, Any]:
         first, second = (p["path_b"], p["path_a"]) if swap else (p["path_a"], p["path_b"])
+        for key in ("audio_a", "audio_b"):  # a name no file system holds: this pair's error row
+            check_file_name(p["path_" + key[-1]], key)
         fields = {"text": p.get("target_text") or ""}
         wave_a, note_a = read_item_audio(Path(first), None, allow_truncated)
         wave_b, note_b = read_item_audio(Path(second), None, allow_truncated)
