@@ -1,5 +1,6 @@
 """The serve Files API store: server-made names, quota, expiry, and a process killed mid-upload:
-files written before survive whole, the half-written upload never appears."""
+files written before survive whole, the half-written upload never appears. (HTTP-level hostile
+uses: ``test_serve_store_hostile.py``.)"""
 
 import subprocess
 import sys
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from evaluators.serve.file_meta import record_charge
 from evaluators.serve.files_store import FileStore, StoreError, StoreOptions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,13 +42,16 @@ def test_resumable_chunks_must_follow_in_order(tmp_path):
 
 
 def test_quota_and_file_limit_answer_413(tmp_path):
-    store = FileStore(tmp_path, StoreOptions(quota_bytes=10, max_file_bytes=8))
+    each = 6 + record_charge("audio/wav", None)  # a file counts its bytes and its record
+    store = FileStore(tmp_path, StoreOptions(quota_bytes=2 * each, max_file_bytes=8))
     with pytest.raises(StoreError, match="limit of 8 bytes") as e:
         store.put(b"x" * 9, "audio/wav", None)
     assert e.value.status == 413
     store.put(b"x" * 6, "audio/wav", None)
-    with pytest.raises(StoreError, match="quota of 10 bytes"):
+    store.put(b"x" * 6, "audio/wav", None)
+    with pytest.raises(StoreError, match=f"quota of {2 * each} bytes"):
         store.put(b"x" * 6, "audio/wav", None)
+    assert store.used_bytes() == 2 * each and len(store.list()) == 2
 
 
 def test_files_expire(tmp_path):
@@ -80,11 +85,11 @@ def test_a_kill_mid_upload_keeps_earlier_files_whole_and_shows_no_partial_one(tm
     for i, name in enumerate(names):
         assert store.data_path(name.split("/")[1]).read_bytes() == bytes([i]) * 1000
     assert list((tmp_path / "uploads").iterdir()) == []  # the half-written upload is gone
-    assert store.used_bytes() == 3000
+    assert store.used_bytes() == 3000 + 3 * record_charge("audio/wav", None)
 
 
 def test_bytes_without_a_resource_are_no_file(tmp_path):
-    store = FileStore(tmp_path)
+    FileStore(tmp_path).close()  # one store per folder: the first lets go before the restart
     (tmp_path / "files" / "abc123.bin").write_bytes(b"orphan")  # killed between rename and resource
     (tmp_path / "files" / "def456.json.tmp").write_bytes(b"{")
     store = FileStore(tmp_path)

@@ -13,6 +13,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from evaluators.serve import file_meta
 from evaluators.serve.files_store import FileStore
 from evaluators.serve.gemini_api import ApiError
 
@@ -41,6 +42,30 @@ def _multipart(content_type: str, body: bytes) -> tuple[dict, bytes, str]:
         parts[1].get_content_type()
 
 
+def _start_fields(headers, meta: dict, max_file: int) -> tuple[int | None, str, str | None]:
+    """(announced size, media type, display name) of a resumable start, each checked where it was
+    given: the ``X-Goog-Upload-Header-*`` headers first, then the ``file`` metadata (both must agree)."""
+    size = headers.get("x-goog-upload-header-content-length")
+    if size is not None:
+        size = file_meta.size_bytes(size, max_file, "X-Goog-Upload-Header-Content-Length")
+    if meta.get("sizeBytes") is not None:
+        announced = file_meta.size_bytes(meta["sizeBytes"], max_file)
+        if size is not None and announced != size:
+            raise ApiError(400, f"file.sizeBytes {announced} differs from X-Goog-Upload-Header-Content-Length {size}")
+        size = announced
+    mime = file_meta.mime_type(meta["mimeType"]) if meta.get("mimeType") is not None else None
+    header_mime = headers.get("x-goog-upload-header-content-type")
+    if header_mime is not None:
+        mime = file_meta.mime_type(header_mime, "X-Goog-Upload-Header-Content-Type")
+    return size, mime or file_meta.DEFAULT_MIME_TYPE, file_meta.display_name(meta.get("displayName"))
+
+
+def _offset(text: str) -> int:
+    if not text.strip().isdigit() or len(text.strip()) > 19:
+        raise ApiError(400, f"X-Goog-Upload-Offset must be a whole number of bytes, got {text[:40]!r}")
+    return int(text.strip())
+
+
 def add_file_routes(app: FastAPI, version: str, store: FileStore, max_body: int, answer, read_body) -> None:
     """Register the Files API of API ``version`` on ``app``; ``answer`` and ``read_body`` are the app's error-mapping
     wrapper and bounded body reader."""
@@ -55,36 +80,32 @@ def add_file_routes(app: FastAPI, version: str, store: FileStore, max_body: int,
                         or request.query_params.get("upload_protocol") or "").lower()
             upload_id = request.query_params.get("upload_id")
             body = await read_body(request, max_body)
-            if upload_id:
+            if upload_id is not None:
                 return await _resumable_step(request, upload_id, body), "files"
             if protocol == "resumable":
                 return _resumable_start(request, body), "files"
             if protocol == "multipart":
                 meta, data, media_type = _multipart(request.headers.get("content-type", ""), body)
             elif protocol in ("media", "raw"):
-                meta, data, media_type = {}, body, request.headers.get("content-type", "")
+                meta, data = {}, body
+                media_type = request.headers.get("content-type")
+                media_type = file_meta.mime_type(media_type, "Content-Type") if media_type else None
             else:
                 raise ApiError(400, "upload protocol must be resumable, multipart or media "
                                     "(X-Goog-Upload-Protocol header or ?uploadType=)")
             if not data:
                 raise ApiError(400, "the upload holds no bytes")
-            r = await run_in_threadpool(store.put, data, meta.get("mimeType") or media_type or "application/octet-stream",
-                                        meta.get("displayName"))
+            mime = file_meta.mime_type(meta["mimeType"]) if meta.get("mimeType") is not None else media_type
+            r = await run_in_threadpool(store.put, data, mime or file_meta.DEFAULT_MIME_TYPE,
+                                        file_meta.display_name(meta.get("displayName")))
             return JSONResponse({"file": resource(request, r)}), "files"
         return await answer("gemini", request, handle)
 
     def _resumable_start(request: Request, body: bytes) -> Response:
         if (request.headers.get("x-goog-upload-command") or "start").lower() != "start":
             raise ApiError(400, "a resumable upload starts with X-Goog-Upload-Command: start")
-        meta = _file_meta(body)
-        size = request.headers.get("x-goog-upload-header-content-length") or meta.get("sizeBytes")
-        try:
-            size = int(size) if size is not None else None
-        except ValueError:
-            raise ApiError(400, f"X-Goog-Upload-Header-Content-Length: not a byte count: {size!r}") from None
-        mime = request.headers.get("x-goog-upload-header-content-type") or meta.get("mimeType") or \
-            "application/octet-stream"
-        upload_id = store.start_upload(size, mime, meta.get("displayName"))
+        size, mime, name = _start_fields(request.headers, _file_meta(body), store.options.max_file_bytes)
+        upload_id = store.start_upload(size, mime, name)
         url = f"{request.base_url}upload/{version}/files?upload_id={upload_id}&upload_protocol=resumable"
         return JSONResponse({}, headers={"x-goog-upload-url": url, "x-goog-upload-control-url": url,
                                          "x-goog-upload-status": "active", "x-goog-upload-chunk-granularity": "8388608"})
@@ -94,13 +115,13 @@ def add_file_routes(app: FastAPI, version: str, store: FileStore, max_body: int,
         if "query" in commands:
             return Response(headers={"x-goog-upload-status": "active",
                                      "x-goog-upload-size-received": str(store.received(upload_id))})
+        if "cancel" in commands:
+            await run_in_threadpool(store.cancel, upload_id)
+            return JSONResponse({}, headers={"x-goog-upload-status": "cancelled"})
         if not commands & {"upload", "finalize"}:
-            raise ApiError(400, "X-Goog-Upload-Command must be upload, finalize, 'upload, finalize' or query")
+            raise ApiError(400, "X-Goog-Upload-Command must be upload, finalize, 'upload, finalize', query or cancel")
         if "upload" in commands:
-            try:
-                offset = int(request.headers.get("x-goog-upload-offset", "0"))
-            except ValueError:
-                raise ApiError(400, "X-Goog-Upload-Offset: not a byte offset") from None
+            offset = _offset(request.headers.get("x-goog-upload-offset", "0"))
             received = await run_in_threadpool(store.append, upload_id, offset, body)
         if "finalize" not in commands:
             return Response(headers={"x-goog-upload-status": "active", "x-goog-upload-size-received": str(received)})
