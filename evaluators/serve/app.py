@@ -2,15 +2,17 @@
 judges through the dynamic batcher (``docs/serve.md``).
 
 Every request is answered with a JSON body in its API's layout; a client's mistake (malformed
-JSON, a prompt of no known family, undecodable audio, an unknown file) is a 4xx naming what is
-wrong, limits are 413 naming the limit, and an unexpected failure is a 500 with a one-line reason
-(its traceback goes to the server log, never to the client).
+JSON, a field of the wrong type, a prompt of no known family, undecodable audio, an unknown file)
+is a 4xx naming what is wrong, limits are 413 naming the limit, overload is a 503 with
+``Retry-After``, and an unexpected failure is a 500 naming only the exception type (its traceback
+goes to the server log). No reply carries a server path. The costly steps (parsing the body,
+matching the prompt, decoding the audio) run in worker threads, never on the event loop; a request
+whose client disconnects before its batch runs is dropped from the batch.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import logging
 import math
@@ -28,10 +30,14 @@ from starlette.concurrency import run_in_threadpool
 from evaluators.failure_isolation import INPUT_ERRORS
 from evaluators.item_audio import judge_read_limit, read_item_audio
 from evaluators.serve import gemini_api, openai_api
-from evaluators.serve.batcher import BatchOptions, Batcher
+from evaluators.serve.batcher import BatchOptions, Batcher, NonFiniteScore
 from evaluators.serve.files_store import FileStore, StoreError, StoreOptions
+from evaluators.serve.folder_lock import FolderLock
 from evaluators.serve.gemini_api import ApiError, JudgeRequest
+from evaluators.serve.limits import DEFAULT_MAX_PROMPT_CHARS, check_prompt, parse_json, scrub
 from evaluators.serve.metrics import ServeMetrics
+from evaluators.serve.middleware import RequestGuard, redact_access_log
+from evaluators.serve.openapi_schema import add_request_schemas, request_body
 from evaluators.serve.prompt_families import FAMILIES, FamilyError, match_prompt
 from evaluators.serve.routes import ANY_MODEL, model_name
 from evaluators.serve.uploads import add_file_routes
@@ -48,12 +54,16 @@ SUFFIXES = {"audio/wav": ".wav", "audio/x-wav": ".wav", "audio/wave": ".wav", "a
 class ServeOptions:
     """Limits and folders of one server. ``api_key``: required of every client but ``/health``
     (None: no key); ``max_body_bytes``: largest request body; ``max_audio_seconds``: longest clip
-    judged; ``folder``: the server folder (uploaded files, decoding temporaries)."""
+    judged; ``folder``: the server folder (uploaded files, decoding temporaries);
+    ``max_prompt_chars``: longest prompt (its text parts joined); ``max_inflight_bytes``: most
+    request-body bytes held in memory by all requests together (past it: 503)."""
 
     folder: Path
     api_key: str | None = None
     max_body_bytes: int = 64 << 20
     max_audio_seconds: float = 600.0
+    max_prompt_chars: int = DEFAULT_MAX_PROMPT_CHARS
+    max_inflight_bytes: int = 1 << 30
     store: StoreOptions = field(default_factory=StoreOptions)
     batch: BatchOptions = field(default_factory=BatchOptions)
 
@@ -64,11 +74,17 @@ class ServeOptions:
             raise ValueError(f"max_audio_seconds must be a number > 0, got {self.max_audio_seconds!r}")
         if self.api_key is not None and not self.api_key:
             raise ValueError("api_key must not be empty")
+        for name in ("max_prompt_chars", "max_inflight_bytes"):
+            if not (isinstance(getattr(self, name), int) and getattr(self, name) > 0):
+                raise ValueError(f"{name} must be an integer > 0, got {getattr(self, name)!r}")
 
 
-def _error(api: str, status: int, message: str) -> JSONResponse:
+def _error(api: str, status: int, message: str, headers: dict | None = None) -> JSONResponse:
     body = openai_api.error_body(status, message) if api == "openai" else gemini_api.error_body(status, message)
-    return JSONResponse(body, status_code=status)
+    return JSONResponse(body, status_code=status, headers=headers)
+
+#: the largest wave sample magnitude judged: float audio far outside [-1, 1] is not audio
+MAX_SAMPLE_MAGNITUDE = 64.0
 
 
 #: the Gemini API versions answered (google-genai 1.x asks v1beta, later releases v1)
@@ -77,12 +93,6 @@ GEMINI_VERSIONS = ("v1beta", "v1")
 
 def _api_of(path: str) -> str:
     return "openai" if path == "/v1/chat/completions" else "gemini"
-
-
-def _given_key(request: Request) -> str | None:
-    auth = request.headers.get("authorization", "")
-    return (request.headers.get("x-goog-api-key") or request.query_params.get("key")
-            or (auth[7:] if auth.lower().startswith("bearer ") else None))
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -96,18 +106,45 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-async def read_json(request: Request, limit: int):
-    raw = await read_body(request, limit)
+async def until_disconnected(request: Request) -> None:
+    """Returns when the client of ``request`` (its body read) disconnects."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def unless_disconnected(request: Request, work):
+    """``await work`` (a coroutine), cancelled with a 499 when the client leaves first: its queued
+    judge requests are dropped from their batches."""
+    task, watcher = asyncio.ensure_future(work), asyncio.ensure_future(until_disconnected(request))
     try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ApiError(400, f"malformed JSON body: {e}") from None
+        await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watcher.cancel()
+    if not task.done():
+        task.cancel()
+        raise ApiError(499, "the client disconnected")
+    return task.result()
 
 
-def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOptions) -> FastAPI:
-    """The app for loaded judges (model -> family -> slot -> judge, ``routes.load_route_judges``)."""
+def checked_wave(wave):
+    """``wave`` when every sample is finite and within :data:`MAX_SAMPLE_MAGNITUDE`, else 400."""
+    import numpy as np
+
+    peak = float(np.max(np.abs(wave))) if len(wave) else 0.0
+    if not math.isfinite(peak) or peak > MAX_SAMPLE_MAGNITUDE:
+        raise ApiError(400, f"the audio part: samples reach {peak:.3g}; float audio must lie within [-1, 1] "
+                            f"(at most {MAX_SAMPLE_MAGNITUDE:g} judged)")
+    return wave
+
+
+def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOptions,
+               folder_lock: FolderLock | None = None) -> FastAPI:
+    """The app for loaded judges (model -> family -> slot -> judge, ``routes.load_route_judges``);
+    ``folder_lock``: the lock already held on ``options.folder`` (None: taken here, before anything in
+    the folder is touched). The app's store keeps it until shutdown."""
     metrics = ServeMetrics()
-    store = FileStore(options.folder / "store", options.store)
+    store = FileStore(options.folder / "store", options.store,
+                      folder_lock if folder_lock is not None else FolderLock.acquire(options.folder))
     scratch = options.folder / "decoding"
     scratch.mkdir(parents=True, exist_ok=True)
     batcher = Batcher(options.batch, observe=metrics.observe_batch)
@@ -116,23 +153,16 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
     async def lifespan(app):
         yield
         await run_in_threadpool(batcher.stop)  # in-flight requests have been answered by now
+        store.close()  # uploads in progress dropped, the folder released
 
-    app = FastAPI(title="omnijudge serve", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(title="omnijudge serve", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.batcher, app.state.store, app.state.metrics = batcher, store, metrics
     app.state.judge_families = {n: list(families) for n, families in judges.items()}
 
-    @app.middleware("http")
-    async def guard(request: Request, call_next):
-        api = _api_of(request.url.path)
-        if options.api_key is not None and request.url.path != "/health":
-            given = _given_key(request)
-            if given is None or not hmac.compare_digest(given.encode(), options.api_key.encode()):
-                return _error(api, 401, "missing or wrong API key (x-goog-api-key, ?key= or Authorization: Bearer)")
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > options.max_body_bytes:
-            return _error(api, 413, f"request body is {length} bytes; the limit is {options.max_body_bytes} "
-                                    "bytes (--max-body-mb)")
-        return await call_next(request)
+    app.add_middleware(RequestGuard, error=lambda path, *a: _error(_api_of(path), *a), api_key=options.api_key,
+                       max_body_bytes=options.max_body_bytes, max_inflight_bytes=options.max_inflight_bytes)
+    add_request_schemas(app)
+    redact_access_log()
 
     def decode(request: JudgeRequest, slot_judges: list) -> tuple:
         """The request's audio as a 16 kHz wave, read as far as its judges listen."""
@@ -163,19 +193,31 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
                                     "(--max-audio-seconds)")
             limits = [judge_read_limit(j) for j in slot_judges]
             try:
-                return read_item_audio(path, None if None in limits else max(limits))[0], seconds
+                wave = read_item_audio(path, None if None in limits else max(limits))[0]
             except INPUT_ERRORS as e:
                 raise ApiError(400, f"audio could not be decoded: {e}") from None
+            return checked_wave(wave), seconds
         finally:
             if tmp is not None:
                 tmp.unlink(missing_ok=True)
 
-    async def judge(raw_model: str, request: JudgeRequest) -> tuple[str, list[dict], str]:
+    def parse(raw: bytes, parser):
+        """A body read by ``parser`` (worker thread: bounded JSON, typed fields, base64 audio), its
+        prompt within the limit and matched to its family (None: no family)."""
+        parsed = parser(parse_json(raw))
+        jr = parsed[1] if isinstance(parsed, tuple) else parsed
+        check_prompt(jr.prompt, options.max_prompt_chars)
+        return parsed, match_prompt(jr.prompt)
+
+    async def read_request(request: Request, parser):
+        raw = await read_body(request, options.max_body_bytes)
+        return await run_in_threadpool(parse, raw, parser)
+
+    async def judge(raw_model: str, request: JudgeRequest, matched) -> tuple[str, list[dict], str]:
         name = model_name(raw_model)
         route = judges.get(name) or judges.get(ANY_MODEL)
         if route is None:
             raise ApiError(404, f"model {name!r} is not served; models: {', '.join(sorted(judges))}")
-        matched = match_prompt(request.prompt)
         if matched is None:
             raise ApiError(400, "the prompt is of no known family (the public templates, unchanged, with their "
                                 f"placeholders filled); known: {', '.join(FAMILIES)}")
@@ -195,11 +237,13 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
         done = dict(zip(futures, await asyncio.gather(*futures.values(), return_exceptions=True)))
         results = [done[key] for key in keys]
         for r in results:
+            if isinstance(r, NonFiniteScore):
+                raise ApiError(422, f"the audio part: {r} (are its samples within [-1, 1]?)")
             if isinstance(r, INPUT_ERRORS):
                 raise ApiError(400, f"the judge cannot score this request: {r}")
             if isinstance(r, BaseException):
                 log.error("judging failed", exc_info=r)
-                raise ApiError(500, f"the judge failed on this request: {type(r).__name__}: {r}")
+                raise ApiError(500, f"the judge failed on this request: {type(r).__name__}")
         try:
             reply = matched.reply(list(results))
         except FamilyError as e:
@@ -216,11 +260,12 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
             return response
         except (ApiError, StoreError) as e:
             status = e.status
-            return _error(api, e.status, e.message if isinstance(e, ApiError) else str(e))
-        except Exception as e:  # a bug: one line to the client, the traceback to the log
+            return _error(api, e.status, scrub(e.message if isinstance(e, ApiError) else str(e), options.folder),
+                          getattr(e, "headers", None))
+        except Exception as e:  # a bug: its type to the client, the traceback to the log
             log.exception("request failed")
             status = 500
-            return _error(api, 500, f"internal error: {type(e).__name__}: {e}")
+            return _error(api, 500, f"internal error: {type(e).__name__} (the server log has the details)")
         finally:
             metrics.answered(api, family, status, time.monotonic() - started)
 
@@ -230,24 +275,24 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
             out["x-omnijudge-ignored"] = ",".join(request.ignored) + " (the judge is deterministic)"
         return out
 
-    @app.post("/v1beta/models/{target:path}")
-    @app.post("/v1/models/{target:path}")
+    @app.post("/v1beta/models/{target:path}", openapi_extra=request_body("GenerateContentRequest"))
+    @app.post("/v1/models/{target:path}", openapi_extra=request_body("GenerateContentRequest"))
     async def generate_content(target: str, request: Request):
         async def handle():
             model, _, method = target.rpartition(":")
             if method != "generateContent" or not model:
-                raise ApiError(404, f"unsupported method {method!r}; this server answers generateContent")
-            jr = gemini_api.parse_generate_content(await read_json(request, options.max_body_bytes))
-            reply, verdicts, family = await judge(model, jr)
+                raise ApiError(404, f"unsupported method {method[:64]!r}; this server answers generateContent")
+            jr, matched = await read_request(request, gemini_api.parse_generate_content)
+            reply, verdicts, family = await unless_disconnected(request, judge(model, jr, matched))
             body = gemini_api.generate_content_response(reply, model_name(model), jr.prompt, verdicts)
             return JSONResponse(body, headers=headers(jr, family)), family
         return await answer("gemini", request, handle)
 
-    @app.post("/v1/chat/completions")
+    @app.post("/v1/chat/completions", openapi_extra=request_body("ChatCompletionRequest"))
     async def chat_completions(request: Request):
         async def handle():
-            model, jr = openai_api.parse_chat_completion(await read_json(request, options.max_body_bytes))
-            reply, verdicts, family = await judge(model, jr)
+            (model, jr), matched = await read_request(request, openai_api.parse_chat_completion)
+            reply, verdicts, family = await unless_disconnected(request, judge(model, jr, matched))
             body = openai_api.chat_completion_response(reply, model, jr.prompt, verdicts, int(time.time()))
             return JSONResponse(body, headers=headers(jr, family)), family
         return await answer("openai", request, handle)

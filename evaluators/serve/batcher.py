@@ -4,7 +4,8 @@ Requests wait in one queue per judge; a model thread takes the judge whose oldes
 waited longest and gathers that judge's requests for at most ``max_wait_ms`` (from the oldest's
 arrival) or until ``max_batch`` clips or ``max_tokens`` padded prompt tokens are reached, then
 scores them in one call of :func:`score_requests`. A request whose clip the judge cannot take gets
-its own error; its batch-mates keep their verdicts.
+its own error; its batch-mates keep their verdicts. A request whose future was cancelled before its
+batch was taken (its client left) is dropped from the queue unscored.
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ from evaluators.engine import score_batch
 from evaluators.judges.verbalizer import is_finite_result
 
 log = logging.getLogger(__name__)
+
+
+class NonFiniteScore(ValueError):
+    """The judge scored a request's audio as NaN or infinity: the audio is the cause (its samples
+    far outside [-1, 1]), answered as the client's fault."""
 
 
 class RequestScorer:
@@ -47,7 +53,7 @@ def score_requests(judge, inputs: list[dict], batch_size: int) -> list:
     except Exception as e:  # every request failed alone too: the batch's error is each one's
         return [e] * len(inputs)
     return [o if isinstance(o, Exception) or is_finite_result(o) else
-            RuntimeError("the judge produced a non-finite score") for o in outs]
+            NonFiniteScore("the judge produced a non-finite score on this audio") for o in outs]
 
 
 @dataclass(frozen=True)
@@ -79,8 +85,8 @@ class _Pending:
 
 class Batcher:
     """The queue and the model thread. ``submit`` returns a ``concurrent.futures.Future`` of the
-    request's result; ``observe(batch_size, queue_depth)`` is told after each batch and on each
-    arrival (metrics)."""
+    request's result (cancel it to drop a request not yet taken into a batch);
+    ``observe(batch_size, queue_depth)`` is told after each batch and on each arrival (metrics)."""
 
     def __init__(self, options: BatchOptions = BatchOptions(), observe=None):
         self.options = options
@@ -91,6 +97,7 @@ class Batcher:
         self._thread = threading.Thread(target=self._run, name="omnijudge-batcher", daemon=True)
         self.batches = 0
         self.batched_requests = 0
+        self.dropped = 0
         self._thread.start()
 
     @property
@@ -118,13 +125,34 @@ class Batcher:
             self._cond.notify_all()
         self._thread.join(timeout)
 
+    def _drop_cancelled(self) -> None:
+        """Remove the requests whose clients left (their futures cancelled) from every queue."""
+        for key, queue in self._queues.items():
+            if any(p.future.cancelled() for p in queue):
+                kept = deque(p for p in queue if not p.future.cancelled())
+                self.dropped += len(queue) - len(kept)
+                self._queues[key] = kept
+
     def _take(self) -> list[_Pending] | None:
-        """The next batch (blocking), or None once stopping with nothing queued."""
+        """The next batch (blocking), or None once stopping with nothing queued. A taken request's
+        future is marked running, so it can no longer be cancelled; one cancelled just before is
+        dropped."""
+        while True:
+            batch = self._gather()
+            if batch is None:
+                return None
+            batch = [p for p in batch if p.future.set_running_or_notify_cancel()]
+            if batch:
+                return batch
+
+    def _gather(self) -> list[_Pending] | None:
         with self._cond:
+            self._drop_cancelled()
             while not any(self._queues.values()):
                 if self._stopping:
                     return None
                 self._cond.wait()
+                self._drop_cancelled()
             key = min((k for k, q in self._queues.items() if q), key=lambda k: self._queues[k][0].arrived)
             queue = self._queues[key]
             deadline = queue[0].arrived + self.options.max_wait_ms / 1000

@@ -48,6 +48,9 @@ def add_serve_command(sub) -> None:
                    help="most bytes the uploaded files may hold together (default 2048)")
     p.add_argument("--files-ttl-hours", type=_positive_float, default=48.0,
                    help="hours an uploaded file is kept (default 48, as Gemini)")
+    p.add_argument("--upload-ttl-minutes", type=_positive_float, default=60.0,
+                   help="minutes an unfinished resumable upload may stay idle before it is dropped and its "
+                        "quota freed (default 60)")
     p.add_argument("--max-wait-ms", type=non_negative_float_arg, default=10.0,
                    help="longest a request waits for batch-mates (default 10)")
     p.add_argument("--max-batch", type=batch_size_arg, default=16, help="most clips per model call (default 16)")
@@ -75,6 +78,7 @@ def build_app(args):
     from evaluators.serve.app import ServeOptions, create_app
     from evaluators.serve.batcher import BatchOptions
     from evaluators.serve.files_store import StoreOptions
+    from evaluators.serve.folder_lock import FolderLock
     from evaluators.serve.routes import JudgeLoader, Routes, load_route_judges
 
     api_key = args.api_key if args.api_key is not None else os.environ.get(API_KEY_ENV) or None
@@ -83,16 +87,18 @@ def build_app(args):
     if args.routes and (args.base or args.backbone):
         raise ValueError("--base/--backbone apply without --routes only; give base/backbone in the routes file")
     routes = Routes.from_yaml(args.routes) if args.routes else Routes.default(args.base, args.backbone)
+    folder_lock = FolderLock.acquire(args.folder)  # before judges load or the folder is touched: one line if busy
     judges = load_route_judges(routes, JudgeLoader(runtime_from_args(args)))
     mb = 1 << 20
     options = ServeOptions(
         folder=Path(args.folder), api_key=api_key, max_body_bytes=int(args.max_body_mb * mb),
         max_audio_seconds=args.max_audio_seconds,
         store=StoreOptions(quota_bytes=int(args.files_quota_mb * mb), ttl_s=args.files_ttl_hours * 3600,
+                           upload_ttl_s=args.upload_ttl_minutes * 60,
                            max_file_bytes=int(min(args.files_quota_mb, 256) * mb)),
         batch=BatchOptions(max_wait_ms=args.max_wait_ms, max_batch=args.max_batch,
                            max_tokens=args.max_tokens_per_batch))
-    return create_app(judges, options)
+    return create_app(judges, options, folder_lock)
 
 
 def run_serve(args) -> int:

@@ -15,18 +15,11 @@ import binascii
 import hashlib
 from dataclasses import dataclass, field
 
+from evaluators.serve.errors import ApiError
+
 #: HTTP status -> the Gemini error status word
 _STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
            413: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
-
-
-class ApiError(Exception):
-    """A request answered with HTTP ``status`` and ``message`` (never a traceback)."""
-
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 @dataclass
@@ -49,72 +42,57 @@ class JudgeRequest:
     ignored: list[str] = field(default_factory=list)
 
 
-def _get(d: dict, *names):
-    for n in names:
-        if n in d:
-            return d[n]
-    return None
+def audio_bytes(data: str, where: str) -> bytes:
+    """Base64 ``data`` as bytes; not base64, or empty, is a 400 naming ``where``."""
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raw = b""
+    if not raw:
+        raise ApiError(400, f"{where}: not base64 audio bytes")
+    return raw
 
 
 def _texts(content, where: str) -> tuple[list[str], list[Audio]]:
-    if isinstance(content, str):
-        return [content], []
-    if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
-        raise ApiError(400, f"{where}: a content must be an object with a 'parts' list")
+    """The text parts and audio parts of a validated :class:`request_models.Content`."""
     texts, audio = [], []
-    for k, part in enumerate(content["parts"]):
-        if not isinstance(part, dict):
-            raise ApiError(400, f"{where}.parts[{k}]: must be an object")
-        inline, file_data = _get(part, "inline_data", "inlineData"), _get(part, "file_data", "fileData")
-        if isinstance(part.get("text"), str):
-            texts.append(part["text"])
-        elif isinstance(inline, dict):
-            data = _get(inline, "data")
-            try:
-                raw = base64.b64decode(data, validate=True) if isinstance(data, str) else None
-            except (binascii.Error, ValueError):
-                raw = None
-            if not raw:
-                raise ApiError(400, f"{where}.parts[{k}].inline_data.data: not base64 audio bytes")
-            audio.append(Audio(str(_get(inline, "mime_type", "mimeType") or ""), data=raw))
-        elif isinstance(file_data, dict):
-            uri = _get(file_data, "file_uri", "fileUri")
-            if not isinstance(uri, str) or "files/" not in uri:
-                raise ApiError(400, f"{where}.parts[{k}].file_data.file_uri: not a file of this server "
-                                    "(expected .../files/<id>)")
-            audio.append(Audio(str(_get(file_data, "mime_type", "mimeType") or ""),
-                               file_id=uri.rsplit("files/", 1)[1].strip("/")))
+    for k, part in enumerate(content.parts):
+        at = f"{where}.parts[{k}]"
+        if part.text is not None:
+            texts.append(part.text)
+        elif part.inline_data is not None:
+            audio.append(Audio(part.inline_data.mime_type, data=audio_bytes(part.inline_data.data, f"{at}.inline_data.data")))
+        elif part.file_data is not None:
+            uri = part.file_data.file_uri
+            if "files/" not in uri:
+                raise ApiError(400, f"{at}.file_data.file_uri: not a file of this server (expected .../files/<id>)")
+            audio.append(Audio(part.file_data.mime_type, file_id=uri.rsplit("files/", 1)[1].strip("/")))
         else:
-            raise ApiError(400, f"{where}.parts[{k}]: only text, inline_data and file_data parts are supported")
+            raise ApiError(400, f"{at}: only text, inline_data and file_data parts are supported")
     return texts, audio
 
 
 def parse_generate_content(body) -> JudgeRequest:
-    """A ``generateContent`` body -> :class:`JudgeRequest`; anything malformed is an
-    :class:`ApiError` 400 naming the field."""
-    if not isinstance(body, dict):
-        raise ApiError(400, "the request body must be a JSON object")
-    contents = body.get("contents")
-    if isinstance(contents, dict):
-        contents = [contents]
-    if not isinstance(contents, list) or not contents:
-        raise ApiError(400, "contents: a non-empty list of contents is required")
+    """A ``generateContent`` body (parsed JSON) -> :class:`JudgeRequest`; anything malformed is an
+    :class:`ApiError` 400 naming the field (``request_models.GenerateContentRequest``)."""
+    from evaluators.serve.request_models import GenerateContentRequest, count_parts, validated
+
+    request = validated(GenerateContentRequest, body)
+    count_parts([c.parts for c in request.contents])
     texts, audio = [], []
-    for i, content in enumerate(contents):
+    for i, content in enumerate(request.contents):
         t, a = _texts(content, f"contents[{i}]")
         texts += t
         audio += a
-    system = _get(body, "systemInstruction", "system_instruction")
     system_text = None
-    if system is not None:
-        s, a = _texts(system, "systemInstruction")
+    if request.system_instruction is not None:
+        s, a = _texts(request.system_instruction, "systemInstruction")
         if a:
             raise ApiError(400, "systemInstruction: audio belongs in contents")
         system_text = "\n".join(s)
     if len(audio) != 1:
         raise ApiError(400, f"the request must carry exactly one audio part (inline_data or file_data); it has {len(audio)}")
-    config = _get(body, "generationConfig", "generation_config") or {}
-    ignored = sorted(config) if isinstance(config, dict) else []
+    ignored = sorted(request.generation_config or {})
     ignored += [k for k in ("safetySettings", "safety_settings", "tools", "toolConfig") if k in body]
     return JudgeRequest("\n".join(texts), audio[0], system_text, ignored)
 

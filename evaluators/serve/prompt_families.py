@@ -26,7 +26,6 @@ object. ``confidence`` is the judge's probability of the verdict it gives.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -100,13 +99,49 @@ class PromptFamily:
         return Matched(self, values, tuple(self.jobs(values, prompt)), prompt)
 
 
-def template_regex(text: str, placeholders: tuple[str, ...]) -> re.Pattern:
-    """A whole-prompt pattern of a template whose ``{name}`` placeholders (filled by plain
-    replacement) become named groups; every other character must match literally."""
-    pattern = re.escape(text)
-    for name in placeholders:
-        pattern = pattern.replace(re.escape("{" + name + "}"), f"(?P<{name}>.*?)", 1)
-    return re.compile(r"\A" + pattern + r"\Z", re.DOTALL)
+class Template:
+    """A public template whose ``{name}`` placeholders (filled by plain replacement) are read back from a
+    prompt: the literal pieces between them must appear verbatim, in order. Matching is anchored
+    ``str`` checks (the first piece a prefix, the last a suffix, each middle piece its leftmost
+    occurrence after the previous one), so it takes time linear in the prompt whatever the prompt
+    holds: no backtracking. The values are those of the lazy whole-prompt pattern (each placeholder
+    the shortest that lets the rest match), which the leftmost occurrences give."""
+
+    def __init__(self, text: str, placeholders: tuple[str, ...]):
+        marks = sorted((text.find("{" + name + "}"), name) for name in placeholders)
+        if any(at < 0 for at, _ in marks):
+            raise ValueError(f"template lacks a placeholder of {placeholders}")
+        self.names = tuple(name for _, name in marks)
+        self.pieces, start = [], 0
+        for at, name in marks:
+            self.pieces.append(text[start:at])
+            start = at + len(name) + 2
+        self.pieces.append(text[start:])
+
+    def match(self, prompt: str) -> dict[str, str] | None:
+        """Placeholder name -> value when ``prompt`` is the template filled in, else None."""
+        head, tail = self.pieces[0], self.pieces[-1]
+        end = len(prompt) - len(tail)
+        if end < len(head) or not prompt.startswith(head) or not prompt.endswith(tail):
+            return None
+        values, at = {}, len(head)
+        for name, piece in zip(self.names, self.pieces[1:-1]):
+            found = prompt.find(piece, at, end)
+            if found < 0:
+                return None
+            values[name], at = prompt[at:found], found + len(piece)
+        values[self.names[-1]] = prompt[at:end]
+        return values
+
+
+@lru_cache(maxsize=None)
+def _template(family: str, language: str, transcript_head: str = "") -> Template:
+    """The SpeechEditBench ``family`` template of ``language`` as a :class:`Template` (the style
+    prompt's transcript block opened by ``transcript_head``)."""
+    if family == "emotion":
+        return Template(template("emotion", language), ("transcript", "allowed_str"))
+    text = template("style", language).replace("{transcript_block}", transcript_head + "{transcript}")
+    return Template(text, ("target_style", "target_definition", "transcript"))
 
 
 def _json(obj: dict) -> str:
@@ -157,8 +192,8 @@ class SpeechEditEmotionFamily(PromptFamily):
 
     def values(self, prompt):
         for language in ("en", "zh"):
-            m = template_regex(template("emotion", language), ("transcript", "allowed_str")).match(prompt)
-            if m:
+            m = _template("emotion", language).match(prompt)
+            if m is not None:
                 allowed = tuple(s.strip() for s in m["allowed_str"].split(",") if s.strip())
                 return {"language": language, "transcript": m["transcript"], "allowed": allowed}
         return None
@@ -187,10 +222,9 @@ class SpeechEditStyleFamily(PromptFamily):
 
     def values(self, prompt):
         for language in ("en", "zh"):
-            text = template("style", language).replace("{transcript_block}", self.TRANSCRIPT_HEAD + "{transcript}")
-            m = template_regex(text, ("target_style", "target_definition", "transcript")).match(prompt)
-            if m:
-                return {"language": language, **m.groupdict()}
+            m = _template("style", language, self.TRANSCRIPT_HEAD).match(prompt)
+            if m is not None:
+                return {"language": language, **m}
         return None
 
     def _styles(self, values) -> list[str]:
@@ -268,14 +302,15 @@ class NvvLikertFamily(PromptFamily):
     name = "nvv-likert"
     description = "NVV-SuperBench's per-sample rater prompt (prompt-based or tag-based task)"
     slots = {c: f"likert-{c}" for c in RUBRICS["criteria"]}
-    _TEXT = re.compile(r"\AText: (?P<text>.*?)\n?\Z", re.DOTALL)
+    TEXT_HEAD = "Text: "
 
     def values(self, prompt):
+        """The rater prompt, then ``Text: <source>`` and at most one closing newline."""
         for task in ("prompt", "tag"):
-            head = nvv_rater_prompt(task)
+            head = nvv_rater_prompt(task) + self.TEXT_HEAD
             if prompt.startswith(head):
-                m = self._TEXT.match(prompt[len(head):])
-                return {"task": task, "text": m["text"]} if m else None
+                text = prompt[len(head):]
+                return {"task": task, "text": text[:-1] if text.endswith("\n") else text}
         return None
 
     def _criteria(self, values) -> list[str]:
