@@ -170,6 +170,9 @@ class AttCorpusConfig(StrictFromDict):
     sample_rate: int = 16000  # Hz of the written audio
     max_clip_s: float = 3.5  # longest clip in seconds
     languages: tuple = ("zh", "en")  # text languages (zh required: the OOD dimensions are Chinese-only)
+    source: str = "synthetic"  # synthetic (procedural voices) | real (installed TTS engines + human recordings, labels by construction; real_corpus.py)
+    real_train_sentences: int = 20  # (real) training sentences: Asterisk prompts, each read by every rung
+    real_test_sentences: int = 10  # (real) held-out sentences: pocketsphinx readings (at most 10)
 
     def __post_init__(self) -> None:
         self.languages = tuple(self.languages)
@@ -192,6 +195,10 @@ class AttCorpusConfig(StrictFromDict):
         need(len(self.languages) > 0 and set(self.languages) <= {"zh", "en"},
              f"languages must be a non-empty subset of ('zh', 'en'), got {self.languages}")
         need("zh" in self.languages, "languages must include 'zh' (the OOD dimensions are Chinese-only)")
+        need(self.source in ("synthetic", "real"), f"source must be 'synthetic' or 'real', got {self.source!r}")
+        need(1 <= self.real_train_sentences <= 60, "real_train_sentences must be in [1, 60]")
+        need(2 <= self.real_test_sentences <= 10, "real_test_sentences must be in [2, 10]")
+        need(self.source == "synthetic" or self.sample_rate == 16000, "source real writes 16000 Hz: sample_rate must be 16000")
 
 
 
@@ -275,8 +282,11 @@ def _render(spec: dict, rng: np.random.Generator, config: AttCorpusConfig) -> np
 
 def build_att_corpus(config: AttCorpusConfig, out_dir: str | Path) -> AttCorpus:
     """Render all clips, simulate listeners and write the corpus folder (see module docstring).
-    Same config -> byte-identical files."""
+    Same config -> byte-identical files. ``source: real`` builds the real-audio corpus instead
+    (``real_corpus.py``: real TTS engines and human recordings, labels by construction)."""
     out = Path(out_dir)
+    if config.source == "real":
+        return _build_real(config, out)
     (out / "audio").mkdir(parents=True, exist_ok=True)
     specs = _plan(config)
     rows = []
@@ -302,15 +312,34 @@ def build_att_corpus(config: AttCorpusConfig, out_dir: str | Path) -> AttCorpus:
         np.random.default_rng([config.seed, 5]), list(FAMILIES))
     write_jsonl(out / "judgements.jsonl", judgements)
     write_jsonl(out / "listeners.jsonl", listeners)
-    cfg = asdict(config)
-    cfg["languages"] = list(config.languages)
-    (out / "corpus_config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
+    _write_config(config, out)
     return AttCorpus(root=out, clips_path=out / "clips.jsonl", judgements_path=out / "judgements.jsonl",
                      listeners_path=out / "listeners.jsonl", config_path=out / "corpus_config.json",
                      n_eval_clips=sum(s["kind"] == "eval" for s in specs), n_human_traps=config.n_human_traps,
                      n_flawed_traps=config.n_flawed_traps, n_listeners=len(listeners),
                      n_batches=sum(x["n_batches"] for x in listeners),
                      n_valid_batches=sum(x["n_valid_batches"] for x in listeners), n_judgements=len(judgements))
+
+
+def _write_config(config: AttCorpusConfig, out: Path) -> None:
+    cfg = asdict(config)
+    cfg["languages"] = list(config.languages)
+    (out / "corpus_config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
+
+
+def _build_real(config: AttCorpusConfig, out: Path) -> AttCorpus:
+    from trainer.benchmarks.att.real_corpus import build_real_att_corpus
+
+    built = build_real_att_corpus(config, out)
+    _write_config(config, out)
+    listeners = built["listeners"]
+    return AttCorpus(root=out, clips_path=out / "clips.jsonl", judgements_path=out / "judgements.jsonl",
+                     listeners_path=out / "listeners.jsonl", config_path=out / "corpus_config.json",
+                     n_eval_clips=built["n_eval_clips"], n_human_traps=config.n_human_traps,
+                     n_flawed_traps=config.n_flawed_traps, n_listeners=len(listeners),
+                     n_batches=sum(x["n_batches"] for x in listeners),
+                     n_valid_batches=sum(x["n_valid_batches"] for x in listeners),
+                     n_judgements=len(built["judgements"]))
 
 
 def render_system_outputs(out_dir: str | Path, seed: int, n_systems: int = 3, clips_per_system: int = 8,
