@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from evaluators.backbones import BACKBONES, LLM_LINEAR_REGEX
+from evaluators.backbones.whisper_towers import TOWER_CHOICES
 from evaluators.config_input import (MAX_PROMPT_CHARS, ConfigInputError, FieldError, build_dataclass, check_fields,
                                      checked, describe_check, load_yaml_file, short_repr, short_text)
 from trainer.benchmarks import LEGACY_TASK_NAMES, TASKS
@@ -44,6 +45,7 @@ class BackboneConfig:
     name: str = checked("qwen2_5_omni", choices=tuple(BACKBONES))  # registry key: qwen2_5_omni | qwen2_audio
     source: str = "tiny"  # "tiny" / "tiny-qwen-vocab" (offline random CPU model, byte / real Qwen vocabulary) or a hub id / folder
     tiny_seed: int = checked(0, f"[0, {MAX_SEED}]")  # seed of the tiny random initialisation
+    tower: str = checked("random", choices=TOWER_CHOICES)  # audio tower of a tiny backbone: random | whisper-tiny.en | whisper-base (real pretrained Whisper encoder, frozen; its projection is trained)
     dtype: str = checked("float32", choices=("float32", "bfloat16", "float16"))  # float32 | bfloat16 | float16 (weights of the frozen base)
     attn_implementation: str | None = None  # e.g. sdpa, flash_attention_2; None = transformers default
     gradient_checkpointing: bool = False  # trade compute for memory on the LLM layers

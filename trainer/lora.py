@@ -8,6 +8,8 @@ import torch
 from peft import LoraConfig, get_peft_model
 
 from evaluators.backbones import FROZEN_TOWERS, AudioLLM
+from evaluators.backbones.real_tower import TOWER_TRAINABLE
+from evaluators.backbones.whisper_towers import RANDOM_TOWER
 
 if TYPE_CHECKING:
     from trainer.config import TrainConfig
@@ -41,7 +43,10 @@ def load_backbone(cfg: TrainConfig) -> AudioLLM:
     (read by ``AudioLLM.from_pretrained``, the one dtype map), frozen."""
     bb = cfg.backbone
     if bb.source in TINY_SOURCES:
-        audio_llm = AudioLLM.tiny(bb.name, seed=bb.tiny_seed, vocab=TINY_SOURCES[bb.source])
+        audio_llm = AudioLLM.tiny(bb.name, seed=bb.tiny_seed, vocab=TINY_SOURCES[bb.source], tower=bb.tower)
+    elif bb.tower != RANDOM_TOWER:
+        raise ValueError(f"backbone.tower {bb.tower!r} applies to a tiny backbone only; backbone.source "
+                         f"{bb.source!r} brings its own audio tower (set backbone.tower: random)")
     else:
         audio_llm = AudioLLM.from_pretrained(bb.source, backbone=bb.name, dtype=bb.dtype,
                                              attn_implementation=bb.attn_implementation)
@@ -52,13 +57,23 @@ def load_backbone(cfg: TrainConfig) -> AudioLLM:
     return audio_llm
 
 
+def fully_trained_modules(audio_llm: AudioLLM, cfg: TrainConfig) -> list[str]:
+    """peft ``modules_to_save``: the configured ``extra_trainable`` plus, on a real pretrained
+    tower, the new projection from the (frozen) tower into the text model
+    (:data:`evaluators.backbones.real_tower.TOWER_TRAINABLE`)."""
+    names = list(cfg.lora.extra_trainable)
+    if audio_llm.tower != RANDOM_TOWER:
+        names += [m for m in TOWER_TRAINABLE[audio_llm.spec.name] if m not in names]
+    return names
+
+
 def apply_lora(audio_llm: AudioLLM, cfg: TrainConfig) -> AudioLLM:
-    """Wrap the backbone's model with LoRA (+ fully trained ``extra_trainable`` modules), in place.
-    The adapters draw their initial weights from torch's global generator: seed it first
+    """Wrap the backbone's model with LoRA (+ fully trained modules, :func:`fully_trained_modules`),
+    in place. The adapters draw their initial weights from torch's global generator: seed it first
     (:func:`trainer.module.build_trainable_judge` does)."""
     lora = LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
                       target_modules=cfg.lora.target_regex,
-                      modules_to_save=list(cfg.lora.extra_trainable) or None)
+                      modules_to_save=fully_trained_modules(audio_llm, cfg) or None)
     audio_llm.model = get_peft_model(audio_llm.model, lora)
     assert_lora_on_llm_only(audio_llm.model)
     return audio_llm

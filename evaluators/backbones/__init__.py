@@ -14,8 +14,8 @@ from evaluators.backbones.checkpoint import (
     detect_backbone,
     resolve_dtype,
 )
-from evaluators.backbones.specs import BACKBONES, MEL_BINS, BackboneSpec, get_backbone_spec
+from evaluators.backbones.specs import BACKBONES, MEL_BINS, QWEN_MEL_BINS, BackboneSpec, get_backbone_spec
 
-__all__ = ["BACKBONES", "BACKBONE_FILE", "DTYPE_CHOICES", "FROZEN_TOWERS", "LLM_LINEAR_REGEX", "MEL_BINS",
+__all__ = ["BACKBONES", "BACKBONE_FILE", "DTYPE_CHOICES", "FROZEN_TOWERS", "LLM_LINEAR_REGEX", "MEL_BINS", "QWEN_MEL_BINS",
            "SAMPLE_RATE", "AudioLLM", "BackboneMismatchError", "BackboneSpec", "audio_token_count",
            "detect_backbone", "get_backbone_spec", "resolve_dtype", "valid_frame_count"]

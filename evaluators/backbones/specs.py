@@ -14,18 +14,25 @@ from transformers import (
     Qwen2AudioForConditionalGeneration,
 )
 
-MEL_BINS = 128
+#: Mel bins of the Qwen checkpoints' feature extractors (and of a tiny backbone's random tower); a
+#: backbone on a real Whisper tower takes the tower's (80 for Whisper tiny / base).
+QWEN_MEL_BINS = 128
+#: Former name of :data:`QWEN_MEL_BINS`; a backbone's own count is ``AudioLLM.mel_bins``.
+MEL_BINS = QWEN_MEL_BINS
+#: Hidden size of the tiny text models (an Omni audio tower's ``output_dim`` projects to it).
+TINY_HIDDEN = 64
 
 
-def _tiny_omni_config(tokenizer) -> Qwen2_5OmniThinkerConfig:
+def _tiny_omni_config(tokenizer, audio: dict | None = None) -> Qwen2_5OmniThinkerConfig:
+    """``audio`` overrides audio-encoder fields (a real tower's sizes)."""
     ids = tokenizer.convert_tokens_to_ids
     cfg = Qwen2_5OmniThinkerConfig(
-        audio_config=dict(num_mel_bins=MEL_BINS, encoder_layers=2, encoder_attention_heads=4,
-                          encoder_ffn_dim=256, d_model=64, output_dim=64, n_window=100,
-                          max_source_positions=1500),
+        audio_config={**dict(num_mel_bins=QWEN_MEL_BINS, encoder_layers=2, encoder_attention_heads=4,
+                             encoder_ffn_dim=256, d_model=64, n_window=100, max_source_positions=1500),
+                      **(audio or {}), "output_dim": TINY_HIDDEN},
         vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2,
                            out_hidden_size=64, fullatt_block_indexes=[0]),
-        text_config=dict(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128,
+        text_config=dict(vocab_size=len(tokenizer), hidden_size=TINY_HIDDEN, intermediate_size=128,
                          num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                          max_position_embeddings=32768, tie_word_embeddings=False,
                          # mrope_section sums to head_dim / 2 = 8
@@ -40,11 +47,12 @@ def _tiny_omni_config(tokenizer) -> Qwen2_5OmniThinkerConfig:
     return cfg
 
 
-def _tiny_qwen2_audio_config(tokenizer) -> Qwen2AudioConfig:
+def _tiny_qwen2_audio_config(tokenizer, audio: dict | None = None) -> Qwen2AudioConfig:
+    """``audio`` overrides audio-encoder fields (a real tower's sizes)."""
     return Qwen2AudioConfig(
-        audio_config=dict(num_mel_bins=MEL_BINS, encoder_layers=2, encoder_attention_heads=4,
-                          encoder_ffn_dim=256, d_model=64, max_source_positions=1500),
-        text_config=dict(model_type="qwen2", vocab_size=len(tokenizer), hidden_size=64,
+        audio_config={**dict(num_mel_bins=QWEN_MEL_BINS, encoder_layers=2, encoder_attention_heads=4,
+                             encoder_ffn_dim=256, d_model=64, max_source_positions=1500), **(audio or {})},
+        text_config=dict(model_type="qwen2", vocab_size=len(tokenizer), hidden_size=TINY_HIDDEN,
                          intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
                          num_key_value_heads=2, max_position_embeddings=8192, tie_word_embeddings=False,
                          pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id),

@@ -250,8 +250,8 @@ def _save_base(backbone: AudioLLM, out: Path) -> str:
     from its seed, since peft wraps the live model in place); a base loaded from another judge's
     ``base/`` is copied; anything else is referenced by its hub id or path."""
     if backbone.tiny_seed is not None:
-        AudioLLM.tiny(backbone.spec.name, seed=backbone.tiny_seed,
-                      vocab=backbone.tiny_vocab).save_pretrained(out / BASE_SUBDIR)
+        AudioLLM.tiny(backbone.spec.name, seed=backbone.tiny_seed, vocab=backbone.tiny_vocab,
+                      tower=backbone.tower).save_pretrained(out / BASE_SUBDIR)
         return BASE_SUBDIR
     src = Path(backbone.source)
     if src.name == BASE_SUBDIR and (src / BACKBONE_FILE).is_file():
