@@ -248,7 +248,8 @@ class FileStore:
         """Write ``chunk`` at ``offset`` (which must be the bytes received so far); returns that total."""
         with self._busy(upload_id) as upload:
             if offset != upload.received:
-                raise StoreError(400, f"X-Goog-Upload-Offset {offset} does not match the {upload.received} bytes received")
+                raise StoreError(400, f"X-Goog-Upload-Offset {offset} does not match the {upload.received} bytes "
+                                      "received")
             total = upload.received + len(chunk)
             if total > self.options.max_file_bytes:
                 raise StoreError(413, f"file larger than the limit of {self.options.max_file_bytes} bytes")

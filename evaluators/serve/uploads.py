@@ -95,6 +95,9 @@ def add_file_routes(app: FastAPI, version: str, store: FileStore, max_body: int,
                                     "(X-Goog-Upload-Protocol header or ?uploadType=)")
             if not data:
                 raise ApiError(400, "the upload holds no bytes")
+            announced = meta.get("sizeBytes")
+            if announced is not None and file_meta.size_bytes(announced, store.options.max_file_bytes) != len(data):
+                raise ApiError(400, f"file.sizeBytes {announced} differs from the {len(data)} bytes sent")
             mime = file_meta.mime_type(meta["mimeType"]) if meta.get("mimeType") is not None else media_type
             r = await run_in_threadpool(store.put, data, mime or file_meta.DEFAULT_MIME_TYPE,
                                         file_meta.display_name(meta.get("displayName")))
