@@ -94,3 +94,15 @@ def test_bytes_without_a_resource_are_no_file(tmp_path):
     (tmp_path / "files" / "def456.json.tmp").write_bytes(b"{")
     store = FileStore(tmp_path)
     assert store.list() == [] and list((tmp_path / "files").iterdir()) == []
+
+
+@pytest.mark.parametrize("mime,name", [("audio/wav", None), ("audio/wav", "\U0001F600" * 512),
+                                       ("audio/" + "x" * 64 + "; codecs=" + "y" * 40, "\\\"" * 256)])
+def test_the_counted_record_bounds_the_record_written(tmp_path, mime, name):
+    """A file counts its bytes and at least the bytes of its record, whatever its free-text fields."""
+    store = FileStore(tmp_path)
+    r = store.put(b"x" * 12345, mime, name)
+    written = (tmp_path / "files" / f"{r['name'].split('/')[1]}.json").stat().st_size
+    counted = record_charge(r["mimeType"], name)
+    assert written <= counted and store.used_bytes() == 12345 + counted
+    assert (r.get("displayName"), r["mimeType"]) == (name, mime)
