@@ -30,12 +30,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_server(app, port: int | None = None):
-    """Serve ``app`` with uvicorn on 127.0.0.1 in a thread; yields the base URL (ending in ``/``)."""
+def running_server(app, port: int | None = None, **config):
+    """Serve ``app`` with uvicorn on 127.0.0.1 in a thread; yields the base URL (ending in ``/``).
+    ``config``: more ``uvicorn.Config`` settings (``http``, timeouts)."""
     import uvicorn
 
     port = port or free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level=__import__("os").environ.get("SERVE_LOG","warning"), lifespan="on"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="on",
+                                           log_level=__import__("os").environ.get("SERVE_LOG", "warning"), **config))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

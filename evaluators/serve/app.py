@@ -161,6 +161,8 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
 
     app.add_middleware(RequestGuard, error=lambda path, *a: _error(_api_of(path), *a), api_key=options.api_key,
                        max_body_bytes=options.max_body_bytes, max_inflight_bytes=options.max_inflight_bytes)
+    app.add_exception_handler(  # a limit met while a handler outside ``answer`` reads its body
+        ApiError, lambda request, e: _error(_api_of(request.url.path), e.status, e.message, e.headers))
     add_request_schemas(app)
     redact_access_log()
 

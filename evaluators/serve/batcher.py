@@ -141,9 +141,11 @@ class Batcher:
             batch = self._gather()
             if batch is None:
                 return None
-            batch = [p for p in batch if p.future.set_running_or_notify_cancel()]
-            if batch:
-                return batch
+            taken = [p for p in batch if p.future.set_running_or_notify_cancel()]
+            with self._cond:
+                self.dropped += len(batch) - len(taken)
+            if taken:
+                return taken
 
     def _gather(self) -> list[_Pending] | None:
         with self._cond:
