@@ -39,7 +39,8 @@ FAILURE_TYPES = ("target not applied", "wrong expressive label", "local content 
                  "other")
 
 #: The public per-task summaries' diagnostic means: summary key -> row field.
-DIAGNOSTIC_MEANS = {"avg_utmos": "utmos", "avg_source_output_speaker_similarity": "source_output_speaker_similarity"}
+DIAGNOSTIC_MEANS = {"avg_utmos": "utmos", "avg_source_output_speaker_similarity": "source_output_speaker_similarity",
+                    "avg_distillmos": "distillmos"}
 
 
 def field(row: dict, key: str):

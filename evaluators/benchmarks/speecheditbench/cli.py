@@ -50,8 +50,10 @@ def cmd_score(args) -> int:
     load_items(args.items, args.tasks, args.source_root)  # a bad or empty item file stops the run before a model loads
     runtime = runtime_from_args(args)
     providers = ProviderSet(asr=args.asr, asr_zh=args.asr_zh, speaker=args.speaker, scene=args.scene,
-                            utmos=args.utmos, source_similarity=args.source_similarity,
+                            utmos=args.utmos, source_similarity=args.source_similarity, distillmos=args.distillmos,
                             device=runtime.device, batch_size=args.batch_size)
+    if args.speaker == "auto":
+        print(f"--speaker auto: speaker similarity by {providers.identity('speaker')}", file=sys.stderr)
     specs = parse_judges(args.judges)
     judges = {c: load_edit_judge(c, s, runtime, args.backbone, args.base) for c, s in specs.items()}
     ids = {c: judge_identity(s) + (f"@base={args.base}" if args.base and not Path(s).is_dir() else "")
@@ -96,11 +98,17 @@ def add_score_parser(ssub):
                                       "verdicts, ...); see docs/benchmarks.md#speecheditbench")
     p.add_argument("--asr", default=DEFAULT_ASR, help="Whisper checkpoint (hub id or folder) for EN transcripts")
     p.add_argument("--asr-zh", help="Whisper checkpoint for ZH transcripts (default: --asr)")
-    p.add_argument("--speaker", default=DEFAULT_SPEAKER, help="WavLM x-vector checkpoint for speaker similarity")
+    p.add_argument("--speaker", default=DEFAULT_SPEAKER,
+                   help="speaker-similarity model: resemblyzer (GE2E, weights in its package: offline), a WavLM "
+                        "x-vector checkpoint (hub id or folder), or auto (microsoft/wavlm-base-plus-sv when it is "
+                        "in the local Hugging Face cache, else resemblyzer)")
     p.add_argument("--scene", default=DEFAULT_SCENE, help="AudioSet classifier checkpoint for noise-scene scores")
     p.add_argument("--utmos", help="UTMOS22 checkpoint (utmos_state_dict.pt, the demo's epoch=3-step=7459.ckpt, or a "
                                    "folder holding one): each output's naturalness as the diagnostic utmos / avg_utmos "
                                    "(decides nothing; not measured when left out)")
+    p.add_argument("--distillmos", action="store_true",
+                   help="also score each output's quality with DistillMOS (weights in its package): the diagnostic "
+                        "distillmos / avg_distillmos (decides nothing)")
     p.add_argument("--source-similarity", action="store_true",
                    help="also measure the speaker similarity between each item's source clip and its output with the "
                         "--speaker model: the diagnostic source_output_speaker_similarity (decides nothing)")

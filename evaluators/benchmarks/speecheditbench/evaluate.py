@@ -34,7 +34,8 @@ class Measured:
         scene / source_scene: grouped scene scores ``{outdoor, crowd, music}`` of output and source.
         dnsmos / source_dnsmos: DNSMOS P.835 ``{sig, bak, ovrl}`` of output and source.
         utmos: UTMOS22 of the output (MOS, about 1-5); source_similarity: cosine(source, output)
-            speaker-embedding similarity. Diagnostics only (:func:`output_diagnostics`).
+            speaker-embedding similarity; distillmos: DistillMOS of the output (MOS 1-5). Diagnostics
+            only (:func:`output_diagnostics`).
         verdicts: judge verdicts by criterion (``judges`` module docstring).
         speed_duration: "speech" (speech-active seconds, the paper) or "file" (whole-file seconds,
             the public evaluator).
@@ -54,6 +55,7 @@ class Measured:
     source_dnsmos: dict | None = None
     utmos: float | None = None
     source_similarity: float | None = None
+    distillmos: float | None = None
     verdicts: dict = field(default_factory=dict)
     speed_duration: str = "speech"
     values: dict = field(default_factory=dict)  # precomputed signal values from a manifest
@@ -87,7 +89,7 @@ def output_diagnostics(m: Measured) -> dict:
     """The public per-task summaries' per-output diagnostics that decide nothing, under the public
     rows' names (``utmos``, ``source_output_speaker_similarity``); those not measured are left out.
     ``docs/speecheditbench.md#diagnostics``."""
-    values = {"utmos": m.utmos, "source_output_speaker_similarity": m.source_similarity}
+    values = {"utmos": m.utmos, "source_output_speaker_similarity": m.source_similarity, "distillmos": m.distillmos}
     return {k: v for k, v in values.items() if v is not None}
 
 

@@ -3,11 +3,13 @@ jobs beside the criteria: UTMOS22 of every output (``Measured.utmos``, when a ch
 and the speaker similarity between the item's source clip and its output
 (``Measured.source_similarity``, with the run's speaker model, when asked for). Every task gets
 both, as in the public evaluator; neither decides success. ``docs/speecheditbench.md#diagnostics``.
+omnijudge adds DistillMOS of every output (``Measured.distillmos``, ``--distillmos``), also a
+diagnostic only.
 
 A diagnostic that cannot be measured for one output (a clip too short for the model, a source clip
 that is missing) leaves that value out and says why in the row's ``warning``; the item's success is
 untouched, as the public evaluator leaves the value empty. What measured each value is recorded in
-the job's ``uses`` (``utmos``, ``source_similarity``), so a rerun with another model re-measures.
+the job's ``uses`` (``utmos``, ``source_similarity``, ``distillmos``), so a rerun with another model re-measures.
 """
 
 from __future__ import annotations
@@ -26,30 +28,33 @@ def planned_diagnostic_uses(providers: ProviderSet) -> dict:
         uses["utmos"] = providers.identity("utmos")
     if providers.source_similarity:
         uses["source_similarity"] = providers.identity("speaker")
+    if providers.distillmos:
+        uses["distillmos"] = providers.identity("distillmos")
     return uses
 
 
-def run_utmos(jobs: list[Job], providers: ProviderSet) -> None:
-    """UTMOS22 of every read output (``Measured.utmos``), through the ``utmos`` disk cache."""
-    if providers.utmos is None:
+def run_utmos(jobs: list[Job], providers: ProviderSet, kind: str = "utmos") -> None:
+    """UTMOS22 (``kind`` "utmos") or DistillMOS ("distillmos") of every read output
+    (``Measured.utmos`` / ``Measured.distillmos``), through that kind's disk cache."""
+    if (providers.utmos is None) if kind == "utmos" else not providers.distillmos:
         return
     work = [job for job in jobs if job.measured.output is not None]
     if not work:
         return
     for job in work:
-        job.uses["utmos"] = providers.identity("utmos")
+        job.uses[kind] = providers.identity(kind)
 
     def compute(waves):
-        return run_isolating(providers.model("utmos").score, waves)
+        return run_isolating(providers.model(kind).score, waves)
 
-    values = providers.cached("utmos", [(k, job.output, job.measured.output) for k, job in enumerate(work)],
+    values = providers.cached(kind, [(k, job.output, job.measured.output) for k, job in enumerate(work)],
                               drop_errors(compute))
     for k, job in enumerate(work):
         v = values.get(k)
         if isinstance(v, Failed):
-            job.notes.append(f"utmos not measured: {v['__error__']}")
+            job.notes.append(f"{kind} not measured: {v['__error__']}")
         else:
-            job.measured.utmos = float(v)
+            setattr(job.measured, kind, float(v))
 
 
 def run_source_similarity(jobs: list[Job], providers: ProviderSet) -> None:
@@ -94,4 +99,5 @@ def run_source_similarity(jobs: list[Job], providers: ProviderSet) -> None:
 def measure_diagnostics(jobs: list[Job], providers: ProviderSet) -> None:
     """Both diagnostics for a pool of jobs whose audio is read (module docstring)."""
     run_utmos(jobs, providers)
+    run_utmos(jobs, providers, "distillmos")
     run_source_similarity(jobs, providers)

@@ -18,9 +18,13 @@ from pathlib import Path
 #: Hub checkpoints used when no ``--asr`` / ``--speaker`` / ``--scene`` is given (see
 #: ``docs/benchmarks.md#speecheditbench`` for how each relates to the public evaluator's model).
 DEFAULT_ASR = "openai/whisper-large-v3"
-DEFAULT_SPEAKER = "microsoft/wavlm-base-plus-sv"
+#: ``auto``: the WavLM x-vector checkpoint when it is in the local Hugging Face cache, else Resemblyzer's
+#: GE2E encoder, whose weights ship in its package (``providers.speaker.resolve_speaker``).
+DEFAULT_SPEAKER = "auto"
 DEFAULT_SCENE = "MIT/ast-finetuned-audioset-10-10-0.4593"
 DNSMOS_ID = "dnsmos-p835-sig_bak_ovr"
+#: ``--speaker`` value selecting Resemblyzer's GE2E encoder.
+RESEMBLYZER_SPEC = "resemblyzer"
 
 
 class ProviderSetupError(OSError):
@@ -78,11 +82,14 @@ class ProviderSet:
 
     Attributes:
         asr / asr_zh: Whisper checkpoints for EN and ZH outputs (``asr_zh`` defaults to ``asr``).
-        speaker: a WavLM x-vector checkpoint; scene: an AudioSet classifier checkpoint.
+        speaker: a WavLM x-vector checkpoint, ``resemblyzer`` (GE2E, offline) or ``auto`` (resolved on
+            construction: ``providers.speaker.resolve_speaker``); scene: an AudioSet classifier checkpoint.
         utmos: a UTMOS22 checkpoint (file or folder, ``providers.diagnostics``) scoring every output's
             naturalness; None: not measured.
         source_similarity: also measure the speaker similarity between each item's source clip and
             its output, with the ``speaker`` model (its embeddings share the ``speaker`` cache).
+        distillmos: score every output's quality with DistillMOS (``evaluators.measures.distillmos``,
+            weights in its package), the diagnostic ``distillmos``.
         device: torch device for the models; batch_size: clips per forward pass.
         cache_dir: where the per-provider caches live (None: no disk cache).
     """
@@ -93,6 +100,7 @@ class ProviderSet:
     scene: str = DEFAULT_SCENE
     utmos: str | None = None
     source_similarity: bool = False
+    distillmos: bool = False
     device: str = "cpu"
     batch_size: int = 8
     cache_dir: Path | None = None
@@ -100,6 +108,9 @@ class ProviderSet:
     _caches: dict = field(default_factory=dict)
 
     def __post_init__(self):
+        from evaluators.benchmarks.speecheditbench.providers.speaker import resolve_speaker
+
+        self.speaker = resolve_speaker(self.speaker)
         if self.utmos is not None:
             if not str(self.utmos).strip():
                 raise ValueError("--utmos: an empty path; give a UTMOS22 checkpoint file or folder, or leave it out")
@@ -114,11 +125,19 @@ class ProviderSet:
         if kind == "asr":
             return f"whisper:{self.asr_zh or self.asr}" if language == "zh" else f"whisper:{self.asr}"
         if kind == "speaker":
+            if self.speaker == RESEMBLYZER_SPEC:
+                from evaluators.measures.speaker_similarity import resemblyzer_version
+
+                return f"resemblyzer-ge2e:{resemblyzer_version()}"
             return f"wavlm-xvector:{self.speaker}"
         if kind == "scene":
             return f"audioset:{self.scene}"
         if kind == "dnsmos":
             return DNSMOS_ID
+        if kind == "distillmos":
+            from evaluators.measures.distillmos import distillmos_version
+
+            return f"distillmos:{distillmos_version()}:distill_mos_v7"
         if kind == "utmos":
             if self.utmos is None:
                 raise ValueError("no UTMOS22 checkpoint configured (--utmos)")
@@ -157,11 +176,19 @@ class ProviderSet:
         if kind == "speaker":
             from evaluators.benchmarks.speecheditbench.providers.speaker import WavLMSpeaker
 
+            if self.speaker == RESEMBLYZER_SPEC:
+                from evaluators.measures.speaker_similarity import ResemblyzerSpeaker
+
+                return ResemblyzerSpeaker.load(device=self.device, batch_size=8 * self.batch_size)
             return WavLMSpeaker.from_pretrained(self.speaker, device=self.device, batch_size=self.batch_size)
         if kind == "scene":
             from evaluators.benchmarks.speecheditbench.providers.scene import AudioSetScene
 
             return AudioSetScene.from_pretrained(self.scene, device=self.device, batch_size=self.batch_size)
+        if kind == "distillmos":
+            from evaluators.measures.distillmos import DistillMos
+
+            return DistillMos.load(device=self.device, batch_size=self.batch_size)
         if kind == "utmos":
             from evaluators.benchmarks.speecheditbench.providers.diagnostics import Utmos22
 

@@ -24,6 +24,10 @@ Public API
 - ``offline_config(path_or_id, model_types, what)``: a checkpoint's config, never downloading.
 - ``load_offline_model(model_class, source, config, device)``: its weights, refusing a missing head.
 - ``PUBLIC_TARGET_THRESHOLD``, ``PUBLIC_PRESERVATION_THRESHOLD``: the public evaluator's cut-offs.
+- ``resolve_speaker(spec)``: ``--speaker auto`` -> the cached WavLM checkpoint or ``resemblyzer``.
+
+The other embedder, Resemblyzer's GE2E encoder (``--speaker resemblyzer``, weights in its package,
+so it runs offline), is ``evaluators.measures.speaker_similarity.ResemblyzerSpeaker``.
 """
 
 from __future__ import annotations
@@ -49,7 +53,11 @@ __all__ = [
     "cosine",
     "load_offline_model",
     "offline_config",
+    "resolve_speaker",
 ]
+
+#: The hub WavLM x-vector checkpoint ``--speaker auto`` uses when it is in the local Hugging Face cache.
+WAVLM_SPEAKER = "microsoft/wavlm-base-plus-sv"
 
 #: Cosine at or above which the public evaluator counts a speaker edit as reaching its target,
 #: calibrated on WavLM-large + ECAPA-TDNN embeddings (not on :class:`WavLMSpeaker`'s; see above).
@@ -287,3 +295,28 @@ class WavLMSpeaker:
             frames = self.model.wavlm._get_feat_extract_output_lengths(torch.tensor(lengths)).tolist()
             embs = [self._pool(hidden[i:i + 1, :int(n)]) for i, n in enumerate(frames)]
         return torch.cat(embs).float().cpu().numpy()
+
+
+def hub_checkpoint_cached(repo_id: str) -> bool:
+    """Whether the local Hugging Face cache holds ``repo_id``'s ``config.json`` and weights (no
+    network: a lookup in the cache folder only)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    def cached(name: str) -> bool:
+        return isinstance(try_to_load_from_cache(repo_id, name), str)
+
+    return cached("config.json") and cached("preprocessor_config.json") and \
+        (cached("model.safetensors") or cached("pytorch_model.bin"))
+
+
+def resolve_speaker(spec: str) -> str:
+    """The speaker model a ``--speaker`` value selects: ``auto`` -> :data:`WAVLM_SPEAKER` when
+    :func:`hub_checkpoint_cached` finds it, else ``resemblyzer`` (a run that could not fetch the hub
+    model would fail after minutes of retries; Resemblyzer's weights ship in its package); any other
+    value as given (``resemblyzer``, a hub id or a checkpoint folder)."""
+    spec = str(spec).strip()
+    if not spec:
+        raise ValueError("--speaker: empty; give auto, resemblyzer, a WavLM x-vector hub id or a checkpoint folder")
+    if spec != "auto":
+        return spec
+    return WAVLM_SPEAKER if hub_checkpoint_cached(WAVLM_SPEAKER) else "resemblyzer"
