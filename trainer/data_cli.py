@@ -3,8 +3,12 @@ before training (``docs/data.md``). Registered through the ``omnijudge.commands`
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+
+#: Problems ``data check`` prints unless ``--max-shown`` says otherwise (the count is always printed).
+DEFAULT_SHOWN = 200
 
 
 def _columns(pairs: list[str]) -> dict:
@@ -15,6 +19,18 @@ def _columns(pairs: list[str]) -> dict:
         role, column = pair.split("=", 1)
         out[role] = column
     return out
+
+
+def count_arg(text: str) -> int:
+    """A count on the command line (``--min-raters``, ``--max-shown``): an integer of at least 0,
+    else one usage-error line."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
 
 
 def add_data_command(sub) -> None:
@@ -54,18 +70,26 @@ def add_data_command(sub) -> None:
     chk = s.add_parser("check", help="every problem of a labelled corpus as file:line (exit 2 if any)")
     chk.add_argument("corpus", help="corpus folder")
     chk.add_argument("--task", required=True, choices=task_names(), help="whose format the corpus is in")
-    chk.add_argument("--min-raters", type=int, default=None, help="fewest raters per labelled item "
-                                                                 "(default: 1 where the format has raters)")
+    chk.add_argument("--min-raters", type=count_arg, default=None, help="fewest raters per labelled item, 0 or "
+                                                                       "more (default: 1 where the format has raters)")
+    chk.add_argument("--max-shown", type=count_arg, default=DEFAULT_SHOWN,
+                     help=f"print at most this many problems (0: all); the count by kind is always printed "
+                          f"(default {DEFAULT_SHOWN})")
     chk.add_argument("--json", action="store_true", help="print the problems as JSON lines")
 
     def run_check(args) -> int:
-        from trainer.data_check import PROBLEM_EXIT_CODE, check_corpus, summary
+        from pathlib import Path
 
-        problems = check_corpus(args.corpus, args.task, args.min_raters)
-        for pr in problems:
-            print(json.dumps(pr.__dict__) if args.json else str(pr))
-        if problems:
-            print(f"{len(problems)} problem(s)", file=sys.stderr)
+        from trainer.data_check import PROBLEM_EXIT_CODE, kinds_line, run_check, summary
+
+        found = run_check(Path(args.corpus), args.task, args.min_raters)
+        shown = found.problems if not args.max_shown else found.problems[:args.max_shown]
+        for pr in shown:
+            print(json.dumps(pr.__dict__, ensure_ascii=False) if args.json else str(pr))
+        if found.total:
+            if found.total > len(shown):
+                print(f"... {found.total - len(shown)} more not shown (--max-shown {args.max_shown})", file=sys.stderr)
+            print(kinds_line(found), file=sys.stderr)
             return PROBLEM_EXIT_CODE
         print(summary(args.corpus, args.task))
         return 0

@@ -55,7 +55,8 @@ def import_bvcc(source: str, out: str | Path, overwrite: bool = False, columns: 
                 except ValueError as e:
                     report.drop(split, i, utt, str(e))
                     continue
-                clips[cid] = {"id": cid, "audio": rel, "system": str(row.get(col["system"])), "split": split}
+                clips[cid] = {"id": cid, "audio": rel, "system": str(row.get(col["system"])),
+                              "utterance": str(utt), "split": split}
             elif clips[cid]["split"] != split:
                 report.drop(split, i, utt, f"clip already rated in split {clips[cid]['split']!r}")
                 continue
