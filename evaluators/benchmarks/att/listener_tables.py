@@ -36,6 +36,7 @@ from evaluators.benchmarks.att.listener_protocol import (
     unclear_rate_stats,
 )
 from evaluators.jsonl import JsonlError, read_jsonl, reject_duplicate_ids, require_id, require_string, row_where
+from evaluators.input_checks import refuse_duplicates
 
 OVERALL = "overall"
 N_RESAMPLES = 10_000
@@ -65,7 +66,7 @@ def load_clips(path: str | Path) -> dict[str, dict]:
 
 def load_judgements(path: str | Path, clips: dict[str, dict]) -> list[dict]:
     """Listener judgement rows, checked: ``listener``, ``batch``, ``clip_id`` (a clip of ``clips``)
-    and ``label`` (Human, Unclear or Machine)."""
+    and ``label`` (Human, Unclear or Machine); one judgement per (listener, batch, clip); an empty file refused."""
     rows = read_jsonl(path, required=("listener", "batch", "clip_id", "label"))
     for row in rows:
         where = row_where(path, row)
@@ -76,6 +77,9 @@ def load_judgements(path: str | Path, clips: dict[str, dict]) -> list[dict]:
             raise JsonlError(f"{where}: 'clip_id' {row['clip_id']!r} is not a clip of the clips file")
     if not rows:
         raise JsonlError(f"{path}: holds no judgements")
+    # one listener's judgement of one clip in one batch, given twice, would be counted twice
+    refuse_duplicates(rows, path, lambda r: f"{r['listener']}/{r['batch']}/{r['clip_id']}",
+                      what="judgement of (listener/batch/clip_id)")
     return rows
 
 

@@ -142,6 +142,7 @@ def cmd_score_cast(args) -> int:
 
 def add_score_parser(ssub):
     """Add ``cast`` to the ``score`` command's subparsers; returns the parser."""
+    from evaluators.runtime_options import batch_size_arg
     from evaluators.score_command import add_aligner_arguments, add_output_scoring_arguments
 
     c = ssub.add_parser("cast", help="CAST: stress detector over system outputs per mode -> Table 3 (Hit/Contrast/Correct)")
@@ -152,6 +153,7 @@ def add_score_parser(ssub):
         judge="stress detector folder: an omnijudge word tagger, or the public WhiStress weights "
               "(additional_decoder_block.pt, classifier.pt, metadata.json; Whisper in whisper/ beside them)")
     add_aligner_arguments(c)
-    c.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples for the 95%% CIs")
+    c.add_argument("--n-resamples", type=batch_size_arg, default=10_000,
+                   help="bootstrap resamples for the 95%% CIs (at least 1)")
     c.set_defaults(func=cmd_score_cast)
     return c

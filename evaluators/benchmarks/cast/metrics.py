@@ -121,7 +121,10 @@ def _mode(value, where: str) -> str | None:
     return m
 
 
-def _parse_items(rows: Sequence[dict], source: str) -> list[_Item]:
+def parse_items(rows: Sequence[dict], source: str) -> list[_Item]:
+    """CAST item rows checked whole (``source:line: what``): fields present, ids strings or integers
+    and unique, ``side`` A or B, each pair one A and one B with different stressed words that occur
+    in the sentence, ``mode`` known. ``score cast`` runs it before its first output is scored."""
     items: list[_Item] = []
     seen: dict[str, str] = {}
     sides: dict[tuple, dict[str, _Item]] = {}
@@ -285,7 +288,7 @@ def cast_metrics(items: Sequence[dict], predictions: Sequence[dict] | Mapping[st
     """
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 <= threshold <= 1.0:
         raise ValueError(f"--threshold must be a probability in [0, 1], got {threshold!r}")  # NaN fails too
-    parsed_items = _parse_items(items, items_source)
+    parsed_items = parse_items(items, items_source)
     sets = predictions if isinstance(predictions, Mapping) else {None: predictions}
     preds, errors = [], []
     for name, rows in sets.items():

@@ -29,7 +29,7 @@ from evaluators.audio_io import (
     sanitize_item_id,
 )
 from evaluators.backbones import SAMPLE_RATE as SR
-from evaluators.benchmarks.cast.metrics import MODES, cast_metrics, tokenize
+from evaluators.benchmarks.cast.metrics import MODES, parse_items, cast_metrics, tokenize
 from evaluators.jsonl import read_jsonl, shown
 from evaluators.failure_isolation import error_kind
 from evaluators.output_lock import output_lock
@@ -122,6 +122,9 @@ def load_scoring_items(path: str | Path) -> list[dict]:
             raise ValueError(f"{where}: mode: {shown(it['mode'])} is not one of {list(MODES)}")
     if not items:  # an empty file would detect nothing and print an all-n/a table
         raise ValueError(f"{path}: holds no items")
+    # the metrics' own checks too (a duplicate id, a side other than A/B, a pair given one side
+    # twice, a stressed word not in its sentence), here, before the first output is scored
+    parse_items(items, str(path))
     return items
 
 
@@ -218,7 +221,8 @@ def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resam
         else:  # a row an earlier version wrote for a manifest line of no CAST mode: not a prediction
             log.warning("%s: row %s has mode %s, not one of %s; left out of the metrics", pred_path,
                         shown(r["id"]), shown(r.get("mode")), list(MODES))
-    metrics = cast_metrics(items, preds, threshold=detector.threshold, n_resamples=n_resamples, seed=seed)
+    metrics = cast_metrics(items, preds, threshold=detector.threshold, n_resamples=n_resamples, seed=seed,
+                           items_source=str(items_path), predictions_source=str(pred_path))
     metrics["errors"] = [{"id": r["id"], "system": r["system"], "mode": r["mode"], "error": r["error"]}
                          for r in preds if "error" in r]
     silent = [r for r in preds if r.get("no_speech")]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path, PureWindowsPath
 
 from evaluators.item_paths import confined_path, first_existing
-from evaluators.jsonl import JsonlError, read_jsonl, shown
+from evaluators.jsonl import JsonlError, read_jsonl, require_id, shown
 
 TASKS = ("APS", "DSD", "RP")
 DIMENSIONS = (
@@ -96,10 +96,10 @@ def load_items(path: str | Path) -> list[InstructItem]:
     for row in read_jsonl(path, error=ItemsError):
         line = row.pop("_line")  # read_jsonl's bookkeeping; the stored row stays as published
         where = f"{path}:{line}"
-        raw_id = row.get("id")
-        if raw_id is None or str(raw_id).strip() == "":
+        if row.get("id") is None:
             raise ItemsError(f"{where}: missing 'id'")
-        item_id = str(raw_id).strip()
+        # a list, object, float or boolean id would be stringified into a name that matches nothing
+        item_id = require_id(row, where, error=ItemsError).strip()
         if item_id in seen:
             raise ItemsError(f"{where}: duplicate id {item_id!r} (first at line {seen[item_id]})")
         seen[item_id] = line

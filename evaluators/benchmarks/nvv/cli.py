@@ -46,6 +46,9 @@ def cmd_metrics_nvv(args) -> int:
     from evaluators.jsonl import report_json
     from evaluators.output_guard import check_report_output
 
+    if args.runs and args.likert:
+        raise ValueError("--runs (Table 3 over synthesis runs) and --likert (a rating table) are two reports; "
+                         "give one")
     check_report_output(args, LIKERT_OUTPUT_NAMES if args.likert else None)
     if args.runs:
         return _table3_metrics(args)
@@ -67,13 +70,47 @@ def cmd_metrics_nvv(args) -> int:
     return 0
 
 
+def check_run_folder(d: Path) -> None:
+    """A ``--runs`` folder is a ``score nvv`` results folder: a ``table.json`` list of per-system
+    rows ``{"system", "precision", ...}`` and/or ``measures/<measure>/*.jsonl``. A missing or empty
+    folder, another benchmark's results (``score cast``'s ``predictions.jsonl`` + Hit/Contrast table)
+    or an unreadable ``table.json`` is refused with one line naming it."""
+    import json
+
+    if not d.is_dir():
+        raise ValueError(f"--runs {d}: not a folder (give score nvv results folders, one per synthesis run)")
+    table = d / "table.json"
+    if (d / "predictions.jsonl").is_file():
+        raise ValueError(f"--runs {d}: holds predictions.jsonl, a score cast results folder; give score nvv "
+                         f"results folders (table.json, predictions/, measures/)")
+    measured = any((d / "measures").glob("*/*.jsonl")) if (d / "measures").is_dir() else False
+    if not table.is_file():
+        if not measured:
+            raise ValueError(f"--runs {d}: holds no score nvv results (table.json or measures/<measure>/*.jsonl)")
+        return
+    try:
+        rows = json.loads(table.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{table}: not a readable JSON document ({e})") from None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and isinstance(r.get("system"), str) for r in rows):
+        raise ValueError(f"{table}: not a score nvv table (a list of {{\"system\", \"precision\", ...}} rows)")
+    if any("hit" in r or "contrast" in r for r in rows):
+        raise ValueError(f"{table}: a CAST table (Hit/Contrast/Correct); give score nvv results folders")
+    if not rows and not measured:
+        raise ValueError(f"--runs {d}: holds no score nvv results (its table.json has no rows, no measures/)")
+
+
 def _table3_metrics(args) -> int:
     """Full Table 3 over synthesis runs (``table3.py``): mean +- std of every column per system."""
     from evaluators.benchmarks.nvv.table3 import format_table3, table3
 
+    from evaluators.input_checks import refuse_inside, refuse_repeated_paths
+
     for d in args.runs:
-        if not Path(d).is_dir():
-            raise ValueError(f"--runs {d}: not a folder (give score nvv results folders, one per synthesis run)")
+        check_run_folder(Path(d))
+    refuse_repeated_paths(args.runs, "--runs")
+    if args.out:
+        refuse_inside(args.out, args.runs, "--out", "--runs")
     rows = table3(args.runs)
     print(format_table3(rows))
     if args.out:
@@ -85,6 +122,9 @@ def _likert_metrics(args) -> int:
     """Multi-rater Likert table from rating files (each file or folder = one rater or run)."""
     from evaluators.benchmarks.nvv.likert import format_likert_table, likert_table, read_ratings, write_likert_outputs
 
+    from evaluators.input_checks import refuse_repeated_paths
+
+    refuse_repeated_paths(args.likert, "--likert")  # one rater's file given twice would count as two raters
     table = likert_table(read_ratings(args.likert))
     print(format_likert_table(table))
     if args.out:

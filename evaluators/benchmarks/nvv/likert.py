@@ -36,7 +36,7 @@ from evaluators.benchmarks.nvv.likert_sources import SCORE_RANGE, mode_of, sourc
 from evaluators.benchmarks.nvv.public_ratings import is_public_rater_file, read_public_ratings
 from evaluators.failure_isolation import error_kind
 from evaluators.item_audio import read_item_audio
-from evaluators.jsonl import (read_jsonl, reject_duplicate_ids, require_id, require_number, require_string,
+from evaluators.jsonl import (JsonlError, read_jsonl, reject_duplicate_ids, require_id, require_number, require_string,
                               row_where)
 from evaluators.metrics.correlation import bootstrap_ci
 from evaluators.rows_file import resume_rows
@@ -127,10 +127,15 @@ def read_ratings(paths) -> list[list[dict]]:
     A public LLM rater result JSON (``public_ratings.py``) gives one list per rater it holds."""
     files = []
     for p in map(Path, paths):
-        files += sorted(p.rglob("*.jsonl")) if p.is_dir() else [p]
+        found = sorted(p.rglob("*.jsonl")) if p.is_dir() else [p]
+        if not found:
+            raise JsonlError(f"{p}: a folder with no rating files (*.jsonl)")
+        files += found
     out = []
     for f in files:
         out += read_public_ratings(f) if is_public_rater_file(f) else [_checked_ratings(f)]
+    if not any(out):  # a table over nothing would print a header and no system
+        raise JsonlError(f"{', '.join(map(str, paths))}: hold no ratings")
     return out
 
 
