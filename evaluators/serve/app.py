@@ -34,7 +34,7 @@ from evaluators.serve.batcher import BatchOptions, Batcher, NonFiniteScore
 from evaluators.serve.files_store import FileStore, StoreError, StoreOptions
 from evaluators.serve.folder_lock import FolderLock
 from evaluators.serve.gemini_api import ApiError, JudgeRequest
-from evaluators.serve.limits import DEFAULT_MAX_PROMPT_CHARS, check_prompt, parse_json, scrub
+from evaluators.serve.limits import DEFAULT_MAX_PROMPT_CHARS, check_prompt, check_text_bytes, parse_json, scrub
 from evaluators.serve.metrics import ServeMetrics
 from evaluators.serve.middleware import RequestGuard, redact_access_log
 from evaluators.serve.openapi_schema import add_request_schemas, request_body
@@ -63,7 +63,7 @@ class ServeOptions:
     max_body_bytes: int = 64 << 20
     max_audio_seconds: float = 600.0
     max_prompt_chars: int = DEFAULT_MAX_PROMPT_CHARS
-    max_inflight_bytes: int = 1 << 30
+    max_inflight_bytes: int = 512 << 20
     store: StoreOptions = field(default_factory=StoreOptions)
     batch: BatchOptions = field(default_factory=BatchOptions)
 
@@ -206,6 +206,7 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
     def parse(raw: bytes, parser):
         """A body read by ``parser`` (worker thread: bounded JSON, typed fields, base64 audio), its
         prompt within the limit and matched to its family (None: no family)."""
+        check_text_bytes(raw)
         parsed = parser(parse_json(raw))
         jr = parsed[1] if isinstance(parsed, tuple) else parsed
         check_prompt(jr.prompt, options.max_prompt_chars)

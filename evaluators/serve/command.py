@@ -12,10 +12,21 @@ from pathlib import Path
 
 from evaluators.runtime_options import (add_runtime_arguments, batch_size_arg, non_negative_float_arg,
                                         runtime_from_args)
+from evaluators.serve.limits import DEFAULT_MAX_PROMPT_CHARS
 
 log = logging.getLogger(__name__)
 
 API_KEY_ENV = "OMNIJUDGE_API_KEY"
+
+
+def uvicorn_limits() -> dict:
+    """uvicorn settings of the server's edge: the h11 protocol with a header timeout
+    (``middleware.HeaderTimeoutH11``, ``limits.HEADER_TIMEOUT_S``), 5 s idle keep-alive, request heads of
+    at most 16 KiB, and at most 512 connections and requests at once (then 503)."""
+    from evaluators.serve.middleware import HeaderTimeoutH11
+
+    return {"http": HeaderTimeoutH11, "timeout_keep_alive": 5, "h11_max_incomplete_event_size": 16 << 10,
+            "limit_concurrency": 512}
 
 
 def _positive_float(text: str) -> float:
@@ -44,6 +55,12 @@ def add_serve_command(sub) -> None:
     p.add_argument("--max-body-mb", type=_positive_float, default=64.0, help="largest request body (default 64)")
     p.add_argument("--max-audio-seconds", type=_positive_float, default=600.0,
                    help="longest clip judged (default 600)")
+    p.add_argument("--max-prompt-chars", type=batch_size_arg, default=DEFAULT_MAX_PROMPT_CHARS,
+                   help=f"longest prompt, its text parts joined (default {DEFAULT_MAX_PROMPT_CHARS}: the longest "
+                        "public template plus 8,000 characters of placeholder values)")
+    p.add_argument("--max-inflight-mb", type=_positive_float, default=512.0,
+                   help="most request-body megabytes held in memory by all requests together; past it a "
+                        "request gets 503 with Retry-After (default 512)")
     p.add_argument("--files-quota-mb", type=_positive_float, default=2048.0,
                    help="most bytes the uploaded files may hold together (default 2048)")
     p.add_argument("--files-ttl-hours", type=_positive_float, default=48.0,
@@ -92,7 +109,8 @@ def build_app(args):
     mb = 1 << 20
     options = ServeOptions(
         folder=Path(args.folder), api_key=api_key, max_body_bytes=int(args.max_body_mb * mb),
-        max_audio_seconds=args.max_audio_seconds,
+        max_audio_seconds=args.max_audio_seconds, max_prompt_chars=args.max_prompt_chars,
+        max_inflight_bytes=int(args.max_inflight_mb * mb),
         store=StoreOptions(quota_bytes=int(args.files_quota_mb * mb), ttl_s=args.files_ttl_hours * 3600,
                            upload_ttl_s=args.upload_ttl_minutes * 60,
                            max_file_bytes=int(min(args.files_quota_mb, 256) * mb)),
@@ -109,5 +127,6 @@ def run_serve(args) -> int:
         print(f"model {model}: {', '.join(families)}", flush=True)
     # uvicorn stops accepting on SIGINT/SIGTERM and finishes the requests in flight before the
     # app's shutdown drains the batcher
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info", timeout_graceful_shutdown=60)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info", timeout_graceful_shutdown=60,
+                **uvicorn_limits())
     return 0

@@ -36,6 +36,25 @@ BODY_TIMEOUT_S = 60.0
 BODY_IDLE_TIMEOUT_S = 15.0
 
 
+#: Most bytes of a judge request body outside the base64 alphabet: everything but the audio (the
+#: prompt, at most 6 bytes per character once JSON-escaped, and the JSON around it). Checked on the
+#: raw bytes in 1 MiB slices, so a body of text is refused after a few milliseconds of work.
+MAX_TEXT_BYTES = 1 << 20
+_BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
+_SLICE = 1 << 20
+
+
+def check_text_bytes(raw: bytes, limit: int = MAX_TEXT_BYTES) -> None:
+    """413 when more than ``limit`` bytes of ``raw`` lie outside the base64 alphabet, before any
+    parsing; each slice holds the interpreter for about a millisecond, so the server stays live."""
+    view, text = memoryview(raw), 0
+    for start in range(0, len(raw), _SLICE):
+        text += len(bytes(view[start:start + _SLICE]).translate(None, _BASE64))
+        if text > limit:
+            raise ApiError(413, f"the request body holds over {limit} bytes besides base64 audio data; a prompt "
+                                "is at most --max-prompt-chars characters")
+
+
 def _number(kind):
     def parse(text: str):
         if len(text) > MAX_NUMBER_CHARS:

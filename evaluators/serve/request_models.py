@@ -125,14 +125,6 @@ class ChatCompletionRequest(_Body):
     stream: StrictBool | None = None
 
 
-class FileMetadata(_Body):
-    """A Files API upload's metadata (``{"file": {...}}`` or the inner object)."""
-
-    mime_type: StrictStr | None = Field(None, max_length=MAX_NAME_CHARS, validation_alias=_both("mime_type", "mimeType"))
-    display_name: StrictStr | None = Field(None, max_length=512, validation_alias=_both("display_name", "displayName"))
-    size_bytes: int | StrictStr | None = Field(None, validation_alias=_both("size_bytes", "sizeBytes"))
-
-
 def count_parts(part_lists: list[list]) -> None:
     """400 when the request's parts together number more than :data:`MAX_PARTS`."""
     total = sum(len(parts) for parts in part_lists)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import email.parser
 import email.policy
-import json
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
@@ -16,15 +15,13 @@ from starlette.concurrency import run_in_threadpool
 from evaluators.serve import file_meta
 from evaluators.serve.files_store import FileStore
 from evaluators.serve.gemini_api import ApiError
+from evaluators.serve.limits import parse_json
 
 
 def _file_meta(body: bytes) -> dict:
     if not body.strip():
         return {}
-    try:
-        meta = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ApiError(400, f"malformed JSON file metadata: {e}") from None
+    meta = parse_json(body, "JSON file metadata")  # bounded: nesting and number sizes (400 past them)
     meta = meta.get("file", meta) if isinstance(meta, dict) else None
     if not isinstance(meta, dict):
         raise ApiError(400, "file metadata must be a JSON object ({\"file\": {...}})")
