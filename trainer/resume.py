@@ -52,9 +52,50 @@ def _set_rng_state(state: dict) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def read_resume_state(path: Path) -> tuple[ResumePosition, dict | None]:
-    """The position and RNG state saved in ``path``; a file that is not a readable Lightning
-    checkpoint raises ``ResumeError`` naming it and ``--no-resume``."""
+def trainable_state_mismatch(saved: dict, expected: dict) -> str | None:
+    """How ``saved`` (a checkpoint's ``state_dict``, or name -> shape) differs from ``expected``
+    (name -> shape of every trainable parameter of the module being resumed), in one line; None when
+    both hold exactly the same names with the same shapes. Names are never pattern-matched: a head saved as ``trained.1.*`` is as
+    good as a LoRA adapter, and a frozen tensor in the checkpoint is as wrong as a missing one."""
+    missing = sorted(set(expected) - set(saved))
+    unexpected = sorted(set(saved) - set(expected))
+    shape = {k: tuple(getattr(v, "shape", v)) for k, v in saved.items()}
+    reshaped = sorted(k for k in set(saved) & set(expected) if shape[k] != tuple(expected[k]))
+    parts = []
+    if missing:
+        parts.append(f"lacks {len(missing)} of this run's {len(expected)} trainable tensors (e.g. {missing[0]})")
+    if unexpected:
+        parts.append(f"holds {len(unexpected)} tensors this run does not train (e.g. {unexpected[0]})")
+    if reshaped:
+        k = reshaped[0]
+        parts.append(f"has {len(reshaped)} tensors of another shape (e.g. {k}: saved {shape[k]}, "
+                     f"this run {tuple(expected[k])})")
+    return "; ".join(parts) or None
+
+
+def check_trainable_state(path: Path | str, saved: dict, expected: dict) -> None:
+    """Raise ``ResumeError`` naming ``path`` unless ``saved`` (a ``state_dict`` or name -> shape) holds
+    exactly the ``expected`` trainable parameters (name -> shape)."""
+    problem = trainable_state_mismatch(saved, expected)
+    if problem:
+        raise ResumeError(f"{path}: checkpoint {problem}; it was written by another config "
+                          "(resume with the same one) or rerun with --no-resume")
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    """What a rerun needs from ``last.ckpt`` before training: ``position``, the ``rng`` state to
+    put back before the first resumed step (None for checkpoints written before it was recorded)
+    and ``shapes``, name -> shape of every tensor of its ``state_dict`` (the trainable set)."""
+
+    position: ResumePosition
+    rng: dict | None
+    shapes: dict
+
+
+def read_resume_state(path: Path) -> SavedRun:
+    """The position, RNG state and trainable tensor shapes saved in ``path``; a file that is not a
+    readable Lightning checkpoint raises ``ResumeError`` naming it and ``--no-resume``."""
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)  # never runs pickled code
         if not isinstance(ckpt, dict) or "state_dict" not in ckpt or "loops" not in ckpt:
@@ -62,10 +103,11 @@ def read_resume_state(path: Path) -> tuple[ResumePosition, dict | None]:
     except Exception as e:  # truncated zip, pickle garbage, a foreign file: all one message
         raise ResumeError(f"{path}: cannot resume from it ({type(e).__name__}: {e}); "
                           "delete it or rerun with --no-resume") from None
+    shapes = {k: tuple(v.shape) for k, v in ckpt["state_dict"].items()}
     saved = ckpt.get(RESUME_KEY)
     if saved is None:  # written before positions were recorded: those were epoch-end checkpoints
-        return ResumePosition(epoch=int(ckpt.get("epoch", 0)) + 1), None
-    return ResumePosition(saved["epoch"], saved["batches_done"]), saved.get("rng")
+        return SavedRun(ResumePosition(epoch=int(ckpt.get("epoch", 0)) + 1), None, shapes)
+    return SavedRun(ResumePosition(saved["epoch"], saved["batches_done"]), saved.get("rng"), shapes)
 
 
 def _atomic_save(trainer, path: Path) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import shutil
 import time
 import warnings
 from pathlib import Path
@@ -17,7 +19,7 @@ from trainer.config import TrainConfig
 from trainer.data import JudgeDataModule
 from trainer.lora import trainable_parameter_count
 from trainer.module import FiniteTrainingGuard, JudgeModule, build_trainable_judge
-from trainer.resume import ResumeCheckpoint, ResumePosition, read_resume_state
+from trainer.resume import ResumeCheckpoint, ResumePosition, SavedRun, check_trainable_state, read_resume_state
 from trainer.task import export_judge
 
 log = logging.getLogger(__name__)
@@ -81,14 +83,24 @@ def train(cfg: TrainConfig, resume: bool = True) -> Path:
     ``out_dir/final`` (adapter safetensors + judge_config.json [+ base/ for tiny backbones]).
     A non-finite loss or trainable weight stops training at that step with
     :class:`trainer.module.NonFiniteTrainingError` (no ``final/`` is written).
+
+    A rerun whose ``last.ckpt`` is at the end of ``optim.max_epochs`` and whose ``final/`` is
+    written changes nothing: it logs one line saying the run is finished and returns (raise
+    ``optim.max_epochs`` to train on, or ``--no-resume`` to train again). ``final/`` is written
+    through a temporary sibling and renamed, so a kill mid-export leaves no half-written judge.
     """
     t0 = time.time()
     run_dir = Path(cfg.out_dir)
     last = run_dir / "checkpoints" / "last.ckpt"
-    position, rng = ResumePosition(), None
-    if resume and last.is_file():
-        position, rng = read_resume_state(last)  # before any work: a corrupt file stops here
-        log.info("resuming from %s at epoch %d, batch %d", last, position.epoch, position.batches_done)
+    saved = read_resume_state(last) if resume and last.is_file() else None  # a corrupt file stops here
+    if saved is not None:
+        if _finished(saved, cfg, run_dir / FINAL_SUBDIR):
+            log.warning("%s: this run already finished (%d epochs, judge in %s); nothing to do "
+                        "(raise optim.max_epochs to train on, or --no-resume to train again)",
+                        last, saved.position.epoch, run_dir / FINAL_SUBDIR)
+            return run_dir
+        log.info("resuming from %s at epoch %d, batch %d", last, saved.position.epoch, saved.position.batches_done)
+    position = saved.position if saved is not None else ResumePosition()
     run_dir.mkdir(parents=True, exist_ok=True)
     cfg.save(run_dir / "train_config.yaml")
     task = TASKS[cfg.task]
@@ -97,12 +109,15 @@ def train(cfg: TrainConfig, resume: bool = True) -> Path:
 
     judge = build_trainable_judge(cfg)  # seeds the run
     module = JudgeModule(task, judge, cfg, val_rows=[r for r in rows if r["split"] == "test"])
+    if saved is not None:  # before any training time: the checkpoint must hold exactly this run's trainable set
+        check_trainable_state(last, saved.shapes, module.trainable_shapes())
     n_train, n_total = trainable_parameter_count(module)
     log.info("trainable parameters: %d of %d", n_train, n_total)
     dm = JudgeDataModule(rows, task, judge, batch_size=cfg.data.batch_size, seed=cfg.seed,
                          num_workers=cfg.data.num_workers, start=(position.epoch, position.batches_done))
     module.trained.train()  # backbones load in eval mode; Lightning keeps each module's mode
-    ckpt = ResumeCheckpoint(last, cfg.optim.checkpoint_every_n_steps, restore_rng=rng)
+    ckpt = ResumeCheckpoint(last, cfg.optim.checkpoint_every_n_steps,
+                            restore_rng=saved.rng if saved is not None else None)
     trainer = L.Trainer(
         max_epochs=cfg.optim.max_epochs, accelerator=cfg.hardware.accelerator, devices=cfg.hardware.devices,
         num_nodes=cfg.hardware.num_nodes, strategy=_strategy(cfg), precision=cfg.hardware.precision,
@@ -115,7 +130,7 @@ def train(cfg: TrainConfig, resume: bool = True) -> Path:
         # The sampler skips the batches a mid-epoch checkpoint already trained on (see resume.py),
         # which Lightning cannot see and warns about.
         warnings.filterwarnings("ignore", message=".*resuming from a checkpoint that ended before the epoch ended.*")
-        trainer.fit(module, datamodule=dm, ckpt_path=str(last) if resume and last.is_file() else None)
+        trainer.fit(module, datamodule=dm, ckpt_path=str(last) if saved is not None else None)
     if trainer.is_global_zero:
         training = {"trainable_parameters": n_train, "total_parameters": n_total,
                     "train_clips": len(dm.train_ds), "labels": label_summary}
@@ -124,5 +139,28 @@ def train(cfg: TrainConfig, resume: bool = True) -> Path:
             with torch.inference_mode():
                 training["calibration"] = task.calibrate(judge, rows, cfg.task_config)
         training["train_seconds"] = round(time.time() - t0, 1)
-        export_judge(judge, cfg, run_dir / FINAL_SUBDIR, training=training)
+        _export_final(judge, cfg, run_dir / FINAL_SUBDIR, training)
     return run_dir
+
+
+def _finished(saved: SavedRun, cfg: TrainConfig, final: Path) -> bool:
+    """True when ``saved`` was taken at the end of the last of ``optim.max_epochs`` epochs and the
+    judge folder ``final`` is complete (it only ever appears whole, see :func:`_export_final`)."""
+    done = saved.position.epoch >= cfg.optim.max_epochs and saved.position.batches_done == 0
+    return done and (final / "judge_config.json").is_file()
+
+
+def _export_final(judge, cfg: TrainConfig, final: Path, training: dict) -> None:
+    """Write the judge folder into ``final.partial`` (a leftover of a killed export is removed
+    first), then swap it in for ``final``: the folder is whole or absent, never half-written."""
+    partial = final.with_name(final.name + ".partial")
+    old = final.with_name(final.name + ".old")
+    for leftover in (partial, old):
+        if leftover.exists():
+            shutil.rmtree(leftover)
+    export_judge(judge, cfg, partial, training=training)
+    if final.exists():  # a judge of the same run trained for fewer epochs: replaced
+        os.replace(final, old)
+    os.replace(partial, final)
+    if old.exists():
+        shutil.rmtree(old)
