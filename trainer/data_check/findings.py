@@ -129,7 +129,7 @@ class Findings:
         except (OSError, RuntimeError, ValueError):
             return "missing-audio", "not found"
         if not real.is_relative_to(self.root):
-            return "bad-path", f"leads outside {self.corpus} (a symbolic link to {shown(str(real))})"
+            return "bad-path", f"leads outside {self.corpus} through a symbolic link (to {shown(str(real))})"
         if not real.is_file():
             return "missing-audio", "is not a regular file"
         try:
