@@ -214,3 +214,33 @@ def test_metrics_nvv_likert_refuses_a_file_given_twice(tmp_path, capsys):
     assert main(["metrics", "nvv", "--likert", str(f)]) == 0
     capsys.readouterr()
     refused(["metrics", "nvv", "--likert", f, f"{tmp_path}/./f.json"], capsys, "--likert: ", "are the same file")
+
+
+# ---- metrics instructttseval --n-resamples: CIs on request, progress for long resamplings ------------
+
+
+def test_metrics_instructttseval_n_resamples(tmp_path, capsys, monkeypatch):
+    import evaluators.benchmarks.instructttseval.metrics as m
+
+    rows = [{"id": f"en_{k}", "APS": {"gemini_score": k % 3 != 0}, "DSD": {"gemini_score": k % 2 == 0}}
+            for k in range(30)]
+    res = write_jsonl(tmp_path / "sys.jsonl", rows)
+
+    def report(*extra):
+        out = tmp_path / "r.json"
+        assert main(["metrics", "instructttseval", "--results", str(res), "--out", str(out), *extra]) == 0
+        return json.loads(out.read_text())["sys"]["tasks"]["APS"], capsys.readouterr().err
+
+    aps, err = report("--n-resamples", "0")
+    assert aps["ci95"] is None and aps["percent"] == pytest.approx(100 * 20 / 30) and "bootstrap" not in err
+    monkeypatch.setattr(m, "_LONG_RESAMPLING", 30 * 200)  # this file counts as a long resampling
+    aps_200, err = report("--n-resamples", "200", "--seed", "3")
+    assert aps_200["ci95"][0] < aps["percent"] < aps_200["ci95"][1]
+    assert "bootstrap: 200 resamples of 30 rows (--n-resamples sets how many; 0: no CIs)" in err
+    assert report("--n-resamples", "200", "--seed", "3")[0] == aps_200  # seeded: the same CIs
+    monkeypatch.setattr(m, "_LONG_RESAMPLING", 30 * 200 + 1)
+    assert "bootstrap" not in report("--n-resamples", "200")[1]  # short: nothing said
+    for bad in ("-1", "x"):
+        with pytest.raises(SystemExit) as e:
+            main(["metrics", "instructttseval", "--results", str(res), "--n-resamples", bad])
+        assert e.value.code == 2 and "argument --n-resamples" in capsys.readouterr().err

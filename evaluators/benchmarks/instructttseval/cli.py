@@ -19,7 +19,7 @@ def cmd_metrics(args) -> int:
         raise ValueError(f"{len(args.system)} --system names for "
                          f"{len(args.results)} --results files")
     report = metrics_from_files(args.results, field=args.field, missing_as_false=args.missing_as_false,
-                                systems=args.system)
+                                systems=args.system, n_resamples=args.n_resamples, seed=args.seed)
     print(report["markdown"])
     if args.out:
         # undefined numbers as null, never bare NaN
@@ -29,6 +29,9 @@ def cmd_metrics(args) -> int:
 
 
 def add_metrics_parser(msub):
+    """Add ``instructttseval`` to the ``metrics`` command's subparsers; returns the parser."""
+    from evaluators.runtime_options import non_negative_int_arg
+
     p = msub.add_parser("instructttseval", help="InstructTTSEval: APS/DSD/RP/Avg %% true per system with 95%% "
                                                 "bootstrap CIs, from any result file (public Gemini or local judge)")
     p.add_argument("--results", required=True, nargs="+", action="extend",
@@ -40,6 +43,10 @@ def add_metrics_parser(msub):
                         "aggregation, where they leave the denominator")
     p.add_argument("--system", nargs="+", action="extend", help="system names, one per --results file "
                                                                  "(default: the file names)")
+    p.add_argument("--n-resamples", type=non_negative_int_arg, default=10_000,
+                   help="bootstrap resamples of the rows for the 95%% CIs (0: no CIs; time grows with rows x "
+                        "resamples, a progress bar on a terminal)")
+    p.add_argument("--seed", type=non_negative_int_arg, default=0, help="bootstrap seed (>= 0; same seed -> same CIs)")
     p.add_argument("--out", help="also write the per-system JSON report here")
     p.set_defaults(func=cmd_metrics)
     return p

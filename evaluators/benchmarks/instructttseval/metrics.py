@@ -15,17 +15,21 @@ and the macro Avg.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from evaluators.benchmarks.instructttseval.items import DIMENSIONS, TASKS
 from evaluators.jsonl import JsonlError, read_jsonl, reject_duplicate_ids, require_id, row_where, shown
+from evaluators.progress import progress_bar
 
 #: Outcomes counted per dimension ("unsupported" dimensions are not counted).
 COUNTED_OUTCOMES = ("conflicts", "matches", "not_mentioned")
 # resamples x rows per bootstrap chunk (int32 indices + int64 gathers: ~48 MB), bounding memory for big files
 _CHUNK_ELEMS = 4_000_000
+#: rows x resamples from which a bootstrap says on stderr what it is doing (about 10 s of gathers)
+_LONG_RESAMPLING = 1_000_000_000
 
 # paper Table 5 (EN) and Table 6 (ZH): system -> (APS, DSD, RP, Avg), in %
 PAPER_TABLES: dict[str, dict[str, tuple[float, float, float, float]]] = {
@@ -81,9 +85,14 @@ def _bootstrap(true_ind: np.ndarray, valid_ind: np.ndarray, n_resamples: int, se
     packed = np.ascontiguousarray((true_ind + base * valid_ind).astype(np.int64).T)  # (k, n): contiguous gathers
     chunk = max(1, _CHUNK_ELEMS // n)
     sums = []
-    for start in range(0, n_resamples, chunk):
-        idx = rng.integers(0, n, size=(min(chunk, n_resamples - start), n), dtype=np.int32)
-        sums.append(np.stack([packed[j][idx].sum(axis=1) for j in range(k)], axis=1))
+    if n * n_resamples >= _LONG_RESAMPLING:  # minutes of work: say so even where no bar is drawn
+        print(f"bootstrap: {n_resamples:,} resamples of {n:,} rows (--n-resamples sets how many; 0: no CIs)",
+              file=sys.stderr)
+    with progress_bar(n_resamples, "bootstrap", unit="resample") as bar:
+        for start in range(0, n_resamples, chunk):
+            idx = rng.integers(0, n, size=(min(chunk, n_resamples - start), n), dtype=np.int32)
+            sums.append(np.stack([packed[j][idx].sum(axis=1) for j in range(k)], axis=1))
+            bar.update(len(idx))
     s = np.concatenate(sums, axis=0)
     pct = _percents(s % base, s // base)
     # macro Avg over the tasks valid in that resample (the public rule); nan if none is, skipped by _ci
