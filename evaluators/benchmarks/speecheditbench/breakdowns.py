@@ -41,6 +41,8 @@ FAILURE_TYPES = ("target not applied", "wrong expressive label", "local content 
 #: The public per-task summaries' diagnostic means: summary key -> row field.
 DIAGNOSTIC_MEANS = {"avg_utmos": "utmos", "avg_source_output_speaker_similarity": "source_output_speaker_similarity",
                     "avg_distillmos": "distillmos"}
+#: Means beyond the public summaries' (DistillMOS: ``--distillmos``), left out of a task that has none.
+OPTIONAL_MEANS = ("avg_distillmos",)
 
 
 def field(row: dict, key: str):
@@ -168,9 +170,11 @@ def diagnostic_means(rows: list[dict]) -> dict:
         entry = {}
         for key, name in DIAGNOSTIC_MEANS.items():
             xs = [float(v) for r in rs if (v := field(r, name)) is not None]
+            if not xs and key in OPTIONAL_MEANS:
+                continue  # omnijudge's own diagnostics appear only where measured
             entry[key] = round(float(np.mean(xs)), 4) if xs else None
             entry[f"n_{name}"] = len(xs)
-        if any(entry[k] is not None for k in DIAGNOSTIC_MEANS):
+        if any(entry.get(k) is not None for k in DIAGNOSTIC_MEANS):
             out[task] = entry
     return out
 

