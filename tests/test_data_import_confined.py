@@ -160,3 +160,13 @@ def test_out_must_be_a_folder_and_is_never_written_into_unasked(tmp_path, capsys
     assert main(["data", "import", "bvcc", "--from", str(tmp_path), "--out", str(tmp_path / "file")]) == 2
     assert "exists and is not a folder" in capsys.readouterr().err
     assert (tmp_path / "file").read_text() == "keep me"
+
+
+def test_the_printed_summary_names_the_ten_most_frequent_drop_reasons():
+    from trainer.data_import.report import summary_lines
+
+    report = {"source": "s", "kind": "mos", "rows": {"train": 1}, "labels": {}, "rows_per_second": 1.0,
+              "bytes_written": 10, "dropped_by_reason": {f"audio path {i}": i + 1 for i in range(15)}}
+    lines = summary_lines(report)
+    assert lines[2] == "  dropped 15: audio path 14" and len(lines) == 13
+    assert lines[-1] == "  dropped 15 more for 5 other reasons (report.json lists them)"

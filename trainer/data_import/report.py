@@ -9,6 +9,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+#: Drop reasons printed after an import (the most frequent first); report.json holds them all.
+SHOWN_REASONS = 10
+
 
 @dataclass
 class ImportReport:
@@ -63,8 +66,12 @@ def summary_lines(report: dict) -> list[str]:
     for split, n in report["rows"].items():
         labels = ", ".join(f"{k} {v}" for k, v in sorted(report["labels"].get(split, {}).items()))
         lines.append(f"  {split}: {n} rows ({labels})")
-    for reason, n in report["dropped_by_reason"].items():
+    reasons = sorted(report["dropped_by_reason"].items(), key=lambda kv: -kv[1])
+    for reason, n in reasons[:SHOWN_REASONS]:
         lines.append(f"  dropped {n}: {reason}")
+    if len(reasons) > SHOWN_REASONS:
+        rest = sum(n for _, n in reasons[SHOWN_REASONS:])
+        lines.append(f"  dropped {rest} more for {len(reasons) - SHOWN_REASONS} other reasons (report.json lists them)")
     if report.get("renamed"):
         lines.append(f"  renamed {len(report['renamed'])} id(s) whose file names would clash "
                      f"(a hash suffix; report.json lists them)")
