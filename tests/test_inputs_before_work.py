@@ -244,3 +244,19 @@ def test_metrics_instructttseval_n_resamples(tmp_path, capsys, monkeypatch):
         with pytest.raises(SystemExit) as e:
             main(["metrics", "instructttseval", "--results", str(res), "--n-resamples", bad])
         assert e.value.code == 2 and "argument --n-resamples" in capsys.readouterr().err
+
+
+# ---- the zero-shot InstructTTSEval preset runs on the tiny default ----------------------------------
+
+
+@pytest.mark.parametrize("preset, base, vocab", [("instruct-follow", "tiny", "qwen"),
+                                                 ("instruct-follow", "tiny-qwen-vocab", "qwen"),
+                                                 ("auto-att", "tiny", "byte"), ("auto-att", "tiny-qwen-vocab", "qwen")])
+def test_tiny_bases_give_label_words_their_own_tokens(preset, base, vocab):
+    from evaluators.judges.label_words import first_token_ids
+    from evaluators.judges.verbalizer import VerbalizerJudge
+
+    judge = VerbalizerJudge.from_preset(preset, base=base)
+    assert judge.backbone.tiny_vocab == vocab  # never taken for a Hub id
+    firsts = first_token_ids(judge.backbone.tokenizer, judge.preset.label_texts, warn=False)
+    assert len(set(firsts)) == len(firsts)

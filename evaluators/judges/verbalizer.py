@@ -39,6 +39,23 @@ class JudgeOutput:
     label: str
 
 
+#: ``--base`` names of the offline tiny random backbone -> its vocabulary (``AudioLLM.tiny``).
+TINY_BASES = {"tiny": "byte", "tiny-qwen-vocab": "qwen"}
+
+
+def _tiny_for(preset: JudgePreset, backbone: str, vocab: str, device, dtype) -> AudioLLM:
+    """The tiny backbone for ``preset``: on the byte vocabulary every label word after a space
+    starts with the space byte, so a preset whose labels cannot be told apart there gets the Qwen
+    vocabulary (where they are single tokens, as on the real checkpoints)."""
+    audio_llm = AudioLLM.tiny(backbone, device=device, dtype=dtype, vocab=vocab)
+    if vocab == "byte":
+        try:
+            first_token_ids(audio_llm.tokenizer, preset.label_texts, warn=False)
+        except ValueError:
+            audio_llm = AudioLLM.tiny(backbone, device=device, dtype=dtype, vocab="qwen")
+    return audio_llm
+
+
 class VerbalizerJudge(JudgePersistence):
     """Rates audio by the probability mass on a preset's label words (judge kind ``verbalizer``).
 
@@ -213,15 +230,17 @@ class VerbalizerJudge(JudgePersistence):
 
         ``base`` is a hub id or folder (default: the preset's ``base_model``, else the backbone's
         hub checkpoint); ``"tiny"`` builds the offline tiny random backbone (tests and smoke runs
-        only: its scores mean nothing). The backbone is the preset's binding, else ``backbone``,
+        only: its scores mean nothing) with the byte vocabulary, or the Qwen vocabulary where the
+        preset's label words share a first byte token (``" true"`` / ``" false"``);
+        ``"tiny-qwen-vocab"`` always with the Qwen vocabulary. The backbone is the preset's binding, else ``backbone``,
         else read from the checkpoint; a checkpoint of another backbone is refused before loading.
         """
         preset = get_preset(preset) if isinstance(preset, str) else preset
         if backbone and preset.backbone and backbone != preset.backbone:
             raise ValueError(f"preset {preset.name!r} is bound to backbone {preset.backbone!r}, not {backbone!r}")
         wanted = preset.backbone or backbone
-        if base == "tiny":
-            audio_llm = AudioLLM.tiny(wanted or "qwen2_5_omni", device=device, dtype=dtype)
+        if base in TINY_BASES:
+            audio_llm = _tiny_for(preset, wanted or "qwen2_5_omni", TINY_BASES[base], device, dtype)
         else:
             source = base or preset.base_model or get_backbone_spec(wanted or "qwen2_5_omni").hub_id
             audio_llm = AudioLLM.from_pretrained(source, backbone=wanted, device=device, dtype=dtype,
