@@ -23,7 +23,7 @@ the model never touches.
 :class:`DistillMos` batches clips of at most 7.68 s (zero-padded to the model's 7.68 s, exactly
 what the model does to each alone) and runs longer ones one by one, so a score never depends on the
 other clips in the call. On the Debian test recordings (``tests/test_real_measures.py``) espeak-ng
-speech scores 2.35-2.62 and human speech (8 kHz telephone prompts, 64 kb/s MP3 audiobook) 3.38-4.16.
+speech scores 2.35-2.86 and human speech (8 kHz telephone prompts, 64 kb/s MP3 audiobook) 3.60-4.32.
 
 Public API
 ----------
