@@ -249,6 +249,7 @@ def run_check(corpus: Path, task: str, min_raters: int | None = None) -> Finding
         f.add("unchecked", Path(corpus), 0, f"the check stopped early ({type(e).__name__}: {shown(str(e))}); "
                                             "the problems before this one were found")
     _corpus_wide(f, task)
+    f.problems.sort(key=lambda p: (p.file, p.line))  # stable: a line's problems keep their order
     return f
 
 
