@@ -16,16 +16,16 @@ import soundfile as sf
 from trainer.benchmarks.att.corpus import AttCorpusConfig, build_att_corpus
 from trainer.benchmarks.att.protocol import labelled_rows
 from trainer.benchmarks.att.real_corpus import _listeners, render_spec
-from trainer.benchmarks.att.real_plan import HELD_OUT_VOICES, plan, rungs_in_use
+from trainer.benchmarks.att.real_plan import HELD_OUT_VOICES, TEST_DEGRADATION, plan, rungs_in_use
 from trainer.synth.real_speech import degrade, engines
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE, condition_file
 from trainer.synth.real_speech.degrade import Degradation
 from trainer.synth.real_speech.ladder import RUNG_SCORES, RUNGS, construction_score, penalty
-from trainer.synth.real_speech.recordings import MissingPackage, asterisk_prompts
+from trainer.synth.real_speech.recordings import SPEAKERS, MissingPackage, asterisk_prompts
 
 ROOT = Path(__file__).resolve().parents[1]
-SMALL = dict(source="real", seed=3, real_train_sentences=3, real_test_sentences=2, n_human_traps=2,
-             n_flawed_traps=1, max_clip_s=4.0)
+SMALL = dict(source="real", seed=3, real_train_sentences=2, real_test_sentences=3, n_human_traps=2,
+             n_flawed_traps=1, max_clip_s=4.0, render_workers=2)
 
 
 @pytest.fixture(scope="module")
@@ -59,21 +59,51 @@ def test_held_out_voices_and_sentences_are_disjoint_from_training(corpus):
     train_v = {_base_voice(r["voice"]) for r in ev if r["split"] == "train"}
     test_v = {_base_voice(r["voice"]) for r in ev if r["split"] == "test"}
     assert not train_v & test_v and test_v <= set(HELD_OUT_VOICES)
-    train_s = {r["sentence_id"] for r in ev if r["split"] == "train"}
-    test_s = {r["sentence_id"] for r in ev if r["split"] == "test"}
-    assert not train_s & test_s
-    traps = {r["sentence_id"] for r in rows if r["kind"] != "eval"}
-    assert not traps & (train_s | test_s)
+    for key in ("sentence_id", "text"):  # Carlo's and Menardi's Italian prompts share names: texts disjoint too
+        train_s = {r[key] for r in ev if r["split"] == "train"}
+        test_s = {r[key] for r in ev if r["split"] == "test"}
+        assert not train_s & test_s
+        traps = {r[key] for r in rows if r["kind"] != "eval"}
+        assert not traps & (train_s | test_s)
 
 
-def test_same_sentences_across_rungs(corpus):
+def test_same_sentences_across_rungs_of_their_language(corpus):
     _, _, rows = corpus
     for split in ("train", "test"):
         by_sentence = {}
         for r in rows:
             if r["split"] == split:
-                by_sentence.setdefault(r["sentence_id"], set()).add(r["family"])
-        assert all(fams == set(rungs_in_use()) for fams in by_sentence.values())
+                by_sentence.setdefault((r["sentence_id"], r["lang"]), set()).add(r["family"])
+        for (_, lang), fams in by_sentence.items():
+            assert fams == (set(rungs_in_use()) if lang == "en" else {"formant", "human"}), (lang, fams)
+
+
+def test_several_human_speakers_on_both_sides_and_every_language_has_a_formant_voice(corpus):
+    _, _, rows = corpus
+    ev = [r for r in rows if r["kind"] == "eval"]
+    people = {split: {SPEAKERS[r["engine"].split(":", 1)[1]] for r in ev if r["split"] == split and r["family"] == "human"}
+              for split in ("train", "test")}
+    assert len(people["train"]) >= 5 and len(people["test"]) == 3 and not people["train"] & people["test"]
+    assert {r["lang"] for r in ev if r["split"] == "train"} == {"en", "es", "fr", "it", "ru"}
+    assert {r["lang"] for r in ev if r["split"] == "test"} == {"en", "it"}
+    for split in ("train", "test"):
+        for lang in {r["lang"] for r in ev if r["split"] == split}:
+            fams = {r["family"] for r in ev if r["split"] == split and r["lang"] == lang}
+            assert {"formant", "human"} <= fams, (split, lang)
+            voices = {r["engine"] for r in ev if r["split"] == split and r["lang"] == lang and r["family"] == "formant"}
+            assert all(engines.VOICES["formant"][int(v.rsplit("_v", 1)[1])].lang == lang
+                       for v in {r["voice"] for r in ev if r["split"] == split and r["lang"] == lang
+                                 and r["family"] == "formant"}), voices
+
+
+def test_each_held_out_degraded_voice_has_as_many_clips_as_its_clean_voice(corpus):
+    _, _, rows = corpus
+    test = [r for r in rows if r["split"] == "test"]
+    count = lambda v: sum(r["voice"] == v for r in test)  # noqa: E731
+    for voice, d in TEST_DEGRADATION.items():
+        if voice.split("_")[0] in rungs_in_use():
+            rung, k = voice.rsplit("_v", 1)
+            assert count(f"{rung}_{d.tag}_v{k}") == count(voice) > 0
 
 
 def test_protocol_and_data_check_accept_it(corpus):

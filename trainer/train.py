@@ -40,7 +40,7 @@ def ensure_corpus(cfg: TrainConfig) -> Path:
         return corpus
     if not cfg.data.synthesize_if_missing:
         raise FileNotFoundError(f"{corpus}: no {'/'.join(task.corpus.files)} and data.synthesize_if_missing is false")
-    log.info("building synthetic %s corpus in %s", task.name, corpus)
+    log.info("building %s %s corpus in %s", getattr(cfg.task_config.corpus, "source", "synthetic"), task.name, corpus)
     task.corpus.build(cfg.task_config.corpus, corpus)
     return corpus
 

@@ -18,11 +18,14 @@ training voices on training sentences, ``test`` = held-out voices on held-out se
 
 from __future__ import annotations
 
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
 import numpy as np
 
 from evaluators.progress import progress_iter
 from trainer.benchmarks.att.listeners import ListenerParams, SimClip, simulate_listeners
-from trainer.benchmarks.att.real_plan import DIMENSION, FLAWED, HUMAN_SETS, plan
+from trainer.benchmarks.att.real_plan import DIMENSION, FLAWED, plan
 from trainer.synth.corpus_io import write_jsonl, write_wav
 from trainer.synth.real_speech import degrade
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE, condition, condition_file
@@ -44,9 +47,17 @@ def render_spec(spec: dict, seed: int, index: int, max_s: float) -> np.ndarray:
     return y
 
 
+def _render_job(job: tuple) -> int:
+    """Render one planned clip to its wav file (a worker process's unit); returns its length."""
+    spec, seed, index, max_s, path = job
+    y = render_spec(spec, seed, index, max_s)
+    write_wav(Path(path), y, SAMPLE_RATE)
+    return len(y)
+
+
 def _engine(spec: dict) -> str:
     if spec["source"] == "recording":
-        return f"recording:{HUMAN_SETS[spec['voice_index']]}"
+        return f"recording:{spec['sentence'].speaker}"
     return VOICES[spec["rung"]][spec["voice_index"]].label
 
 
@@ -54,7 +65,7 @@ def _row(spec: dict, rel: str, n: int) -> dict:
     s, d, ev = spec["sentence"], spec["degradation"], spec["kind"] == "eval"
     return {"id": spec["id"], "audio": rel, "kind": spec["kind"], "family": spec["rung"] if ev else None,
             "voice": spec["voice"] if ev else None, "dimension": DIMENSION if ev else None,
-            "split": spec["split"] if ev else None, "lang": "en", "text": s.text,
+            "split": spec["split"] if ev else None, "lang": s.lang, "text": s.text,
             "sentence_id": f"{s.speaker}/{s.id}", "rung": spec["rung"], "engine": _engine(spec),
             "degradation": (d.as_dict() if d else None) if spec["kind"] != "flawed_trap" else
             [f.as_dict() for f in FLAWED], "latent_hls": spec["score"], "labels": LABELS_NOTE,
@@ -97,12 +108,14 @@ def build_real_att_corpus(config, out) -> dict:
     (out / "audio").mkdir(parents=True, exist_ok=True)
     specs = plan(config.seed, config.real_train_sentences, config.real_test_sentences,
                  config.n_human_traps, config.n_flawed_traps)
-    rows = []
-    for i, s in enumerate(progress_iter(specs, "real att")):
-        y = render_spec(s, config.seed, i, config.max_clip_s)
-        rel = f"audio/{s['id']}.wav"
-        write_wav(out / rel, y, SAMPLE_RATE)
-        rows.append(_row(s, rel, len(y)))
+    jobs = [(s, config.seed, i, config.max_clip_s, str(out / f"audio/{s['id']}.wav")) for i, s in enumerate(specs)]
+    workers = min(config.render_workers, len(jobs))
+    if workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            lengths = list(pool.map(_render_job, jobs, chunksize=2))
+    else:
+        lengths = [_render_job(j) for j in progress_iter(jobs, "real att")]
+    rows = [_row(s, f"audio/{s['id']}.wav", n) for s, n in zip(specs, lengths)]
     write_jsonl(out / "clips.jsonl", rows)
     judgements, listeners = _listeners(config, specs)
     write_jsonl(out / "judgements.jsonl", judgements)

@@ -32,11 +32,26 @@ if TYPE_CHECKING:
 
 
 def add_synth_arguments(parser) -> None:
-    parser.add_argument("--clips-per-voice-dimension", type=int, default=10)
-    parser.add_argument("--system-outputs", help="also render a folder of system outputs here (for scoring demos)")
+    parser.add_argument("--source", choices=("synthetic", "real"), default="synthetic",
+                        help="synthetic: procedural voices; real: installed TTS engines and human recordings, "
+                             "labels by construction (docs/att.md)")
+    parser.add_argument("--clips-per-voice-dimension", type=int, default=10, help="(synthetic)")
+    parser.add_argument("--real-train-sentences", type=int, default=12, help="(real) English training prompts")
+    parser.add_argument("--real-test-sentences", type=int, default=15, help="(real) held-out sentences")
+    parser.add_argument("--render-workers", type=int, default=2, help="(real) processes rendering clips")
+    parser.add_argument("--system-outputs", help="also render a folder of system outputs here (synthetic; for scoring demos)")
 
 
 def synth(out: Path, seed: int, options: dict) -> str:
+    if options.get("source") == "real":
+        if options.get("system_outputs"):
+            raise ValueError("--system-outputs renders synthetic systems; with --source real the held-out voices "
+                             "of the corpus (split test) are the systems")
+        config = AttCorpusConfig(seed=seed, source="real", real_train_sentences=options["real_train_sentences"],
+                                 real_test_sentences=options["real_test_sentences"],
+                                 render_workers=options["render_workers"], n_human_traps=8, n_flawed_traps=4,
+                                 max_clip_s=4.0)
+        return f"wrote {build_att_corpus(config, out)}"
     corpus = build_att_corpus(AttCorpusConfig(seed=seed, clips_per_voice_dimension=options["clips_per_voice_dimension"]),
                               out)
     text = f"wrote {corpus}"

@@ -1,7 +1,9 @@
 """TTS voices of installed engines, one ``TtsVoice`` per (engine, voice, settings).
 
 Engines and their rung on the human-likeness ladder (``ladder.py``):
-  * formant: espeak-ng (Klatt-style formant synthesis; voice variants with their own rate and pitch);
+  * formant: espeak-ng (Klatt-style formant synthesis; voice variants with their own rate and pitch),
+    in English and in every other language of the human recordings (es, fr, it, ru), so that a
+    non-English clip is not human by its language alone;
   * diphone: festival ``kal_diphone`` and ``ked_diphone`` (festvox-kallpc16k, festvox-kdlpc16k),
     flite ``kal`` (residual-excited LPC diphones);
   * parametric: festival ``cmu_us_slt_arctic_hts`` (HTS), flite ``awb``, ``rms``, ``slt`` (clustergen);
@@ -36,12 +38,14 @@ _FESTIVAL_PACKAGES = {"kal_diphone": "festvox-kallpc16k", "ked_diphone": "festvo
 @dataclass(frozen=True)
 class TtsVoice:
     """A voice of an engine: ``engine`` espeak-ng | festival | flite | piper, the engine's own
-    ``voice`` name, its ``rung`` and engine settings (``settings``: name -> value)."""
+    ``voice`` name, its ``rung``, engine settings (``settings``: name -> value) and the language
+    of the text it reads (``lang``)."""
 
     engine: str
     voice: str
     rung: str
     settings: tuple = field(default_factory=tuple)
+    lang: str = "en"
 
     @property
     def label(self) -> str:
@@ -53,7 +57,10 @@ class TtsVoice:
 VOICES: dict[str, list[TtsVoice]] = {
     "formant": [TtsVoice("espeak-ng", v, "formant", (("s", s), ("p", p))) for v, s, p in (
         ("en-us", 165, 50), ("en+m3", 155, 40), ("en+f3", 165, 65), ("en-us+m7", 175, 45),
-        ("en-gb-scotland+f4", 150, 70), ("en-gb-x-rp+m1", 160, 55))],
+        ("en-gb-scotland+f4", 150, 70), ("en-gb-x-rp+m1", 160, 55))]
+    + [TtsVoice("espeak-ng", v, "formant", (("s", s), ("p", p)), lang) for v, s, p, lang in (
+        ("es-419", 160, 45, "es"), ("fr+f2", 160, 60, "fr"), ("it", 160, 50, "it"), ("ru+m3", 155, 45, "ru"),
+        ("it+f3", 150, 68, "it"))],
     "diphone": [TtsVoice("festival", "kal_diphone", "diphone"), TtsVoice("flite", "kal", "diphone"),
                 TtsVoice("festival", "ked_diphone", "diphone")],
     "parametric": [TtsVoice("festival", "cmu_us_slt_arctic_hts", "parametric"), TtsVoice("flite", "awb", "parametric"),

@@ -1,10 +1,17 @@
 """Human recordings installed by Debian packages, with their transcripts.
 
-Three recording sets, each one speaker:
-  * ``asterisk_en``: the Asterisk PBX English prompts (one professional speaker, 8 kHz;
-    ``asterisk-core-sounds-en-wav`` for the audio, ``asterisk-core-sounds-en`` for the transcripts);
+Recording sets (a set is one speaker in one language; ``SPEAKERS`` says who is who):
+  * ``asterisk_<lang>``: the Asterisk PBX core prompts, 8 kHz, professional speakers:
+    ``en`` (en-US, Allison Smith) and ``es`` (es-MX, the same Allison Smith), ``fr`` (fr-CA, June
+    Wallack), ``it`` (it-IT, "Carlo"), ``ru`` (ru-RU, "IvrvoiceRU"); ``asterisk-core-sounds-<lang>-wav``
+    for the audio and ``asterisk-core-sounds-<lang>`` for the transcripts (CC BY-SA 3.0, Digium);
+  * ``menardi_it``: the Italian Asterisk prompts of Marco Menardi's set (``asterisk-prompt-it-menardi-wav``,
+    CC BY-SA 3.0 IT; a female speaker). The package has no transcript of its own: the text of a prompt is
+    the ``asterisk-core-sounds-it`` transcript of the prompt with the same name (the same Asterisk
+    message in Italian; a recording's exact wording may differ slightly from it);
   * ``librivox``: five LibriVox readings of *Sense and Sensibility* (``pocketsphinx-testdata``);
-  * ``an4_cards``: five read card names ("ten of clubs") from the same package.
+  * ``an4_cards``: five read card names ("ten of clubs") from the same package;
+  * ``alsa``: the eight channel names ("Front left") of ``alsa-utils``' speaker-test sounds (GPL-2).
 Only the transcripts are read here; audio is decoded when a corpus is built, never copied into
 the project.
 """
@@ -18,8 +25,26 @@ from pathlib import Path
 
 import soundfile as sf
 
-ASTERISK_SOUNDS = Path("/usr/share/asterisk/sounds/en")
+ASTERISK_ROOT = Path("/usr/share/asterisk/sounds")
+ASTERISK_SOUNDS = ASTERISK_ROOT / "en"
 ASTERISK_TEXT = Path("/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz")
+ALSA_SOUNDS = Path("/usr/share/sounds/alsa")
+#: Asterisk recording set -> (sound folder under ASTERISK_ROOT, transcript language, audio package)
+ASTERISK_SETS = {
+    "asterisk_en": ("en", "en", "asterisk-core-sounds-en-wav"),
+    "asterisk_es": ("es_MX_f_Allison", "es", "asterisk-core-sounds-es-wav"),
+    "asterisk_fr": ("fr_CA_f_June", "fr", "asterisk-core-sounds-fr-wav"),
+    "asterisk_it": ("it_IT_m_Carlo", "it", "asterisk-core-sounds-it-wav"),
+    "asterisk_ru": ("ru_RU_f_IvrvoiceRU", "ru", "asterisk-core-sounds-ru-wav"),
+    "menardi_it": ("it_IT_f_Menardi", "it", "asterisk-prompt-it-menardi-wav"),
+}
+#: recording set -> the person speaking it (two sets, one speaker: Allison Smith's en and es prompts)
+SPEAKERS = {"asterisk_en": "Allison Smith", "asterisk_es": "Allison Smith", "asterisk_fr": "June Wallack",
+            "asterisk_it": "Carlo (Asterisk it-IT)", "asterisk_ru": "IvrvoiceRU (Asterisk ru-RU)",
+            "menardi_it": "Menardi set (it-IT, female)", "librivox": "LibriVox reader",
+            "an4_cards": "an4 cards reader", "alsa": "alsa-utils channel-name speaker"}
+#: recording set -> language of its text
+LANGS = {**{k: v[1] for k, v in ASTERISK_SETS.items()}, "librivox": "en", "an4_cards": "en", "alsa": "en"}
 POCKETSPHINX_DATA = Path("/usr/share/pocketsphinx/test/data")
 _SPHINX_LINE = re.compile(r"^<s>\s*(.*?)\s*</s>\s*\((\S+)\)\s*$")
 
@@ -41,6 +66,7 @@ class Recording:
     path: Path
     text: str
     duration_s: float
+    lang: str = "en"
 
 
 def _sentence(text: str) -> str:
@@ -50,27 +76,53 @@ def _sentence(text: str) -> str:
     return text if text[-1:] in ".!?" else text + "."
 
 
-def asterisk_prompts(min_words: int = 4, max_words: int = 12, min_s: float = 1.2, max_s: float = 4.0
-                     ) -> list[Recording]:
-    """Asterisk English prompts that are plain sentences (no digits, no bracketed tone descriptions),
-    ``min_words``-``max_words`` words and ``min_s``-``max_s`` seconds long; sorted by name."""
-    if not ASTERISK_SOUNDS.is_dir():
-        raise MissingPackage("the Asterisk English prompts", "apt-get install -y asterisk-core-sounds-en-wav")
-    if not ASTERISK_TEXT.is_file():
-        raise MissingPackage("the Asterisk English transcripts", "apt-get install -y asterisk-core-sounds-en")
-    out = []
-    with gzip.open(ASTERISK_TEXT, "rt", encoding="utf-8", errors="replace") as fh:
+def _transcripts(lang: str) -> dict[str, str]:
+    path = Path(f"/usr/share/doc/asterisk-core-sounds-{lang}/core-sounds-{lang}.txt.gz")
+    if lang == "en":
+        path = ASTERISK_TEXT
+    if not path.is_file():
+        raise MissingPackage(f"the Asterisk {lang} transcripts", f"apt-get install -y asterisk-core-sounds-{lang}")
+    out = {}
+    with gzip.open(path, "rt", encoding="utf-8", errors="replace") as fh:
         for line in fh:
             if line.startswith(";") or ":" not in line:
                 continue
             name, text = (s.strip() for s in line.split(":", 1))
-            path = ASTERISK_SOUNDS / f"{name}.wav"
-            if "/" in name or not path.is_file() or re.search(r"[\d\[\]]", text) or "..." in text:
-                continue
-            dur = sf.info(str(path)).duration
-            if min_words <= len(text.split()) <= max_words and min_s <= dur <= max_s:
-                out.append(Recording("asterisk_en", name, path, _sentence(text), round(dur, 4)))
+            out.setdefault(name, text)
+    return out
+
+
+def asterisk_prompts(min_words: int = 4, max_words: int = 12, min_s: float = 1.2, max_s: float = 4.0,
+                     recording_set: str = "asterisk_en") -> list[Recording]:
+    """Prompts of an Asterisk recording set (``ASTERISK_SETS``; default the English core prompts) that
+    are plain sentences (no digits, no bracketed tone descriptions), ``min_words``-``max_words`` words
+    and ``min_s``-``max_s`` seconds long; sorted by name."""
+    folder, lang, package = ASTERISK_SETS[recording_set]
+    sounds = ASTERISK_ROOT / folder
+    if not sounds.is_dir():
+        raise MissingPackage(f"the Asterisk {recording_set} prompts", f"apt-get install -y {package}")
+    out = []
+    for name, text in _transcripts(lang).items():
+        path = sounds / f"{name}.wav"
+        if "/" in name or not path.is_file() or re.search(r"[\d\[\]]", text) or "..." in text:
+            continue
+        dur = sf.info(str(path)).duration
+        if min_words <= len(text.split()) <= max_words and min_s <= dur <= max_s:
+            out.append(Recording(recording_set, name, path, _sentence(text), round(dur, 4), lang))
     return sorted(out, key=lambda r: r.id)
+
+
+def alsa_channel_names() -> list[Recording]:
+    """The eight spoken channel names of ``alsa-utils`` (``Front_Left.wav`` says "Front left"; the
+    ``Noise.wav`` file is not speech and is left out)."""
+    if not ALSA_SOUNDS.is_dir():
+        raise MissingPackage("the alsa-utils channel-name recordings", "apt-get install -y alsa-utils")
+    out = []
+    for path in sorted(ALSA_SOUNDS.glob("*_*.wav")):
+        words = path.stem.split("_")
+        out.append(Recording("alsa", path.stem, path, _sentence(" ".join(words).capitalize()),
+                             round(sf.info(str(path)).duration, 4)))
+    return out
 
 
 def _sphinx_set(folder: str, transcript: str, speaker: str) -> list[Recording]:
