@@ -213,3 +213,16 @@ def test_missing_engine_names_its_install_command(monkeypatch):
     monkeypatch.setattr(engines.shutil, "which", lambda _exe: None)
     with pytest.raises(MissingPackage, match="apt-get install -y espeak-ng"):
         engines.render(engines.VOICES["formant"][0], "Hello there.")
+
+
+def test_missing_recording_set_names_its_install_command(monkeypatch, tmp_path):
+    from trainer.synth.real_speech import recordings
+
+    monkeypatch.setattr(recordings, "ASTERISK_ROOT", tmp_path)
+    with pytest.raises(MissingPackage, match="apt-get install -y asterisk-core-sounds-fr-wav$"):
+        recordings.asterisk_prompts(recording_set="asterisk_fr")
+    with pytest.raises(MissingPackage, match="apt-get install -y asterisk-prompt-it-menardi-wav$"):
+        recordings.asterisk_prompts(recording_set="menardi_it")
+    monkeypatch.setattr(recordings, "ALSA_SOUNDS", tmp_path / "none")
+    with pytest.raises(MissingPackage, match="apt-get install -y alsa-utils$"):
+        recordings.alsa_channel_names()

@@ -134,9 +134,9 @@ def add_release_command(sub) -> None:
 
 
 def add_demo_command(sub) -> None:
-    p = sub.add_parser("demo", help="the whole Auto-ATT life cycle on the embedded tiny default (CPU)")
+    p = sub.add_parser("demo", help="the whole Auto-ATT life cycle on CPU: real speech, a Whisper-base tower and a random-tower comparison by default")
     p.add_argument("--out", default="demo_out", help="output folder (report.json, summary.md, release/, ...)")
-    p.add_argument("--config", default=None, help="run config (default: configs/att/tiny.yaml, embedded)")
+    p.add_argument("--config", default=None, help="run config (default: configs/att/tiny_real.yaml, the real-audio recipe; configs/att/tiny.yaml: the synthetic one)")
     p.add_argument("--set", nargs="*", action="extend", default=[], metavar="KEY=VALUE",
                    help="override config keys (repeatable)")
     add_runtime_arguments(p)

@@ -171,7 +171,7 @@ class AttCorpusConfig(StrictFromDict):
     max_clip_s: float = 3.5  # longest clip in seconds
     languages: tuple = ("zh", "en")  # text languages (zh required: the OOD dimensions are Chinese-only)
     source: str = "synthetic"  # synthetic (procedural voices) | real (installed TTS engines + human recordings, labels by construction; real_corpus.py)
-    real_train_sentences: int = 20  # (real) English training prompts (Asterisk), each read by every rung; plus the 5 an4 card readings and a quarter as many es/fr/it/ru prompts (human + formant)
+    real_train_sentences: int = 20  # (real) English training prompts (Asterisk), each read by every rung; plus as many (at most 5) an4 card readings and a quarter as many es/fr/it/ru prompts (human + formant)
     real_test_sentences: int = 10  # (real) held-out sentences: LibriVox, Menardi (it) and alsa recordings in turn, each read by every rung of its language
     render_workers: int = 2  # (real) processes rendering clips in parallel (1: in this process)
 
