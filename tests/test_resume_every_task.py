@@ -223,3 +223,32 @@ def test_every_task_is_covered():
     from trainer.benchmarks import TASKS
 
     assert set(CASES) == set(TASKS) == set(FAST)
+
+
+def test_mismatch_names_missing_extra_and_reshaped_tensors():
+    from trainer.resume import trainable_state_mismatch
+
+    expected = {"trained.0.lora_A": (4, 8), "trained.1.norm.weight": (8,)}
+    assert trainable_state_mismatch({"trained.0.lora_A": torch.zeros(4, 8), "trained.1.norm.weight": torch.zeros(8)},
+                                    expected) is None
+    line = trainable_state_mismatch({"trained.0.lora_A": (2, 8), "trained.0.base.weight": (8, 8)}, expected)
+    assert "\n" not in line
+    assert "lacks 1 of this run's 2 trainable tensors (e.g. trained.1.norm.weight)" in line
+    assert "holds 1 tensors this run does not train (e.g. trained.0.base.weight)" in line
+    assert "1 tensors of another shape (e.g. trained.0.lora_A: saved (2, 8), this run (4, 8))" in line
+
+
+def test_a_checkpoint_of_another_config_stops_before_training(uninterrupted):
+    """A head-carrying task's last.ckpt under a run with another LoRA rank: one line naming the file."""
+    import shutil
+
+    from trainer.resume import ResumeError
+    from trainer.train import train
+
+    root, *_ = uninterrupted("pairs")
+    cfg = _config("pairs", root, "other_rank")
+    cfg.lora.r = 4
+    shutil.copytree(root / "whole" / "checkpoints", Path(cfg.out_dir) / "checkpoints")
+    with pytest.raises(ResumeError, match=r"last\.ckpt: checkpoint has \d+ tensors of another shape .*--no-resume"):
+        train(cfg)
+    assert not (Path(cfg.out_dir) / "final").exists()
