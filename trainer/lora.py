@@ -9,6 +9,7 @@ from peft import LoraConfig, get_peft_model
 
 from evaluators.backbones import FROZEN_TOWERS, AudioLLM
 from evaluators.backbones.real_tower import TOWER_TRAINABLE
+from evaluators.backbones.tower_cache import disable_tower_cache, enable_tower_cache
 from evaluators.backbones.whisper_towers import RANDOM_TOWER
 
 if TYPE_CHECKING:
@@ -39,8 +40,9 @@ def trainable_parameter_count(model: torch.nn.Module) -> tuple[int, int]:
 
 
 def load_backbone(cfg: TrainConfig) -> AudioLLM:
-    """The configured backbone: tiny (offline random) or a real checkpoint in ``backbone.dtype``
-    (read by ``AudioLLM.from_pretrained``, the one dtype map), frozen."""
+    """The configured backbone: tiny (offline random, on a random or real ``backbone.tower``) or a
+    real checkpoint in ``backbone.dtype`` (read by ``AudioLLM.from_pretrained``, the one dtype map),
+    frozen; a real tower's outputs are served from the tower cache (``backbone.tower_cache``)."""
     bb = cfg.backbone
     if bb.source in TINY_SOURCES:
         audio_llm = AudioLLM.tiny(bb.name, seed=bb.tiny_seed, vocab=TINY_SOURCES[bb.source], tower=bb.tower)
@@ -51,6 +53,8 @@ def load_backbone(cfg: TrainConfig) -> AudioLLM:
         audio_llm = AudioLLM.from_pretrained(bb.source, backbone=bb.name, dtype=bb.dtype,
                                              attn_implementation=bb.attn_implementation)
     audio_llm.model.requires_grad_(False)
+    if bb.tower != RANDOM_TOWER and bb.tower_cache:
+        enable_tower_cache(audio_llm.model, disk_dir=bb.tower_cache_dir)
     if bb.gradient_checkpointing:
         audio_llm.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         audio_llm.model.enable_input_require_grads()
@@ -74,6 +78,8 @@ def apply_lora(audio_llm: AudioLLM, cfg: TrainConfig) -> AudioLLM:
     lora = LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
                       target_modules=cfg.lora.target_regex,
                       modules_to_save=fully_trained_modules(audio_llm, cfg) or None)
+    if any(m.split(".")[-1] == "audio_tower" for m in lora.modules_to_save or ()):
+        disable_tower_cache(audio_llm.model)  # a trained tower is no longer a pure function of the clip
     audio_llm.model = get_peft_model(audio_llm.model, lora)
     assert_lora_on_llm_only(audio_llm.model)
     return audio_llm
