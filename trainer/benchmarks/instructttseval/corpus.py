@@ -216,17 +216,23 @@ class _Borrowed:
     described: dict
 
 
+#: The one name the benchmark run's system has in ``synth``, ``score`` and ``metrics``.
+BENCHMARK_SYSTEM = "ite-synth"
+
+
 def write_benchmark_items(corpus: str | Path, out: str | Path, split: str = "test", seed: int = 0) -> dict[str, Path]:
     """The corpus's ``split`` clips as a benchmark run: per language ``items_<lang>.jsonl`` in the
     benchmark's item format (each task's instruction is the clip's own or another clip's, as in the
-    paper's protocol, by a seeded coin), the "system outputs" ``outputs/gen_wav/<id>_<TASK>.wav`` (the clip) and
+    paper's protocol, by a seeded coin), the "system outputs" of system :data:`BENCHMARK_SYSTEM`,
+    ``outputs/<system>/gen_wav/<id>_<TASK>.wav`` (the clip; ``gen_path`` relative to the system folder) and
     ``truth_<lang>.jsonl``: the same rows with the corpus's label as ``gemini_score``, so
     ``omnijudge metrics instructttseval --results truth_<lang>.jsonl`` gives the true rates.
     Returns ``{"items_<lang>": path, "truth_<lang>": path, "outputs": folder}``."""
     import shutil
 
     corpus, out = Path(corpus), Path(out)
-    (out / "outputs" / "gen_wav").mkdir(parents=True, exist_ok=True)
+    system_dir = out / "outputs" / BENCHMARK_SYSTEM
+    (system_dir / "gen_wav").mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     pairs = [p for p in load_pairs(corpus) if p["split"] == split and p.get("phrasing", "seen") == "seen"
              and p["kind"] in ("matched", "other_item")]
@@ -243,11 +249,11 @@ def write_benchmark_items(corpus: str | Path, out: str | Path, split: str = "tes
         for task in TASKS:
             pick = tasks[task][int(rng.integers(len(tasks[task])))]
             gen_path = f"gen_wav/{item_id}_{task}.wav"
-            shutil.copyfile(pick["path"], out / "outputs" / gen_path)
+            shutil.copyfile(pick["path"], system_dir / gen_path)
             item[task] = {"instruction": pick["instruction"], "gen_path": gen_path}
             truth[task] = {**item[task], "gemini_score": bool(pick["label"])}
         rows.setdefault(lang, []).append((item, truth))
-    written: dict[str, Path] = {"outputs": out / "outputs"}
+    written: dict[str, Path] = {"outputs": system_dir}
     for lang, pairs_of_lang in rows.items():
         for name, k in (("items", 0), ("truth", 1)):
             written[f"{name}_{lang}"] = out / f"{name}_{lang}.jsonl"

@@ -62,10 +62,19 @@ def synth(out: Path, seed: int, options: dict) -> str:
                                                 per_class=options["pairs_per_class"], seed=seed), indent=2)
     cfg = InstructCorpusConfig(seed=seed, clips_per_speaker=options["clips_per_speaker"],
                                speakers=tuple(options["speakers"]), languages=tuple(options["languages"]))
-    text = f"wrote {build_instruct_corpus(cfg, out)}"
+    root = build_instruct_corpus(cfg, out)
+    n = {name: sum(1 for line in open(root / name, encoding="utf-8") if line.strip())
+         for name in ("clips.jsonl", "pairs.jsonl")}
+    text = (f"InstructTTSEval corpus in {root}: {n['clips.jsonl']} clips in {root / 'clips.jsonl'}, "
+            f"{n['pairs.jsonl']} instruction pairs in {root / 'pairs.jsonl'}")
     if options.get("benchmark_run"):
+        from trainer.benchmarks.instructttseval.corpus import BENCHMARK_SYSTEM
+
         written = write_benchmark_items(out, options["benchmark_run"], seed=seed)
-        text += "\nbenchmark run: " + ", ".join(str(p) for p in written.values())
+        items = ", ".join(str(p) for k, p in written.items() if k.startswith("items_"))
+        truth = ", ".join(str(p) for k, p in written.items() if k.startswith("truth_"))
+        text += (f"\nbenchmark run: the test clips as system {BENCHMARK_SYSTEM!r} in {written['outputs']}; "
+                 f"items in {items}; true verdicts (as gemini_score) in {truth}")
     return text
 
 

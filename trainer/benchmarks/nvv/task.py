@@ -70,7 +70,16 @@ def add_synth_arguments(parser) -> None:
 
 
 def synth(out: Path, seed: int, options: dict) -> str:
-    return f"wrote {build_nvv_corpus(NvvCorpusConfig(seed=seed, items_per_type=options['items_per_type']), out)}"
+    from trainer.benchmarks.nvv.benchmark_run import SYSTEM, write_benchmark_run
+
+    c = build_nvv_corpus(NvvCorpusConfig(seed=seed, items_per_type=options['items_per_type']), out)
+    run = write_benchmark_run(out)
+    cases = ", ".join(f"{k} {n}" for k, n in c.by_case.items())
+    splits = ", ".join(f"{k} {n}" for k, n in c.by_split.items())
+    return (f"NVV corpus in {c.root}: {c.n_items} items ({cases}; {splits}) in {c.items_path}, audio in "
+            f"{c.root / 'audio'}\nbenchmark run: the clips as system {SYSTEM!r}, word timestamps by "
+            f"construction, in {run['manifest']} ({run['n_outputs']} outputs); the {run['n_test']} "
+            f"test-split items in {run['test_items']}")
 
 
 def add_validate_arguments(parser) -> None:

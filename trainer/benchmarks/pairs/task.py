@@ -8,6 +8,7 @@ asks sigmoid(s_A - s_B) to match the raters' preference. The score is a reward h
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,7 +45,11 @@ def add_synth_arguments(parser) -> None:
 def synth(out: Path, seed: int, options: dict) -> str:
     cfg = PairsCorpusConfig(seed=seed, n_voices=options["n_voices"], test_voices=options["test_voices"],
                             sentences_per_voice=options["sentences_per_voice"])
-    return f"wrote {build_pairs_corpus(cfg, out)}"
+    path = Path(build_pairs_corpus(cfg, out))
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    splits = ", ".join(f"{s} {sum(r['split'] == s for r in rows)}" for s in dict.fromkeys(r["split"] for r in rows))
+    return (f"pairs corpus in {path.parent}: {len(rows)} A/B pairs ({splits}) from {cfg.n_voices} voices "
+            f"({cfg.test_voices} held out for test) in {path}, audio in {path.parent / 'audio'}")
 
 
 def add_validate_arguments(parser) -> None:
