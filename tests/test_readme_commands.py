@@ -3,12 +3,13 @@
 Each ``omnijudge ...`` command (also inside ``torchrun ... -m evaluators.cli ...`` and after ``&&``)
 is either run, in a scratch folder holding a link to ``configs/``, or parsed with
 ``evaluators.cli.build_parser()``, so a renamed command or flag fails here. Run: the cheap commands
-(seconds on the tiny default: ``train --help-config``, ``synth att`` at two clips per voice and
-dimension, ``data check`` on a corpus made by an earlier command); with ``-m slow`` also the demo and
-the commands that read what it and the tiny training run write (``score audio``, ``train``,
-``validate att``, ``release``). A command whose inputs are not there (your own outputs, a Hub
-download, a GPU recipe, ``--push``) is parse-checked. ``python`` lines name a module or script that
-must exist; ``pip`` lines name extras that pyproject.toml defines, with the constraints file.
+(``train --help-config``, every benchmark's ``synth`` at the small size its README line asks for,
+``data check`` on a corpus made by an earlier command, the zero-shot InstructTTSEval path); with
+``-m slow`` also the demo, the tiny trainings and every scorer and metrics command that reads what
+they wrote: each benchmark's offline path, literally. A command whose inputs are not there (your
+own outputs, a Hub download, a GPU recipe, ``--push``) is parse-checked. ``python`` lines name a
+module or script that must exist; ``pip`` lines name extras that pyproject.toml defines, with the
+constraints file.
 """
 
 from __future__ import annotations
@@ -26,13 +27,22 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 MAX_README_LINES = 250
 
-#: Commands (their sub-command words) run in the default suite / also with ``-m slow``.
-FAST_RUN = {("train",), ("synth", "att"), ("data", "check")}
-SLOW_RUN = FAST_RUN | {("demo",), ("score", "audio"), ("validate", "att"), ("release",)}
+BENCHMARKS = ("att", "cast", "nvv", "instructttseval", "speecheditbench", "pairs")
+#: Commands (their sub-command words) run in the default suite / also with ``-m slow``: every
+#: benchmark's ``synth`` (at the small size its README line asks for) and the zero-shot
+#: InstructTTSEval path in the default suite; with ``-m slow`` also the demo, the tiny trainings and
+#: every scorer and metrics command that reads what they wrote.
+FAST_RUN = {("train",), ("data", "check"), *(("synth", b) for b in BENCHMARKS),
+            ("score", "instructttseval"), ("metrics", "instructttseval")}
+SLOW_RUN = FAST_RUN | {("demo",), ("score", "audio"), ("validate", "att"), ("release",),
+                       *(("score", b) for b in BENCHMARKS), *(("metrics", b) for b in BENCHMARKS)}
 #: Parsed arguments that name an input, which must exist before the command can run.
-INPUT_DESTS = ("judge", "audio", "corpus", "checkpoint", "config", "items", "outputs", "pairs")
-#: Most clips per (voice, dimension) a ``synth att`` run may build in the default suite.
-FAST_SYNTH_CLIPS = 2
+INPUT_DESTS = ("judge", "audio", "corpus", "checkpoint", "config", "items", "outputs", "pairs", "results",
+               "predictions")
+#: Largest size a README ``synth`` line may ask for to run in the default suite: (option dest, most).
+FAST_SYNTH_SIZES = {"att": ("clips_per_voice_dimension", 2), "cast": ("sentences_per_language", 6),
+                    "nvv": ("items_per_type", 1), "instructttseval": ("clips_per_speaker", 2),
+                    "speecheditbench": ("edited", True), "pairs": ("n_voices", 4)}
 
 
 @dataclass(frozen=True)
@@ -110,10 +120,21 @@ def parse_check(cmd: Command, argv: list[str]) -> argparse.Namespace:
 
 
 def inputs_present(ns: argparse.Namespace, argv: list[str], where: Path) -> bool:
-    """Whether every input the command names exists under ``where`` (presets and hub ids do not)."""
-    values = [getattr(ns, dest) for dest in INPUT_DESTS if isinstance(getattr(ns, dest, None), str)]
+    """Whether every input the command names exists under ``where``; a zero-shot preset (``--judge``,
+    each ``--judges`` value) counts as present, a hub id does not."""
+    from evaluators.judges.presets import PRESETS
+
+    values = []
+    for dest in INPUT_DESTS:
+        value = getattr(ns, dest, None)
+        if isinstance(value, str):
+            values.append(value)
+        elif isinstance(value, list):  # nargs="+" (metrics --results)
+            values += [v for v in value if isinstance(v, str)]
     values += [a.split("=", 1)[1] for a in argv if a.startswith("data.corpus_dir=")]
-    return all((where / v).exists() for v in values)
+    judges = getattr(ns, "judges", None)
+    values += [j.split("=", 1)[1] for j in judges.split(",")] if isinstance(judges, str) else []
+    return all(v in PRESETS or (where / v).exists() for v in values)
 
 
 def runnable(ns: argparse.Namespace, argv: list[str], where: Path, slow: bool) -> bool:
@@ -128,8 +149,10 @@ def runnable(ns: argparse.Namespace, argv: list[str], where: Path, slow: bool) -
         return False
     if words == ("train",):
         return slow and str(ns.config).endswith("tiny.yaml")
-    if words == ("synth", "att") and not slow:
-        return ns.clips_per_voice_dimension <= FAST_SYNTH_CLIPS
+    if words[0] == "synth" and not slow:
+        dest, most = FAST_SYNTH_SIZES[words[1]]
+        size = getattr(ns, dest)
+        return size is most if isinstance(most, bool) else size is not None and size <= most
     return True
 
 
@@ -201,6 +224,9 @@ def test_readme_commands_run_or_parse(scratch):
           f"{len(done['other'])} python/pip lines checked")
     assert "train --help-config" in done["run"]
     assert any(c.startswith("data check my_labels") for c in done["run"])  # on the corpus synth att wrote
+    for benchmark in BENCHMARKS:  # each benchmark's path starts with its synth line, run here
+        assert any(c.startswith(f"synth {benchmark} ") for c in done["run"]), benchmark
+    assert any(c.startswith("score instructttseval") for c in done["run"])  # zero-shot on the tiny base
     assert len(done["parsed"]) >= 15
 
 
@@ -210,6 +236,8 @@ def test_readme_commands_run_after_the_demo(scratch):
     print(f"README commands: {len(done['run'])} run, {len(done['parsed'])} parse-checked")
     for prefix in ("demo", "score audio", "train --config configs/att/tiny.yaml", "validate att", "release"):
         assert any(c.startswith(prefix) for c in done["run"]), prefix
+    for benchmark in BENCHMARKS:  # every benchmark's offline path ran to its scorer
+        assert any(c.startswith(f"score {benchmark} ") for c in done["run"]), benchmark
 
 
 def test_a_renamed_flag_or_command_fails_the_parse_check():

@@ -45,15 +45,20 @@ def add_synth_arguments(parser) -> None:
 def synth(out: Path, seed: int, options: dict) -> str:
     if options.get("edited"):
         counts = build_edited_corpus(out, seed)
+        from trainer.benchmarks.speecheditbench.corpus import SYSTEM
+
         return (f"{sum(counts.values())} items ({', '.join(f'{t} {n}' for t, n in counts.items())}) in {out}/data; "
-                f"outputs and manifest in {out}/outputs/synthetic-editor; expected outcomes in {out}/truth.jsonl")
+                f"the edited outputs of system {SYSTEM!r} (one missing and one damaged on purpose) and their "
+                f"manifest in {out}/outputs/{SYSTEM}; expected outcomes in {out}/truth.jsonl")
     values = {"seed": seed}
     if options.get("clips_per_speaker"):
         values["clips_per_speaker"] = options["clips_per_speaker"]
     if options.get("languages"):
         values["languages"] = tuple(options["languages"])
-    summary = build_judge_corpus(JudgeCorpusConfig(**values), out)
-    return f"judge corpus in {out}: {summary}"
+    build_judge_corpus(JudgeCorpusConfig(**values), out)
+    lists = sorted(p.relative_to(out).as_posix() for p in Path(out).rglob("*.jsonl"))
+    return (f"judge corpus in {out}: clips and labels in {', '.join(lists)}; counts per criterion, language "
+            f"and split in {Path(out) / 'summary.json'}")
 
 
 def add_validate_arguments(parser) -> None:
