@@ -63,10 +63,10 @@ def test_missing_corpus_is_built_from_the_section_corpus_config_then_reused(reco
     cfg = TrainConfig()
     cfg.data.corpus_dir = str(tmp_path / "corpus")
     assert ensure_corpus(cfg) == tmp_path / "corpus"
-    assert recording_corpus == [(cfg.task_config.corpus, tmp_path / "corpus"), ("checked", "att")]
+    assert recording_corpus == [(cfg.task_config.corpus, tmp_path / "corpus")]
     assert ensure_corpus(cfg) == tmp_path / "corpus"
-    builds = [entry for entry in recording_corpus if entry[0] != "checked"]
-    assert len(builds) == 1  # present: not built again
+    # present: not built again, checked instead
+    assert recording_corpus == [(cfg.task_config.corpus, tmp_path / "corpus"), ("checked", "att")]
 
 
 def test_missing_corpus_without_synthesis_names_the_folder_and_the_key(recording_corpus, tmp_path):
