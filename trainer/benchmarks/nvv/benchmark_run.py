@@ -7,7 +7,7 @@ so each output's word timestamps are known by construction and written into the 
     outputs/manifest.jsonl   {"id", "audio" (../audio/<id>.wav), "system", "word_timestamps"} per item:
                              one [unit, start_s, end_s] per position unit (EN word, ZH character),
                              a rendered chunk's span split evenly over its units (the same times
-                             the verifier is trained on, ``task.unit_times_from_alignment``)
+                             the verifier is trained on, ``corpus.unit_times_from_alignment``)
     test_items.jsonl         the corpus rows of the test split (sentences never seen in training):
                              ``score nvv --items``
 
@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 
 from evaluators.benchmarks.nvv.items import position_units
+from trainer.benchmarks.nvv.corpus import read_items, unit_times_from_alignment
 
 SYSTEM = "nvv-synth"
 
@@ -27,9 +28,6 @@ SYSTEM = "nvv-synth"
 def write_benchmark_run(corpus_dir: str | Path) -> dict:
     """Write ``outputs/manifest.jsonl`` and ``test_items.jsonl`` for the corpus in ``corpus_dir``;
     returns ``{"manifest", "test_items", "n_outputs", "n_test"}``."""
-    from trainer.benchmarks.nvv.corpus import read_items
-    from trainer.benchmarks.nvv.task import unit_times_from_alignment
-
     root = Path(corpus_dir)
     rows = read_items(root)
     (root / "outputs").mkdir(exist_ok=True)

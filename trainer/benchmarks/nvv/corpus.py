@@ -60,7 +60,7 @@ from trainer.synth.syllables import text_to_syllables
 from trainer.synth.timbre import VoiceTimbre
 
 __all__ = ["CASES", "SPLITS", "DEFAULT_CASE_PROPORTIONS", "NvvCorpusConfig", "NvvCorpus", "build_nvv_corpus",
-           "sentence_bank", "read_items"]
+           "sentence_bank", "read_items", "unit_times_from_alignment"]
 
 CASES = ("correct", "absent", "misplaced", "spurious", "low_snr")
 SPLITS = ("train", "val", "test")
@@ -151,6 +151,21 @@ class NvvCorpus:
     by_case: dict
     by_split: dict
     n_sentences: dict  # lang -> split -> sentences in the bank
+
+
+def unit_times_from_alignment(alignment: list[dict], n_units: int, where: str) -> list[list[float]]:
+    """One [start, end] (s) per unit from the corpus's chunk alignment (a chunk's span split evenly
+    over its units)."""
+    times = [None] * n_units
+    for chunk in alignment:
+        a, b = chunk["units"]
+        s, e = chunk["span_s"]
+        step = (e - s) / max(b - a, 1)
+        for k in range(a, b):
+            times[k] = [s + (k - a) * step, s + (k - a + 1) * step]
+    if any(t is None for t in times):
+        raise ValueError(f"{where}: alignment does not cover all {n_units} units")
+    return times
 
 
 def read_items(path: str | Path) -> list[dict]:

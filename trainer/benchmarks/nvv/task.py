@@ -17,7 +17,8 @@ from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
 from evaluators.jsonl import read_jsonl
 from evaluators.runtime_options import Runtime
 from trainer.benchmarks.nvv.card import card_sections
-from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, build_nvv_corpus
+from trainer.benchmarks.nvv.benchmark_run import SYSTEM, write_benchmark_run
+from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, build_nvv_corpus, unit_times_from_alignment
 from trainer.benchmarks.nvv.settings import NvvVerifySettings
 from trainer.benchmarks.nvv.validation import choose_type_threshold, validate_nvv_verifier, verifier_scores
 from trainer.task import TaskCommands, TaskCorpus, write_report
@@ -25,21 +26,6 @@ from trainer.task import TaskCommands, TaskCorpus, write_report
 if TYPE_CHECKING:
     from evaluators.backbones import AudioLLM
     from trainer.config import TrainConfig
-
-
-def unit_times_from_alignment(alignment: list[dict], n_units: int, where: str) -> list[list[float]]:
-    """One [start, end] (s) per unit from the corpus's chunk alignment (a chunk's span split evenly
-    over its units)."""
-    times = [None] * n_units
-    for chunk in alignment:
-        a, b = chunk["units"]
-        s, e = chunk["span_s"]
-        step = (e - s) / max(b - a, 1)
-        for k in range(a, b):
-            times[k] = [s + (k - a) * step, s + (k - a + 1) * step]
-    if any(t is None for t in times):
-        raise ValueError(f"{where}: alignment does not cover all {n_units} units")
-    return times
 
 
 def load_nvv_rows(corpus_dir: str | Path) -> list[dict]:
@@ -70,8 +56,6 @@ def add_synth_arguments(parser) -> None:
 
 
 def synth(out: Path, seed: int, options: dict) -> str:
-    from trainer.benchmarks.nvv.benchmark_run import SYSTEM, write_benchmark_run
-
     c = build_nvv_corpus(NvvCorpusConfig(seed=seed, items_per_type=options['items_per_type']), out)
     run = write_benchmark_run(out)
     cases = ", ".join(f"{k} {n}" for k, n in c.by_case.items())
