@@ -41,7 +41,7 @@ def add_synth_arguments(parser) -> None:
                         help="speakers per language and split")
     parser.add_argument("--languages", nargs="+", default=["en", "zh"], choices=["en", "zh"])
     parser.add_argument("--benchmark-run", help="also write the test clips as a benchmark run here: "
-                                                "items_<lang>.jsonl, outputs/gen_wav/, truth_<lang>.jsonl")
+                                                "items_<lang>.jsonl, outputs/ite-synth/gen_wav/, truth_<lang>.jsonl")
     parser.add_argument("--from-items", help="instead of a corpus, draw the paper's Table 4 agreement pairs from "
                                              "this benchmark item file into OUT/agreement_pairs.jsonl (for annotators "
                                              "and validate --pairs)")
