@@ -7,8 +7,8 @@ download. Written beside the corpus::
 
     outputs/manifest.jsonl   {"id", "mode", "audio" (../audio/<id>.wav), "system", "word_timestamps"}
                              per item: one [word, start_s, end_s] per word of the sentence
-    test_items.jsonl         the corpus rows of the test split (held-out sentences and speakers):
-                             ``score cast --items``
+    test_items.jsonl         the contrastive pairs of the test split (held-out sentences and
+                             speakers), one stressed word each as CAST items have: ``score cast --items``
 
 ``SYSTEM`` is the one name this run has in ``synth``, ``score`` and ``metrics``.
 """
@@ -37,7 +37,9 @@ def write_benchmark_run(corpus_dir: str | Path) -> dict:
             words = [[w, s, e] for w, (s, e) in zip(r["words"], r["word_times"])]
             fh.write(json.dumps({"id": r["id"], "mode": r.get("mode") or "none", "audio": f"../{r['audio']}",
                                  "system": SYSTEM, "word_timestamps": words}, ensure_ascii=False) + "\n")
-    held_out = [r for r in rows if r["split"] == "test"]
+    # CAST items are A/B pairs with one stressed word each; controls and two-word items are the
+    # corpus's own (training and validate), not benchmark items
+    held_out = [r for r in rows if r["split"] == "test" and r.get("kind", "pair") == "pair"]
     with open(test, "w", encoding="utf-8", newline="\n") as fh:
         for r in held_out:
             fh.write(json.dumps(r, ensure_ascii=False) + "\n")

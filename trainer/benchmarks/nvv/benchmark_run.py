@@ -36,7 +36,7 @@ def write_benchmark_run(corpus_dir: str | Path) -> dict:
         for r in rows:
             units = position_units(r["text"], r["lang"])
             times = unit_times_from_alignment(r["alignment"], len(units), f"{root / 'items.jsonl'}: {r['id']}")
-            words = [[u, round(s, 4), round(e, 4)] for u, (s, e) in zip(units, times)]
+            words = [[u, round(s, 6), round(e, 6)] for u, (s, e) in zip(units, times)]
             fh.write(json.dumps({"id": r["id"], "audio": f"../{r['audio']}", "system": SYSTEM,
                                  "word_timestamps": words}, ensure_ascii=False) + "\n")
     held_out = [r for r in rows if r["split"] == "test"]
