@@ -48,6 +48,9 @@ class WhisperAligner:
     def __init__(self, model: str = "openai/whisper-small", device: str = "cpu", language: str | None = None):
         from transformers import pipeline
 
+        from evaluators.hub_access import require_model
+
+        require_model(model, "--aligner", "a manifest with each output's word_timestamps")
         self.model = model
         self.language = language
         self.pipe = pipeline("automatic-speech-recognition", model=model, device=device)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from evaluators.runtime_options import add_runtime_arguments, runtime_from_args
@@ -125,8 +126,16 @@ def add_release_command(sub) -> None:
                 raise ValueError(f"--validation {args.validation}:{e.lineno}: not JSON ({e.msg})") from None
             if not isinstance(validation, dict):
                 raise ValueError(f"--validation {args.validation}: must be a JSON object (a validation report)")
-        out = release(args.checkpoint, args.out, validation=validation, push=args.push, repo_id=args.repo_id,
-                      private=not args.public, overwrite=args.overwrite, base_model=args.base_model)
+        from trainer.release import ReleasePushError
+
+        try:
+            out = release(args.checkpoint, args.out, validation=validation, push=args.push, repo_id=args.repo_id,
+                          private=not args.public, overwrite=args.overwrite, base_model=args.base_model)
+        except ReleasePushError as e:  # the folder is written; only the upload failed
+            if args.verbose:
+                raise
+            print(f"omnijudge release: {e}", file=sys.stderr)
+            return 1
         print(f"release folder: {out}")
         return 0
 

@@ -121,9 +121,32 @@ def release(checkpoint: str | Path, out: str | Path, validation: dict | None = N
         if tmp.exists():
             shutil.rmtree(tmp)
     if push:
-        from huggingface_hub import HfApi
-
-        api = HfApi()
-        api.create_repo(repo_id, private=private, exist_ok=True)
-        api.upload_folder(folder_path=str(out), repo_id=repo_id, commit_message=f"omnijudge release of {config['judge_name']}")
+        push_release(out, repo_id, private, f"omnijudge release of {config['judge_name']}")
     return out
+
+
+class ReleasePushError(RuntimeError):
+    """The release folder was written but the Hub upload failed: one line saying both (exit 1)."""
+
+
+def push_release(out: Path, repo_id: str, private: bool, message: str) -> None:
+    """Upload ``out`` to ``repo_id``; an unreachable Hub is found in one quick probe, and any
+    failure (network, credentials, permissions) becomes :class:`ReleasePushError` naming the
+    folder that was written and why the push failed."""
+    from evaluators.hub_access import hub_reachable
+
+    ok, why = hub_reachable()
+    if not ok:
+        raise ReleasePushError(f"release folder written to {out}; --push to {repo_id} failed: the Hub cannot be "
+                               f"reached ({why}); upload it later with `huggingface-cli upload {repo_id} {out}`")
+    from huggingface_hub import HfApi
+
+    api = HfApi()
+    try:
+        api.create_repo(repo_id, private=private, exist_ok=True)
+        api.upload_folder(folder_path=str(out), repo_id=repo_id, commit_message=message)
+    except Exception as e:  # noqa: BLE001 - network, token and permission failures alike: one line
+        first = next((line.strip() for line in str(e).splitlines() if line.strip()), type(e).__name__)
+        raise ReleasePushError(f"release folder written to {out}; --push to {repo_id} failed "
+                               f"({type(e).__name__}: {first}); upload it later with "
+                               f"`huggingface-cli upload {repo_id} {out}`") from e

@@ -26,6 +26,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from evaluators.hub_access import require_model
 from evaluators.backbones import detect_backbone
 from evaluators.judges.folder import ADAPTER_WEIGHTS, FORMAT, FORMAT_VERSION, JUDGE_CONFIG, read_json_object
 from evaluators.judges.scalar_reward import (
@@ -118,6 +119,7 @@ def base_facts(base: str) -> tuple[nn.Module, int, float]:
     from evaluators.backbones import get_backbone_spec
     from evaluators.backbones.audio_features import max_seconds
 
+    require_model(base, "--base")
     detect_backbone(base, expected=BACKBONE)
     config = AutoConfig.from_pretrained(base)
     with torch.device("meta"):

@@ -37,6 +37,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from evaluators.hub_access import require_model
 from evaluators.backbones import SAMPLE_RATE
 
 __all__ = ["FCNN", "MAX_TOKENS", "PUBLIC_WHISPER", "WEIGHT_FILES", "WhiStressDetector", "is_whistress_folder",
@@ -135,6 +136,7 @@ class WhiStressDetector:
             raise ValueError(f"WhiStress runs with sdpa attention (the public default), not {attn_implementation!r}")
         source = str(whisper) if whisper else str(weights.parent / "whisper") if (weights.parent / "whisper").is_dir() \
             else str(folder / "whisper") if (folder / "whisper").is_dir() else PUBLIC_WHISPER
+        require_model(source, "WhiStress Whisper", f"a whisper/ folder beside the weights in {folder}")
         if dtype == "auto":
             dtype = torch.bfloat16 if str(device).startswith("cuda") else torch.float32
         model = WhisperForConditionalGeneration.from_pretrained(source, dtype=dtype, attn_implementation="sdpa")

@@ -48,6 +48,10 @@ def load_splits(source: str, columns: tuple[str, ...], audio_columns: tuple[str,
     """``{split: datasets.Dataset}`` of a Hub id or a local folder in the Hub's layout, every audio
     column cast to ``Audio(decode=False)``. ``split_names`` renames splits (``validation`` ->
     ``dev``); a split missing one of ``columns`` raises :class:`ImportSourceError`."""
+    from evaluators.hub_access import require_model
+
+    require_model(str(source), "--from", "--from with a local folder in the Hub's layout",
+                  filename="README.md", repo_type="dataset")
     import datasets
 
     try:

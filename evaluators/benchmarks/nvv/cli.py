@@ -216,6 +216,10 @@ def build_measures(args) -> list:
 
 def cmd_score_nvv(args) -> int:
     """Verify every output, print the Table 3 rows, list missing or unreadable outputs."""
+    from evaluators.hub_access import require_model
+
+    if args.asr and "wer" in (args.measure or []):  # a Hub model it cannot get stops the run before any work
+        require_model(args.asr, "--asr", "--asr whisper-base (installed from PyPI: offline)")
     from evaluators.benchmarks.nvv.scorer import format_table, score_nvv
     from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
     from evaluators.runtime_options import runtime_from_args

@@ -121,6 +121,10 @@ class WhisperTranscriber:
 
             # whisper-base / whisper-tiny.en: converted once from the installed PyPI package, nothing downloaded
             source, local = str(tower_folder(source)), True
+        if not local:
+            from evaluators.hub_access import require_model
+
+            require_model(source, "--asr", "--asr whisper-base (installed from PyPI: offline)")
         try:
             processor = WhisperProcessor.from_pretrained(source, local_files_only=local)
             model = WhisperForConditionalGeneration.from_pretrained(source, local_files_only=local).to(device).eval()

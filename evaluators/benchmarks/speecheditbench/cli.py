@@ -52,6 +52,11 @@ def cmd_score(args) -> int:
     providers = ProviderSet(asr=args.asr, asr_zh=args.asr_zh, speaker=args.speaker, scene=args.scene,
                             utmos=args.utmos, source_similarity=args.source_similarity, distillmos=args.distillmos,
                             device=runtime.device, batch_size=args.batch_size)
+    if not args.manifest:  # transcripts and speaker similarity are measured here: their models before any work
+        providers.require("asr", "en", "--asr")
+        if args.asr_zh:
+            providers.require("asr", "zh", "--asr-zh")
+        providers.require("speaker", "en", "--speaker")
     if args.speaker == "auto":
         print(f"--speaker auto: speaker similarity by {providers.identity('speaker')}", file=sys.stderr)
     specs = parse_judges(args.judges)

@@ -167,6 +167,7 @@ class ProviderSet:
         return self._models[name]
 
     def _load(self, kind: str, language: str):
+        self.require(kind, language)
         if kind == "asr":
             from evaluators.benchmarks.speecheditbench.providers.asr import WhisperAsr
 
@@ -194,6 +195,19 @@ class ProviderSet:
 
             return Utmos22.from_pretrained(self.utmos, device=self.device)
         raise ValueError(kind)
+
+    def require(self, kind: str, language: str = "en", option: str | None = None) -> None:
+        """Stop with one line when ``kind``'s model is a Hub id that is neither cached nor
+        downloadable (:func:`evaluators.hub_access.require_model`); names the offline alternative."""
+        from evaluators.hub_access import require_model
+
+        if kind == "asr":
+            spec = (self.asr_zh or self.asr) if language == "zh" else self.asr
+            require_model(spec, option, "--asr whisper-base (installed from PyPI: offline)")
+        elif kind == "speaker" and self.speaker != RESEMBLYZER_SPEC:
+            require_model(self.speaker, option, "--speaker resemblyzer (offline)")
+        elif kind == "scene":
+            require_model(self.scene, option, "--manifest with each output's scene_scores")
 
     def cached(self, kind: str, jobs: list[tuple[str, Path, object]], compute, language: str = "en") -> dict:
         """Values of ``jobs`` (``(job_id, audio path, wave)``): from the cache where present, else
