@@ -14,6 +14,7 @@ from pathlib import Path
 
 
 from evaluators.audio_io import AUDIO_EXTENSIONS
+from evaluators.run_summary import report_errors
 from evaluators.backbones.specs import BACKBONES
 from evaluators.runtime_options import (Runtime, add_runtime_arguments, batch_size_arg, non_negative_int_arg,
                                         runtime_from_args)
@@ -221,4 +222,4 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     n_silent = sum(bool(r.get("no_speech")) for r in rows)
     print(f"{len(rows)} rows in {args.out} ({n_err} errors, {n_silent} scored clips with no speech detected)",
           file=sys.stderr)
-    return 0
+    return report_errors(f"score {getattr(args, 'benchmark', None) or 'audio'}", rows, str(args.out))

@@ -134,10 +134,11 @@ def cmd_score_cast(args) -> int:
                          allow_truncated=args.allow_truncated,
                          num_workers=benchmark_num_workers(args, aligner))
     print(format_cast_table(metrics["groups"]))
-    if metrics["errors"]:
-        print(f"{len(metrics['errors'])} outputs missing or unreadable (listed in {args.out}/metrics.json)",
-              file=sys.stderr)
-    return 0
+    from evaluators.rows_file import read_done_rows
+    from evaluators.run_summary import report_errors
+
+    rows = read_done_rows(Path(args.out) / "predictions.jsonl")
+    return report_errors("score cast", rows, f"{args.out}/metrics.json", noun="outputs")
 
 
 def add_score_parser(ssub):

@@ -83,7 +83,9 @@ def cmd_score(args) -> int:
     if n_null:
         print(f"{n_null} verdicts null (missing or unreadable outputs, empty instructions): reasons in "
               f"{args.out}/scores.jsonl", file=sys.stderr)
-    return 0
+    from evaluators.run_summary import report_errors
+
+    return report_errors("score instructttseval", result["rows"], f"{args.out}/scores.jsonl")
 
 
 def add_score_parser(ssub):

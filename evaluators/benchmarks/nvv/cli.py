@@ -258,10 +258,12 @@ def cmd_score_nvv(args) -> int:
         if r["coverage_source"].startswith("assumed"):
             print(f"omnijudge score nvv: {r['system']}: coverage assumed 1.0 (not a Table 2 system and no "
                   "--supported-types)", file=sys.stderr)
-    n_err = sum(r["n_errors"] for r in rows)
-    if n_err:
-        print(f"{n_err} outputs missing or unreadable (listed in {args.out}/metrics/)", file=sys.stderr)
-    return 0
+    from evaluators.rows_file import read_done_rows
+    from evaluators.run_summary import report_errors
+
+    written = [r for f in sorted(Path(args.out, "predictions").glob("*.jsonl")) for r in read_done_rows(f)] \
+        if args.judge else []
+    return report_errors("score nvv", written, f"{args.out}/metrics/", noun="outputs")
 
 
 def add_score_parser(ssub):

@@ -63,7 +63,9 @@ def cmd_score_pairs(args) -> int:
         print(format_pairs_table(report))
         if args.report:
             Path(args.report).write_text(report_json(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return 0
+    from evaluators.run_summary import report_errors
+
+    return report_errors("score pairs", rows, str(args.out))
 
 
 def add_score_parser(ssub):

@@ -79,7 +79,9 @@ def cmd_score(args) -> int:
         print(f"--strict: {n_missing} of {len(result['rows'])} outputs missing (exit status {STRICT_EXIT})",
               file=sys.stderr)
         return STRICT_EXIT
-    return 0
+    from evaluators.run_summary import report_errors
+
+    return report_errors("score speecheditbench", result["rows"], f"{args.out}/scores.jsonl", noun="items")
 
 
 def add_score_parser(ssub):
