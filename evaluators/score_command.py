@@ -38,7 +38,8 @@ def add_preset_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backbone", default=None, choices=sorted(BACKBONES),
                    help="backbone of a preset judge (default: the preset's, else read from --base's config.json)")
     p.add_argument("--base", default=None,
-                   help="base model hub id/folder of a preset judge (default: the preset's; 'tiny' = offline random)")
+                   help="base model hub id/folder of a preset judge (default: the preset's, e.g. Qwen/Qwen2.5-Omni-7B: "
+                        "a Hugging Face Hub download unless it is in the local cache; 'tiny' = offline random)")
 
 
 def add_audio_input_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,7 +51,8 @@ def add_audio_input_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_audio_score_arguments(p: argparse.ArgumentParser) -> None:
     """The options of audio scoring (``score audio``, ``score att``)."""
-    p.add_argument("--judge", required=True, help="judge folder (judge_config.json) or preset name")
+    p.add_argument("--judge", required=True, help="judge folder (judge_config.json) or preset name (a preset loads "
+                                                  "its base model: see --base; auto-att-released is on the Hub)")
     p.add_argument("--audio", required=True, help="folder of audio (recursive) or JSONL manifest {id, audio, [system]}")
     p.add_argument("--out", required=True, help="output JSONL, resumed when it exists")
     add_resume_arguments(p)
@@ -76,9 +78,12 @@ def add_audio_score_arguments(p: argparse.ArgumentParser) -> None:
 def add_benchmark_workers_argument(p: argparse.ArgumentParser) -> None:
     """``--num-workers`` of a benchmark scorer (:func:`benchmark_num_workers`)."""
     p.add_argument("--num-workers", type=non_negative_int_arg, default=None,
-                   help="data-loader processes that read the outputs, time their words, run the VAD and build "
-                        "features and tokens while the model runs (default: the machine's cores minus one, at "
-                        "most 8; 0 where --aligner runs on a GPU, which a forked worker cannot use)")
+                   help="data-loader processes that read the outputs, run the VAD and build features and tokens "
+                        "while the model runs (default: the machine's cores minus one, at most 8; 0: none)")
+
+
+#: What ``--num-workers`` adds to its help on a scorer that also has ``--aligner``.
+ALIGNER_WORKERS_HELP = "; with --aligner they also time the words, except on a GPU (a forked worker cannot use one)"
 
 
 def add_output_scoring_arguments(p: argparse.ArgumentParser, items: str, outputs: str, out: str,
@@ -102,7 +107,11 @@ def add_output_scoring_arguments(p: argparse.ArgumentParser, items: str, outputs
 
 def add_aligner_arguments(p: argparse.ArgumentParser) -> None:
     """``--aligner`` / ``--aligner-language``: word times for outputs whose manifest gives none."""
-    p.add_argument("--aligner", help="Whisper-family model id/folder for outputs without word timestamps")
+    p.add_argument("--aligner", help="Whisper-family model for outputs without word timestamps: a folder, or a "
+                                     "Hugging Face Hub id (downloaded on first use unless in the local cache)")
+    for action in p._actions:  # --num-workers's help names --aligner only where the command has one
+        if "--num-workers" in action.option_strings and action.help and ALIGNER_WORKERS_HELP not in action.help:
+            action.help += ALIGNER_WORKERS_HELP
     p.add_argument("--aligner-language", help="Whisper language code, e.g. en or zh; default: detected")
 
 

@@ -48,7 +48,8 @@ def add_synth_command(sub) -> None:
     p = sub.add_parser("synth", help="build a benchmark's synthetic corpus (with simulated listeners where it has them)")
     for task, sp in _task_subparsers(p, "benchmark", "synth_help"):
         sp.add_argument("--out", required=True, help="output folder")
-        sp.add_argument("--seed", type=int, default=0)
+        sp.add_argument("--seed", type=int, default=0,
+                        help="random seed: the same seed and options write the same corpus (default 0)")
         own = _task_options(task, sp, task.commands.add_synth_arguments)
 
         def run(args, task=task, own=own) -> int:

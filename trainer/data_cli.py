@@ -45,7 +45,8 @@ def add_data_command(sub) -> None:
     imp.add_argument("source", choices=sorted(SOURCES), help="which set (its format decides the importer)")
     imp.add_argument("--out", required=True, help="corpus folder to write (new or empty)")
     imp.add_argument("--from", dest="location", help="Hub id or local folder in the Hub's layout "
-                                                     "(default: the set's Hub id)")
+                                                     "(default: the set's Hub id, a Hugging Face Hub download "
+                                                     "unless it is in the local cache)")
     imp.add_argument("--columns", nargs="*", default=[], metavar="ROLE=COLUMN",
                      help="column names of a copy that names them differently (bvcc: audio, system, "
                           "utterance, listener, score)")

@@ -46,7 +46,7 @@ def add_serve_command(sub) -> None:
                                     "(default: every known family on its zero-shot presets, for any model name)")
     add_preset_arguments(p)
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback; any other needs --api-key)")
-    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--port", type=int, default=8080, help="TCP port to listen on (default 8080)")
     p.add_argument("--api-key", default=None,
                    help=f"key every client must send (x-goog-api-key, ?key= or Authorization: Bearer); "
                         f"default: ${API_KEY_ENV} if set")

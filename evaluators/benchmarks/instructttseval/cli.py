@@ -101,7 +101,7 @@ def add_score_parser(ssub):
         judge="instruction_follow judge folder, verbalizer judge folder, or a preset (instruct-follow)")
     add_preset_arguments(p)
     p.add_argument("--instruction-type", default="ALL", choices=INSTRUCTION_TYPES,
-                   help="judge only this task's outputs (the public script's --instruction_type); the other "
+                   help="judge only this task's outputs (the public script's instruction_type argument); the other "
                         "tasks' entries stay as given and their columns read n/a")
     p.add_argument("--verdict-only", action="store_true",
                    help="instruct-follow preset: read only the consistency field (1 forward pass per output "

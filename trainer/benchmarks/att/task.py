@@ -66,7 +66,8 @@ def add_validate_arguments(parser) -> None:
     parser.add_argument("--held-out-voices", type=lambda s: [v.strip() for v in s.split(",") if v.strip()],
                         help="NAME,...: the voices held out for test by name (real ATT voices); overrides "
                              "--held-out-voice. A clip's own 'split' field always wins")
-    parser.add_argument("--batch-size", type=batch_size_arg, default=16)
+    parser.add_argument("--batch-size", type=batch_size_arg, default=16,
+                        help="clips per forward pass (results do not depend on it; default 16)")
 
 
 class AttHlsTask:

@@ -70,7 +70,7 @@ def synth(out: Path, seed: int, options: dict) -> str:
 
 def add_validate_arguments(parser) -> None:
     parser.add_argument("--labels", help="listener labels JSONL {id, listener, stressed: [word indices]}")
-    parser.add_argument("--split", default="test")
+    parser.add_argument("--split", default="test", help="corpus split to validate on (default: test)")
 
 
 class WordStressTask:

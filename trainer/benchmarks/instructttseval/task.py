@@ -36,10 +36,12 @@ if TYPE_CHECKING:
     from trainer.config import TrainConfig
 
 def add_synth_arguments(parser) -> None:
-    parser.add_argument("--clips-per-speaker", type=int, default=10)
+    parser.add_argument("--clips-per-speaker", type=int, default=10,
+                        help="clips rendered per procedural speaker and language (default 10)")
     parser.add_argument("--speakers", type=int, nargs=3, default=(12, 0, 4), metavar=("TRAIN", "VAL", "TEST"),
                         help="speakers per language and split")
-    parser.add_argument("--languages", nargs="+", default=["en", "zh"], choices=["en", "zh"])
+    parser.add_argument("--languages", nargs="+", default=["en", "zh"], choices=["en", "zh"],
+                        help="instruction languages to build (default: en zh)")
     parser.add_argument("--benchmark-run", help="also write the test clips as a benchmark run here: "
                                                 "items_<lang>.jsonl, outputs/ite-synth/gen_wav/, truth_<lang>.jsonl")
     parser.add_argument("--from-items", help="instead of a corpus, draw the paper's Table 4 agreement pairs from "
@@ -86,7 +88,8 @@ def add_validate_arguments(parser) -> None:
     parser.add_argument("--per-class", type=int, default=0,
                         help="on the corpus: matched and mismatched pairs sampled per language and task "
                              "(paper protocol: 25); 0 = all test pairs")
-    parser.add_argument("--batch-size", type=batch_size_arg, default=8)
+    parser.add_argument("--batch-size", type=batch_size_arg, default=8,
+                        help="pairs per forward pass (results do not depend on it; default 8)")
 
 
 class InstructFollowTask:

@@ -87,7 +87,7 @@ def synth(out: Path, seed: int, options: dict) -> str:
 
 
 def add_validate_arguments(parser) -> None:
-    parser.add_argument("--split", default="test")
+    parser.add_argument("--split", default="test", help="corpus split to validate on (default: test)")
     parser.add_argument("--criterion", help="rating to validate against (default: the one the judge was trained on)")
 
 

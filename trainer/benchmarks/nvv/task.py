@@ -67,7 +67,7 @@ def synth(out: Path, seed: int, options: dict) -> str:
 
 
 def add_validate_arguments(parser) -> None:
-    parser.add_argument("--split", default="test")
+    parser.add_argument("--split", default="test", help="corpus split to validate on (default: test)")
 
 
 class NvvVerifyTask:

@@ -38,8 +38,10 @@ LABEL_TARGET = {"A": 1.0, "B": 0.0, "Tie": 0.5}
 def add_synth_arguments(parser) -> None:
     parser.add_argument("--n-voices", type=int, default=PairsCorpusConfig.n_voices,
                         help="voices (the last --test-voices are held out)")
-    parser.add_argument("--test-voices", type=int, default=PairsCorpusConfig.test_voices)
-    parser.add_argument("--sentences-per-voice", type=int, default=PairsCorpusConfig.sentences_per_voice)
+    parser.add_argument("--test-voices", type=int, default=PairsCorpusConfig.test_voices,
+                        help=f"voices held out for the test split (default {PairsCorpusConfig.test_voices})")
+    parser.add_argument("--sentences-per-voice", type=int, default=PairsCorpusConfig.sentences_per_voice,
+                        help=f"sentences each voice reads (default {PairsCorpusConfig.sentences_per_voice})")
 
 
 def synth(out: Path, seed: int, options: dict) -> str:

@@ -39,7 +39,8 @@ def add_synth_arguments(parser) -> None:
                         help="build the synthetic edited benchmark (items, sources, one system's outputs, "
                              "manifest, truth) instead of the judge corpus")
     parser.add_argument("--clips-per-speaker", type=int, default=None, help="judge corpus: clips per speaker")
-    parser.add_argument("--languages", nargs="+", choices=["en", "zh"], default=None)
+    parser.add_argument("--languages", nargs="+", choices=["en", "zh"], default=None,
+                        help="judge corpus: languages to build (default: en zh)")
 
 
 def synth(out: Path, seed: int, options: dict) -> str:
@@ -66,7 +67,8 @@ def add_validate_arguments(parser) -> None:
                                          "(audio relative to the file): listeners', Gemini's or another "
                                          "judge's; default: the corpus's test clips")
     parser.add_argument("--split", default="test", help="corpus split to validate on")
-    parser.add_argument("--batch-size", type=batch_size_arg, default=8)
+    parser.add_argument("--batch-size", type=batch_size_arg, default=8,
+                        help="clips per forward pass (results do not depend on it; default 8)")
 
 
 class SpeechEditJudgeTask:
