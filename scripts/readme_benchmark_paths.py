@@ -47,10 +47,11 @@ def benchmark_paths(readme: str) -> dict[str, list[str]]:
 
 
 def count_rows(folder: Path) -> tuple[int, int]:
-    """(rows, error rows) over every JSONL under ``folder``."""
+    """(rows, error rows) over every JSONL the scorer wrote under ``folder`` (not its provider
+    caches: ``cache/``, ``measures/``)."""
     rows = errors = 0
     for f in sorted(folder.rglob("*.jsonl")) if folder.is_dir() else []:
-        if f.parent.name in ("cache", "measures"):
+        if {"cache", "measures"} & set(f.relative_to(folder).parts[:-1]):
             continue
         for line in f.read_text(encoding="utf-8").splitlines():
             if line.strip():
