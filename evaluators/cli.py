@@ -81,6 +81,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("lightning").propagate = False  # Lightning prints its own lines already
     logging.getLogger("lightning.pytorch").propagate = False
+    # huggingface_hub prints through its own handler too: propagating to the root handler printed every line twice
+    logging.getLogger("huggingface_hub").propagate = False
+    from evaluators.library_noise import quiet_library_warnings
+
+    quiet_library_warnings()
     if not hasattr(args, "func"):
         parser.error(f"{args.command} is unavailable in this install")
     try:

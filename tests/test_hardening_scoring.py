@@ -286,7 +286,7 @@ def test_score_nvv_with_bad_manifest_lines_scores_every_other_item(nvv_setup, tm
     args = ["score", "nvv", "--items", str(root / "items.jsonl"), "--outputs", str(outputs), "--judge", str(judge),
             "--out", str(res), "--num-workers", "0", "--system", "mine"]
     with caplog.at_level("WARNING"):
-        assert main(args) == 0
+        assert main(args) == 1  # every output is an error row: the run says so in its exit status
     assert any("manifest.jsonl:4: id: must be a non-empty string or an integer" in r.getMessage()
                for r in caplog.records)
     rows = {r["id"]: r for r in _rows(res / "predictions" / "mine.jsonl")}
@@ -297,7 +297,7 @@ def test_score_nvv_with_bad_manifest_lines_scores_every_other_item(nvv_setup, tm
     assert "manifest.jsonl:5: word_timestamps: must be a list" in rows["en_4"]["error"]
     assert "given again (first at" in rows["en_0"]["error"]
     assert all(r["error_kind"] == "item" for r in rows.values())
-    assert main(args) == 0  # a rerun is fine too
+    assert main(args) == 1  # a rerun reads the same rows: still all errors
 
 
 def test_score_cast_with_an_unknown_mode_skips_that_line_and_reruns(tmp_path, caplog, judge_folder):

@@ -27,6 +27,7 @@ from pathlib import Path
 import torch
 
 from evaluators.hub_access import require_model
+from evaluators.library_noise import quiet_library_warnings
 from evaluators.backbones import BACKBONE_FILE, AudioLLM
 from evaluators.backbones.checkpoint import detect_backbone
 from evaluators.config_input import FieldError, short_text
@@ -193,6 +194,7 @@ def load_backbone(folder: str | Path, cfg: dict, dtype: str | torch.dtype | None
                                    "only safetensors weights are loaded; convert them)" if others else
                                    " although the judge was trained with LoRA"))
     base = base_override or resolve_recorded_base(folder, cfg["base_model"])
+    quiet_library_warnings()
     require_model(base, "--base" if base_override else f"{folder / JUDGE_CONFIG}: base_model",
                   "--base with a local copy of the base model")
     found = detect_backbone(base)  # config.json alone: a base of another backbone is refused before any weight loads

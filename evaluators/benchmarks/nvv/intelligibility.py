@@ -115,6 +115,9 @@ class WhisperTranscriber:
         from transformers import WhisperForConditionalGeneration, WhisperProcessor
 
         from evaluators.backbones.whisper_towers import TOWERS, tower_folder
+        from evaluators.library_noise import quiet_library_warnings
+
+        quiet_library_warnings()
 
         local = Path(source).exists()
         if source in TOWERS and not local:

@@ -249,6 +249,9 @@ class WhisperAsr:
         ``dtype``: None loads float32 (the precision the public evaluator runs Whisper in);
         ``"auto"`` is bfloat16 on CUDA and float32 elsewhere; or a ``--dtype`` name / torch dtype.
         """
+        from evaluators.library_noise import quiet_library_warnings
+
+        quiet_library_warnings()
         spec = str(path_or_id)
         folder = Path(spec).expanduser()
         packaged = spec in PACKAGED_WHISPER and not folder.is_dir()
