@@ -204,6 +204,9 @@ class JudgeLoader:
             if source == "tiny":
                 self._backbones[key] = AudioLLM.tiny(wanted, device=kwargs["device"], dtype=kwargs["dtype"], vocab=vocab)
             else:
+                from evaluators.hub_access import require_model
+
+                require_model(source or get_backbone_spec(wanted).hub_id, "--base", "--base tiny (offline smoke runs)")
                 self._backbones[key] = AudioLLM.from_pretrained(source or get_backbone_spec(wanted).hub_id,
                                                                 backbone=wanted, **kwargs)
         return self._backbones[key]
