@@ -89,7 +89,7 @@ def test_reachable_hub_announces_the_download_once(monkeypatch, capsys):
 
 def _timed_main(args, capsys):
     """Exit code, seconds and stderr of ``omnijudge ARGS``; the parser is built once before the clock
-    starts (its imports are the CLI's start-up, measured in test_cli_startup)."""
+    starts (its imports are the CLI's start-up, not the Hub check)."""
     build_parser()
     start = time.monotonic()
     code = main(args)
