@@ -90,7 +90,7 @@ def test_a_scored_missing_output_counts_under_its_subtype(corpus, tmp_path, caps
     assert main(["metrics", "speecheditbench", "--results", str(tmp_path / "r" / "scores.jsonl")]) == 0
     printed = capsys.readouterr().out
     # delete: 3 evaluated rows (2 met) and the missing one; before, the missing row made a subtype of its own
-    assert "| r | content | delete | 4 | 66.67 (n=3) |" in printed and "unknown" not in printed
+    assert "| synthetic-editor | content | delete | 4 | 66.67 (n=3) |" in printed and "unknown" not in printed
     # a rows file written before rows carried their subtype: a rerun rewrites that missing row only
     scores = tmp_path / "r" / "scores.jsonl"
     before = _rows(tmp_path / "r")
@@ -122,7 +122,7 @@ def test_score_with_utmos_fills_each_row_and_avg_utmos(corpus, utmos_ckpt, tmp_p
                      "n_source_output_speaker_similarity": 0}
     capsys.readouterr()
     assert main(["metrics", "speecheditbench", "--results", str(out / "scores.jsonl")]) == 0
-    assert f"| r | style | {avg:.4f} (3) | - (0) |" in capsys.readouterr().out
+    assert f"| synthetic-editor | style | {avg:.4f} (3) | - (0) |" in capsys.readouterr().out
 
 
 def test_a_rerun_keeps_utmos_rows_and_leaving_utmos_out_remeasures(corpus, utmos_ckpt, tmp_path):

@@ -166,7 +166,8 @@ def add_metrics_parser(msub):
                    help="scores.jsonl of `omnijudge score speecheditbench`, or the public evaluator's "
                         "<task>*.json result files")
     p.add_argument("--system", nargs="+", action="extend",
-                   help="system name per --results file (files sharing a name are pooled; default: folder name)")
+                   help="system name per --results file (files sharing a name are pooled; default: the system "
+                        "its rows name, else its folder name)")
     p.add_argument("--missing-as-failure", action="store_true", help="count missing outputs as failures")
     p.add_argument("--out", help="also write the JSON report here")
     p.add_argument("--radar", help="also draw the target/joint radar chart (PNG) here")

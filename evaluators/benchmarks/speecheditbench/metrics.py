@@ -351,14 +351,18 @@ def _result_rows_where(path: str | Path) -> list[tuple[dict, str]]:
 def metrics_from_files(results: list[str | Path], systems: list[str] | None = None,
                        missing_as_failure: bool = False, n_resamples: int = 10_000) -> dict:
     """Tables of one or more systems; each system is one or more result files (``systems`` names
-    them, one per file; files with one name are pooled). Returns ``{"systems", "markdown"}``."""
+    them, one per file; files with one name are pooled; default: the ``system`` the rows carry,
+    else the file's folder). Returns ``{"systems", "markdown"}``."""
     if systems and len(systems) != len(results):
         raise ValueError(f"{len(systems)} system names for {len(results)} result files")
     pooled: dict[str, list[dict]] = {}
     seen: dict[str, dict[str, str]] = {}  # system -> id -> where: a row pooled twice would count twice
     for i, path in enumerate(results):
-        name = systems[i] if systems else Path(path).parent.name or Path(path).stem
         rows = _result_rows_where(path)
+        # the name score wrote into the rows (one system per file), else the folder's
+        named = {r.get("system") for r, _ in rows}
+        own = named.pop() if len(named) == 1 and isinstance(next(iter(named)), str) else None
+        name = systems[i] if systems else own or Path(path).parent.name or Path(path).stem
         reject_duplicate_ids(((r["id"], where) for r, where in rows), seen=seen.setdefault(name, {}))
         pooled.setdefault(name, []).extend(r for r, _ in rows)
     tables = {name: system_report(rows, missing_as_failure, n_resamples) for name, rows in pooled.items()}
