@@ -177,9 +177,12 @@ def check_non_omnijudge(cmd: Command) -> None:
                 assert spec in pins, f"README.md:{cmd.line}: {spec} is not the pin in constraints.txt"
         if "-c" in argv:
             assert (ROOT / argv[argv.index("-c") + 1]).is_file()
+    elif cmd.kind == "bash":
+        assert len(argv) == 2 and argv[1].startswith("scripts/"), f"README.md:{cmd.line}: bash runs one script of scripts/"
+        assert (ROOT / argv[1]).is_file(), f"README.md:{cmd.line}: no script {argv[1]}"
     else:
         pytest.fail(f"README.md:{cmd.line}: `{' '.join(argv)}`: a README command starts with omnijudge, "
-                    "python, torchrun or pip, so that this test can check it")
+                    "python, torchrun, pip or bash scripts/..., so that this test can check it")
 
 
 def check_readme(where: Path, slow: bool) -> dict[str, list[str]]:
