@@ -91,6 +91,31 @@ def test_a_prompt_over_the_limit_is_refused_before_matching(client):
     assert r.status_code == 413
 
 
+def test_a_prompt_of_base64_letters_is_refused_before_the_json_parse(client, monkeypatch):
+    """Letters alone pass the text-bytes check (they look like audio); the long-string scan refuses
+    them unless they are a ``data`` value, and the JSON parser is never called."""
+    from evaluators.serve import app as app_module
+
+    parsed = []
+    monkeypatch.setattr(app_module, "parse_json", lambda raw, *a: parsed.append(len(raw)))
+    r = client.post(URL, json=gemini("A" * 3_000_000))
+    assert r.status_code == 413 and "not audio data" in r.json()["error"]["message"] and parsed == []
+    # the same letters written as a key inside the prompt do not pass for audio
+    r = client.post(URL, json=gemini('"data": "' + "A" * 20_000))
+    assert r.status_code == 413 and parsed == []
+
+
+def test_long_audio_data_passes_the_long_string_scan():
+    from evaluators.serve.limits import check_long_strings
+
+    audio = base64.b64encode(bytes(300_000)).decode()
+    for indent in (None, 2):
+        check_long_strings(json.dumps({"inline_data": {"mime_type": "audio/wav", "data": audio}},
+                                      indent=indent).encode(), 14_000)
+        check_long_strings(json.dumps({"input_audio": {"data": audio, "format": "wav"}}, indent=indent).encode(),
+                           14_000)
+
+
 def test_error_bodies_name_no_server_path(client, tmp_path):
     r = client.post(URL, json=gemini(audio=b"RIFF\x00\x00\x00\x00WAVEjunk"))
     message = r.json()["error"]["message"]

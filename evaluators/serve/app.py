@@ -34,7 +34,8 @@ from evaluators.serve.batcher import BatchOptions, Batcher, NonFiniteScore
 from evaluators.serve.files_store import FileStore, StoreError, StoreOptions
 from evaluators.serve.folder_lock import FolderLock
 from evaluators.serve.gemini_api import ApiError, JudgeRequest
-from evaluators.serve.limits import DEFAULT_MAX_PROMPT_CHARS, check_prompt, check_text_bytes, parse_json, scrub
+from evaluators.serve.limits import (DEFAULT_MAX_PROMPT_CHARS, check_long_strings, check_prompt, check_text_bytes,
+                                     parse_json, scrub)
 from evaluators.serve.metrics import ServeMetrics
 from evaluators.serve.middleware import RequestGuard, redact_access_log
 from evaluators.serve.openapi_schema import add_request_schemas, request_body
@@ -207,6 +208,7 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
         """A body read by ``parser`` (worker thread: bounded JSON, typed fields, base64 audio), its
         prompt within the limit and matched to its family (None: no family)."""
         check_text_bytes(raw)
+        check_long_strings(raw, options.max_prompt_chars)
         parsed = parser(parse_json(raw))
         jr = parsed[1] if isinstance(parsed, tuple) else parsed
         check_prompt(jr.prompt, options.max_prompt_chars)
