@@ -68,7 +68,9 @@ from transformers import WhisperForConditionalGeneration, WhisperProcessor
 from transformers.modeling_outputs import BaseModelOutput
 
 from evaluators.audio_io import SAMPLE_RATE
-from evaluators.backbones.checkpoint import dtype_name, read_model_type, resolve_dtype
+from evaluators.backbones.checkpoint import dtype_name, resolve_dtype
+from evaluators.benchmarks.speecheditbench.providers.whisper_checkpoint import (check_whisper_folder, looks_like_path,
+                                                                               whisper_language_code)
 from evaluators.benchmarks.speecheditbench.providers.word_times import (
     row_start_frames,
     token_bytes_of,
@@ -92,10 +94,6 @@ __all__ = [
 PACKAGED_WHISPER = ("whisper-base", "whisper-tiny.en")
 #: What :class:`WhisperAsr` does with a clip longer than the checkpoint's window (30 s).
 LONG_CLIP_POLICIES = ("refuse", "truncate")
-#: Files a local Whisper checkpoint folder must hold (weights and tokenizer are checked apart).
-_REQUIRED_FILES = ("config.json", "generation_config.json", "preprocessor_config.json")
-_WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
-                 "pytorch_model.bin.index.json")
 
 
 @dataclass(frozen=True)
@@ -131,45 +129,6 @@ class AsrProvider(Protocol):
     name: str
 
     def transcribe(self, waves: Sequence[np.ndarray], language: Sequence[str] | str) -> list[AsrResult]: ...
-
-
-# ---- checkpoint checks -------------------------------------------------------------------------
-
-def _looks_like_path(spec: str) -> bool:
-    """A spec meant as a folder rather than a hub id (``owner/name``)."""
-    return (Path(spec).expanduser().is_absolute() or spec.startswith((".", "~")) or spec.count("/") > 1
-            or "\\" in spec)
-
-
-def _check_folder(folder: Path) -> None:
-    """Raise ``FileNotFoundError`` (one line, naming what is missing) unless ``folder`` holds a
-    Whisper checkpoint's files, and ``ValueError`` when it is another model type."""
-    if not folder.is_dir():
-        raise FileNotFoundError(f"{folder}: no such Whisper checkpoint folder")
-    missing = [name for name in _REQUIRED_FILES if not (folder / name).is_file()]
-    if not any((folder / name).is_file() for name in _WEIGHT_FILES):
-        missing.append("model.safetensors")
-    if not ((folder / "tokenizer.json").is_file()
-            or ((folder / "vocab.json").is_file() and (folder / "merges.txt").is_file())):
-        missing.append("tokenizer.json (or vocab.json + merges.txt)")
-    if missing:
-        raise FileNotFoundError(f"{folder}: not a complete Whisper checkpoint folder; missing {', '.join(missing)}")
-    model_type = read_model_type(folder)
-    if model_type != "whisper":
-        raise ValueError(f"{folder}: a {model_type!r} checkpoint (config.json model_type), not a Whisper one")
-
-
-def _language_code(language: str) -> str:
-    """Whisper language code of ``language``, a code (``"zh"``) or an English name (``"chinese"``,
-    ``"mandarin"``)."""
-    from transformers.models.whisper.tokenization_whisper import LANGUAGES, TO_LANGUAGE_CODE
-
-    lang = str(language).strip().lower()
-    if lang in LANGUAGES:
-        return lang
-    if lang in TO_LANGUAGE_CODE:
-        return TO_LANGUAGE_CODE[lang]
-    raise ValueError(f"unknown language {language!r}: give a Whisper language code such as 'en' or 'zh'")
 
 
 # ---- provider ----------------------------------------------------------------------------------
@@ -259,9 +218,9 @@ class WhisperAsr:
             from evaluators.backbones.whisper_towers import tower_folder
 
             folder = tower_folder(spec)  # converted once from the installed package; nothing downloaded
-        local = packaged or folder.is_dir() or _looks_like_path(spec)
+        local = packaged or folder.is_dir() or looks_like_path(spec)
         if local:
-            _check_folder(folder)
+            check_whisper_folder(folder)
             source = str(folder)
         else:
             source = spec
@@ -304,7 +263,7 @@ class WhisperAsr:
         """Decoder prompt for ``language``: ``<|startoftranscript|> <|lang|> <|transcribe|>
         <|notimestamps|>`` ids (an English-only checkpoint has no language or task token)."""
         gen = self.model.generation_config
-        code = _language_code(language)
+        code = whisper_language_code(language)
         if not self.multilingual:
             if code != "en":
                 raise ValueError(f"{self.source} is an English-only Whisper; it cannot transcribe {language!r}")
@@ -321,7 +280,7 @@ class WhisperAsr:
         langs = [language] * n if isinstance(language, str) else list(language)
         if len(langs) != n:
             raise ValueError(f"{n} clips but {len(langs)} languages")
-        codes = [_language_code(lang) for lang in langs]
+        codes = [whisper_language_code(lang) for lang in langs]
         for code in set(codes):
             self.prompt_ids(code)  # refuse a language the checkpoint lacks before any clip is decoded
         return codes
