@@ -43,11 +43,16 @@ def _clips(folder, n_bad, n_good):
         sf.write(folder / f"good{i}.wav", 0.3 * np.sin(2 * np.pi * 220 * (i + 1) * t), 16000)
 
 
-def test_score_audio_all_errors_exits_1_naming_the_reason(tmp_path, capsys):
-    _clips(tmp_path / "audio", 3, 0)
+def _score_audio(tmp_path, capsys) -> tuple[int, str]:
+    """``score audio`` over ``tmp_path/audio`` with the tiny zero-shot judge: exit code and stderr."""
     code = main(["score", "audio", "--judge", "auto-att", "--base", "tiny", "--audio", str(tmp_path / "audio"),
                  "--out", str(tmp_path / "s.jsonl"), "--num-workers", "0", "--no-vad"])
-    err = capsys.readouterr().err
+    return code, capsys.readouterr().err
+
+
+def test_score_audio_all_errors_exits_1_naming_the_reason(tmp_path, capsys):
+    _clips(tmp_path / "audio", 3, 0)
+    code, err = _score_audio(tmp_path, capsys)
     assert code == 1, err
     last = err.strip().splitlines()[-1]
     assert last.startswith("omnijudge score audio: all 3 rows are errors, nothing was scored; commonest (3x): ")
@@ -56,8 +61,6 @@ def test_score_audio_all_errors_exits_1_naming_the_reason(tmp_path, capsys):
 
 def test_score_audio_partial_errors_exit_0_naming_the_reason(tmp_path, capsys):
     _clips(tmp_path / "audio", 1, 2)
-    code = main(["score", "audio", "--judge", "auto-att", "--base", "tiny", "--audio", str(tmp_path / "audio"),
-                 "--out", str(tmp_path / "s.jsonl"), "--num-workers", "0", "--no-vad"])
-    err = capsys.readouterr().err
+    code, err = _score_audio(tmp_path, capsys)
     assert code == 0, err
     assert "omnijudge score audio: 1 of 3 rows are errors; commonest (1x): " in err
