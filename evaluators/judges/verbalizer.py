@@ -48,13 +48,14 @@ def _tiny_for(preset: JudgePreset, backbone: str, vocab: str, device, dtype) -> 
     """The tiny backbone for ``preset``: on the byte vocabulary every label word after a space
     starts with the space byte, so a preset whose labels cannot be told apart there gets the Qwen
     vocabulary (where they are single tokens, as on the real checkpoints)."""
-    audio_llm = AudioLLM.tiny(backbone, device=device, dtype=dtype, vocab=vocab)
     if vocab == "byte":
-        try:
-            first_token_ids(audio_llm.tokenizer, preset.label_texts, warn=False)
+        from evaluators.backbones.tiny_tokenizer import build_tiny_tokenizer
+
+        try:  # the tokenizer alone decides; the model is built once, on the vocabulary chosen
+            first_token_ids(build_tiny_tokenizer(), preset.label_texts, warn=False)
         except ValueError:
-            audio_llm = AudioLLM.tiny(backbone, device=device, dtype=dtype, vocab="qwen")
-    return audio_llm
+            vocab = "qwen"
+    return AudioLLM.tiny(backbone, device=device, dtype=dtype, vocab=vocab)
 
 
 class VerbalizerJudge(JudgePersistence):
