@@ -1,8 +1,8 @@
 """Scoring speed, peak memory and the bf16 batch-invariance bound of a full-size judge on a GPU.
 
 Builds a random-weight Qwen2.5-Omni-7B thinker (or Qwen2-Audio-7B) from the published config
-dimensions directly on the device, in the chosen dtype (nothing is downloaded; random weights
-cost the same FLOPs as real ones), wraps it in a ``VerbalizerJudge`` with the ``auto-att`` (or
+dimensions (``evaluators/backbones/full_size.py``) directly on the device, in the chosen dtype
+(nothing is downloaded; random weights cost the same FLOPs as real ones), wraps it in a ``VerbalizerJudge`` with the ``auto-att`` (or
 ``auto-att-released``) preset and scores 5-10 s clips. Prints, all measured in this run:
 
 * clips/s at batch 1 and at ``--batch-size`` (length-sorted batches), and their ratio;
@@ -24,75 +24,11 @@ import time
 
 import numpy as np
 import torch
-from transformers import Qwen2_5OmniThinkerConfig, Qwen2AudioConfig
 
-from evaluators.backbones import AudioLLM, get_backbone_spec, resolve_dtype
-from evaluators.backbones.audio_llm import tiny_feature_extractor
-from evaluators.backbones.chat_prompt import packaged_chat_template
-from evaluators.backbones.tiny_tokenizer import build_tiny_tokenizer
+from evaluators.backbones import AudioLLM, resolve_dtype
+from evaluators.backbones.full_size import FULL_SIZE, full_size_backbone, full_size_tokenizer
 from evaluators.judges.presets import get_preset
 from evaluators.judges.verbalizer import VerbalizerJudge
-
-#: Published dimensions of the two 7B checkpoints (their config.json).
-FULL_SIZE = {
-    "qwen2_5_omni": dict(
-        audio_config=dict(num_mel_bins=128, encoder_layers=32, encoder_attention_heads=20, encoder_ffn_dim=5120,
-                          d_model=1280, output_dim=3584, n_window=100, max_source_positions=1500),
-        vision_config=dict(depth=32, hidden_size=1280, intermediate_size=3420, num_heads=16, out_hidden_size=3584,
-                           patch_size=14, spatial_merge_size=2, temporal_patch_size=2, window_size=112,
-                           fullatt_block_indexes=[7, 15, 23, 31]),
-        text_config=dict(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
-                         num_attention_heads=28, num_key_value_heads=4, max_position_embeddings=32768,
-                         tie_word_embeddings=False, rms_norm_eps=1e-6,
-                         rope_parameters={"rope_type": "default", "rope_theta": 1e6, "mrope_section": [16, 24, 24]})),
-    "qwen2_audio": dict(
-        audio_config=dict(num_mel_bins=128, encoder_layers=32, encoder_attention_heads=20, encoder_ffn_dim=5120,
-                          d_model=1280, max_source_positions=1500),
-        text_config=dict(model_type="qwen2", vocab_size=156032, hidden_size=4096, intermediate_size=11008,
-                         num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=32,
-                         max_position_embeddings=8192, rms_norm_eps=1e-5, rope_theta=10000.0,
-                         tie_word_embeddings=False)),
-}
-
-
-def tokenizer_for_bench():
-    """The real Qwen tokenizer when it can be built offline, else the tiny byte-level one."""
-    try:
-        from evaluators.backbones.stand_in import qwen_tokenizer
-
-        return qwen_tokenizer(), "real Qwen vocabulary"
-    except (FileNotFoundError, ImportError, ValueError):
-        return build_tiny_tokenizer(), "tiny offline tokenizer"
-
-
-def full_size_backbone(name: str, device: str, dtype: torch.dtype, attn: str | None) -> AudioLLM:
-    """A random-weight full-size backbone built on ``device`` in ``dtype`` (no host copy)."""
-    spec = get_backbone_spec(name)
-    tok, _ = tokenizer_for_bench()
-    tok.chat_template = packaged_chat_template(name)
-    ids = tok.convert_tokens_to_ids
-    dims = FULL_SIZE[name]
-    dims["text_config"].update(pad_token_id=tok.pad_token_id, eos_token_id=ids("<|im_end|>"))
-    if name == "qwen2_5_omni":
-        cfg = Qwen2_5OmniThinkerConfig(
-            **dims, audio_token_index=ids("<|AUDIO|>"), image_token_index=ids("<|IMAGE|>"),
-            video_token_index=ids("<|VIDEO|>"), audio_start_token_id=ids("<|audio_bos|>"),
-            audio_end_token_id=ids("<|audio_eos|>"), user_token_id=ids("user"))
-        cfg.vision_start_token_id = ids("<|vision_bos|>")
-    else:
-        cfg = Qwen2AudioConfig(**dims, audio_token_index=ids("<|AUDIO|>"))
-    if attn:
-        cfg._attn_implementation = attn
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(dtype)
-    try:
-        with torch.device(device):
-            model = spec.model_class(cfg).eval()
-    finally:
-        torch.set_default_dtype(previous)
-    return AudioLLM(model, tok, tiny_feature_extractor(spec), spec, source=f"random-full-size:{name}",
-                    attn_implementation=attn)
-
 
 #: An APS instruction (the published example's first lines) for presets with an ``{instruction}`` field.
 EXAMPLE_INSTRUCTION = ("gender: Male.\n\npitch: Mid-range male pitch, slightly elevated at the beginning and then "
@@ -179,7 +115,7 @@ def main() -> None:
     n_params = sum(p.numel() for p in backbone.model.parameters())
     print(f"{backbone.source}: {n_params / 1e9:.2f} B parameters, {dtype}, {args.device}, "
           f"attention {backbone.runtime()['attn_implementation']}, "
-          f"tokenizer: {tokenizer_for_bench()[1] if args.size == 'full' else 'tiny offline tokenizer'}, "
+          f"tokenizer: {full_size_tokenizer()[1] if args.size == 'full' else 'tiny offline tokenizer'}, "
           f"built in {time.perf_counter() - t:.1f} s")
     preset = args.preset or ("auto-att-released" if args.backbone == "qwen2_audio" else "auto-att")
     judge = VerbalizerJudge(backbone, get_preset(preset))

@@ -30,9 +30,10 @@ import time
 import numpy as np
 import torch
 
-from bench_gpu_scoring import clips, full_size_backbone
+from bench_gpu_scoring import clips
 from evaluators.backbones import AudioLLM
 from evaluators.backbones.checkpoint import resolve_dtype
+from evaluators.backbones.full_size import full_size_backbone
 from evaluators.judges.presets import get_preset
 from evaluators.judges.verbalizer import VerbalizerJudge
 from trainer.config import load_config

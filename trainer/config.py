@@ -43,7 +43,7 @@ class BackboneConfig:
     """Which audio-LLM the judge runs on."""
 
     name: str = checked("qwen2_5_omni", choices=tuple(BACKBONES))  # registry key: qwen2_5_omni | qwen2_audio
-    source: str = "tiny"  # "tiny" / "tiny-qwen-vocab" (offline random CPU model, byte / real Qwen vocabulary) or a hub id / folder
+    source: str = "tiny"  # "tiny" / "tiny-qwen-vocab" (offline random CPU model, byte / real Qwen vocabulary), "random-full-size" (the published shapes, random weights: speed checks) or a hub id / folder
     tiny_seed: int = checked(0, f"[0, {MAX_SEED}]")  # seed of the tiny random initialisation
     tower: str = checked("random", choices=TOWER_CHOICES)  # audio tower of a tiny backbone: random | whisper-tiny.en | whisper-base (real pretrained Whisper encoder, frozen; its projection is trained)
     tower_cache: bool = True  # a real tower's outputs computed once per clip and reused across epochs and judges (evaluators/backbones/tower_cache.py)
@@ -95,12 +95,15 @@ class OptimSettings:
     weight_decay: float = checked(0.0, "[0, 1]")  # AdamW weight decay
     warmup_steps: int = checked(10, "[0, 1e9]")  # linear warm-up steps
     max_epochs: int = checked(3, "[1, 100000]")  # passes over the training split
+    max_steps: int = checked(-1, "[-1, 1e9]")  # stop after this many optimizer steps, mid-epoch if need be (-1: no limit)
     grad_clip: float = checked(1.0, "[0, 1e6]")  # gradient-norm clip (0 = off)
     accumulate_grad_batches: int = checked(1, "[1, 100000]")  # micro-batches per optimizer step
     checkpoint_every_n_steps: int = checked(100, "[0, 1e9]")  # also write checkpoints/last.ckpt every N optimizer steps (0 = only at epoch ends)
 
     def __post_init__(self):
         check_fields(self)
+        if self.max_steps == 0:
+            raise FieldError("max_steps", "must be -1 (no limit) or a number of steps >= 1, got 0")
 
 
 @dataclass

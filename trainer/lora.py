@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 import torch
 from peft import LoraConfig, get_peft_model
 
-from evaluators.backbones import FROZEN_TOWERS, AudioLLM
+from evaluators.backbones import FROZEN_TOWERS, AudioLLM, resolve_dtype
+from evaluators.backbones.full_size import RANDOM_FULL_SIZE, full_size_backbone
 from evaluators.backbones.real_tower import TOWER_TRAINABLE
 from evaluators.backbones.tower_cache import disable_tower_cache, enable_tower_cache
 from evaluators.backbones.whisper_towers import RANDOM_TOWER
@@ -40,8 +41,9 @@ def trainable_parameter_count(model: torch.nn.Module) -> tuple[int, int]:
 
 
 def load_backbone(cfg: TrainConfig) -> AudioLLM:
-    """The configured backbone: tiny (offline random, on a random or real ``backbone.tower``) or a
-    real checkpoint in ``backbone.dtype`` (read by ``AudioLLM.from_pretrained``, the one dtype map),
+    """The configured backbone: tiny (offline random, on a random or real ``backbone.tower``),
+    ``random-full-size`` (the published shapes with random weights, built on the GPU when there is
+    one: ``evaluators/backbones/full_size.py``) or a real checkpoint in ``backbone.dtype`` (read by ``AudioLLM.from_pretrained``, the one dtype map),
     frozen; a real tower's outputs are served from the tower cache (``backbone.tower_cache``)."""
     bb = cfg.backbone
     if bb.source in TINY_SOURCES:
@@ -49,6 +51,9 @@ def load_backbone(cfg: TrainConfig) -> AudioLLM:
     elif bb.tower != RANDOM_TOWER:
         raise ValueError(f"backbone.tower {bb.tower!r} applies to a tiny backbone only; backbone.source "
                          f"{bb.source!r} brings its own audio tower (set backbone.tower: random)")
+    elif bb.source == RANDOM_FULL_SIZE:  # speed and memory checks: the real shapes, random weights, no download
+        device = "cuda" if torch.cuda.is_available() and cfg.hardware.accelerator != "cpu" else "cpu"
+        audio_llm = full_size_backbone(bb.name, device, resolve_dtype(bb.dtype, device), bb.attn_implementation)
     else:
         audio_llm = AudioLLM.from_pretrained(bb.source, backbone=bb.name, dtype=bb.dtype,
                                              attn_implementation=bb.attn_implementation)

@@ -8,6 +8,7 @@ import os
 import shutil
 import time
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 
 import lightning as L
@@ -73,7 +74,7 @@ def _strategy(cfg: TrainConfig):
     return "auto"
 
 
-def train(cfg: TrainConfig, resume: bool = True) -> Path:
+def train(cfg: TrainConfig, resume: bool = True, callbacks: Sequence[L.Callback] = ()) -> Path:
     """Train a judge; returns the run folder. Re-running with the same ``out_dir`` resumes from
     ``checkpoints/last.ckpt`` exactly where the last run stopped (``trainer/resume.py``).
 
@@ -81,6 +82,8 @@ def train(cfg: TrainConfig, resume: bool = True) -> Path:
     epoch end and every ``optim.checkpoint_every_n_steps``), CSV logs under
     ``out_dir/logs/version_<n>`` (one per run, none deleted) and the trained judge folder
     ``out_dir/final`` (adapter safetensors + judge_config.json [+ base/ for tiny backbones]).
+    ``callbacks`` are added to the Lightning trainer's own (``scripts/gpu_check.py`` times steps
+    with one); ``optim.max_steps`` stops training mid-epoch.
     A non-finite loss or trainable weight stops training at that step with
     :class:`trainer.module.NonFiniteTrainingError` (no ``final/`` is written).
 
@@ -119,10 +122,10 @@ def train(cfg: TrainConfig, resume: bool = True) -> Path:
     ckpt = ResumeCheckpoint(last, cfg.optim.checkpoint_every_n_steps,
                             restore_rng=saved.rng if saved is not None else None)
     trainer = L.Trainer(
-        max_epochs=cfg.optim.max_epochs, accelerator=cfg.hardware.accelerator, devices=cfg.hardware.devices,
+        max_epochs=cfg.optim.max_epochs, max_steps=cfg.optim.max_steps, accelerator=cfg.hardware.accelerator, devices=cfg.hardware.devices,
         num_nodes=cfg.hardware.num_nodes, strategy=_strategy(cfg), precision=cfg.hardware.precision,
         gradient_clip_val=cfg.optim.grad_clip or None, accumulate_grad_batches=cfg.optim.accumulate_grad_batches,
-        logger=_loggers(cfg, run_dir), callbacks=[FiniteTrainingGuard(), ckpt], log_every_n_steps=cfg.logging.log_every_n_steps,
+        logger=_loggers(cfg, run_dir), callbacks=[FiniteTrainingGuard(), ckpt, *callbacks], log_every_n_steps=cfg.logging.log_every_n_steps,
         use_distributed_sampler=False, num_sanity_val_steps=0, enable_progress_bar=False, enable_checkpointing=False,
         enable_model_summary=False, check_val_every_n_epoch=max(cfg.optim.max_epochs, 1),
     )

