@@ -102,7 +102,8 @@ def run_step(step: str, args: argparse.Namespace, work: Path, timeout: float) ->
     result = work / f"{step}.json"
     log = work / f"{step}.log"
     cmd = [sys.executable, str(Path(__file__).resolve()), "--step", step, "--result", str(result),
-           "--work-dir", str(work)] + (["--dry-run"] if args.dry_run else [])
+           "--work-dir", str(work)] + (["--dry-run"] if args.dry_run else []) + (
+        ["--train-batch-size", str(args.train_batch_size)] if args.train_batch_size else [])
     t = time.perf_counter()
     with log.open("w") as out:
         try:
@@ -138,6 +139,7 @@ def run_check(args: argparse.Namespace) -> int:
         return 2
     timeouts = parse_timeouts(args.timeout, args.dry_run)
     record = {"check": "omnijudge GPU acceptance check (scripts/gpu_check.py)", "dry_run": args.dry_run,
+              "train_batch_size": args.train_batch_size,
               "environment": environment(commit_of_checkout(args.commit)), "steps": {}}
     write_json(out, record)
     t = time.perf_counter()
@@ -163,6 +165,8 @@ def main() -> int:
     ap.add_argument("--steps", nargs="+", default=list(STEPS), choices=STEPS)
     ap.add_argument("--timeout", action="append", default=[], metavar="STEP=SECONDS",
                     help=f"time limit of a step (GPU defaults: {GPU_TIMEOUTS})")
+    ap.add_argument("--train-batch-size", type=int, default=None,
+                    help="clips per training step (default: the config's 4, the 7B recipe's per-GPU batch)")
     ap.add_argument("--commit", default=None, help="the commit to record when the checkout has no .git")
     ap.add_argument("--work-dir", default=None, help="where clips, corpus and runs go (default: a temporary folder)")
     ap.add_argument("--step", choices=STEPS, help=argparse.SUPPRESS)  # a child: run this one step
@@ -171,7 +175,7 @@ def main() -> int:
     if args.step:
         from gpu_check_steps import run_child_step
 
-        run_child_step(args.step, Path(args.result), Path(args.work_dir), args.dry_run)
+        run_child_step(args.step, Path(args.result), Path(args.work_dir), args.dry_run, args.train_batch_size)
         return 0
     return run_check(args)
 

@@ -60,6 +60,8 @@ def profile_table(prof, device: str) -> list[dict]:
     """The top :data:`PROFILE_ROWS` operations by their own device time (CPU time on CPU), in ms."""
     rows = []
     for e in prof.key_averages():
+        if getattr(e, "is_user_annotation", False) or e.key.startswith(("Optimizer.", "ProfilerStep")):
+            continue  # spans (Lightning runs forward and backward inside the optimizer step's closure), not operations
         dev = getattr(e, "self_device_time_total", None)
         if dev is None:
             dev = getattr(e, "self_cuda_time_total", 0)
@@ -207,9 +209,10 @@ def score_step(rec: Recorder, work: Path, dry_run: bool) -> None:
 # train / train_zero2: the Lightning path of `omnijudge train`, timed by a callback
 
 
-def step_timer(device: str, warmup: int, peak_tflops: float | None):
+def step_timer(device: str, warmup: int, peak_tflops: float | None, on_end=None):
     """A Lightning callback timing each optimizer step (forward + backward + step; device synced)
-    and the gaps between steps; profiles the first step after the warm-up."""
+    and the gaps between steps; profiles the first step after the warm-up; hands its summary to
+    ``on_end`` when training ends (before the judge is exported and the strategy torn down)."""
     import lightning as L
 
     class StepTimer(L.Callback):
@@ -245,6 +248,10 @@ def step_timer(device: str, warmup: int, peak_tflops: float | None):
                                "audio_s": float(sum(frames)) / 100, "profiled": profiled})
             self.last_end = time.perf_counter()
 
+        def on_train_end(self, trainer, module):
+            if on_end is not None:
+                on_end(self)
+
         def summary(self) -> dict:
             timed = [s for s in self.steps[warmup:] if not s["profiled"]]
             if not timed:
@@ -269,7 +276,13 @@ def step_timer(device: str, warmup: int, peak_tflops: float | None):
     return StepTimer()
 
 
-def train_step(rec: Recorder, work: Path, dry_run: bool, zero2: bool) -> None:
+def record_training(rec: Recorder, timer) -> None:
+    rec.put("training", timer.summary())
+    if timer.table is not None:
+        rec.put("profile_training_step", {"top_ops": timer.table})
+
+
+def train_step(rec: Recorder, work: Path, dry_run: bool, zero2: bool, batch_size: int | None) -> None:
     """One fixed-length training run through ``trainer.train.train`` (``configs/att/gpu_check.yaml``)."""
     if zero2:
         try:
@@ -284,6 +297,8 @@ def train_step(rec: Recorder, work: Path, dry_run: bool, zero2: bool) -> None:
     device = device_of(dry_run)
     overrides = {"out_dir": str(work / ("run_zero2" if zero2 else "run")),
                  "data.corpus_dir": str(work / "att_corpus")}
+    if batch_size:
+        overrides["data.batch_size"] = batch_size
     if zero2:
         overrides.update({"hardware.strategy": "deepspeed_stage_2", "hardware.deepspeed_config": "configs/deepspeed/zero2.json"})
     if dry_run:
@@ -295,23 +310,22 @@ def train_step(rec: Recorder, work: Path, dry_run: bool, zero2: bool) -> None:
     if device == "cuda":
         name = torch.cuda.get_device_name()
         peak = next((v for k, v in PEAK_BF16_TFLOPS.items() if k in name), None)
-    timer = step_timer(device, warmup=2, peak_tflops=peak)
+    timer = step_timer(device, warmup=2, peak_tflops=peak, on_end=lambda t: record_training(rec, t))
     rec.put("config", {"file": "configs/att/gpu_check.yaml", "overrides": overrides,
                        "batch_size": cfg.data.batch_size, "lora_r": cfg.lora.r, "precision": cfg.hardware.precision,
                        "gradient_checkpointing": cfg.backbone.gradient_checkpointing, "max_steps": cfg.optim.max_steps})
     t = time.perf_counter()
     try:
         train(cfg, resume=False, callbacks=[timer])
+        rec.put("train_call_s", round(time.perf_counter() - t, 1))  # with corpus, build, export
     finally:
-        rec.put("training", timer.summary())
-        if timer.table is not None:
-            rec.put("profile_training_step", {"top_ops": timer.table})
-        rec.put("train_call_s", round(time.perf_counter() - t, 1))
+        if "training" not in rec.record:  # training stopped before its end
+            record_training(rec, timer)
 
 
-def run_child_step(step: str, result: Path, work: Path, dry_run: bool) -> None:
+def run_child_step(step: str, result: Path, work: Path, dry_run: bool, train_batch_size: int | None) -> None:
     rec = Recorder(result)
     if step == "score":
         score_step(rec, work, dry_run)
     else:
-        train_step(rec, work, dry_run, zero2=step == "train_zero2")
+        train_step(rec, work, dry_run, zero2=step == "train_zero2", batch_size=train_batch_size)
