@@ -39,7 +39,7 @@ from evaluators.serve.limits import (DEFAULT_MAX_PROMPT_CHARS, check_long_string
 from evaluators.serve.metrics import ServeMetrics
 from evaluators.serve.middleware import RequestGuard, redact_access_log
 from evaluators.serve.openapi_schema import add_request_schemas, request_body
-from evaluators.serve.prompt_families import FAMILIES, FamilyError, match_prompt
+from evaluators.serve.prompt_families import FAMILIES, FamilyError, match_request
 from evaluators.serve.routes import ANY_MODEL, model_name
 from evaluators.serve.uploads import add_file_routes
 
@@ -57,7 +57,9 @@ class ServeOptions:
     (None: no key); ``max_body_bytes``: largest request body; ``max_audio_seconds``: longest clip
     judged; ``folder``: the server folder (uploaded files, decoding temporaries);
     ``max_prompt_chars``: longest prompt (its text parts joined); ``max_inflight_bytes``: most
-    request-body bytes held in memory by all requests together (past it: 503)."""
+    request-body bytes held in memory by all requests together (past it: 503); ``max_audios``: most
+    audio parts in one request (past it: 400); ``max_request_audio_bytes``: most audio bytes one
+    request names, inline and uploaded files together (past it: 413)."""
 
     folder: Path
     api_key: str | None = None
@@ -65,6 +67,8 @@ class ServeOptions:
     max_audio_seconds: float = 600.0
     max_prompt_chars: int = DEFAULT_MAX_PROMPT_CHARS
     max_inflight_bytes: int = 512 << 20
+    max_audios: int = 16
+    max_request_audio_bytes: int = 64 << 20
     store: StoreOptions = field(default_factory=StoreOptions)
     batch: BatchOptions = field(default_factory=BatchOptions)
 
@@ -75,7 +79,7 @@ class ServeOptions:
             raise ValueError(f"max_audio_seconds must be a number > 0, got {self.max_audio_seconds!r}")
         if self.api_key is not None and not self.api_key:
             raise ValueError("api_key must not be empty")
-        for name in ("max_prompt_chars", "max_inflight_bytes"):
+        for name in ("max_prompt_chars", "max_inflight_bytes", "max_audios", "max_request_audio_bytes"):
             if not (isinstance(getattr(self, name), int) and getattr(self, name) > 0):
                 raise ValueError(f"{name} must be an integer > 0, got {getattr(self, name)!r}")
 
@@ -127,22 +131,26 @@ async def unless_disconnected(request: Request, work):
     return task.result()
 
 
-def checked_wave(wave):
-    """``wave`` when every sample is finite and within :data:`MAX_SAMPLE_MAGNITUDE`, else 400."""
+def checked_wave(wave, where: str = ""):
+    """``wave`` when every sample is finite and within :data:`MAX_SAMPLE_MAGNITUDE`, else 400
+    (``where``: the audio part's name in a request of several)."""
     import numpy as np
 
     peak = float(np.max(np.abs(wave))) if len(wave) else 0.0
     if not math.isfinite(peak) or peak > MAX_SAMPLE_MAGNITUDE:
-        raise ApiError(400, f"the audio part: samples reach {peak:.3g}; float audio must lie within [-1, 1] "
+        raise ApiError(400, f"{where or 'the audio part: '}samples reach {peak:.3g}; float audio must lie within [-1, 1] "
                             f"(at most {MAX_SAMPLE_MAGNITUDE:g} judged)")
     return wave
 
 
 def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOptions,
-               folder_lock: FolderLock | None = None) -> FastAPI:
+               folder_lock: FolderLock | None = None,
+               settings: dict[str, dict[str, dict[str, float]]] | None = None) -> FastAPI:
     """The app for loaded judges (model -> family -> slot -> judge, ``routes.load_route_judges``);
     ``folder_lock``: the lock already held on ``options.folder`` (None: taken here, before anything in
-    the folder is touched). The app's store keeps it until shutdown."""
+    the folder is touched). The app's store keeps it until shutdown. ``settings``: model -> family
+    -> the family's route settings (``Routes.settings``; missing: the family's defaults)."""
+    settings = settings or {}
     metrics = ServeMetrics()
     store = FileStore(options.folder / "store", options.store,
                       folder_lock if folder_lock is not None else FolderLock.acquire(options.folder))
@@ -167,9 +175,9 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
     add_request_schemas(app)
     redact_access_log()
 
-    def decode(request: JudgeRequest, slot_judges: list) -> tuple:
-        """The request's audio as a 16 kHz wave, read as far as its judges listen."""
-        audio = request.audio
+    def decode(audio, slot_judges: list, where: str) -> tuple:
+        """One audio part as a 16 kHz wave, read as far as its judges listen; ``where`` names the
+        part in errors when the request has several."""
         tmp = None
         try:
             if audio.file_id is not None:
@@ -190,19 +198,36 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
                 info = sf.info(str(path))
                 seconds = info.frames / info.samplerate
             except (RuntimeError, sf.LibsndfileError, ZeroDivisionError) as e:
-                raise ApiError(400, f"audio could not be decoded: {e}") from None
+                raise ApiError(400, f"{where}audio could not be decoded: {e}") from None
             if seconds > options.max_audio_seconds:
-                raise ApiError(413, f"audio is {seconds:.1f} s long; the limit is {options.max_audio_seconds:g} s "
+                raise ApiError(413, f"{where}audio is {seconds:.1f} s long; the limit is {options.max_audio_seconds:g} s "
                                     "(--max-audio-seconds)")
             limits = [judge_read_limit(j) for j in slot_judges]
             try:
                 wave = read_item_audio(path, None if None in limits else max(limits))[0]
             except INPUT_ERRORS as e:
-                raise ApiError(400, f"audio could not be decoded: {e}") from None
-            return checked_wave(wave), seconds
+                raise ApiError(400, f"{where}audio could not be decoded: {e}") from None
+            return checked_wave(wave, where), seconds
         finally:
             if tmp is not None:
                 tmp.unlink(missing_ok=True)
+
+    def audio_size(audio) -> int:
+        return len(audio.data) if audio.file_id is None else int(store.get(audio.file_id)["sizeBytes"])
+
+    def decode_all(request: JudgeRequest, jobs, slot_judges: list) -> list:
+        """Every audio the jobs hear, as waves in the request's order (an audio no job hears: None),
+        after the request's audio bytes together are checked against their limit."""
+        total = sum(audio_size(a) for a in request.audios)
+        if total > options.max_request_audio_bytes:
+            raise ApiError(413, f"the request's audio parts hold {total} bytes together; the limit is "
+                                f"{options.max_request_audio_bytes} bytes (--max-request-audio-mb)")
+        several = len(request.audios) > 1
+        waves = []
+        for k, audio in enumerate(request.audios):
+            hearing = [j for j, job in zip(slot_judges, jobs) if job.audio == k]
+            waves.append(decode(audio, hearing, f"audio part {k + 1}: " if several else "")[0] if hearing else None)
+        return waves
 
     def parse(raw: bytes, parser):
         """A body read by ``parser`` (worker thread: bounded JSON, typed fields, base64 audio), its
@@ -212,7 +237,21 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
         parsed = parser(parse_json(raw))
         jr = parsed[1] if isinstance(parsed, tuple) else parsed
         check_prompt(jr.prompt, options.max_prompt_chars)
-        return parsed, match_prompt(jr.prompt)
+        check_audios(jr)
+        try:
+            return parsed, match_request(jr.prompt, jr.layout)
+        except FamilyError as e:
+            raise ApiError(400, str(e)) from None
+
+    def check_audios(jr: JudgeRequest) -> None:
+        """The number of audio parts (400) and their inline bytes together (413) within the limits."""
+        if len(jr.audios) > options.max_audios:
+            raise ApiError(400, f"the request has {len(jr.audios)} audio parts; the limit is {options.max_audios} "
+                                "(--max-audios-per-request)")
+        inline = sum(len(a.data) for a in jr.audios if a.data is not None)
+        if inline > options.max_request_audio_bytes:
+            raise ApiError(413, f"the request's audio parts hold {inline} bytes together; the limit is "
+                                f"{options.max_request_audio_bytes} bytes (--max-request-audio-mb)")
 
     async def read_request(request: Request, parser):
         raw = await read_body(request, options.max_body_bytes)
@@ -232,13 +271,14 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
                                 f"{', '.join(route)}")
         jobs = matched.jobs_for({slot: getattr(j, "kind", "verbalizer") for slot, j in route[family].items()})
         slot_judges = [route[family][job.slot] for job in jobs]
-        wave, _ = await run_in_threadpool(decode, request, slot_judges)
-        # alike jobs of one judge (a trained judge in several slots) are one pass
-        keys = [(id(j), json.dumps(job.fields, sort_keys=True, ensure_ascii=False)) for j, job in zip(slot_judges, jobs)]
+        waves = await run_in_threadpool(decode_all, request, jobs, slot_judges)
+        # alike jobs of one judge on one audio (a trained judge in several slots) are one pass
+        keys = [(id(j), job.audio, json.dumps(job.fields, sort_keys=True, ensure_ascii=False))
+                for j, job in zip(slot_judges, jobs)]
         futures = {}
         for key, j, job in zip(keys, slot_judges, jobs):
             if key not in futures:
-                futures[key] = asyncio.wrap_future(batcher.submit(j, {"wave": wave, "fields": job.fields}))
+                futures[key] = asyncio.wrap_future(batcher.submit(j, {"wave": waves[job.audio], "fields": job.fields}))
         done = dict(zip(futures, await asyncio.gather(*futures.values(), return_exceptions=True)))
         results = [done[key] for key in keys]
         for r in results:
@@ -250,10 +290,12 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
                 log.error("judging failed", exc_info=r)
                 raise ApiError(500, f"the judge failed on this request: {type(r).__name__}")
         try:
-            reply = matched.reply(list(results))
+            reply = matched.reply(list(results), settings.get(name if name in judges else ANY_MODEL, {}).get(family))
         except FamilyError as e:
             raise ApiError(400, str(e)) from None
-        verdicts = [{"slot": job.slot, "judge": j.name, "score": r["score"], "label": r["label"], "probs": r["probs"],
+        several = len(request.audios) > 1
+        verdicts = [{"slot": job.slot, "judge": j.name, **({"audio": job.audio} if several else {}),
+                     "score": r["score"], "label": r["label"], "probs": r["probs"],
                      **({"kind": r["kind"], "result": r["result"]} if "kind" in r else {})}
                     for j, job, r in zip(slot_judges, jobs, results)]
         return reply, verdicts, family

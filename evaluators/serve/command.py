@@ -61,6 +61,12 @@ def add_serve_command(sub) -> None:
     p.add_argument("--max-inflight-mb", type=_positive_float, default=512.0,
                    help="most request-body megabytes held in memory by all requests together; past it a "
                         "request gets 503 with Retry-After (default 512)")
+    p.add_argument("--max-audios-per-request", type=batch_size_arg, default=16,
+                   help="most audio parts in one request (a pairwise or group prompt carries one per system; "
+                        "past it: 400; default 16)")
+    p.add_argument("--max-request-audio-mb", type=_positive_float, default=64.0,
+                   help="most audio megabytes one request names, inline and uploaded files together (past it: "
+                        "413; default 64)")
     p.add_argument("--files-quota-mb", type=_positive_float, default=2048.0,
                    help="most bytes the uploaded files may hold together (default 2048)")
     p.add_argument("--files-ttl-hours", type=_positive_float, default=48.0,
@@ -110,13 +116,14 @@ def build_app(args):
     options = ServeOptions(
         folder=Path(args.folder), api_key=api_key, max_body_bytes=int(args.max_body_mb * mb),
         max_audio_seconds=args.max_audio_seconds, max_prompt_chars=args.max_prompt_chars,
-        max_inflight_bytes=int(args.max_inflight_mb * mb),
+        max_inflight_bytes=int(args.max_inflight_mb * mb), max_audios=args.max_audios_per_request,
+        max_request_audio_bytes=int(args.max_request_audio_mb * mb),
         store=StoreOptions(quota_bytes=int(args.files_quota_mb * mb), ttl_s=args.files_ttl_hours * 3600,
                            upload_ttl_s=args.upload_ttl_minutes * 60,
                            max_file_bytes=int(min(args.files_quota_mb, 256) * mb)),
         batch=BatchOptions(max_wait_ms=args.max_wait_ms, max_batch=args.max_batch,
                            max_tokens=args.max_tokens_per_batch))
-    return create_app(judges, options, folder_lock)
+    return create_app(judges, options, folder_lock, routes.settings())
 
 
 def run_serve(args) -> int:

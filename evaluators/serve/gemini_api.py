@@ -1,5 +1,5 @@
 """The Gemini API subset ``omnijudge serve`` speaks: a ``generateContent`` request read into one
-prompt and one audio, and the response and error bodies google-genai, the legacy SDK and plain
+prompt and its audios (in the order sent), and the response and error bodies google-genai, the legacy SDK and plain
 ``requests`` clients parse (``docs/serve.md``).
 
 Field names are accepted in both spellings the clients send (``inline_data`` / ``inlineData``,
@@ -16,6 +16,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 from evaluators.serve.errors import ApiError
+from evaluators.serve.family_base import Layout
 
 #: HTTP status -> the Gemini error status word
 _STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
@@ -34,12 +35,29 @@ class Audio:
 @dataclass
 class JudgeRequest:
     """What any API's request asks the judge: the user ``prompt`` (its text parts joined by
-    newlines), the ``system`` text, one ``audio`` and the options that were ignored."""
+    newlines), its ``audios`` in the order sent, the ``layout`` (its text parts, and where each
+    audio stands among them), the ``system`` text and the options that were ignored."""
 
     prompt: str
-    audio: Audio
+    audios: list[Audio]
     system: str | None = None
     ignored: list[str] = field(default_factory=list)
+    layout: Layout = field(default_factory=Layout)
+
+    @property
+    def audio(self) -> Audio:
+        """The first audio (the one audio of a per-clip family)."""
+        return self.audios[0]
+
+
+def judge_request(texts: list[str], audio: list[Audio], audio_at: list[int], system: str | None,
+                  ignored: list[str]) -> JudgeRequest:
+    """The request of the user ``texts`` and ``audio`` parts in their order (``audio_at``: the
+    number of texts before each audio); none at all is a 400."""
+    if not audio:
+        raise ApiError(400, "the request must carry exactly one audio part (inline_data, file_data or input_audio), "
+                            "or one per clip for a multi-audio family; it has 0")
+    return JudgeRequest("\n".join(texts), audio, system, ignored, Layout(tuple(texts), tuple(audio_at)))
 
 
 def audio_bytes(data: str, where: str) -> bytes:
@@ -53,23 +71,28 @@ def audio_bytes(data: str, where: str) -> bytes:
     return raw
 
 
-def _texts(content, where: str) -> tuple[list[str], list[Audio]]:
-    """The text parts and audio parts of a validated :class:`request_models.Content`."""
-    texts, audio = [], []
+def _texts(content, where: str, texts: list[str] | None = None, audio: list[Audio] | None = None,
+           audio_at: list[int] | None = None) -> tuple[list[str], list[Audio], list[int]]:
+    """The text parts and audio parts of a validated :class:`request_models.Content`, appended to
+    ``texts`` / ``audio`` (in the order sent); ``audio_at``: the number of texts before each audio."""
+    texts, audio, audio_at = texts if texts is not None else [], audio if audio is not None else [], \
+        audio_at if audio_at is not None else []
     for k, part in enumerate(content.parts):
         at = f"{where}.parts[{k}]"
         if part.text is not None:
             texts.append(part.text)
         elif part.inline_data is not None:
             audio.append(Audio(part.inline_data.mime_type, data=audio_bytes(part.inline_data.data, f"{at}.inline_data.data")))
+            audio_at.append(len(texts))
         elif part.file_data is not None:
             uri = part.file_data.file_uri
             if "files/" not in uri:
                 raise ApiError(400, f"{at}.file_data.file_uri: not a file of this server (expected .../files/<id>)")
             audio.append(Audio(part.file_data.mime_type, file_id=uri.rsplit("files/", 1)[1].strip("/")))
+            audio_at.append(len(texts))
         else:
             raise ApiError(400, f"{at}: only text, inline_data and file_data parts are supported")
-    return texts, audio
+    return texts, audio, audio_at
 
 
 def parse_generate_content(body) -> JudgeRequest:
@@ -79,22 +102,18 @@ def parse_generate_content(body) -> JudgeRequest:
 
     request = validated(GenerateContentRequest, body)
     count_parts([c.parts for c in request.contents])
-    texts, audio = [], []
+    texts, audio, audio_at = [], [], []
     for i, content in enumerate(request.contents):
-        t, a = _texts(content, f"contents[{i}]")
-        texts += t
-        audio += a
+        _texts(content, f"contents[{i}]", texts, audio, audio_at)
     system_text = None
     if request.system_instruction is not None:
-        s, a = _texts(request.system_instruction, "systemInstruction")
+        s, a, _ = _texts(request.system_instruction, "systemInstruction")
         if a:
             raise ApiError(400, "systemInstruction: audio belongs in contents")
         system_text = "\n".join(s)
-    if len(audio) != 1:
-        raise ApiError(400, f"the request must carry exactly one audio part (inline_data or file_data); it has {len(audio)}")
     ignored = sorted(request.generation_config or {})
     ignored += [k for k in ("safetySettings", "safety_settings", "tools", "toolConfig") if k in body]
-    return JudgeRequest("\n".join(texts), audio[0], system_text, ignored)
+    return judge_request(texts, audio, audio_at, system_text, ignored)
 
 
 def usage(prompt: str, reply: str) -> dict:

@@ -25,8 +25,6 @@ object. ``confidence`` is the judge's probability of the verdict it gives.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -35,103 +33,13 @@ from evaluators.benchmarks.instructttseval.prompts import PLACEHOLDER, public_te
 from evaluators.benchmarks.nvv.presets import JSON_KEYS, RUBRICS
 from evaluators.benchmarks.speecheditbench.criteria import EVENTS, STYLES
 from evaluators.benchmarks.speecheditbench.judge_prompts import STYLE_DEFINITIONS, template
+from evaluators.registry_entry import load_entry
+from evaluators.serve.family_base import FamilyError, Job, Layout, Matched, PromptFamily, Template, reply_json
+
+__all__ = ["BENCHMARK_FAMILIES", "FAMILIES", "FamilyError", "Job", "Layout", "Matched", "PromptFamily", "Template",
+           "match_prompt", "match_request", "multi_audio_families", "nvv_rater_prompt"]
 
 _HERE = Path(__file__).parent
-
-
-class FamilyError(ValueError):
-    """A request whose prompt belongs to a family but cannot be answered (a label the judge does
-    not read, a target it cannot score): the client's fault, answered with HTTP 400."""
-
-
-@dataclass(frozen=True)
-class Job:
-    """One verbalizer pass a request needs: the judge ``slot`` of its family and the prompt
-    ``fields`` the slot's preset is filled with."""
-
-    slot: str
-    fields: dict = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Matched:
-    """A prompt recognised as ``family``, with its placeholder ``values`` and the ``jobs`` to run."""
-
-    family: "PromptFamily"
-    values: dict
-    jobs: tuple[Job, ...]
-    prompt: str = ""
-
-    def jobs_for(self, kinds: dict[str, str]) -> tuple[Job, ...]:
-        """The jobs when the family's slots hold judges of ``kinds`` (slot -> judge kind)."""
-        return tuple(self.family.jobs(self.values, self.prompt, kinds))
-
-    def reply(self, results: list[dict]) -> str:
-        """The reply text for the jobs' verdicts (in job order): a verbalizer's ``{"score", "label",
-        "probs"}``, or another kind's ``{"kind", "result", ...}`` (``trained_slots``)."""
-        return self.family.reply(self.values, results)
-
-
-class PromptFamily:
-    """A public prompt family: ``name``, the judge ``slots`` (slot -> default preset) and how to
-    match a prompt, list its jobs and write the reply."""
-
-    name: str = ""
-    description: str = ""
-    slots: dict[str, str] = {}
-
-    def values(self, prompt: str) -> dict | None:
-        """Placeholder values when ``prompt`` is this family's, else None."""
-        raise NotImplementedError
-
-    def jobs(self, values: dict, prompt: str, kinds: dict[str, str] | None = None) -> list[Job]:
-        """The passes a request needs; ``kinds`` (slot -> judge kind; None: verbalizers) lets a
-        trained kind answer in one pass what a verbalizer needs several for."""
-        raise NotImplementedError
-
-    def reply(self, values: dict, results: list[dict]) -> str:
-        raise NotImplementedError
-
-    def match(self, prompt: str) -> Matched | None:
-        values = self.values(prompt)
-        if values is None:
-            return None
-        return Matched(self, values, tuple(self.jobs(values, prompt)), prompt)
-
-
-class Template:
-    """A public template whose ``{name}`` placeholders (filled by plain replacement) are read back from a
-    prompt: the literal pieces between them must appear verbatim, in order. Matching is anchored
-    ``str`` checks (the first piece a prefix, the last a suffix, each middle piece its leftmost
-    occurrence after the previous one), so it takes time linear in the prompt whatever the prompt
-    holds: no backtracking. The values are those of the lazy whole-prompt pattern (each placeholder
-    the shortest that lets the rest match), which the leftmost occurrences give."""
-
-    def __init__(self, text: str, placeholders: tuple[str, ...]):
-        marks = sorted((text.find("{" + name + "}"), name) for name in placeholders)
-        if any(at < 0 for at, _ in marks):
-            raise ValueError(f"template lacks a placeholder of {placeholders}")
-        self.names = tuple(name for _, name in marks)
-        self.pieces, start = [], 0
-        for at, name in marks:
-            self.pieces.append(text[start:at])
-            start = at + len(name) + 2
-        self.pieces.append(text[start:])
-
-    def match(self, prompt: str) -> dict[str, str] | None:
-        """Placeholder name -> value when ``prompt`` is the template filled in, else None."""
-        head, tail = self.pieces[0], self.pieces[-1]
-        end = len(prompt) - len(tail)
-        if end < len(head) or not prompt.startswith(head) or not prompt.endswith(tail):
-            return None
-        values, at = {}, len(head)
-        for name, piece in zip(self.names, self.pieces[1:-1]):
-            found = prompt.find(piece, at, end)
-            if found < 0:
-                return None
-            values[name], at = prompt[at:found], found + len(piece)
-        values[self.names[-1]] = prompt[at:end]
-        return values
 
 
 @lru_cache(maxsize=None)
@@ -144,8 +52,7 @@ def _template(family: str, language: str, transcript_head: str = "") -> Template
     return Template(text, ("target_style", "target_definition", "transcript"))
 
 
-def _json(obj: dict) -> str:
-    return json.dumps(obj, ensure_ascii=False, indent=2)
+_json = reply_json
 
 
 def _argmax_label(result: dict, allowed: tuple[str, ...] | None = None) -> tuple[str, float]:
@@ -344,9 +251,25 @@ class AutoAttReleasedFamily(PromptFamily):
         return _argmax_label(results[0])[0]
 
 
+#: Families that live in a benchmark's own folder, one line each, ``family name: "module:Class"``
+#: (the class's ``name`` is the key): the benchmark owns its prompt texts, matching and reply, the
+#: server only routes and batches (``docs/serve.md``).
+BENCHMARK_FAMILIES: dict[str, str] = {
+    "emergenttts-win-rate": "evaluators.benchmarks.emergenttts.serve_family:WinRateFamily",
+}
+
+
+def _benchmark_families() -> list[PromptFamily]:
+    families = [load_entry(BENCHMARK_FAMILIES, name, "prompt family")() for name in BENCHMARK_FAMILIES]
+    for name, family in zip(BENCHMARK_FAMILIES, families):
+        if family.name != name:
+            raise ValueError(f"BENCHMARK_FAMILIES[{name!r}] is a family named {family.name!r}")
+    return families
+
+
 FAMILIES: dict[str, PromptFamily] = {f.name: f for f in (
     InstructTTSEvalFamily(), SpeechEditEmotionFamily(), SpeechEditStyleFamily(), SpeechEditParalinguisticFamily(),
-    NvvLikertFamily(), AutoAttReleasedFamily())}
+    NvvLikertFamily(), AutoAttReleasedFamily(), *_benchmark_families())}
 
 
 def match_prompt(prompt: str, families: dict[str, PromptFamily] | None = None) -> Matched | None:
@@ -356,3 +279,28 @@ def match_prompt(prompt: str, families: dict[str, PromptFamily] | None = None) -
         if matched is not None:
             return matched
     return None
+
+
+def multi_audio_families(families: dict[str, PromptFamily] | None = None) -> list[str]:
+    """The names of the families whose requests carry several audio parts."""
+    return [name for name, f in (families or FAMILIES).items() if f.audios != 1]
+
+
+def match_request(prompt: str, layout: Layout, families: dict[str, PromptFamily] | None = None) -> Matched | None:
+    """The family of a request (its joined prompt and its :class:`Layout`), or None when no
+    template fits. :class:`FamilyError` (a 400) when the prompt is a family's but the request's
+    audio parts are not: their number, or where they stand among the texts."""
+    matched = match_prompt(prompt, families)
+    n = layout.n_audios
+    if matched is None:
+        if n > 1:
+            raise FamilyError(f"the request carries {n} audio parts, and its prompt is of no multi-audio family "
+                              f"(the public templates, unchanged, with their placeholders filled); multi-audio "
+                              f"families: {', '.join(multi_audio_families(families))}")
+        return None
+    family = matched.family
+    if not family.takes(n):
+        want = f"exactly {family.audios}" if family.audios else "two or more"
+        raise FamilyError(f"prompt family {family.name} takes {want} audio parts; the request has {n}")
+    family.check_layout(matched.values, layout)
+    return matched

@@ -25,6 +25,7 @@ the server at startup with one line naming the route, the folder and its kind.
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,6 +67,9 @@ class ModelRoute:
                 raise ValueError(f"{self.where}:models.{self.name}.families.{family}: unknown prompt family; "
                                  f"known: {', '.join(FAMILIES)}")
             for slot, spec in slots.items():
+                if slot in FAMILIES[family].settings:
+                    _check_setting(f"{self.where}:models.{self.name}.families.{family}.{slot}", spec)
+                    continue
                 if slot not in FAMILIES[family].slots:
                     raise ValueError(f"{self.where}:models.{self.name}.families.{family}.{slot}: unknown slot; "
                                      f"{family} has {', '.join(FAMILIES[family].slots)}")
@@ -75,7 +79,19 @@ class ModelRoute:
 
     def judge_specs(self, family: str) -> dict[str, str]:
         """Every slot of ``family`` with its judge spec (the default preset where none is given)."""
-        return {**FAMILIES[family].slots, **self.families[family]}
+        given = {k: v for k, v in self.families[family].items() if k not in FAMILIES[family].settings}
+        return {**FAMILIES[family].slots, **given}
+
+    def family_settings(self, family: str) -> dict[str, float]:
+        """The family's route settings (``PromptFamily.settings``): the defaults, then those given."""
+        defaults = FAMILIES[family].settings
+        return {**defaults, **{k: float(v) for k, v in self.families[family].items() if k in defaults}}
+
+
+def _check_setting(where: str, value) -> None:
+    """A family setting (a tie band) is a finite number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{where}: must be a number >= 0, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -90,6 +106,11 @@ class Routes:
     def __post_init__(self):
         if not self.models:
             raise ValueError("routes: no models")
+
+    def settings(self) -> dict[str, dict[str, dict[str, float]]]:
+        """model -> family -> its route settings, for the families that have settings."""
+        return {name: {f: route.family_settings(f) for f in route.families if FAMILIES[f].settings}
+                for name, route in self.models.items()}
 
     def route(self, raw_model: str) -> ModelRoute | None:
         name = model_name(raw_model)
@@ -145,6 +166,7 @@ class JudgeLoader:
         self._judges: dict[tuple, object] = {}
         self._aligners: dict[tuple, object] = {}
         self._slot_models: dict[tuple, object] = {}
+        self._family_models: dict[tuple, object] = {}
 
     def judge(self, spec: str, base: str | None, backbone: str | None):
         key = (spec, base, backbone)
@@ -160,6 +182,14 @@ class JudgeLoader:
             needs = getattr(judge, "kind", None) == "nvv_likert_aligned" and aligner
             self._slot_models[key] = slot_model(judge, self.aligner(aligner, aligner_language) if needs else None)
         return self._slot_models[key]
+
+    def family_model(self, family: str, model):
+        """What a slot of ``family`` runs for ``model`` (``PromptFamily.slot_model``), one per family
+        and model, so that the family's slots holding the same judge share its batches."""
+        key = (family, id(model))
+        if key not in self._family_models:
+            self._family_models[key] = FAMILIES[family].slot_model(model)
+        return self._family_models[key]
 
     def aligner(self, spec: str, language: str | None):
         from evaluators.word_alignment import WhisperAligner
@@ -216,13 +246,23 @@ def slot_judge(route: ModelRoute, family: str, slot: str, spec: str, loader: Jud
     """The model answering ``slot`` of ``family`` on ``route``: ValueError naming the route, the
     folder and its kind when the judge's kind cannot answer the slot."""
     judge = loader.judge(spec, route.base, route.backbone)
-    reason = check_slot_judge(family, slot, judge)
+    kinds = FAMILIES[family].slot_kinds
+    if kinds is None:
+        reason = check_slot_judge(family, slot, judge)
+    elif getattr(judge, "kind", None) not in kinds:
+        reason = f"a {getattr(judge, 'kind', '?')!r} judge cannot answer {family} (it takes " \
+                 f"{' or '.join(repr(k) for k in kinds)})"
+    else:
+        reason = None
     if reason is None and getattr(judge, "kind", None) == "nvv_likert_aligned" and not route.aligner:
         reason = "an nvv_likert_aligned rater needs word times: give the route an 'aligner'"
     if reason is not None:
         raise ValueError(f"{route.where}:models.{route.name}.families.{family}.{slot}: {spec} "
                          f"(kind {getattr(judge, 'kind', '?')!r}): {reason}")
-    return loader.slot_model(judge, route.aligner, route.aligner_language)
+    try:
+        return loader.family_model(family, loader.slot_model(judge, route.aligner, route.aligner_language))
+    except ValueError as e:
+        raise ValueError(f"{route.where}:models.{route.name}.families.{family}.{slot}: {spec}: {e}") from None
 
 
 def load_route_judges(routes: Routes, loader: JudgeLoader) -> dict[str, dict[str, dict[str, object]]]:
