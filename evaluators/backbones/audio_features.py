@@ -56,3 +56,16 @@ def processor_features(fe: WhisperFeatureExtractor, wave: np.ndarray, pad_to_max
     padded[: len(wave)] = wave
     out = fe(padded, sampling_rate=SAMPLE_RATE, padding="longest", truncation=True, return_tensors="np")
     return out["input_features"][0, :, :n_valid].astype(np.float32), n_valid
+
+
+def clip_features(fe: WhisperFeatureExtractor, wave: np.ndarray) -> tuple[np.ndarray, int]:
+    """Log-mel features of one clip and its valid frames as ``Qwen3OmniMoeProcessor`` computes them
+    for that clip alone: ``padding=True`` (to the clip itself, not to the 300 s window) and
+    ``truncation=False`` (its processor ``audio_kwargs``), so nothing is cut, the STFT sees the
+    clip's own reflected edge, and a clip of N samples has ``N // 160`` valid frames (80,321
+    samples: 502, not the 503 of Qwen2.5-Omni). Returns float32 (n_mels, F) and F."""
+    wave = np.asarray(wave, dtype=np.float32)
+    out = fe(wave, sampling_rate=SAMPLE_RATE, padding=True, truncation=False, return_attention_mask=True,
+             return_tensors="np")
+    n_valid = int(out["attention_mask"][0].sum())
+    return out["input_features"][0, :, :n_valid].astype(np.float32), n_valid

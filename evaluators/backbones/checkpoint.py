@@ -8,7 +8,10 @@ from pathlib import Path
 
 import torch
 
-from evaluators.backbones.specs import BACKBONES, backbone_for_model_type
+from evaluators.backbones.specs import BACKBONES, backbones_for_model_type
+
+#: Written next to a saved backbone so a folder says which registry entry it belongs to.
+BACKBONE_FILE = "omnijudge_backbone.json"
 
 #: ``--dtype`` choices; ``auto`` is bfloat16 on CUDA, float32 elsewhere.
 DTYPE_CHOICES = ("auto", "float32", "bfloat16", "float16")
@@ -38,6 +41,12 @@ def dtype_name(dtype: torch.dtype) -> str:
 def read_model_type(name_or_path: str | Path) -> str:
     """``model_type`` of a checkpoint's ``config.json`` (a local folder, or a hub id through the
     local cache / hub, fetching ``config.json`` alone)."""
+    return read_config(name_or_path)["model_type"]
+
+
+def read_config(name_or_path: str | Path) -> dict:
+    """A checkpoint's ``config.json`` as a dict with a string ``model_type`` (see
+    :func:`read_model_type`)."""
     path = Path(name_or_path)
     if path.is_dir():
         config_path = path / "config.json"
@@ -55,7 +64,36 @@ def read_model_type(name_or_path: str | Path) -> str:
         config, _ = PretrainedConfig.get_config_dict(str(name_or_path))
     if not isinstance(config.get("model_type"), str):
         raise ValueError(f"{name_or_path}: config.json has no model_type")
-    return config["model_type"]
+    return config
+
+
+def _vocab_rows(config: dict) -> int | None:
+    """Embedding rows of the text model: ``[thinker_config.]text_config.vocab_size``."""
+    inner = config.get("thinker_config") if isinstance(config.get("thinker_config"), dict) else config
+    text = inner.get("text_config") if isinstance(inner.get("text_config"), dict) else inner
+    rows = text.get("vocab_size")
+    return rows if isinstance(rows, int) else None
+
+
+def _recorded_backbone(name_or_path: str | Path) -> str | None:
+    """The registry entry a saved backbone folder records in :data:`BACKBONE_FILE` (None if none)."""
+    path = Path(name_or_path) / BACKBONE_FILE
+    try:
+        found = json.loads(path.read_text(encoding="utf-8")).get("backbone")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return found if isinstance(found, str) else None
+
+
+def _pick_entry(name_or_path: str | Path, config: dict, candidates: list[str]) -> str:
+    """One of the entries sharing a ``model_type`` (Qwen2.5-Omni 7B and 3B): the entry the folder
+    records, else the one whose published embedding rows match the checkpoint's, else the first."""
+    recorded = _recorded_backbone(name_or_path)
+    if recorded in candidates:
+        return recorded
+    rows = _vocab_rows(config)
+    by_rows = [name for name in candidates if BACKBONES[name].vocab_rows == rows]
+    return by_rows[0] if by_rows else candidates[0]
 
 
 def detect_backbone(name_or_path: str | Path, expected: str | None = None) -> str:
@@ -65,8 +103,10 @@ def detect_backbone(name_or_path: str | Path, expected: str | None = None) -> st
     the checkpoint is another backbone, raises :class:`BackboneMismatchError` naming both, so a
     Qwen2-Audio folder is never half-loaded into the Qwen2.5-Omni classes.
     """
-    model_type = read_model_type(name_or_path)
-    found = backbone_for_model_type(model_type)
+    config = read_config(name_or_path)
+    model_type = config["model_type"]
+    candidates = backbones_for_model_type(model_type)
+    found = _pick_entry(name_or_path, config, candidates) if candidates else None
     if found is None:
         raise BackboneMismatchError(
             f"{name_or_path}: config.json model_type {model_type!r} is not a supported backbone "

@@ -12,7 +12,11 @@ from transformers import (
     Qwen2_5OmniThinkerForConditionalGeneration,
     Qwen2AudioConfig,
     Qwen2AudioForConditionalGeneration,
+    Qwen3OmniMoeThinkerForConditionalGeneration,
 )
+
+from evaluators.backbones import qwen3_omni
+from evaluators.backbones.audio_features import audio_token_count
 
 #: Mel bins of the Qwen checkpoints' feature extractors (and of a tiny backbone's random tower); a
 #: backbone on a real Whisper tower takes the tower's (80 for Whisper tiny / base).
@@ -72,6 +76,16 @@ class BackboneSpec:
         feature_seconds: the stock processor's ``chunk_length`` (the longest clip it keeps):
             30 s for Qwen2-Audio, 300 s for Qwen2.5-Omni.
         system_prompt: the system turn a judge sends when its preset names none.
+        family: the model family (``qwen2_5_omni``, ``qwen2_audio``, ``qwen3_omni``): entries of one
+            family share classes, stand-in layout and tower mapping (Qwen2.5-Omni 3B and 7B).
+        audio_token: the processor's audio placeholder (``<|AUDIO|>``; Qwen3-Omni ``<|audio_pad|>``).
+        clip_features: features of the clip alone (Qwen3-Omni's processor pads to the longest clip
+            and never truncates) instead of the valid frames of the zero-padded window.
+        audio_tokens: placeholders for F valid mel frames, the processor's own formula.
+        vocab_rows: the published checkpoint's embedding rows; tells apart entries that share
+            ``model_types`` (Qwen2.5-Omni-3B 151,936, -7B 152,064) when a folder does not record
+            its backbone.
+        tiny_special_tokens: tokens the tiny byte tokenizer adds for this backbone.
     """
 
     name: str
@@ -82,7 +96,23 @@ class BackboneSpec:
     pad_features_to_max: bool
     feature_seconds: int
     system_prompt: str
+    family: str = ""
+    audio_token: str = "<|AUDIO|>"
+    clip_features: bool = False
+    audio_tokens: Callable[[int], int] = audio_token_count
+    vocab_rows: int | None = None
+    tiny_special_tokens: tuple[str, ...] = ()
 
+    @property
+    def family_name(self) -> str:
+        """``family`` (the entry's own name when unset)."""
+        return self.family or self.name
+
+
+#: Qwen2.5-Omni's system prompt (its model card: the one audio output requires; every 7B / 3B
+#: recipe uses it).
+OMNI_SYSTEM_PROMPT = ("You are Qwen, a virtual human developed by the Qwen Team, Alibaba Group, capable of "
+                      "perceiving auditory and visual inputs, as well as generating text and speech.")
 
 BACKBONES: dict[str, BackboneSpec] = {
     "qwen2_5_omni": BackboneSpec(
@@ -93,8 +123,22 @@ BACKBONES: dict[str, BackboneSpec] = {
         tiny_config=_tiny_omni_config,
         pad_features_to_max=False,
         feature_seconds=300,
-        system_prompt=("You are Qwen, a virtual human developed by the Qwen Team, Alibaba Group, capable of "
-                       "perceiving auditory and visual inputs, as well as generating text and speech."),
+        system_prompt=OMNI_SYSTEM_PROMPT,
+        vocab_rows=152064,
+    ),
+    # Qwen/Qwen2.5-Omni-3B: the same classes, processor (300 s window, 25 tokens/s) and chat
+    # template as the 7B; a 2048-wide, 36-layer thinker over 151,936 embedding rows.
+    "qwen2_5_omni_3b": BackboneSpec(
+        name="qwen2_5_omni_3b",
+        model_class=Qwen2_5OmniThinkerForConditionalGeneration,
+        hub_id="Qwen/Qwen2.5-Omni-3B",
+        model_types=("qwen2_5_omni", "qwen2_5_omni_thinker"),
+        tiny_config=_tiny_omni_config,
+        pad_features_to_max=False,
+        feature_seconds=300,
+        system_prompt=OMNI_SYSTEM_PROMPT,
+        family="qwen2_5_omni",
+        vocab_rows=151936,
     ),
     "qwen2_audio": BackboneSpec(
         name="qwen2_audio",
@@ -106,6 +150,25 @@ BACKBONES: dict[str, BackboneSpec] = {
         feature_seconds=30,
         system_prompt="You are a helpful assistant.",
     ),
+    # Qwen/Qwen3-Omni-30B-A3B-Instruct, thinker only (a full checkpoint loads as its thinker; talker
+    # and code2wav keys are skipped). Its processor keeps whole clips (chunk_length 300 s is the
+    # judges' default window) and gives about 13 <|audio_pad|> per second.
+    "qwen3_omni": BackboneSpec(
+        name="qwen3_omni",
+        model_class=Qwen3OmniMoeThinkerForConditionalGeneration,
+        hub_id="Qwen/Qwen3-Omni-30B-A3B-Instruct",
+        model_types=("qwen3_omni_moe", "qwen3_omni_moe_thinker"),
+        tiny_config=qwen3_omni.tiny_qwen3_omni_config,
+        pad_features_to_max=False,
+        feature_seconds=300,
+        # The published template adds no system turn of its own; the Qwen chat default.
+        system_prompt="You are a helpful assistant.",
+        audio_token=qwen3_omni.AUDIO_PAD,
+        clip_features=True,
+        audio_tokens=qwen3_omni.qwen3_omni_audio_token_count,
+        vocab_rows=qwen3_omni.VOCAB_ROWS,
+        tiny_special_tokens=qwen3_omni.TINY_SPECIAL_TOKENS,
+    ),
 }
 
 
@@ -116,9 +179,12 @@ def get_backbone_spec(name: str) -> BackboneSpec:
     return BACKBONES[name]
 
 
+def backbones_for_model_type(model_type: str) -> list[str]:
+    """Registry entries whose checkpoints carry ``model_type``, the family's first entry first."""
+    return [spec.name for spec in BACKBONES.values() if model_type in spec.model_types]
+
+
 def backbone_for_model_type(model_type: str) -> str | None:
-    """The registry entry whose checkpoints carry ``model_type`` (None if no entry does)."""
-    for spec in BACKBONES.values():
-        if model_type in spec.model_types:
-            return spec.name
-    return None
+    """The first registry entry whose checkpoints carry ``model_type`` (None if no entry does)."""
+    found = backbones_for_model_type(model_type)
+    return found[0] if found else None

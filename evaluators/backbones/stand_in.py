@@ -41,8 +41,9 @@ MULTIMODAL_TOKENS = {
     "image_token": "<|IMAGE|>", "video_token": "<|VIDEO|>", "vision_bos_token": "<|vision_bos|>",
     "vision_eos_token": "<|vision_eos|>",
 }
-#: Embedding rows of the real checkpoints (the vocabulary padded for efficient matmuls).
-VOCAB_ROWS = {"qwen2_5_omni": 152064, "qwen2_audio": 156032}
+#: Embedding rows of the real checkpoints (the vocabulary padded for efficient matmuls; config.json
+#: ``vocab_size`` of Qwen2.5-Omni-7B, Qwen2.5-Omni-3B, Qwen2-Audio-7B-Instruct, Qwen3-Omni-30B-A3B).
+VOCAB_ROWS = {"qwen2_5_omni": 152064, "qwen2_5_omni_3b": 151936, "qwen2_audio": 156032, "qwen3_omni": 152064}
 
 #: The hub checkpoints' ``preprocessor_config.json`` (feature-extractor part).
 _PREPROCESSOR = {
@@ -53,6 +54,13 @@ _PREPROCESSOR = {
         "max_pixels": 12845056, "merge_size": 2, "min_pixels": 3136, "n_fft": 400, "n_samples": 4800000,
         "nb_max_frames": 30000, "padding_side": "right", "padding_value": 0.0, "patch_size": 14,
         "processor_class": "Qwen2_5OmniProcessor", "return_attention_mask": True, "sampling_rate": 16000,
+        "temporal_patch_size": 2},
+    "qwen3_omni": {  # Qwen/Qwen3-Omni-30B-A3B-Instruct preprocessor_config.json
+        "chunk_length": 300, "dither": 0.0, "feature_extractor_type": "WhisperFeatureExtractor", "feature_size": 128,
+        "hop_length": 160, "image_mean": [0.5, 0.5, 0.5], "image_processor_type": "Qwen2VLImageProcessor",
+        "image_std": [0.5, 0.5, 0.5], "max_pixels": 12845056, "merge_size": 2, "min_pixels": 3136, "n_fft": 400,
+        "n_samples": 4800000, "nb_max_frames": 30000, "padding_side": "right", "padding_value": 0.0, "patch_size": 16,
+        "processor_class": "Qwen3OmniMoeProcessor", "return_attention_mask": True, "sampling_rate": 16000,
         "temporal_patch_size": 2},
     "qwen2_audio": {
         "chunk_length": 30, "feature_extractor_type": "WhisperFeatureExtractor", "feature_size": 128,
@@ -79,6 +87,31 @@ def find_qwen_tiktoken() -> Path:
 def qwen_tokenizer(vocab_file: str | None = None):
     """The real Qwen2 tokenizer (byte-level BPE, Qwen2 pre-tokenizer, NFC) built from the
     tiktoken ranks, with the added tokens at their real ids and the named multimodal tokens."""
+    return build_qwen_tokenizer(vocab_file, ADDED_TOKENS, MULTIMODAL_TOKENS)
+
+
+@lru_cache(maxsize=2)
+def qwen3_omni_tokenizer(vocab_file: str | None = None):
+    """Qwen3-Omni's tokenizer: the same BPE ranks with its own added tokens
+    (``<|audio_start|>`` 151669, ``<|audio_pad|>`` 151675, ...) and multimodal token names."""
+    from evaluators.backbones import qwen3_omni
+
+    return build_qwen_tokenizer(vocab_file, qwen3_omni.ADDED_TOKENS, qwen3_omni.MULTIMODAL_TOKENS,
+                                model_max_length=65536)
+
+
+def tokenizer_for(backbone: str, vocab_file: str | None = None):
+    """The real vocabulary of ``backbone``'s checkpoints (Qwen3-Omni's added tokens differ)."""
+    from evaluators.backbones.specs import get_backbone_spec
+
+    if get_backbone_spec(backbone).family_name == "qwen3_omni":
+        return qwen3_omni_tokenizer(vocab_file)
+    return qwen_tokenizer(vocab_file)
+
+
+def build_qwen_tokenizer(vocab_file: str | None, added: tuple[str, ...], multimodal: dict[str, str],
+                         model_max_length: int = 32768):
+    """A Qwen tokenizer from the tiktoken ranks with ``added`` at ids 151643, 151644, ..."""
     from transformers import Qwen2Tokenizer
     from transformers.convert_slow_tokenizer import TikTokenConverter
 
@@ -88,18 +121,18 @@ def qwen_tokenizer(vocab_file: str | None = None):
         raise ValueError(f"{path}: {len(vocab)} BPE ranks, expected Qwen's 151643")
     # Put the added tokens in the vocabulary at their ids first: added later, they would be
     # numbered in whatever order the tokenizer registers its special tokens.
-    vocab.update({token: 151643 + i for i, token in enumerate(ADDED_TOKENS)})
+    vocab.update({token: 151643 + i for i, token in enumerate(added)})
     tok = Qwen2Tokenizer(vocab=vocab, merges=merges, unk_token=None, eos_token="<|im_end|>",
-                         pad_token="<|endoftext|>", errors="replace", model_max_length=32768,
-                         extra_special_tokens=MULTIMODAL_TOKENS)
-    tok.add_special_tokens({"additional_special_tokens": list(ADDED_TOKENS)})
-    for i, token in enumerate(ADDED_TOKENS):
+                         pad_token="<|endoftext|>", errors="replace", model_max_length=model_max_length,
+                         extra_special_tokens=multimodal)
+    tok.add_special_tokens({"additional_special_tokens": list(added)})
+    for i, token in enumerate(added):
         if tok.convert_tokens_to_ids(token) != 151643 + i:
             raise RuntimeError(f"{token} got id {tok.convert_tokens_to_ids(token)}, expected {151643 + i}")
     return tok
 
 
-def _tiny_omni_full_config(tok):
+def _tiny_omni_full_config(tok, vocab_rows: int = VOCAB_ROWS["qwen2_5_omni"]):
     from transformers import Qwen2_5OmniConfig
 
     ids = tok.convert_tokens_to_ids
@@ -108,7 +141,7 @@ def _tiny_omni_full_config(tok):
                           d_model=32, output_dim=32, n_window=100, max_source_positions=1500),
         vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=32,
                            fullatt_block_indexes=[0]),
-        text_config=dict(vocab_size=VOCAB_ROWS["qwen2_5_omni"], hidden_size=32, intermediate_size=64,
+        text_config=dict(vocab_size=vocab_rows, hidden_size=32, intermediate_size=64,
                          num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                          max_position_embeddings=32768, tie_word_embeddings=False,
                          rope_parameters={"rope_type": "default", "rope_theta": 1e6, "mrope_section": [1, 1, 2]},
@@ -166,10 +199,15 @@ def write_stand_in(backbone: str, out: str | Path, seed: int = 0, lm_head_std: f
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    tok = qwen_tokenizer(vocab_file)
+    tok = tokenizer_for(backbone, vocab_file)
     torch.manual_seed(seed)
-    if backbone == "qwen2_5_omni":
-        model = Qwen2_5OmniForConditionalGeneration(_tiny_omni_full_config(tok)).eval()
+    if backbone == "qwen3_omni":
+        from evaluators.backbones.stand_in_qwen3 import tiny_qwen3_omni_full_model
+
+        model = tiny_qwen3_omni_full_model(tok)
+        head = model.thinker.lm_head
+    elif backbone in ("qwen2_5_omni", "qwen2_5_omni_3b"):
+        model = Qwen2_5OmniForConditionalGeneration(_tiny_omni_full_config(tok, VOCAB_ROWS[backbone])).eval()
         head = model.thinker.lm_head
     elif backbone == "qwen2_audio":
         model = Qwen2AudioForConditionalGeneration(_tiny_qwen2_audio_config(tok)).eval()
@@ -179,14 +217,15 @@ def write_stand_in(backbone: str, out: str | Path, seed: int = 0, lm_head_std: f
     with torch.no_grad():
         head.weight.normal_(0.0, lm_head_std)
     model.save_pretrained(out, safe_serialization=True, max_shard_size=max_shard_size)
-    if backbone == "qwen2_5_omni":
+    if backbone != "qwen2_audio":
         (out / PROCESSOR_TEMPLATE_FILE).write_text(json.dumps({"chat_template": packaged_chat_template(backbone)},
                                                               indent=2, ensure_ascii=False))
     else:
         tok.chat_template = packaged_chat_template(backbone)
     tok.save_pretrained(out)
     tok.chat_template = None
-    (out / "preprocessor_config.json").write_text(json.dumps(_PREPROCESSOR[backbone], indent=2))
+    preprocessor = _PREPROCESSOR["qwen2_5_omni" if backbone == "qwen2_5_omni_3b" else backbone]
+    (out / "preprocessor_config.json").write_text(json.dumps(preprocessor, indent=2))
     return out
 
 

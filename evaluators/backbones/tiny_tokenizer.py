@@ -46,8 +46,10 @@ def _byte_alphabet() -> tuple[str, ...]:
     return tuple(pre_tokenizers.ByteLevel.alphabet())
 
 
-def build_tiny_tokenizer() -> PreTrainedTokenizerFast:
-    """Build the offline tokenizer: 256 byte tokens + specials + single-token words.
+def build_tiny_tokenizer(extra_special: tuple[str, ...] = ()) -> PreTrainedTokenizerFast:
+    """Build the offline tokenizer: 256 byte tokens + specials + single-token words, then
+    ``extra_special`` (a backbone's own multimodal tokens, e.g. Qwen3-Omni's ``<|audio_pad|>``;
+    appended last so every other id is the same for every backbone).
 
     Returns a ``PreTrainedTokenizerFast`` with ``pad_token`` = ``<|endoftext|>`` and left padding
     (the verbalizer judge reads the last position of each row). It round-trips through
@@ -69,4 +71,6 @@ def build_tiny_tokenizer() -> PreTrainedTokenizerFast:
     )
     tokenizer.add_special_tokens({"additional_special_tokens": list(SPECIAL_TOKENS)})
     tokenizer.add_tokens(list(SINGLE_TOKEN_WORDS))
+    if extra_special:
+        tokenizer.add_special_tokens({"additional_special_tokens": list(SPECIAL_TOKENS) + list(extra_special)})
     return tokenizer
