@@ -71,6 +71,13 @@ def profile_table(prof, device: str) -> list[dict]:
     return sorted(rows, key=lambda r: -r[key])[:PROFILE_ROWS]
 
 
+def kernel_ms(prof) -> float:
+    """Milliseconds the device spent running kernels in the profiled span (each kernel once)."""
+    from torch.autograd import DeviceType
+
+    return round(sum(e.self_device_time_total for e in prof.key_averages() if e.device_type == DeviceType.CUDA) / 1e3, 2)
+
+
 def profiler(device: str):
     acts = [torch.profiler.ProfilerActivity.CPU]
     if device == "cuda":
@@ -201,7 +208,7 @@ def score_step(rec: Recorder, work: Path, dry_run: bool) -> None:
     with profiler(device) as prof:
         judge.score_examples(profiled, batch_size=len(profiled))
         sync(device)
-    rec.put("profile_scoring_batch", {"clips": len(profiled), "clip_s": durations[1],
+    rec.put("profile_scoring_batch", {"clips": len(profiled), "clip_s": durations[1], "device_kernel_ms": kernel_ms(prof),
                                       "top_ops": profile_table(prof, device)})
 
 
@@ -242,7 +249,8 @@ def step_timer(device: str, warmup: int, peak_tflops: float | None, on_end=None)
             profiled = self.prof is not None
             if profiled:
                 self.prof.__exit__(None, None, None)
-                self.table, self.prof = profile_table(self.prof, device), None
+                self.table = profile_table(self.prof, device)
+                self.kernel_ms, self.profiled_step_s, self.prof = kernel_ms(self.prof), seconds, None
             self.steps.append({"seconds": seconds, "clips": len(lengths), "tokens": int(sum(lengths)),
                                "padded_tokens": int(inputs["attention_mask"].numel()), "flops": flops,
                                "audio_s": float(sum(frames)) / 100, "profiled": profiled})
@@ -279,7 +287,8 @@ def step_timer(device: str, warmup: int, peak_tflops: float | None, on_end=None)
 def record_training(rec: Recorder, timer) -> None:
     rec.put("training", timer.summary())
     if timer.table is not None:
-        rec.put("profile_training_step", {"top_ops": timer.table})
+        rec.put("profile_training_step", {"step_s": round(timer.profiled_step_s, 3), "device_kernel_ms": timer.kernel_ms,
+                                          "top_ops": timer.table})
 
 
 def train_step(rec: Recorder, work: Path, dry_run: bool, zero2: bool, batch_size: int | None) -> None:
