@@ -61,8 +61,14 @@ def judge_request(texts: list[str], audio: list[Audio], audio_at: list[int], sys
 
 
 def audio_bytes(data: str, where: str) -> bytes:
-    """Base64 ``data`` as bytes; not base64, or empty, is a 400 naming ``where``."""
+    """Base64 ``data`` (the standard alphabet, or the URL-safe one google-genai's
+    ``Part.from_bytes`` sends, as Gemini accepts both) as bytes; not base64, or empty, is a 400
+    naming ``where``."""
     try:
+        if "-" in data or "_" in data:
+            if "+" in data or "/" in data:
+                raise ValueError("mixed base64 alphabets")
+            data = data.replace("-", "+").replace("_", "/")
         raw = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
         raw = b""

@@ -40,7 +40,8 @@ BODY_IDLE_TIMEOUT_S = 15.0
 #: prompt, at most 6 bytes per character once JSON-escaped, and the JSON around it). Checked on the
 #: raw bytes in 1 MiB slices, so a body of text is refused after a few milliseconds of work.
 MAX_TEXT_BYTES = 1 << 20
-_BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
+#: the standard and the URL-safe base64 alphabets (google-genai sends inline bytes URL-safe)
+_BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_"
 _SLICE = 1 << 20
 
 
@@ -56,7 +57,7 @@ def check_text_bytes(raw: bytes, limit: int = MAX_TEXT_BYTES) -> None:
 
 
 #: A byte that cannot be part of a base64 run; the runs between them are what a long string is made of.
-_NOT_BASE64 = re.compile(rb"[^A-Za-z0-9+/=]")
+_NOT_BASE64 = re.compile(rb"[^A-Za-z0-9+/=_-]")
 #: What stands right before a base64 run that is audio: the value of a ``data`` key (an escaped
 #: ``\"data\"`` inside a prompt string does not count).
 _DATA_VALUE = re.compile(rb'(?<!\\)"data"\s*:\s*"\Z')
