@@ -2,6 +2,8 @@
 
 Every command that loads a model (``score``, every ``score <benchmark>``, ``validate``, ``demo``)
 takes these three options; what they resolved to is recorded in every score row's provenance.
+Building a parser with them imports neither torch nor the backbones (``omnijudge --help`` stays
+fast): torch is imported when a device or dtype is resolved.
 """
 
 from __future__ import annotations
@@ -11,16 +13,17 @@ import math
 import os
 from dataclasses import dataclass
 
-import torch
-
-from evaluators.backbones.checkpoint import DTYPE_CHOICES, resolve_dtype
-
+#: ``--dtype`` values: :data:`evaluators.backbones.checkpoint.DTYPE_CHOICES`, spelled out here so that
+#: a parser is built without importing the backbones (tests/test_cli_help.py checks they agree).
+DTYPE_CHOICES = ("auto", "float32", "bfloat16", "float16")
 ATTN_CHOICES = ("eager", "sdpa", "flash_attention_2")
 
 
 def resolve_device(device: str | None) -> str:
     """``auto``/None: ``cuda`` when a CUDA device is visible (``cuda:<LOCAL_RANK>`` under a
     multi-process launcher, one device per process), else ``cpu``; anything else as given."""
+    import torch
+
     if device in (None, "auto"):
         if not torch.cuda.is_available():
             return "cpu"
@@ -52,7 +55,10 @@ class Runtime:
     attn_implementation: str | None = None
 
     @property
-    def torch_dtype(self) -> torch.dtype:
+    def torch_dtype(self):
+        """The ``torch.dtype`` of ``dtype`` on ``device`` (``auto``: bfloat16 on CUDA, float32 elsewhere)."""
+        from evaluators.backbones.checkpoint import resolve_dtype
+
         return resolve_dtype(self.dtype, self.device)
 
     def load_kwargs(self) -> dict:
@@ -74,6 +80,17 @@ def batch_size_arg(text: str) -> int:
     """``--batch-size`` (and other counts) as argparse reads it: a positive integer, else a
     one-line usage error."""
     return _int_at_least(text, 1)
+
+
+def backbone_arg(text: str) -> str:
+    """``--backbone`` as argparse reads it: a name in :data:`evaluators.backbones.specs.BACKBONES`, else
+    one usage-error line naming the known ones. The registry is imported only when the option is
+    given (a model loads next anyway), not when the parser is built, so it is no ``choices`` list."""
+    from evaluators.backbones.specs import BACKBONES
+
+    if text not in BACKBONES:
+        raise argparse.ArgumentTypeError(f"unknown backbone {text!r}; known: {', '.join(sorted(BACKBONES))}")
+    return text
 
 
 def non_negative_int_arg(text: str) -> int:

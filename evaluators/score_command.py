@@ -2,7 +2,8 @@
 
 Shared by ``omnijudge score audio`` and the benchmarks whose scorer is plain audio scoring
 (``omnijudge score att``): JSONL rows through :func:`evaluators.audio_scorer.score_items` and the
-per-system table with bootstrap CIs.
+per-system table with bootstrap CIs. The ``add_*_arguments`` helpers build parsers only: they import
+no model code, so ``omnijudge ... --help`` stays fast; the runners import what they use.
 """
 
 from __future__ import annotations
@@ -12,12 +13,8 @@ import json
 import sys
 from pathlib import Path
 
-
-from evaluators.audio_io import AUDIO_EXTENSIONS
-from evaluators.run_summary import report_errors
-from evaluators.backbones.specs import BACKBONES
-from evaluators.runtime_options import (Runtime, add_runtime_arguments, batch_size_arg, non_negative_int_arg,
-                                        runtime_from_args)
+from evaluators.runtime_options import (Runtime, add_runtime_arguments, backbone_arg, batch_size_arg,
+                                        non_negative_int_arg, runtime_from_args)
 
 
 def add_resume_arguments(p: argparse.ArgumentParser, judge_identity: bool = True) -> None:
@@ -35,8 +32,9 @@ def add_resume_arguments(p: argparse.ArgumentParser, judge_identity: bool = True
 
 def add_preset_arguments(p: argparse.ArgumentParser) -> None:
     """``--backbone`` and ``--base`` of a scorer that takes preset judges."""
-    p.add_argument("--backbone", default=None, choices=sorted(BACKBONES),
-                   help="backbone of a preset judge (default: the preset's, else read from --base's config.json)")
+    p.add_argument("--backbone", default=None, type=backbone_arg,
+                   help="backbone of a preset judge, a registered backbone name such as qwen2_5_omni or qwen2_audio "
+                        "(default: the preset's, else read from --base's config.json)")
     p.add_argument("--base", default=None,
                    help="base model hub id/folder of a preset judge (default: the preset's, e.g. Qwen/Qwen2.5-Omni-7B: "
                         "a Hugging Face Hub download unless it is in the local cache; 'tiny' = offline random)")
@@ -173,6 +171,8 @@ def load_verbalizer(judge: str, runtime: Runtime | None = None, backbone: str | 
 
 def run_audio_scoring(args, score_name: str | None = None) -> int:
     """Score ``args.audio`` into ``args.out``; print the per-system table (``score_name`` column)."""
+    from evaluators.audio_io import AUDIO_EXTENSIONS
+    from evaluators.run_summary import report_errors
     from evaluators.judges.folder import JudgeFolderError
     from evaluators.output_guard import check_json_file, check_output_paths, check_rows_file
     from evaluators.output_lock import output_lock

@@ -1,4 +1,8 @@
-"""Training-side ``omnijudge`` subcommands, registered through the ``omnijudge.commands`` entry points."""
+"""Training-side ``omnijudge`` subcommands, registered through the ``omnijudge.commands`` entry points.
+
+Each builder carries its one-line help (:func:`listed`), so ``omnijudge --help`` lists the command
+without running the builder; a builder imports the training registries only when its command runs.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,15 @@ import sys
 from pathlib import Path
 
 from evaluators.runtime_options import add_runtime_arguments, runtime_from_args
+
+
+def listed(help: str):
+    """Decorator: the command builder's one-line help as its ``help`` attribute, which
+    ``evaluators.cli.build_parser`` lists without building the command's parser."""
+    def mark(builder):
+        builder.help = help
+        return builder
+    return mark
 
 
 def _parse_overrides(pairs: list[str]) -> dict:
@@ -44,8 +57,9 @@ def _task_options(task, parser, add) -> list[str]:
     return [a.dest for a in parser._actions if a.dest not in before]
 
 
+@listed("build a benchmark's synthetic corpus (with simulated listeners where it has them)")
 def add_synth_command(sub) -> None:
-    p = sub.add_parser("synth", help="build a benchmark's synthetic corpus (with simulated listeners where it has them)")
+    p = sub.add_parser("synth", help=add_synth_command.help)
     for task, sp in _task_subparsers(p, "benchmark", "synth_help"):
         sp.add_argument("--out", required=True, help="output folder")
         sp.add_argument("--seed", type=int, default=0,
@@ -59,8 +73,9 @@ def add_synth_command(sub) -> None:
         sp.set_defaults(func=run)
 
 
+@listed("train a judge from a YAML config (resumes an existing run folder)")
 def add_train_command(sub) -> None:
-    p = sub.add_parser("train", help="train a judge from a YAML config (resumes an existing run folder)",
+    p = sub.add_parser("train", help=add_train_command.help,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", required=False, help="YAML run config (configs/...)")
     p.add_argument("--set", nargs="*", action="extend", default=[], metavar="KEY=VALUE",
@@ -85,8 +100,9 @@ def add_train_command(sub) -> None:
     p.set_defaults(func=run)
 
 
+@listed("validate a judge against its benchmark's held-out labels")
 def add_validate_command(sub) -> None:
-    p = sub.add_parser("validate", help="validate a judge against its benchmark's held-out labels")
+    p = sub.add_parser("validate", help=add_validate_command.help)
     for task, sp in _task_subparsers(p, "benchmark", "validate_help"):
         sp.add_argument("--judge", required=True, help="judge folder")
         sp.add_argument("--corpus", required=task.commands.corpus_required,
@@ -104,8 +120,9 @@ def add_validate_command(sub) -> None:
         sp.set_defaults(func=run)
 
 
+@listed("package a trained judge (adapter + judge_config + model card); --push to the Hub")
 def add_release_command(sub) -> None:
-    p = sub.add_parser("release", help="package a trained judge (adapter + judge_config + model card); --push to the Hub")
+    p = sub.add_parser("release", help=add_release_command.help)
     p.add_argument("--checkpoint", required=True, help="run folder (uses its final/) or judge folder")
     p.add_argument("--out", required=True, help="release folder to write (new or empty; never inside the checkpoint)")
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty --out (swapped in once complete)")
@@ -143,8 +160,9 @@ def add_release_command(sub) -> None:
     p.set_defaults(func=run)
 
 
+@listed("the whole Auto-ATT life cycle on CPU: real speech, a Whisper-base tower and a random-tower comparison by default")
 def add_demo_command(sub) -> None:
-    p = sub.add_parser("demo", help="the whole Auto-ATT life cycle on CPU: real speech, a Whisper-base tower and a random-tower comparison by default")
+    p = sub.add_parser("demo", help=add_demo_command.help)
     p.add_argument("--out", default="demo_out", help="output folder (report.json, summary.md, release/, ...)")
     p.add_argument("--config", default=None, help="run config (default: configs/att/tiny_real.yaml, the real-audio recipe; configs/att/tiny.yaml: the synthetic one)")
     p.add_argument("--set", nargs="*", action="extend", default=[], metavar="KEY=VALUE",

@@ -7,6 +7,8 @@ import argparse
 import json
 import sys
 
+from trainer.cli import listed
+
 #: Problems ``data check`` prints unless ``--max-shown`` says otherwise (the count is always printed).
 DEFAULT_SHOWN = 200
 
@@ -33,11 +35,12 @@ def count_arg(text: str) -> int:
     return value
 
 
+@listed("import public human-label sets; check a labelled corpus before training")
 def add_data_command(sub) -> None:
     from trainer.data_check import task_names
     from trainer.data_import import SOURCES
 
-    p = sub.add_parser("data", help="import public human-label sets; check a labelled corpus before training")
+    p = sub.add_parser("data", help=add_data_command.help)
     s = p.add_subparsers(dest="benchmark", required=True)
 
     imp = s.add_parser("import", help="a Hub human-label set -> audio files + JSONL in a task's corpus format, "
