@@ -190,3 +190,35 @@ def test_bad_multi_audio_requests_get_a_4xx_naming_why(server):
     for parts, status, words in cases:
         r = _post(server, parts)
         assert r.status_code == status and words in r.json()["error"]["message"], (words, r.text)
+
+
+# ---- a trained judge in a category's slot -----------------------------------------------------------
+def test_a_trained_reward_judge_answers_a_category_and_another_kind_is_refused_at_startup(tmp_path, tiny_omni):
+    """The pairs task's judge kind (``scalar_reward``, SpeechJudge's reward model) scores each clip
+    with the item's text; its reward r is shown as 3 x sigmoid(r). A folder of a kind that does not
+    score one clip alone stops the server with the route key and the kind."""
+    from conftest import speechlike
+
+    from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
+    from evaluators.judges.scalar_reward import ScalarRewardJudge
+    from evaluators.serve.clip_scores import sigmoid
+    from evaluators.serve.routes import JudgeLoader, load_route_judges
+
+    reward = ScalarRewardJudge(tiny_omni, ScalarRewardJudge.new_head(tiny_omni, seed=3))
+    folder = reward.save_pretrained(tmp_path / "reward", extra={"task": "pairs"})
+    path = tmp_path / "ROUTES.yaml"
+    path.write_text(f"models:\n  {MODEL}:\n    base: tiny\n    families:\n      {FAMILY}:\n        Emotions: {folder}\n")
+    slot = load_route_judges(Routes.from_yaml(path), JudgeLoader())[MODEL][FAMILY]["Emotions"]
+    assert slot.kind == "scalar_reward"
+    wave = speechlike(1.0, seed=4)
+    got = slot.score_examples([slot.prepare_input({"wave": wave, "fields": {"text": TEXT}})])[0]
+    want = reward.score([{"wave": wave, "fields": {"text": TEXT}}])[0]["score"]
+    assert got["result"]["raw"] == pytest.approx(want, abs=1e-5)
+    assert got["result"]["unit"] == pytest.approx(sigmoid(want), abs=1e-6)
+
+    verifier = NvvVerifierJudge(tiny_omni, NvvVerifierJudge.new_head(tiny_omni))
+    other = verifier.save_pretrained(tmp_path / "verifier", extra={"task": "nvv"})
+    path.write_text(f"models:\n  {MODEL}:\n    base: tiny\n    families:\n      {FAMILY}:\n        Questions: {other}\n")
+    with pytest.raises(ValueError, match=f"models.{MODEL}.families.{FAMILY}.Questions: .*kind 'nvv_verifier'.*"
+                                         "'verbalizer' or 'scalar_reward'"):
+        load_route_judges(Routes.from_yaml(path), JudgeLoader())
