@@ -11,6 +11,12 @@ ratio is measured on one machine in one run.
 
     python scripts/bench_serve.py                              # tiny judge, 16 clips, 20 s per level
     python scripts/bench_serve.py --levels 64 --seconds 120    # the 2-minute 64-client soak
+    python scripts/bench_serve.py --family emergenttts-win-rate --levels 16,64   # two-audio requests
+
+``--family emergenttts-win-rate`` posts EmergentTTS-Eval's judge request instead (OpenAI chat
+completions, text, clip k, text, clip k+1, as its ``api_clients.OpenAIClient`` sends it, the six
+categories in turn) and counts a reply as failed unless its validator's keys are there with
+``winner`` in {0, 1, 2}; each request is two clips, so ``x offline`` compares 2 x requests/s.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import requests
 import soundfile as sf
 
 from evaluators.benchmarks.att.presets import RELEASED_PROMPT
+from evaluators.benchmarks.emergenttts.prompts import categories, win_rate_prompts
 from evaluators.audio_scorer import ScoreItem, score_items
 from evaluators.serve.app import ServeOptions, create_app
 from evaluators.serve.batcher import BatchOptions
@@ -65,6 +72,41 @@ def offline_clips_per_s(judge, paths: list[Path], out: Path, batch_sizes: tuple[
     return speeds
 
 
+#: the keys EmergentTTS-Eval's validate_win_rate_response requires
+WIN_RATE_KEYS = ("reasoning_system_1", "reasoning_system_2", "system_comparison", "score_1", "score_2", "winner")
+
+
+def reply_ok(body: dict) -> bool:
+    """A Gemini reply's text, or an OpenAI reply that EmergentTTS-Eval's validator accepts."""
+    if "candidates" in body:
+        return bool(body["candidates"][0]["content"]["parts"][0]["text"])
+    reply = json.loads(body["choices"][0]["message"]["content"])
+    return all(k in reply for k in WIN_RATE_KEYS) and reply["winner"] in (0, 1, 2)
+
+
+def att_bodies(paths: list[Path]) -> list[bytes]:
+    """The released Auto-ATT prompt with one inline clip each (``generateContent``)."""
+    return [json.dumps({"contents": [{"parts": [{"text": RELEASED_PROMPT}, {"inline_data": {
+        "mime_type": "audio/wav", "data": base64.b64encode(p.read_bytes()).decode()}}]}],
+        "generationConfig": {"temperature": 0}}).encode() for p in paths]
+
+
+def win_rate_bodies(paths: list[Path]) -> list[bytes]:
+    """EmergentTTS-Eval's judge request over clips (k, k+1), the categories in turn (chat completions)."""
+    data = [base64.b64encode(p.read_bytes()).decode() for p in paths]
+    bodies = []
+    for k in range(len(paths)):
+        category = categories()[k % len(categories())]
+        system, user, post = win_rate_prompts(f"Sentence {k}: is it over? Yes... it is.", category)
+        audio = [{"type": "input_audio", "input_audio": {"data": data[j % len(data)], "format": "wav"}}
+                 for j in (k, k + 1)]
+        bodies.append(json.dumps({"model": "bench", "temperature": 0, "top_p": 0.9, "max_tokens": 16384, "messages": [
+            {"role": "system", "content": system},
+            {"role": "user", "content": [{"type": "text", "text": user}, audio[0], {"type": "text", "text": post},
+                                         audio[1]]}]}).encode())
+    return bodies
+
+
 def run_level(url: str, bodies: list[bytes], clients: int, seconds: float, batcher) -> dict:
     """``clients`` threads posting round-robin for ``seconds``; latency percentiles and rates."""
     latencies, failures, lock = [], [], threading.Lock()
@@ -78,7 +120,7 @@ def run_level(url: str, bodies: list[bytes], clients: int, seconds: float, batch
             try:
                 r = session.post(url, data=bodies[i % len(bodies)], headers={"Content-Type": "application/json"},
                                  timeout=300)
-                ok = r.status_code == 200 and r.json()["candidates"][0]["content"]["parts"][0]["text"]
+                ok = r.status_code == 200 and reply_ok(r.json())
             except (requests.RequestException, ValueError, KeyError) as e:
                 ok, r = False, e
             with lock:
@@ -113,13 +155,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-wait-ms", type=float, default=10.0)
     p.add_argument("--max-batch", type=int, default=16)
     p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--family", default="auto-att-released", choices=("auto-att-released", "emergenttts-win-rate"),
+                   help="the requests posted: one clip with the released Auto-ATT prompt (default), or "
+                        "EmergentTTS-Eval's two-clip judge request")
     args = p.parse_args(argv)
 
     folder = Path(tempfile.mkdtemp(prefix="bench_serve_"))
     paths = clips(args.clips, args.clip_seconds, folder)
-    routes = Routes({"bench": ModelRoute("bench", {"auto-att-released": {}}, args.base)})
+    routes = Routes({"bench": ModelRoute("bench", {args.family: {}}, args.base)})
     judges = load_route_judges(routes, JudgeLoader())
-    judge = judges["bench"]["auto-att-released"]["human-likeness"]
+    pairwise = args.family == "emergenttts-win-rate"
+    judge = judges["bench"][args.family][categories()[0]].judge if pairwise else \
+        judges["bench"][args.family]["human-likeness"]
     speeds = offline_clips_per_s(judge, paths, folder / "offline.jsonl", tuple(sorted({1, 4, args.max_batch})))
     offline = max(speeds.values())
     print("offline score_items clips/s by batch size: " + ", ".join(f"{b}: {v:.2f}" for b, v in speeds.items()),
@@ -131,15 +178,14 @@ def main(argv: list[str] | None = None) -> int:
     thread.start()
     while not server.started:
         time.sleep(0.05)
-    url = f"http://127.0.0.1:{args.port}/v1beta/models/bench:generateContent"
-    bodies = [json.dumps({"contents": [{"parts": [{"text": RELEASED_PROMPT}, {"inline_data": {
-        "mime_type": "audio/wav", "data": base64.b64encode(p.read_bytes()).decode()}}]}],
-        "generationConfig": {"temperature": 0}}).encode() for p in paths]
+    url = f"http://127.0.0.1:{args.port}/" + ("v1/chat/completions" if pairwise else
+                                              "v1beta/models/bench:generateContent")
+    bodies = win_rate_bodies(paths) if pairwise else att_bodies(paths)
     rows = []
     try:
         for clients in (int(x) for x in args.levels.split(",")):
             row = run_level(url, bodies, clients, args.seconds, app.state.batcher)
-            row["vs_offline"] = round(row["requests_per_s"] / offline, 3)
+            row["vs_offline"] = round((2 if pairwise else 1) * row["requests_per_s"] / offline, 3)
             rows.append(row)
             print(json.dumps(row), flush=True)
     finally:
