@@ -59,9 +59,7 @@ def peak_gib(device: str) -> float | None:
 def profile_table(prof, device: str) -> list[dict]:
     """The top :data:`PROFILE_ROWS` operations by their own device time (CPU time on CPU), in ms."""
     rows = []
-    for e in prof.key_averages():
-        if getattr(e, "is_user_annotation", False) or e.key.startswith(("Optimizer.", "ProfilerStep")):
-            continue  # spans (Lightning runs forward and backward inside the optimizer step's closure), not operations
+    for e in operations(prof):
         dev = getattr(e, "self_device_time_total", None)
         if dev is None:
             dev = getattr(e, "self_cuda_time_total", 0)
@@ -71,11 +69,19 @@ def profile_table(prof, device: str) -> list[dict]:
     return sorted(rows, key=lambda r: -r[key])[:PROFILE_ROWS]
 
 
+def operations(prof) -> list:
+    """The profile's operations and kernels, without the spans code opens around them (Lightning
+    runs forward and backward inside the optimizer step's closure, so ``Optimizer.step#AdamW.step``
+    spans a whole training step on the device too)."""
+    return [e for e in prof.key_averages()
+            if not getattr(e, "is_user_annotation", False) and not e.key.startswith(("Optimizer.", "ProfilerStep"))]
+
+
 def kernel_ms(prof) -> float:
     """Milliseconds the device spent running kernels in the profiled span (each kernel once)."""
     from torch.autograd import DeviceType
 
-    return round(sum(e.self_device_time_total for e in prof.key_averages() if e.device_type == DeviceType.CUDA) / 1e3, 2)
+    return round(sum(e.self_device_time_total for e in operations(prof) if e.device_type == DeviceType.CUDA) / 1e3, 2)
 
 
 def profiler(device: str):
