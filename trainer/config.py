@@ -42,7 +42,7 @@ class ConfigError(ConfigInputError):
 class BackboneConfig:
     """Which audio-LLM the judge runs on."""
 
-    name: str = checked("qwen2_5_omni", choices=tuple(BACKBONES))  # registry key: qwen2_5_omni | qwen2_audio
+    name: str = checked("qwen2_5_omni", choices=tuple(BACKBONES))  # registry key: qwen2_5_omni | qwen2_5_omni_3b | qwen2_audio | qwen3_omni
     source: str = "tiny"  # "tiny" / "tiny-qwen-vocab" (offline random CPU model, byte / real Qwen vocabulary), "random-full-size" (the published shapes, random weights: speed checks) or a hub id / folder
     tiny_seed: int = checked(0, f"[0, {MAX_SEED}]")  # seed of the tiny random initialisation
     tower: str = checked("random", choices=TOWER_CHOICES)  # audio tower of a tiny backbone: random | whisper-tiny.en | whisper-base (real pretrained Whisper encoder, frozen; its projection is trained)
@@ -65,6 +65,7 @@ class LoraSettings:
     dropout: float = checked(0.05, "[0, 1)")  # dropout on the adapter input
     target_regex: str = LLM_LINEAR_REGEX  # full-match regex over module names; must exclude the towers
     extra_trainable: list[str] = field(default_factory=list)  # modules trained fully (peft modules_to_save)
+    target_parameters: list[str] = field(default_factory=list)  # MoE expert weights that also get LoRA (peft target_parameters), e.g. [mlp.experts.gate_up_proj, mlp.experts.down_proj] on qwen3_omni; the router (mlp.gate) stays frozen
 
     def __post_init__(self):
         check_fields(self)

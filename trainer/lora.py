@@ -1,7 +1,9 @@
-"""Backbone loading and peft LoRA for training: adapters on the LLM linears only."""
+"""Backbone loading and peft LoRA for training: adapters on the LLM linears only (on a
+mixture-of-experts thinker, optionally on the experts' projections too; the router stays frozen)."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import torch
@@ -18,6 +20,11 @@ if TYPE_CHECKING:
 
 #: ``backbone.source`` values that build an offline tiny random backbone -> its vocabulary
 TINY_SOURCES = {"tiny": "byte", "tiny-qwen-vocab": "qwen"}
+#: Module-name fragment of a MoE block's router (Qwen3-Omni ``mlp.gate``): never trained, so the
+#: experts each token reaches stay the pretrained choice.
+ROUTER = ".mlp.gate."
+#: ``lora.target_parameters`` of the expert option: both fused expert projections.
+EXPERT_PARAMETERS = ("mlp.experts.gate_up_proj", "mlp.experts.down_proj")
 
 
 def lora_wrapped_modules(model: torch.nn.Module) -> list[str]:
@@ -30,6 +37,9 @@ def assert_lora_on_llm_only(model: torch.nn.Module) -> None:
     bad = [n for n in lora_wrapped_modules(model) if any(t in n for t in FROZEN_TOWERS)]
     if bad:
         raise RuntimeError(f"LoRA reached frozen towers: {bad[:5]}")
+    router = [n for n, p in model.named_parameters() if p.requires_grad and ROUTER in f".{n}."]
+    if router:
+        raise RuntimeError(f"the MoE router must stay frozen, but these train: {router[:3]}")
     if not lora_wrapped_modules(model):
         raise RuntimeError("LoRA target regex matched no module")
 
@@ -76,12 +86,40 @@ def fully_trained_modules(audio_llm: AudioLLM, cfg: TrainConfig) -> list[str]:
     return names
 
 
+def lora_targets(audio_llm: AudioLLM, cfg: TrainConfig) -> str | list[str]:
+    """peft ``target_modules``: ``lora.target_regex`` itself, or on a mixture-of-experts backbone
+    the module names it matches. peft (0.21) rewrites a regex on transformers-5 MoE models into
+    bare suffixes (``q_proj``, ...), which would also reach the audio tower's projections; exact
+    names keep the adapters on the LLM."""
+    if audio_llm.spec.family_name != "qwen3_omni":
+        return cfg.lora.target_regex
+    pattern = re.compile(cfg.lora.target_regex)
+    return [n for n, m in audio_llm.model.named_modules() if isinstance(m, torch.nn.Linear) and pattern.fullmatch(n)]
+
+
+def expert_parameters(audio_llm: AudioLLM, cfg: TrainConfig) -> list[str] | None:
+    """peft ``target_parameters`` (``lora.target_parameters``): expert weights of the text model's
+    MoE blocks; refused with one line on a backbone that has none (dense Qwen2.5-Omni)."""
+    wanted = list(cfg.lora.target_parameters)
+    if not wanted:
+        return None
+    if cfg.lora.dropout:
+        raise ValueError(f"lora.target_parameters needs lora.dropout: 0 (peft puts no dropout on expert weights), "
+                         f"got {cfg.lora.dropout}")
+    names = {n for n, _ in audio_llm.model.named_parameters()}
+    for target in wanted:
+        if not any(n.endswith(target) and not any(t in n for t in FROZEN_TOWERS) for n in names):
+            raise ValueError(f"lora.target_parameters: {target!r} names no parameter of the {audio_llm.spec.name} "
+                             f"text model (MoE experts: {', '.join(EXPERT_PARAMETERS)} on qwen3_omni)")
+    return wanted
+
+
 def apply_lora(audio_llm: AudioLLM, cfg: TrainConfig) -> AudioLLM:
     """Wrap the backbone's model with LoRA (+ fully trained modules, :func:`fully_trained_modules`),
     in place. The adapters draw their initial weights from torch's global generator: seed it first
     (:func:`trainer.module.build_trainable_judge` does)."""
     lora = LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
-                      target_modules=cfg.lora.target_regex,
+                      target_modules=lora_targets(audio_llm, cfg), target_parameters=expert_parameters(audio_llm, cfg),
                       modules_to_save=fully_trained_modules(audio_llm, cfg) or None)
     if any(m.split(".")[-1] == "audio_tower" for m in lora.modules_to_save or ()):
         disable_tower_cache(audio_llm.model)  # a trained tower is no longer a pure function of the clip
