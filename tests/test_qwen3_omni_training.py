@@ -1,0 +1,138 @@
+"""Training and scoring on the new backbones: a tiny ATT run on the Qwen3-Omni MoE twin (LoRA on
+attention; as an option on the experts' projections too, router frozen) with pinned first losses;
+its judge folder records the backbone, reloads with the same scores and is refused on a base of
+another backbone with one line; ``omnijudge train`` runs the Qwen2.5-Omni-3B twin.
+
+The golden losses follow ``tests/test_golden_loss_curves.py`` (``configs/att/tiny.yaml``, one clip
+per voice and dimension: 6 optimizer steps of 8 clips, fp32 CPU, one math thread, seed 0, rtol
+1e-5); re-pin with ``OMNIJUDGE_PRINT_GOLDEN=1`` and say why the curve moved.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+import torch
+
+RUN = {"seed": 0, "optim.max_epochs": 1, "optim.warmup_steps": 2, "logging.logger": "csv",
+       "logging.log_every_n_steps": 1, "data.num_workers": 0, "hardware.accelerator": "cpu",
+       "hardware.devices": 1, "hardware.strategy": "auto", "hardware.precision": "32-true",
+       "backbone.source": "tiny", "backbone.tiny_seed": 0, "backbone.dtype": "float32",
+       "att.corpus.seed": 0, "att.corpus.clips_per_voice_dimension": 1}
+#: LoRA on the experts' fused projections as well (peft target_parameters; no dropout there).
+EXPERTS = {"lora.target_parameters": ["mlp.experts.gate_up_proj", "mlp.experts.down_proj"], "lora.dropout": 0.0}
+CASES = {"qwen3_omni_att": {"backbone.name": "qwen3_omni"},
+         "qwen3_omni_att_experts": {"backbone.name": "qwen3_omni", **EXPERTS}}
+GOLDEN = {
+    "qwen3_omni_att": [7.007913112640381, 5.605798721313477, 6.92722225189209, 4.010006904602051,
+                       5.623600482940674, 6.019460678100586],
+    "qwen3_omni_att_experts": [7.007913112640381, 5.602121829986572, 6.91346549987793, 4.0274977684021,
+                               5.618741035461426, 6.021415710449219],
+}
+PRINT = os.environ.get("OMNIJUDGE_PRINT_GOLDEN") == "1"
+
+
+@pytest.fixture
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _train(overrides: dict, root):
+    from trainer.config import load_config
+    from trainer.train import train
+
+    cfg = load_config("configs/att/tiny.yaml", {**RUN, **overrides, "data.corpus_dir": str(root / "corpus"),
+                                                "data.synthesize_if_missing": True, "out_dir": str(root / "run")})
+    return train(cfg, resume=False)
+
+
+def _losses(run) -> list[float]:
+    logs = sorted((run / "logs").glob("version_*/metrics.csv"))
+    with logs[0].open(newline="") as f:
+        return [float(r["train/loss"]) for r in csv.DictReader(f) if r.get("train/loss")]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_tiny_qwen3_omni_att_first_losses_match_golden(case, tmp_path, one_thread, capsys):
+    run = _train(CASES[case], tmp_path)
+    losses = _losses(run)
+    if PRINT:
+        with capsys.disabled():
+            print(f"\n    {case!r}: {losses!r},")
+        return
+    torch.testing.assert_close(torch.tensor(losses, dtype=torch.float64),
+                               torch.tensor(GOLDEN[case], dtype=torch.float64), rtol=1e-5, atol=0.0,
+                               msg=lambda m: f"{case}: loss curve moved\n{m}\ngot {losses!r}")
+    from safetensors import safe_open
+
+    with safe_open(str(run / "final" / "adapter_model.safetensors"), "pt") as f:
+        keys = list(f.keys())
+    assert not any(".mlp.gate." in k for k in keys), "the router must stay frozen"
+    assert any("self_attn.q_proj.lora_A" in k for k in keys)
+    assert any("mlp.experts" in k for k in keys) == ("lora.target_parameters" in CASES[case])
+    assert not any("audio_tower" in k and "lora_" in k for k in keys), "no adapter on the audio tower"
+
+
+def _wave(seconds: float, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    t = np.arange(int(seconds * 16000)) / 16000
+    return (0.3 * np.sin(2 * np.pi * (150 + 40 * seed) * t) + 0.02 * rng.standard_normal(t.size)).astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def qwen3_judge_folder(tmp_path_factory):
+    root = tmp_path_factory.mktemp("qwen3_att")
+    return _train({"backbone.name": "qwen3_omni"}, root) / "final"
+
+
+def test_the_judge_folder_records_its_backbone_and_scores_the_same_after_reload(qwen3_judge_folder):
+    from evaluators.judges import load_judge
+
+    cfg = json.loads((qwen3_judge_folder / "judge_config.json").read_text())
+    assert cfg["backbone"] == "qwen3_omni"
+    assert json.loads((qwen3_judge_folder / "base" / "omnijudge_backbone.json").read_text())["backbone"] == "qwen3_omni"
+    judge = load_judge(qwen3_judge_folder)
+    assert judge.backbone.spec.name == "qwen3_omni" and judge.backbone.audio_token == "<|audio_pad|>"
+    waves = [_wave(s, i) for i, s in enumerate((0.7, 1.3, 2.9, 4.1))]
+    one = [r.score for w in waves for r in judge.score_waves([w], batch_size=1)]
+    four = [r.score for r in judge.score_waves(waves, batch_size=4)]
+    assert np.allclose(one, four, atol=1e-5) and all(0.0 <= s <= 1.0 for s in one)
+
+
+def test_a_judge_folder_is_refused_on_a_base_of_another_backbone(qwen3_judge_folder, tmp_path, capsys):
+    import soundfile as sf
+
+    from evaluators.backbones import AudioLLM
+    from evaluators.cli import main
+
+    judge = tmp_path / "judge"
+    shutil.copytree(qwen3_judge_folder, judge)
+    AudioLLM.tiny("qwen2_5_omni_3b").save_pretrained(judge / "base")  # a base of another backbone
+    (tmp_path / "audio").mkdir()
+    sf.write(tmp_path / "audio" / "a.wav", _wave(1.0, 0), 16000)
+    capsys.readouterr()
+    code = main(["score", "audio", "--judge", str(judge), "--audio", str(tmp_path / "audio"),
+                 "--out", str(tmp_path / "refused.jsonl")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert "'qwen3_omni' does not match" in err[0] and "'qwen2_5_omni_3b' checkpoint" in err[0]
+    assert not (tmp_path / "refused.jsonl").exists()
+
+
+def test_omnijudge_train_runs_the_qwen2_5_omni_3b_twin(tmp_path):
+    from evaluators.cli import main
+
+    sets = {**RUN, "backbone.name": "qwen2_5_omni_3b", "data.corpus_dir": str(tmp_path / "corpus"),
+            "out_dir": str(tmp_path / "run"), "optim.max_steps": 2}
+    args = ["train", "--config", "configs/att/tiny.yaml", "--set", *[f"{k}={v}" for k, v in sets.items()]]
+    assert main(args) == 0
+    cfg = json.loads((tmp_path / "run" / "final" / "judge_config.json").read_text())
+    assert cfg["backbone"] == "qwen2_5_omni_3b"
