@@ -26,10 +26,13 @@ class FamilyError(ValueError):
 @dataclass(frozen=True)
 class Layout:
     """The request's user text parts, in order, and for each audio part (in order) how many text
-    parts came before it: ``text, audio, text, audio`` is ``texts=[t1, t2]``, ``audio_at=(1, 2)``."""
+    parts came before it: ``text, audio, text, audio`` is ``texts=[t1, t2]``, ``audio_at=(1, 2)``;
+    ``response_schema``: the JSON schema the request asks the reply to follow (Gemini's
+    ``generationConfig.response_schema``), if any."""
 
     texts: tuple[str, ...] = ()
     audio_at: tuple[int, ...] = ()
+    response_schema: dict | None = field(default=None, compare=False, hash=False)
 
     @property
     def n_audios(self) -> int:
@@ -91,6 +94,10 @@ class PromptFamily:
     def check_layout(self, values: dict, layout: Layout) -> None:
         """:class:`FamilyError` when the request's audio parts are not where the family's client
         puts them (default: any place, their number checked by the server)."""
+
+    def with_request(self, values: dict, layout: Layout) -> dict:
+        """The values the reply needs from the request beyond its prompt (default: none)."""
+        return values
 
     def jobs(self, values: dict, prompt: str, kinds: dict[str, str] | None = None) -> list[Job]:
         """The passes a request needs; ``kinds`` (slot -> judge kind; None: verbalizers) lets a

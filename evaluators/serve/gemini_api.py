@@ -117,9 +117,28 @@ def parse_generate_content(body) -> JudgeRequest:
         if a:
             raise ApiError(400, "systemInstruction: audio belongs in contents")
         system_text = "\n".join(s)
-    ignored = sorted(request.generation_config or {})
+    config = request.generation_config or {}
+    schema = response_schema(config)
+    ignored = sorted(k for k in config if k not in SCHEMA_KEYS or schema is None)
     ignored += [k for k in ("safetySettings", "safety_settings", "tools", "toolConfig") if k in body]
-    return judge_request(texts, audio, audio_at, system_text, ignored)
+    jr = judge_request(texts, audio, audio_at, system_text, ignored)
+    return jr if schema is None else JudgeRequest(jr.prompt, jr.audios, jr.system, jr.ignored,
+                                                  Layout(jr.layout.texts, jr.layout.audio_at, schema))
+
+
+#: the generationConfig keys of a JSON reply schema, as the SDKs spell them (read by the families
+#: that fill it, ``family_base.Layout.response_schema``)
+SCHEMA_KEYS = ("response_schema", "responseSchema", "response_json_schema", "responseJsonSchema")
+
+
+def response_schema(config: dict) -> dict | None:
+    """The request's JSON reply schema, if it gives one as an object; another type is a 400."""
+    for key in SCHEMA_KEYS:
+        if config.get(key) is not None:
+            if not isinstance(config[key], dict):
+                raise ApiError(400, f"generationConfig.{key}: must be a JSON schema object")
+            return config[key]
+    return None
 
 
 def usage(prompt: str, reply: str) -> dict:

@@ -256,6 +256,7 @@ class AutoAttReleasedFamily(PromptFamily):
 #: server only routes and batches (``docs/serve.md``).
 BENCHMARK_FAMILIES: dict[str, str] = {
     "emergenttts-win-rate": "evaluators.benchmarks.emergenttts.serve_family:WinRateFamily",
+    "nvv-group-compare": "evaluators.benchmarks.nvv.serve_group:GroupCompareFamily",
 }
 
 
@@ -303,4 +304,5 @@ def match_request(prompt: str, layout: Layout, families: dict[str, PromptFamily]
         want = f"exactly {family.audios}" if family.audios else "two or more"
         raise FamilyError(f"prompt family {family.name} takes {want} audio parts; the request has {n}")
     family.check_layout(matched.values, layout)
-    return matched
+    values = family.with_request(matched.values, layout)
+    return matched if values is matched.values else Matched(family, values, matched.jobs, matched.prompt)
