@@ -67,7 +67,9 @@ def add_synth_command(sub) -> None:
         own = _task_options(task, sp, task.commands.add_synth_arguments)
 
         def run(args, task=task, own=own) -> int:
-            print(task.commands.synth(Path(args.out), args.seed, {k: getattr(args, k) for k in own}))
+            from trainer.synth.written_summary import in_words
+
+            print(in_words(task.commands.synth(Path(args.out), args.seed, {k: getattr(args, k) for k in own}), args.out))
             return 0
 
         sp.set_defaults(func=run)
