@@ -161,3 +161,42 @@ def test_the_rebuilt_prompt_and_schema_equal_the_public_scripts(tmp_path, monkey
                 assert llm_eval.build_group_compare_json_schema(labels, task) == default_schema(labels, task)
     finally:
         sys.modules.pop("llm_eval", None)
+
+
+def test_the_public_script_group_compares_through_its_legacy_sdk(server, tmp_path, monkeypatch):
+    """llm_eval.py's ``evaluate_groupcompare_once`` (labels shuffled per rater, the schema, the
+    retries, its validation and hard caps) with the two edits docs/serve.md gives: the legacy SDK
+    configured for REST with this server as the endpoint, the audio inline instead of uploaded."""
+    folder = _public_llm_eval(tmp_path)
+    if folder is None:
+        pytest.skip("no nvbench checkout: set $OMNIJUDGE_NVBENCH_CHECKOUT to a clone of lmxue/nvbench")
+    genai = pytest.importorskip("google.generativeai", reason="llm_eval.py's legacy SDK (google-generativeai)")
+    import threading
+
+    monkeypatch.setenv("GEMINI_API_KEY", "local")
+    monkeypatch.syspath_prepend(str(folder))
+    import llm_eval
+
+    try:
+        genai.configure(api_key="local", transport="rest", client_options={"api_endpoint": server.rstrip("/")})
+        monkeypatch.setattr(llm_eval, "model", genai.GenerativeModel(llm_eval.MODEL_NAME,
+                                                                     system_instruction=llm_eval.SYSTEM_INSTRUCTION))
+        monkeypatch.setattr(genai, "upload_file", lambda path: {"mime_type": "audio/wav",
+                                                                "data": Path(path).read_bytes()})
+        monkeypatch.setattr(genai, "delete_file", lambda name: None)
+        monkeypatch.setattr(llm_eval, "ERROR_LOG_FILE", str(tmp_path / "errors.log"))
+        audio = {}
+        for k, clip in enumerate(CLIPS):
+            audio[f"system{k}"] = str(tmp_path / f"system{k}.wav")
+            Path(audio[f"system{k}"]).write_bytes(clip)
+        results, lock = {"items": {}}, threading.Lock()
+        llm_eval.evaluate_groupcompare_once("tag", "tag", "laugh::item1", 0, 1, *PROFILE, list(audio), SOURCE, audio,
+                                            results, lock, str(tmp_path / "out.json"), threading.Lock())
+        item = results["items"]["laugh::item1::g0::r1"]
+        assert item["status"] == "ok", item
+        labels = item["ground_truth"]["label_to_system"]
+        assert set(item["prediction"]["results"]) == set(labels) == set(label_sequence(len(CLIPS)))
+        for k in (JSON_KEYS[c] for c in criteria("tag")):
+            assert sorted(item["prediction"]["ranking"][k]) == sorted(labels)
+    finally:
+        sys.modules.pop("llm_eval", None)

@@ -160,13 +160,19 @@ def default_schema(labels: list[str], task: str) -> dict:
         "notes": {"type": "string"}}}
 
 
+#: Gemini's ``Type`` enum by number, as the legacy SDK's REST transport sends a schema's types
+TYPE_NUMBERS = {1: "string", 2: "number", 3: "integer", 4: "boolean", 5: "array", 6: "object"}
+
+
 def fill(schema: dict, value, path: tuple = ()):
-    """A JSON value of ``schema`` (``type`` in any case; ``properties``, ``required``): the value
-    ``value(path)`` gives (None: the type's empty value), objects filled property by property."""
+    """A JSON value of ``schema`` (``type`` a name in any case or Gemini's enum number;
+    ``properties``, ``required``): the value ``value(path)`` gives (None: the type's empty value),
+    objects filled property by property."""
     given = value(path)
     if given is not None:
         return given
-    kind = str(schema.get("type", "object")).lower()
+    kind = schema.get("type", "object")
+    kind = TYPE_NUMBERS.get(kind, "") if isinstance(kind, int) else str(kind).lower()
     if kind == "object":
         props = schema.get("properties") or {}
         keys = list(props) + [k for k in schema.get("required") or [] if k not in props]
