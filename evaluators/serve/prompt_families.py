@@ -17,6 +17,14 @@ reads (``docs/serve.md``). Families:
   reply ``{"heard_summary", "issues", "<metric>_score", "<metric>_reason", ..., "caps_applied"}``
   with one 0-5 or 1-5 integer per metric of the task.
 - ``auto-att-released``: the released Auto-ATT prompt; reply the category word (Good/Fair/Bad).
+- Families in a benchmark's own folder (:data:`BENCHMARK_FAMILIES`): ``emergenttts-win-rate``
+  (``evaluators/benchmarks/emergenttts/serve_family.py``: two clips, a winner) and
+  ``nvv-group-compare`` (``evaluators/benchmarks/nvv/serve_group.py``: a clip per system, the
+  request's response schema filled).
+
+A request's audio parts must be as many as its family takes and where its client puts them
+(:func:`match_request`); a request of several audios whose prompt is of no multi-audio family is
+refused naming those families.
 
 Text the judges do not produce (descriptions, rationales, reasons, ``heard_summary``) is the empty
 string, so every key keeps its type; ``issues`` is the empty list and ``caps_applied`` the empty

@@ -14,12 +14,19 @@
             nvv_pe: /judges/nvv-pe-aligned # an aligned rater: needs the route's aligner
         aligner: openai/whisper-small      # optional: word times for aligned NVV raters
         aligner_language: en               # optional: forced on the aligner (default: detected)
+      omnijudge-local:
+        families:
+          emergenttts-win-rate:
+            tie_band: 0.25                 # a family setting (PromptFamily.settings): a number >= 0
+            Pronunciation: /judges/reward  # one slot per EmergentTTS-Eval category
 
 A family left out of a model is answered for that model with HTTP 400 naming the families it has.
 The model name ``*`` answers every model name no other route names. Without a routes file every
 family is answered on its default presets for every model name (:meth:`Routes.default`).
-A judge folder of a kind that cannot answer its slot (``trained_slots.answerable_kinds``) stops
-the server at startup with one line naming the route, the folder and its kind.
+A judge folder of a kind that cannot answer its slot (``trained_slots.answerable_kinds``, or the
+family's own ``slot_kinds``) stops the server at startup with one line naming the route, the folder
+and its kind. A family's settings (``tie_band``) sit beside its slots and reach its reply through
+:meth:`Routes.settings`.
 """
 
 from __future__ import annotations
