@@ -7,7 +7,9 @@ Towards Human-Level Judgment for Speech Naturalness", arXiv 2511.07931, Table 3)
 - **accuracy**: over the pairs whose majority label is ``A`` or ``B`` (``Tie`` pairs are counted,
   never scored) and whose judge row has a verdict: the share where the judge's verdict equals the
   label; a judge ``Tie`` counts as wrong. Pairs without a row, or with an error row, are counted
-  as ``n_missing`` / ``n_errors`` and left out.
+  as ``n_missing`` / ``n_errors`` and left out. A split of the pairs file with no row at all was
+  not scored (``score pairs --split test``): its pairs are named in ``splits_not_scored`` (pairs
+  per split), not counted as missing nor in ``n_pairs``.
 - **gemini**: the judge's agreement with the parsed ``gemini-2.5-flash`` verdict, beside that
   verdict's own accuracy against the humans (same pairs: both decisive).
 - **swap consistency**: the share of pairs whose verdict survives swapping A and B. Per-clip judges
@@ -115,16 +117,32 @@ def swap_consistency(preds: dict[str, dict], swapped: dict[str, dict] | None = N
     return {**proportion(0, 0), "how": "not measured"}
 
 
+def _scored_splits(pairs: list[dict], by_id: dict) -> tuple[list[dict], dict[str, int]]:
+    """The pairs of the splits that have at least one row, and ``{split: pairs}`` of the splits
+    without any (never scored; a file without ``split`` fields is one split). With no row at all,
+    every pair is kept (and counted missing)."""
+    scored = {p.get("split") for p in pairs if p["id"] in by_id}
+    if not scored:
+        return pairs, {}
+    not_scored: dict[str, int] = defaultdict(int)
+    for p in pairs:
+        if p.get("split") not in scored:
+            not_scored[str(p.get("split"))] += 1
+    return [p for p in pairs if p.get("split") in scored], dict(not_scored)
+
+
 def pairs_metrics(pairs: list[dict], preds: list[dict], swapped: list[dict] | None = None) -> dict:
     """The validation report of judge rows ``preds`` (``score pairs`` output) on labelled ``pairs``.
 
     Keys: ``accuracy`` (vs the majority label), ``by_language_setting``, ``by_subset``, ``gemini``
     (``judge_vs_gemini``, ``gemini_vs_humans``), ``swap_consistency``, ``accuracy_forward_only``
     (in-prompt judges: the verdict of the given order alone), ``vs_known`` (synthetic corpora with
-    a ``better`` field), counts (``n_pairs``, ``n_tie_labels``, ``n_missing``, ``n_errors``,
-    ``n_judge_ties``) and ``published`` (SpeechJudge-Eval reference accuracies)."""
+    a ``better`` field), counts over the scored splits (``n_pairs``, ``n_tie_labels``, ``n_missing``,
+    ``n_errors``, ``n_judge_ties``), ``splits_not_scored`` (``{split: pairs}`` of the splits without any
+    row) and ``published`` (SpeechJudge-Eval reference accuracies)."""
     by_id = {r["id"]: r for r in preds}
     sw = {r["id"]: r for r in swapped} if swapped is not None else None
+    pairs, not_scored = _scored_splits(pairs, by_id)
     judged, errors, missing = [], 0, 0
     for p in pairs:
         row = by_id.get(p["id"])
@@ -148,6 +166,7 @@ def pairs_metrics(pairs: list[dict], preds: list[dict], swapped: list[dict] | No
         "n_missing": missing,
         "n_errors": errors,
         "n_judge_ties": sum(v == "Tie" for _, v in judged),
+        "splits_not_scored": not_scored,
         "published": PUBLISHED,
     }
     forward = [(p, verdict_of(by_id[p["id"]]["p_a_forward"])) for p, _ in judged if "p_a_forward" in by_id[p["id"]]]
@@ -213,6 +232,11 @@ def format_pairs_table(report: dict) -> str:
                  f"gemini vs humans: {cell(report['gemini']['gemini_vs_humans'])}")
     sc = report["swap_consistency"]
     lines.append(f"swap consistency: {cell(sc)} ({sc['how']})")
+    lines.append(f"{report['n_pairs']} pairs: {report['n_missing']} without a row, {report['n_errors']} error rows, "
+                 f"{report['n_tie_labels']} tie labels, {report['n_judge_ties']} judge ties")
+    if report.get("splits_not_scored"):
+        lines.append("not scored (no row in the predictions): " + ", ".join(
+            f"split {name} ({n} pairs)" for name, n in report["splits_not_scored"].items()))
     lines.append("published on SpeechJudge-Eval: " + ", ".join(f"{k} {100 * v:.1f}%"
                                                                 for k, v in report["published"].items()))
     return "\n".join(lines)
