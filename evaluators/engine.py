@@ -216,29 +216,65 @@ def rows_of_batch(model: Model, scorer: WorkScorer, work: Sequence, batch: list[
     return rows
 
 
+def scored_batches(model: Model, work: Sequence, scorer: WorkScorer,
+                   options: EngineOptions = EngineOptions()) -> Iterator[tuple[list[Prepared], list[dict]]]:
+    """``(batch, rows)`` for each planned batch of ``work`` as it lands: the one pass every
+    front end shares (plan, preparation in workers, the model, the failure rule)."""
+    batches = plan(work, scorer, options)
+    dataset = PreparingDataset(work, scorer, model)
+    device = getattr(getattr(model, "backbone", None), "device", None) or getattr(model, "device", "cpu")
+    with model_threads_beside_workers(options.num_workers, device):
+        for batch in prepared_batches(dataset, batches, options.num_workers, options.vad):
+            yield batch, rows_of_batch(model, scorer, work, batch, options.batch_size)
+
+
 def score_work(model: Model, work: Sequence, scorer: WorkScorer, out: IO[str],
                options: EngineOptions = EngineOptions(), on_row: Callable[[Any, dict], None] | None = None) -> int:
     """Run ``model`` over ``work`` and append one JSON row per item to ``out`` (an open text file),
     each batch as it lands (module docstring). ``on_row(work, row)`` sees every row written.
     Returns the number of rows written."""
-    batches = plan(work, scorer, options)
-    dataset = PreparingDataset(work, scorer, model)
-    device = getattr(getattr(model, "backbone", None), "device", None) or getattr(model, "device", "cpu")
     written = 0
-    with progress_bar(len(work), f"scoring {os.path.basename(getattr(out, 'name', 'rows'))}") as bar, \
-            model_threads_beside_workers(options.num_workers, device):
-        for n, batch in enumerate(prepared_batches(dataset, batches, options.num_workers, options.vad), start=1):
-            rows = rows_of_batch(model, scorer, work, batch, options.batch_size)
+    with progress_bar(len(work), f"scoring {os.path.basename(getattr(out, 'name', 'rows'))}") as bar:
+        for n, (batch, rows) in enumerate(scored_batches(model, work, scorer, options), start=1):
             for p, row in zip(batch, rows):
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 if on_row is not None:
                     on_row(work[p.index], row)
-            if n % options.flush_every == 0 or n == len(batches):
+            if n % options.flush_every == 0 or written + len(rows) == len(work):
                 out.flush()
                 os.fsync(out.fileno())
             written += len(rows)
             bar.update(len(rows))
     return written
+
+
+class FailedItem(dict):
+    """The row of an item that failed in :func:`results_in_order` (a marker, never a result)."""
+
+
+def results_in_order(model: Model, work: Sequence, to_input: Callable[[Any], Any], batch_size: int = 16,
+                     label: str = "validate") -> list:
+    """The model's results for ``work``, in work order, through the same pass as :func:`score_work`
+    and written nowhere: the validation passes of training, which need every item's result.
+    ``to_input(item)`` -> the model's input (e.g. ``{"wave": ..., "fields": ...}``). An item that
+    fails (unreadable audio, a batch the model fails on alone) stops the pass with one
+    ``ValueError`` naming the first such item and how many failed: a metric over the rest would
+    silently describe another set."""
+    scorer = ScorerFunctions(prepare=to_input, finish=lambda item, result: result,
+                             fail=lambda item, error: FailedItem(item=item, error=error))
+    results: list = [None] * len(work)
+    with progress_bar(len(work), label) as bar:
+        for batch, rows in scored_batches(model, work, scorer, EngineOptions(batch_size=batch_size, vad=False)):
+            for p, row in zip(batch, rows):
+                results[p.index] = row
+            bar.update(len(rows))
+    failed = [r for r in results if isinstance(r, FailedItem)]
+    if failed:
+        item, error = failed[0]["item"], failed[0]["error"]
+        name = item.get("id", item.get("path")) if isinstance(item, dict) else item
+        raise ValueError(f"{label}: {len(failed)} of {len(work)} items failed; first {name}: "
+                         f"{type(error).__name__}: {error}")
+    return results
 
 
 def score_batch(model: Model, scorer: WorkScorer, work: Sequence, batch_size: int = 8, vad: bool = False) -> list[dict]:

@@ -107,3 +107,28 @@ def test_engine_stops_on_a_setup_error_from_a_worker(tmp_path):
                    EngineOptions(batch_size=2, pool_size=2, num_workers=2))
     rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
     assert [r["w"] for r in rows] == [0, 1, 2, 3]  # the pools before it stay written
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 16])
+def test_results_in_order_gives_the_models_results_in_work_order(batch_size):
+    from evaluators.engine import results_in_order
+
+    work = [{"id": f"c{i}", "x": x} for i, x in enumerate([5, 1, 4, 2, 3, 9, 7])]
+    judge = _PickyJudge()
+    results = results_in_order(judge, work, lambda w: {"x": w["x"]}, batch_size=batch_size)
+    assert results == [{"y": 2 * w["x"]} for w in work]  # whatever the batches, in work order
+    assert sum(judge.calls) == len(work)  # each item through the model once
+
+
+def test_results_in_order_stops_naming_the_first_failed_item():
+    from evaluators.engine import results_in_order
+
+    work = [{"id": "ok", "x": 1}, {"id": "broken", "x": -1}, {"id": "gone", "x": 2}]
+
+    def to_input(w):
+        if w["id"] == "gone":
+            raise FileNotFoundError("gone.wav: no such file")
+        return {"x": w["x"]}
+
+    with pytest.raises(ValueError, match=r"^validate x: 2 of 3 items failed; first broken: ValueError: negative input$"):
+        results_in_order(_PickyJudge(), work, to_input, batch_size=4, label="validate x")

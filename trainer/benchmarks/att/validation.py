@@ -5,20 +5,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evaluators.progress import chunks_with_progress
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.att.metrics import att_metrics
+from evaluators.engine import results_in_order
 from evaluators.judges.verbalizer import VerbalizerJudge
 from evaluators.runtime_options import Runtime
 from trainer.benchmarks.att.protocol import labelled_rows
 
 
 def _normalised_scores(judge: VerbalizerJudge, rows: list[dict], batch_size: int) -> list[float]:
-    """Judge scores mapped to [0, 1] by the preset's value range (so any HLS preset compares)."""
+    """Judge scores mapped to [0, 1] by the preset's value range (so any HLS preset compares),
+    scored by the scoring engine."""
     lo, hi = judge.preset.value_range
-    outs = [o for chunk in chunks_with_progress(rows, 64, "validate att")
-            for o in judge.score_waves([load_audio(r["path"]) for r in chunk], batch_size=batch_size)]
-    return [(o.score - lo) / (hi - lo) for o in outs]
+    outs = results_in_order(judge, rows, lambda r: {"wave": load_audio(r["path"]), "fields": {}}, batch_size,
+                            "validate att")
+    return [(o["score"] - lo) / (hi - lo) for o in outs]
 
 
 def validate_judge(judge: VerbalizerJudge, rows: list[dict], batch_size: int = 16,

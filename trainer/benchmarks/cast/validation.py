@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from evaluators.progress import chunks_with_progress
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.cast.metrics import cast_metrics
+from evaluators.engine import results_in_order
 from evaluators.judges.word_tagger import WordTaggerJudge
 
 
@@ -26,12 +26,12 @@ def word_f1(probs: list[np.ndarray], labels: list[list[int]], threshold: float =
 
 
 def predict_rows(judge: WordTaggerJudge, rows: list[dict], batch_size: int = 16) -> list[np.ndarray]:
-    """P(stressed) per word for each row: list of (W_i,) arrays."""
-    probs = [p for c in chunks_with_progress(rows, 64, "validate cast")
-             for p in judge.predict([load_audio(r["path"]) for r in c], [r["words"] for r in c],
-                                    [r["lang"] for r in c], batch_size=batch_size,
-                                    word_times=[r.get("word_times") for r in c] if judge.needs_word_times else None)]
-    return [p[:, 0] for p in probs]
+    """P(stressed) per word for each row: list of (W_i,) arrays, scored by the scoring engine."""
+    def judge_input(r: dict) -> dict:
+        return {"wave": load_audio(r["path"]), "words": r["words"], "lang": r["lang"], "word_times": r.get("word_times")}
+
+    outs = results_in_order(judge, rows, judge_input, batch_size, "validate cast")
+    return [np.asarray(o["probs"], dtype=np.float64) for o in outs]
 
 
 def cast_rows(rows: list[dict], probs: list[np.ndarray]) -> tuple[list[dict], list[dict]]:

@@ -7,45 +7,45 @@ known rating (it should rise with it). Corpus: ``likert_corpus.py``.
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from evaluators.audio_io import load_audio, prepare_segments
 from evaluators.benchmarks.nvv.aligned_rater import AlignedLikertRater
+from evaluators.engine import results_in_order
 from evaluators.judges.verbalizer import VerbalizerJudge
 from evaluators.metrics.correlation import bootstrap_ci, srcc
-from evaluators.progress import chunks_with_progress
 
 
-def aligned_example(judge: AlignedLikertRater, row: dict) -> dict:
-    """An aligned rater's example of a corpus row (the corpus's own unit times)."""
+#: the corpus fields an aligned rater reads beside the wave (``AlignedLikertRater.prepare_input``)
+ALIGNED_FIELDS = ("text", "lang", "target_type", "tag_positions", "unit_times")
+
+
+def aligned_input(row: dict) -> dict:
+    """An aligned rater's input of a corpus row: the wave and the corpus's own unit times."""
     if row["unit_times"] is None:
         raise ValueError(f"{row['id']}: the Likert corpus has no alignment (written before aligned raters); "
                          "synthesize it again")
-    return judge.prepare(load_audio(row["path"]), row["text"], row["lang"], row["target_type"], row["tag_positions"],
-                         row["unit_times"])
+    return {"wave": load_audio(row["path"]), **{k: row[k] for k in ALIGNED_FIELDS}}
+
+
+def aligned_example(judge: AlignedLikertRater, row: dict) -> dict:
+    """An aligned rater's prepared example of a corpus row."""
+    return judge.prepare_input(aligned_input(row))
 
 
 def rate_clips(judge, rows: list[dict], batch_size: int = 16) -> list[dict]:
-    """``{"score", "label"}`` per row: the expected rating and the most likely label's value
-    (a ``VerbalizerJudge`` or an ``AlignedLikertRater``)."""
+    """``{"score", "label"}`` per row, scored by the scoring engine: the expected rating and the
+    most likely label's value (a ``VerbalizerJudge`` reading the first ``max_seconds`` of each clip,
+    or an ``AlignedLikertRater`` on the corpus's own unit times)."""
     if isinstance(judge, AlignedLikertRater):
-        out = []
-        for chunk in chunks_with_progress(rows, 64, "rate clips"):
-            out += judge.rate([aligned_example(judge, r) for r in chunk], batch_size=batch_size)
-        return out
-    out = []
-    for chunk in chunks_with_progress(rows, 64, "rate clips"):
-        examples = [judge.prepare(prepare_segments(load_audio(r["path"]), policy="truncate",
-                                                   max_seconds=judge.max_seconds)[0][0], r["fields"]) for r in chunk]
-        for start in range(0, len(examples), batch_size):
-            batch = judge.backbone.collate(examples[start:start + batch_size])
-            with torch.inference_mode():
-                logits = judge.label_logits(batch)
-                scores = judge.expected_score(logits)
-            values = np.asarray(judge.preset.values)
-            for lg, s in zip(logits.float().cpu().numpy(), scores.float().cpu().numpy()):
-                out.append({"score": float(s), "label": float(values[int(np.argmax(lg))])})
-    return out
+        return results_in_order(judge, rows, aligned_input, batch_size, "rate clips")
+
+    def first_window(r: dict) -> dict:
+        wave = prepare_segments(load_audio(r["path"]), policy="truncate", max_seconds=judge.max_seconds)[0][0]
+        return {"wave": wave, "fields": r["fields"]}
+
+    value_of = dict(zip(judge.preset.labels, judge.preset.values))
+    return [{"score": o["score"], "label": float(value_of[o["label"]])}
+            for o in results_in_order(judge, rows, first_window, batch_size, "rate clips")]
 
 
 def rating_report(preds: list[dict], targets: list[float], seed: int = 0) -> dict:

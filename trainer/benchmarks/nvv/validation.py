@@ -23,6 +23,7 @@ import numpy as np
 
 from evaluators.progress import chunks_with_progress
 from evaluators.audio_io import load_audio
+from evaluators.engine import results_in_order
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, item_from_row
 from evaluators.benchmarks.nvv.metrics import score_run
 from evaluators.benchmarks.nvv.predictions import prediction_from_row
@@ -80,10 +81,12 @@ def verifier_scores(rows: list[dict], preds: list[dict], delta: int) -> dict:
 
 
 def predict_nvv_rows(judge: NvvVerifierJudge, rows: list[dict], batch_size: int = 16) -> list[dict]:
-    """The verifier's decisions for corpus rows (input order)."""
-    return [d for c in chunks_with_progress(rows, 64, "validate nvv")
-            for d in judge.verify([load_audio(r["path"]) for r in c], [r["text"] for r in c], [r["lang"] for r in c],
-                                  [r["target_type"] for r in c], [r["unit_times"] for r in c], batch_size=batch_size)]
+    """The verifier's decisions for corpus rows (input order), scored by the scoring engine."""
+    def judge_input(r: dict) -> dict:
+        return {"wave": load_audio(r["path"]), "text": r["text"], "lang": r["lang"], "target_type": r["target_type"],
+                "unit_times": r["unit_times"]}
+
+    return results_in_order(judge, rows, judge_input, batch_size, "validate nvv")
 
 
 TYPE_THRESHOLD_GRID = tuple(round(0.05 * k, 2) for k in range(1, 20))  # 0.05 .. 0.95
