@@ -15,7 +15,8 @@ from evaluators.backbones.whisper_towers import RANDOM_TOWER, whisper_encoder_we
 
 #: Modules of a backbone that a real tower leaves untrained and that are trained fully
 #: (peft ``modules_to_save``): the projection from the tower into the text model.
-TOWER_TRAINABLE = {"qwen2_5_omni": ("audio_tower.proj",), "qwen2_audio": ("multi_modal_projector",)}
+TOWER_TRAINABLE = {"qwen2_5_omni": ("audio_tower.proj",), "qwen2_5_omni_3b": ("audio_tower.proj",),
+                   "qwen2_audio": ("multi_modal_projector",)}
 #: Omni encoder parameters a Whisper tower does not have (left at their initialisation).
 _OMNI_NEW = ("proj.weight", "proj.bias", "audio_bos_eos_token.weight")
 
@@ -60,12 +61,15 @@ def install_tower(model: torch.nn.Module, backbone: str, tower: str) -> dict:
     ``{"tower", "loaded", "new"}`` (loaded / new parameter names)."""
     if tower == RANDOM_TOWER:
         return {"tower": tower, "loaded": [], "new": []}
+    from evaluators.backbones.specs import get_backbone_spec
+
+    omni = get_backbone_spec(backbone).family_name == "qwen2_5_omni"
     state, _ = whisper_encoder_weights(tower)
     target = audio_tower_of(model)
-    if backbone == "qwen2_5_omni":
+    if omni:
         state = _omni_state(state)
     result = target.load_state_dict(state, strict=False)
-    allowed_missing = set(_OMNI_NEW) if backbone == "qwen2_5_omni" else set()
+    allowed_missing = set(_OMNI_NEW) if omni else set()
     bad_missing = sorted(set(result.missing_keys) - allowed_missing)
     if result.unexpected_keys or bad_missing:
         raise TowerLoadError(f"tower {tower}: does not fit the {backbone} audio encoder (missing {bad_missing[:3]}, "
