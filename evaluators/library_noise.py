@@ -5,13 +5,18 @@ transformers / peft about calls omnijudge does not make itself (PEFT asks a mode
 ``is_gradient_checkpointing``; transformers deprecated that name), and generation notices about
 arguments the Whisper transcribers pass on purpose (fixed 30 s features, so no attention mask is
 needed). Anything else a library says still reaches the user. :func:`quiet_library_warnings` is
-idempotent and called by the CLI and by every model loader.
+idempotent and called by the CLI and by every model loader. Code that records warnings and passes
+them on re-emits them with :func:`warn_again`, under the module that raised them: re-emitted
+without it, a warning is filed under its file's path, which no filter by module matches (how the
+``is_gradient_checkpointing`` notice of every LoRA judge load got through).
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 import warnings
+from pathlib import Path
 
 #: ``(message regex, module regex)`` of Python FutureWarnings / DeprecationWarnings to ignore.
 IGNORED_WARNINGS = (
@@ -55,3 +60,25 @@ def quiet_library_warnings() -> None:
     for handler in logging.getLogger("transformers").handlers:
         if _NOISE not in handler.filters:
             handler.addFilter(_NOISE)
+
+
+def module_of(filename: str) -> str:
+    """The dotted module name of a Python file on ``sys.path`` (``.../site-packages/transformers/
+    modeling_utils.py`` -> ``transformers.modeling_utils``); else, as ``warnings`` does, the file name
+    without ``.py``."""
+    path = Path(filename)
+    for entry in sorted((e for e in sys.path if e), key=len, reverse=True):
+        try:
+            relative = path.relative_to(entry)
+        except ValueError:
+            continue
+        parts = relative.with_suffix("").parts
+        if parts and all(part.isidentifier() for part in parts):
+            return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    return filename[:-3] if filename.endswith(".py") else filename
+
+
+def warn_again(w: warnings.WarningMessage) -> None:
+    """Re-emit a warning recorded by ``catch_warnings(record=True)`` as raised where it was first
+    (its module, file and line), so the filters above and a user's ``-W`` options apply to it."""
+    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, module=module_of(w.filename))

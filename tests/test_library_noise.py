@@ -51,3 +51,52 @@ def test_hub_warnings_print_once(tmp_path, capsys):
     main(["metrics", "att", "--predictions", str(tmp_path / "none.jsonl"), "--labels", str(tmp_path / "n.jsonl")])
     hub = logging.getLogger("huggingface_hub")
     assert hub.propagate is False and hub.handlers  # its own handler prints; the root one no longer repeats it
+
+
+def test_a_recorded_library_warning_passed_on_is_still_dropped(monkeypatch):
+    """The judge loader records the backbone load's warnings and passes them on; passed on without
+    their module they escaped every filter (PEFT's ``is_gradient_checkpointing`` notice on each load
+    of a LoRA judge); now they keep it: the notice is dropped, anything else still shows, once."""
+    import transformers.modeling_utils as mu
+
+    from evaluators.judges import persistence
+    from evaluators.library_noise import module_of
+
+    assert module_of(mu.__file__) == "transformers.modeling_utils"
+
+    def load_backbone(*args, **kwargs):
+        warnings.warn_explicit("`is_gradient_checkpointing` is deprecated and will be removed in v6.", FutureWarning,
+                               mu.__file__, 3303, module="transformers.modeling_utils")
+        warnings.warn_explicit("something else", UserWarning, mu.__file__, 1, module="transformers.modeling_utils")
+        return "loaded"
+
+    monkeypatch.setattr(persistence, "load_backbone", load_backbone)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        quiet_library_warnings.__globals__["_NOISE"] = None
+        quiet_library_warnings()
+        assert persistence._load_backbone_whole("folder", {}, None, "cpu", None) == "loaded"
+    assert [(str(w.message), w.filename) for w in caught] == [("something else", mu.__file__)]
+
+
+def test_loading_a_lora_judge_folder_says_nothing(tmp_path):
+    """End to end: a LoRA judge saved and loaded again (what ``score audio --judge <folder>`` does)."""
+    from pathlib import Path
+
+    from evaluators.backbones import AudioLLM
+    from evaluators.judges.presets import get_preset
+    from evaluators.judges.registry import load_judge
+    from evaluators.judges.verbalizer import VerbalizerJudge
+    from trainer.config import load_config
+    from trainer.lora import apply_lora
+
+    quiet_library_warnings()
+    cfg = load_config(Path(__file__).resolve().parents[1] / "configs" / "att" / "tiny.yaml", {})
+    judge = VerbalizerJudge(apply_lora(AudioLLM.tiny("qwen2_5_omni", seed=0), cfg), get_preset("auto-att"))
+    judge.save_pretrained(tmp_path / "judge")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        quiet_library_warnings.__globals__["_NOISE"] = None
+        quiet_library_warnings()
+        load_judge(tmp_path / "judge", device="cpu", dtype="float32")
+    assert [str(w.message) for w in caught if "checkpointing" in str(w.message)] == []

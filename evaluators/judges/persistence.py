@@ -44,6 +44,7 @@ from evaluators.judges.folder import (
     write_judge_folder,
 )
 from evaluators.judges.label_words import check_recorded_ids
+from evaluators.library_noise import warn_again
 
 
 class JudgePersistence:
@@ -190,5 +191,5 @@ def _load_backbone_whole(folder: Path, config: dict, dtype, device: str, attn_im
     for w in caught:
         if "missing adapter keys" in str(w.message):
             raise JudgeFolderError(f"{folder}: {ADAPTER_WEIGHTS} does not fit the base model ({str(w.message)[:300]})")
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        warn_again(w)  # under its own module: the library-noise filters still apply
     return loaded
