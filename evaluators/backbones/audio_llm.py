@@ -1,4 +1,4 @@
-"""``AudioLLM``: one transformers audio-language model (the Qwen2.5-Omni *thinker*, or Qwen2-Audio)
+"""``AudioLLM``: one transformers audio-language model (a Qwen2.5-Omni or Qwen3-Omni *thinker*, or Qwen2-Audio)
 with its tokenizer, Whisper feature extractor and chat template, turning (waveform, prompt) pairs
 into left-padded model inputs exactly as the checkpoint's stock processor would.
 

