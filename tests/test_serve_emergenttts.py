@@ -222,3 +222,22 @@ def test_a_trained_reward_judge_answers_a_category_and_another_kind_is_refused_a
     with pytest.raises(ValueError, match=f"models.{MODEL}.families.{FAMILY}.Questions: .*kind 'nvv_verifier'.*"
                                          "'verbalizer' or 'scalar_reward'"):
         load_route_judges(Routes.from_yaml(path), JudgeLoader())
+
+
+@pytest.mark.slow  # a fresh interpreter loads torch and the tiny judges: 20-90 s on 2 busy cores
+def test_the_check_script_measures_no_invalid_reply_swap_or_byte_difference():
+    """scripts/emergenttts_serve_check.py end to end (2 synthetic pairs, the tiny default judge)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from serve_testing import free_port
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "scripts/emergenttts_serve_check.py", "--base", "tiny", "--clips", "2",
+                           "--tie-band", "0", "--port", str(free_port())], cwd=root, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert (report["requests"], report["invalid"], report["swap_inconsistent"], report["not_deterministic"]) == \
+        (6, 0, 0, 0)
