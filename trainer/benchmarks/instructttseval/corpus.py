@@ -63,6 +63,8 @@ class InstructCorpusConfig(StrictFromDict):
     clips_per_speaker: int = 10  # clips per speaker; each gives a matched and a mismatched pair per task
     near_miss_fraction: float = 0.6  # mismatched pairs that are near misses (else another clip's instruction)
     tasks_per_clip: int = 3  # train / val clips: pairs for this many of APS/DSD/RP (drawn per clip); test: all 3
+    source: str = "synthetic"  # synthetic (procedural voices) | real (installed TTS engines, gender/pitch/speed/volume set and measured, labels by construction; real_corpus.py)
+    render_workers: int = 2  # (real) processes rendering and measuring clips (1: in this process)
 
     def __post_init__(self):
         self.languages = tuple(self.languages)
@@ -80,6 +82,12 @@ class InstructCorpusConfig(StrictFromDict):
             raise ValueError("near_miss_fraction must be in [0, 1]")
         if not 1 <= self.tasks_per_clip <= len(TASKS):
             raise ValueError(f"tasks_per_clip must be in 1..{len(TASKS)}")
+        if self.source not in ("synthetic", "real"):
+            raise ValueError(f"source must be 'synthetic' or 'real', got {self.source!r}")
+        if self.source == "real" and self.languages != ("en",):
+            raise ValueError("source real: the engines read English only; set languages: [en]")
+        if self.render_workers < 1:
+            raise ValueError("render_workers must be >= 1")
 
 
 def _split_sentences(n: int, fractions: tuple[float, float], rng: np.random.Generator) -> dict[str, list[int]]:
@@ -114,10 +122,13 @@ def _by_cell(pairs: list[dict]) -> dict[tuple, list[dict]]:
     return cells
 
 
-def _train_pairs(clips: list[dict], attrs_of: dict, cfg: InstructCorpusConfig, rng: np.random.Generator) -> list[dict]:
+def _train_pairs(clips: list[dict], attrs_of: dict, cfg: InstructCorpusConfig, rng: np.random.Generator,
+                 writers=(write_instruction, near_miss)) -> list[dict]:
     """Train / val clips, for ``tasks_per_clip`` tasks each: one matched pair and one mismatched pair
     (a near miss with probability ``near_miss_fraction``, else another clip's instruction),
-    training wording. Fewer tasks per clip buy more clips (voices) for the same training steps."""
+    training wording. Fewer tasks per clip buy more clips (voices) for the same training steps.
+    ``writers``: (matched writer, near-miss writer); the real corpus passes its own."""
+    write_instruction, near_miss = writers
     tasks_of = {c["clip_id"]: TASKS if cfg.tasks_per_clip == len(TASKS) else
                 tuple(sorted(rng.choice(TASKS, cfg.tasks_per_clip, replace=False).tolist(), key=TASKS.index))
                 for c in clips}
@@ -146,10 +157,11 @@ def _unseen(write, seen_texts: set[str], tries: int = 50):
 
 
 def _test_pairs(clips: list[dict], attrs_of: dict, phrasing: str, seen_texts: set[str],
-                rng: np.random.Generator) -> list[dict]:
+                rng: np.random.Generator, writers=(write_instruction, near_miss)) -> list[dict]:
     """Test clips, one wording (``seen``: the training phrase bank, every instruction text new;
     ``held_out``: the held-out phrase bank): per task a matched pair, a near miss and another
-    clip's instruction."""
+    clip's instruction. ``writers`` as for :func:`_train_pairs`."""
+    write_instruction, near_miss = writers
     pool = "train" if phrasing == "seen" else "test"
     ids = lambda c, task, kind: f"{c['clip_id']}-{task}-{phrasing}-{kind}"  # noqa: E731
     pairs = [_pair(c, attrs_of[c["clip_id"]],
@@ -168,7 +180,12 @@ def _test_pairs(clips: list[dict], attrs_of: dict, phrasing: str, seen_texts: se
 
 
 def build_instruct_corpus(cfg: InstructCorpusConfig, out: str | Path) -> Path:
-    """Render the clips and write the files listed in the module docstring; returns ``out``."""
+    """Render the clips and write the files listed in the module docstring; returns ``out``.
+    ``source: real`` builds the real-audio corpus instead (``real_corpus.py``)."""
+    if cfg.source == "real":
+        from trainer.benchmarks.instructttseval.real_corpus import build_real_instruct_corpus
+
+        return build_real_instruct_corpus(cfg, out)
     out = Path(out)
     (out / "audio").mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(cfg.seed)

@@ -51,16 +51,27 @@ def _read_clips(corpus: Path) -> dict[str, VoiceAttributes]:
             for c in read_jsonl(path, required=("clip_id", "attributes"))}
 
 
+def _read_unlabelled(corpus: Path) -> dict[str, set[str]]:
+    """Clip id -> the dimensions its row lists as ``unlabelled`` (the real-audio corpus: values its
+    engines do not set; their voice targets are :data:`IGNORE`)."""
+    path = corpus / "clips.jsonl"
+    if not path.is_file():
+        return {}
+    return {str(c["clip_id"]): set(c.get("unlabelled") or ()) for c in read_jsonl(path, required=("clip_id",))}
+
+
 def training_rows(corpus: str | Path) -> list[dict]:
     """Flat rows of the corpus's pairs: ``label`` 1 (followed) / 0; per supported dimension (the
     order of ``dimension_values()``) ``voice_codes`` (the clip's value), ``stated_codes`` (the value
     the instruction states, or the "not stated" column: the largest value count) and
-    ``outcome_codes``; all three are :data:`IGNORE` on verdict-only rows. Bad rows raise
+    ``outcome_codes``; all three are :data:`IGNORE` on verdict-only rows, and ``voice_codes`` of the
+    dimensions a clip lists as ``unlabelled`` (real-audio corpus) are :data:`IGNORE`. Bad rows raise
     :class:`~evaluators.jsonl.JsonlError` naming ``pairs.jsonl:line``."""
     corpus = Path(corpus)
     values = dimension_values()
     none = max(len(v) for v in values.values())
     clips = _read_clips(corpus)
+    unlabelled = _read_unlabelled(corpus)
     path = corpus / "pairs.jsonl"
     rows = []
     for p in read_jsonl(path, required=("id", "instruction", "lang", "task", "split")):
@@ -82,7 +93,8 @@ def training_rows(corpus: str | Path) -> list[dict]:
             if str(p["clip_id"]) not in clips:
                 raise JsonlError(f"{where}: clip_id {p['clip_id']!r} is not in {corpus / 'clips.jsonl'}")
             attrs = clips[str(p["clip_id"])]
-            voice = [values[d].index(value_name(attrs.dimension_value(d))) for d in values]
+            skip = unlabelled.get(str(p["clip_id"]), set())
+            voice = [IGNORE if d in skip else values[d].index(value_name(attrs.dimension_value(d))) for d in values]
             stated = [values[d].index(value_name(p["described"][d])) if d in p["described"] else none
                       for d in values]
             outcomes = [OUTCOMES.index(p["outcomes"][d]) for d in values]

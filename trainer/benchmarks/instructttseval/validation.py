@@ -151,15 +151,19 @@ def dimension_accuracy(pairs: list[dict], outputs: list[dict]) -> dict:
 
 def voice_value_accuracy(corpus: str | Path, pairs: list[dict], outputs: list[dict]) -> dict:
     """Per dimension: how often the judge's read of the voice (``voice_values``) equals the value
-    the clip was rendered with (each clip counted once)."""
-    clips = {c["clip_id"]: VoiceAttributes(**c["attributes"])
-             for c in (json.loads(x) for x in open(Path(corpus) / "clips.jsonl", encoding="utf-8"))}
+    the clip was rendered with (each clip counted once; dimensions a clip lists as ``unlabelled``,
+    real-audio corpus, left out)."""
+    rows = [json.loads(x) for x in open(Path(corpus) / "clips.jsonl", encoding="utf-8") if x.strip()]
+    clips = {c["clip_id"]: VoiceAttributes(**c["attributes"]) for c in rows}
+    unlabelled = {c["clip_id"]: set(c.get("unlabelled") or ()) for c in rows}
     seen, hits = set(), {}
     for p, o in zip(pairs, outputs):
         if p.get("clip_id") not in clips or p["clip_id"] in seen or not o.get("voice_values"):
             continue
         seen.add(p["clip_id"])
         for dim, value in o["voice_values"].items():
+            if dim in unlabelled[p["clip_id"]]:
+                continue
             hits.setdefault(dim, []).append(value == value_name(clips[p["clip_id"]].dimension_value(dim)))
     return {dim: {"accuracy": 100 * float(np.mean(h)), "n_clips": len(h)} for dim, h in hits.items()}
 
