@@ -42,6 +42,10 @@ def add_synth_arguments(parser) -> None:
                         help="speakers per language and split")
     parser.add_argument("--languages", nargs="+", default=["en", "zh"], choices=["en", "zh"],
                         help="instruction languages to build (default: en zh)")
+    parser.add_argument("--source", choices=("synthetic", "real"), default="synthetic",
+                        help="synthetic: procedural voices; real: installed TTS engines with gender, pitch, speed "
+                             "and volume set and measured (English; --clips-per-speaker = clips per voice; "
+                             "labels by construction)")
     parser.add_argument("--benchmark-run", help="also write the test clips as a benchmark run here: "
                                                 "items_<lang>.jsonl, outputs/ite-synth/gen_wav/, truth_<lang>.jsonl")
     parser.add_argument("--from-items", help="instead of a corpus, draw the paper's Table 4 agreement pairs from "
@@ -62,8 +66,11 @@ def synth(out: Path, seed: int, options: dict) -> str:
         return json.dumps(write_agreement_pairs(options["from_items"], options["reference_audio"],
                                                 Path(out) / "agreement_pairs.jsonl",
                                                 per_class=options["pairs_per_class"], seed=seed), indent=2)
+    real = options.get("source") == "real"
     cfg = InstructCorpusConfig(seed=seed, clips_per_speaker=options["clips_per_speaker"],
-                               speakers=tuple(options["speakers"]), languages=tuple(options["languages"]))
+                               speakers=tuple(options["speakers"]),
+                               languages=("en",) if real else tuple(options["languages"]),
+                               source="real" if real else "synthetic")
     root = build_instruct_corpus(cfg, out)
     n = {name: sum(1 for line in open(root / name, encoding="utf-8") if line.strip())
          for name in ("clips.jsonl", "pairs.jsonl")}
