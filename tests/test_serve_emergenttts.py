@@ -186,10 +186,18 @@ def test_bad_multi_audio_requests_get_a_4xx_naming_why(server):
         ([text(user), _audio(CLIPS[0]), text(post), _audio(b"RIFF not audio")], 400, "audio part 2: audio could not"),
         ([text(user), *[_audio(CLIPS[0])] * 4], 400, "limit is 3 (--max-audios-per-request)"),
         ([text(user), _audio(wav_bytes(20.0)), text(post), _audio(wav_bytes(20.0))], 413, "--max-request-audio-mb"),
+        ([text(user), _audio(CLIPS[0]), text(post), {"type": "input_audio", "input_audio": {
+            "data": base64.b64encode(CLIPS[1]).decode()[:-8] + "ab-_+/==", "format": "wav"}}], 400,
+         "messages[0].content[3].input_audio.data: not base64 audio bytes"),  # two base64 alphabets mixed
     ]
     for parts, status, words in cases:
         r = _post(server, parts)
         assert r.status_code == status and words in r.json()["error"]["message"], (words, r.text)
+    gemini = {"contents": [{"parts": [{"text": user}, {"file_data": {"file_uri": "files/0123456789ab"}}, {"text": post},
+                                      {"inline_data": {"mime_type": "audio/wav",
+                                                       "data": base64.urlsafe_b64encode(CLIPS[1]).decode()}}]}]}
+    r = requests.post(server + f"v1beta/models/{MODEL}:generateContent", json=gemini, timeout=120)
+    assert r.status_code == 404 and "files/0123456789ab" in r.json()["error"]["message"], r.text
 
 
 # ---- a trained judge in a category's slot -----------------------------------------------------------
