@@ -30,6 +30,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import IO, Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -246,6 +247,25 @@ def score_work(model: Model, work: Sequence, scorer: WorkScorer, out: IO[str],
             written += len(rows)
             bar.update(len(rows))
     return written
+
+
+def score_resumable(model: Model, work: Sequence, scorer: WorkScorer, rows_path: Path, options: EngineOptions,
+                    work_key: Callable[[Any], Any], row_key: Callable[[dict], Any], prov: dict | None = None,
+                    resume_mismatch: str = "refuse", retry_errors: bool = False,
+                    on_row: Callable[[Any, dict], None] | None = None) -> int:
+    """The run sequence every scorer shares, for one rows file: keep the rows ``rows_path`` already
+    holds (:func:`evaluators.rows_file.resume_rows`: written by this judge, ``prov`` (default the
+    model's provenance), under ``resume_mismatch``; error rows dropped and scored again with
+    ``retry_errors``), score the work whose ``work_key`` matches no kept row's ``row_key``, and
+    append its rows. The caller holds the output lock (its scope may cover several files) and
+    reads the rows back. Returns the number of rows written."""
+    from evaluators.rows_file import resume_rows
+
+    prov = model.provenance() if prov is None else prov
+    done = {row_key(r) for r in resume_rows(Path(rows_path), prov, row_key, resume_mismatch, retry_errors)}
+    todo = [w for w in work if work_key(w) not in done]
+    with Path(rows_path).open("a", encoding="utf-8") as out:
+        return score_work(model, todo, scorer, out, options, on_row=on_row)
 
 
 class FailedItem(dict):

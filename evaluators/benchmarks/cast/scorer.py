@@ -35,8 +35,8 @@ from evaluators.failure_isolation import error_kind
 from evaluators.output_lock import output_lock
 from evaluators.outputs_manifest import check_span, read_outputs_manifest
 from evaluators.item_audio import read_item_audio
-from evaluators.rows_file import read_done_rows, resume_rows
-from evaluators.engine import EngineOptions, ScorerFunctions, score_work
+from evaluators.rows_file import read_done_rows
+from evaluators.engine import EngineOptions, ScorerFunctions, score_resumable
 from evaluators.text_units import text_lang
 from evaluators.word_alignment import (
     Aligner,
@@ -181,9 +181,6 @@ def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resam
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     pred_path = out_dir / "predictions.jsonl"
-    done = {_row_key(r) for r in resume_rows(pred_path, detector.provenance(), _row_key, resume_mismatch,
-                                             retry_errors)}
-    todo = [o for o in collect_outputs(outputs, items, system) if (o.system, o.mode, o.id) not in done]
     need_times = getattr(detector, "needs_word_times", False)
 
     def words_of(o: CastOutput) -> list[str]:
@@ -211,9 +208,10 @@ def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resam
     def fail(o: CastOutput, e: Exception) -> dict:
         return {**base(o), "error": str(e) if o.problem else f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
 
-    with pred_path.open("a", encoding="utf-8") as f:
-        score_work(detector, todo, ScorerFunctions(prepare, finish, fail), f,
-                   EngineOptions(batch_size=batch_size, num_workers=num_workers))
+    score_resumable(detector, collect_outputs(outputs, items, system), ScorerFunctions(prepare, finish, fail), pred_path,
+                    EngineOptions(batch_size=batch_size, num_workers=num_workers),
+                    work_key=lambda o: (o.system, o.mode, o.id), row_key=_row_key,
+                    resume_mismatch=resume_mismatch, retry_errors=retry_errors)
     preds = []
     for r in read_done_rows(pred_path, key=_row_key):
         if r.get("mode") in MODES:

@@ -39,8 +39,7 @@ from evaluators.item_audio import read_item_audio
 from evaluators.jsonl import (JsonlError, read_jsonl, reject_duplicate_ids, require_id, require_number, require_string,
                               row_where)
 from evaluators.metrics.correlation import bootstrap_ci
-from evaluators.rows_file import resume_rows
-from evaluators.engine import EngineOptions, ScorerFunctions, score_work
+from evaluators.engine import EngineOptions, ScorerFunctions, score_resumable
 from evaluators.word_alignment import timed_words, transcript_word_times
 
 
@@ -101,9 +100,6 @@ def rate_outputs(raters: dict, items: list[NVVItem], outputs: list, out_dir: Pat
         folder.mkdir(parents=True, exist_ok=True)
         for name in sorted({o.system for o in outputs}):
             path = folder / f"{sanitize_item_id(name)}.jsonl"
-            done = {r["id"] for r in resume_rows(path, rater.provenance(), lambda r: r["id"], resume_mismatch,
-                                                 retry_errors)}
-            todo = [o for o in outputs if o.system == name and item_of(o).id not in done]
 
             def base(o, name=name, criterion=criterion, rater=rater) -> dict:
                 it = item_of(o)
@@ -117,9 +113,10 @@ def rate_outputs(raters: dict, items: list[NVVItem], outputs: list, out_dir: Pat
                 return {**base(o), "error": str(e) if o.problem else f"{o.path or o.id}: {e}",
                         "error_kind": error_kind(e)}
 
-            with path.open("a", encoding="utf-8") as f:
-                score_work(rater, todo, ScorerFunctions(prepare, finish, fail), f,
-                   EngineOptions(batch_size=batch_size, num_workers=num_workers))
+            score_resumable(rater, [o for o in outputs if o.system == name], ScorerFunctions(prepare, finish, fail),
+                            path, EngineOptions(batch_size=batch_size, num_workers=num_workers),
+                            work_key=lambda o: item_of(o).id, row_key=lambda r: r["id"],
+                            resume_mismatch=resume_mismatch, retry_errors=retry_errors)
 
 
 def read_ratings(paths) -> list[list[dict]]:

@@ -43,8 +43,8 @@ from evaluators.failure_isolation import error_kind
 from evaluators.output_lock import output_lock
 from evaluators.outputs_manifest import read_outputs_manifest
 from evaluators.item_audio import read_item_audio
-from evaluators.rows_file import read_done_rows, resume_rows
-from evaluators.engine import EngineOptions, ScorerFunctions, score_work
+from evaluators.rows_file import read_done_rows
+from evaluators.engine import EngineOptions, ScorerFunctions, score_resumable
 from evaluators.word_alignment import Aligner, timed_words, transcript_word_times
 
 log = logging.getLogger(__name__)
@@ -118,9 +118,6 @@ def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pre
 
     for name in sorted({o.system for o in outputs}):
         path = pred_dir / f"{sanitize_item_id(name)}.jsonl"
-        done = {r["id"] for r in resume_rows(path, verifier.provenance(), lambda r: r["id"], resume_mismatch,
-                                             retry_errors)}
-        todo = [o for o in outputs if o.system == name and o.id not in done]
 
         def base(o: NvvOutput, name=name) -> dict:
             return {"id": (by_id.get(o.id) or by_safe_id[o.id]).id, "system": name, **verifier.provenance()}
@@ -136,9 +133,9 @@ def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pre
             return {**base(o), "present": False, "text_with_mark": item.reference_text, "hallucinated_events": [],
                     "error": str(e) if o.problem else f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
 
-        with path.open("a", encoding="utf-8") as f:
-            score_work(verifier, todo, ScorerFunctions(prepare, finish, fail), f,
-                   EngineOptions(batch_size=batch_size, num_workers=num_workers))
+        score_resumable(verifier, [o for o in outputs if o.system == name], ScorerFunctions(prepare, finish, fail), path,
+                        EngineOptions(batch_size=batch_size, num_workers=num_workers), work_key=lambda o: o.id,
+                        row_key=lambda r: r["id"], resume_mismatch=resume_mismatch, retry_errors=retry_errors)
 
 
 def table_row(name: str, report: dict) -> dict:

@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.benchmarks.pairs.metrics import read_pairs, verdict_of
-from evaluators.engine import EngineOptions, ScorerFunctions, score_work
+from evaluators.engine import EngineOptions, ScorerFunctions, score_resumable
 from evaluators.failure_isolation import error_kind
 from evaluators.input_checks import check_file_name
 from evaluators.item_audio import read_item_audio
 from evaluators.output_lock import output_lock
-from evaluators.rows_file import read_done_rows, resume_rows
+from evaluators.rows_file import read_done_rows
 
 #: Judge kinds scored clip by clip (each has ``prepare_input({"wave", "fields"})`` -> ``{"score"}``).
 PER_CLIP_KINDS = ("scalar_reward", "verbalizer")
@@ -128,8 +128,6 @@ def _score_pairs(judge, pairs_path, out_path, splits, swap, batch_size, num_work
     model = pair_model(judge)
     prov = judge.provenance()
     order = "BA" if swap else "AB"
-    done = {r["id"] for r in resume_rows(out_path, prov, lambda r: r["id"], resume_mismatch, retry_errors)}
-    todo = [p for p in pairs if p["id"] not in done]
 
     def prepare(p: dict) -> dict[str, Any]:
         first, second = (p["path_b"], p["path_a"]) if swap else (p["path_a"], p["path_b"])
@@ -148,9 +146,10 @@ def _score_pairs(judge, pairs_path, out_path, splits, swap, batch_size, num_work
     def fail(p: dict, e: Exception) -> dict:
         return {"id": p["id"], "order": order, "error": str(e), "error_kind": error_kind(e), **prov}
 
-    with out_path.open("a", encoding="utf-8") as f:
-        # the VAD reads a top-level wave; a pair has two, and its verdict does not use speech_s
-        score_work(model, todo, ScorerFunctions(prepare, finish, fail), f,
-                   EngineOptions(batch_size=batch_size, num_workers=num_workers, vad=False))
+    # the VAD reads a top-level wave; a pair has two, and its verdict does not use speech_s
+    score_resumable(model, pairs, ScorerFunctions(prepare, finish, fail), out_path,
+                    EngineOptions(batch_size=batch_size, num_workers=num_workers, vad=False),
+                    work_key=lambda p: p["id"], row_key=lambda r: r["id"], prov=prov,
+                    resume_mismatch=resume_mismatch, retry_errors=retry_errors)
     wanted = {p["id"] for p in pairs}
     return [r for r in read_done_rows(out_path, key=lambda r: r["id"]) if r["id"] in wanted]
