@@ -23,6 +23,7 @@ script sends for these labels.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 
 from evaluators.benchmarks.nvv.presets import JSON_KEYS, RUBRICS
 from evaluators.serve.family_base import FamilyError, Job, Layout, PromptFamily, Template, reply_json
@@ -131,6 +132,7 @@ def audio_marker(label: str) -> str:
     return f"\nAUDIO {label}:\n"
 
 
+@lru_cache(maxsize=64)
 def request_template(task: str, labels: tuple[str, ...]) -> Template:
     """The joined user text of a request (prompt, source text, the audio markers)."""
     head = group_prompt(task, list(labels), "{rater_id}", "{profile_name}", "{profile_inst}")
