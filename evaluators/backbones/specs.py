@@ -15,8 +15,14 @@ from transformers import (
     Qwen3OmniMoeThinkerForConditionalGeneration,
 )
 
-from evaluators.backbones import qwen3_omni
 from evaluators.backbones.audio_features import audio_token_count
+from evaluators.backbones.qwen3_omni import (
+    AUDIO_PAD,
+    TINY_SPECIAL_TOKENS,
+    VOCAB_ROWS as QWEN3_OMNI_ROWS,
+    qwen3_omni_audio_token_count,
+    tiny_qwen3_omni_config,
+)
 
 #: Mel bins of the Qwen checkpoints' feature extractors (and of a tiny backbone's random tower); a
 #: backbone on a real Whisper tower takes the tower's (80 for Whisper tiny / base).
@@ -158,16 +164,16 @@ BACKBONES: dict[str, BackboneSpec] = {
         model_class=Qwen3OmniMoeThinkerForConditionalGeneration,
         hub_id="Qwen/Qwen3-Omni-30B-A3B-Instruct",
         model_types=("qwen3_omni_moe", "qwen3_omni_moe_thinker"),
-        tiny_config=qwen3_omni.tiny_qwen3_omni_config,
+        tiny_config=tiny_qwen3_omni_config,
         pad_features_to_max=False,
         feature_seconds=300,
         # The published template adds no system turn of its own; the Qwen chat default.
         system_prompt="You are a helpful assistant.",
-        audio_token=qwen3_omni.AUDIO_PAD,
+        audio_token=AUDIO_PAD,
         clip_features=True,
-        audio_tokens=qwen3_omni.qwen3_omni_audio_token_count,
-        vocab_rows=qwen3_omni.VOCAB_ROWS,
-        tiny_special_tokens=qwen3_omni.TINY_SPECIAL_TOKENS,
+        audio_tokens=qwen3_omni_audio_token_count,
+        vocab_rows=QWEN3_OMNI_ROWS,
+        tiny_special_tokens=TINY_SPECIAL_TOKENS,
     ),
 }
 
