@@ -138,6 +138,20 @@ def test_six_categories_valid_replies_swap_and_determinism(server, category):
         assert tie["winner"] == 0 and tie["score_1"] == reply["score_1"]
 
 
+def test_concurrent_requests_get_the_bytes_a_lone_request_gets(server):
+    """Batch-mates change nothing: 8 requests at once (the same pair in both orders, other pairs) get
+    the reply texts they get one at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    system, user, post = win_rate_prompts(TEXT, "Pronunciation")
+    orders = [(0, 1), (1, 0), (2, 3), (3, 2)] * 2
+    alone = {o: compare_with_openai(server, system, user, post, CLIPS[o[0]], CLIPS[o[1]]) for o in orders[:4]}
+    with ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(lambda o: compare_with_openai(server, system, user, post, CLIPS[o[0]], CLIPS[o[1]]),
+                                 orders))
+    assert together == [alone[o] for o in orders]
+
+
 def test_each_clip_is_scored_alone_and_the_verdicts_name_the_audio(server):
     system, user, post = win_rate_prompts(TEXT, "Questions")
     r = requests.post(server + "v1/chat/completions", json={
