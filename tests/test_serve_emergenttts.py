@@ -263,3 +263,13 @@ def test_the_check_script_measures_no_invalid_reply_swap_or_byte_difference():
     report = json.loads(done.stdout)
     assert (report["requests"], report["invalid"], report["swap_inconsistent"], report["not_deterministic"]) == \
         (6, 0, 0, 0)
+
+
+def test_the_several_audio_byte_limit_leaves_a_one_audio_request_alone(server):
+    """A one-clip request is bounded by the body limit, as before: 1.3 MB of audio past this server's
+    1 MiB --max-request-audio-mb is judged."""
+    one = wav_bytes(40.0)
+    assert len(one) > 1 << 20
+    r = requests.post(server + "v1/chat/completions", json={"model": MODEL, "messages": [{"role": "user", "content": [
+        {"type": "text", "text": RELEASED_PROMPT}, _audio(one)]}]}, timeout=120)
+    assert r.status_code == 200 and r.json()["choices"][0]["message"]["content"] in ("Good", "Fair", "Bad"), r.text

@@ -217,12 +217,13 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
 
     def decode_all(request: JudgeRequest, jobs, slot_judges: list) -> list:
         """Every audio the jobs hear, as waves in the request's order (an audio no job hears: None),
-        after the request's audio bytes together are checked against their limit."""
-        total = sum(audio_size(a) for a in request.audios)
+        after the audio bytes of a request of several are checked against their limit (one audio is
+        bounded by the body or the file limit, and read only as far as its judges listen)."""
+        several = len(request.audios) > 1
+        total = sum(audio_size(a) for a in request.audios) if several else 0
         if total > options.max_request_audio_bytes:
             raise ApiError(413, f"the request's audio parts hold {total} bytes together; the limit is "
                                 f"{options.max_request_audio_bytes} bytes (--max-request-audio-mb)")
-        several = len(request.audios) > 1
         waves = []
         for k, audio in enumerate(request.audios):
             hearing = [j for j, job in zip(slot_judges, jobs) if job.audio == k]
@@ -244,11 +245,11 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
             raise ApiError(400, str(e)) from None
 
     def check_audios(jr: JudgeRequest) -> None:
-        """The number of audio parts (400) and their inline bytes together (413) within the limits."""
+        """The number of audio parts (400) and, for several, their inline bytes together (413)."""
         if len(jr.audios) > options.max_audios:
             raise ApiError(400, f"the request has {len(jr.audios)} audio parts; the limit is {options.max_audios} "
                                 "(--max-audios-per-request)")
-        inline = sum(len(a.data) for a in jr.audios if a.data is not None)
+        inline = sum(len(a.data) for a in jr.audios if a.data is not None) if len(jr.audios) > 1 else 0
         if inline > options.max_request_audio_bytes:
             raise ApiError(413, f"the request's audio parts hold {inline} bytes together; the limit is "
                                 f"{options.max_request_audio_bytes} bytes (--max-request-audio-mb)")

@@ -65,8 +65,8 @@ def add_serve_command(sub) -> None:
                    help="most audio parts in one request (a pairwise or group prompt carries one per system; "
                         "past it: 400; default 16)")
     p.add_argument("--max-request-audio-mb", type=_positive_float, default=64.0,
-                   help="most audio megabytes one request names, inline and uploaded files together (past it: "
-                        "413; default 64)")
+                   help="most audio megabytes a request of several audios names, inline and uploaded files "
+                        "together (past it: 413; default 64)")
     p.add_argument("--files-quota-mb", type=_positive_float, default=2048.0,
                    help="most bytes the uploaded files may hold together (default 2048)")
     p.add_argument("--files-ttl-hours", type=_positive_float, default=48.0,
