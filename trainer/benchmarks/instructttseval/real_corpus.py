@@ -107,7 +107,14 @@ def _render_job(job: tuple) -> dict:
     if not why:
         write_wav(Path(path), y, SAMPLE_RATE)
     return {"settings": settings, "why": why,
-            "measured": {k: round(float(x), 4) if isinstance(x, float) else x for k, x in measured.items()}}
+            "measured": {k: _finite(x) for k, x in measured.items()}}
+
+
+def _finite(x):
+    """A measured value for JSON: floats rounded, NaN (nothing voiced in a half) as null."""
+    if not isinstance(x, float):
+        return x
+    return None if np.isnan(x) else round(x, 4)
 
 
 def attributes_of(values: dict) -> VoiceAttributes:
