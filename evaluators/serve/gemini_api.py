@@ -77,12 +77,9 @@ def audio_bytes(data: str, where: str) -> bytes:
     return raw
 
 
-def _texts(content, where: str, texts: list[str] | None = None, audio: list[Audio] | None = None,
-           audio_at: list[int] | None = None) -> tuple[list[str], list[Audio], list[int]]:
+def _texts(content, where: str, texts: list[str], audio: list[Audio], audio_at: list[int]) -> None:
     """The text parts and audio parts of a validated :class:`request_models.Content`, appended to
-    ``texts`` / ``audio`` (in the order sent); ``audio_at``: the number of texts before each audio."""
-    texts, audio, audio_at = texts if texts is not None else [], audio if audio is not None else [], \
-        audio_at if audio_at is not None else []
+    ``texts`` / ``audio`` in the order sent; ``audio_at``: the number of texts before each audio."""
     for k, part in enumerate(content.parts):
         at = f"{where}.parts[{k}]"
         if part.text is not None:
@@ -98,7 +95,6 @@ def _texts(content, where: str, texts: list[str] | None = None, audio: list[Audi
             audio_at.append(len(texts))
         else:
             raise ApiError(400, f"{at}: only text, inline_data and file_data parts are supported")
-    return texts, audio, audio_at
 
 
 def parse_generate_content(body) -> JudgeRequest:
@@ -113,7 +109,8 @@ def parse_generate_content(body) -> JudgeRequest:
         _texts(content, f"contents[{i}]", texts, audio, audio_at)
     system_text = None
     if request.system_instruction is not None:
-        s, a, _ = _texts(request.system_instruction, "systemInstruction")
+        s, a = [], []
+        _texts(request.system_instruction, "systemInstruction", s, a, [])
         if a:
             raise ApiError(400, "systemInstruction: audio belongs in contents")
         system_text = "\n".join(s)
