@@ -25,6 +25,7 @@ from evaluators.audio_io import prepare_segments
 from evaluators.backbones import AudioLLM
 from evaluators.judges.folder import JudgeFolderError, check_finite_tensors
 from evaluators.judges.persistence import JudgePersistence
+from evaluators.length_batches import in_input_order
 
 #: The head's weights in a judge folder: ``weight`` (1, hidden) and ``bias`` (1,), float32.
 REWARD_HEAD = "reward_head.safetensors"
@@ -166,19 +167,10 @@ class ScalarRewardJudge(JudgePersistence):
         """``{"score": reward}`` per prepared input, in order. Examples are sorted by token length
         and batched (little padding); in float32 a reward does not depend on its batch (to about
         1e-5)."""
-        order = sorted(range(len(examples)), key=lambda i: len(examples[i]["input_ids"]))
-        out: list[float] = [0.0] * len(examples)
-        was_training = self.backbone.model.training
-        self.backbone.model.eval()
-        try:
-            for start in range(0, len(order), batch_size):
-                chunk = order[start:start + batch_size]
-                values = self.rewards(self.backbone.collate([examples[i] for i in chunk])).double().cpu().tolist()
-                for i, v in zip(chunk, values):
-                    out[i] = float(v)
-        finally:
-            self.backbone.model.train(was_training)
-        return [{"score": v} for v in out]
+        def run(batch: list[dict]) -> list[dict]:
+            return [{"score": float(v)} for v in self.rewards(self.backbone.collate(batch)).double().cpu().tolist()]
+
+        return in_input_order(examples, lambda ex: len(ex["input_ids"]), run, batch_size, [self.backbone.model])
 
     def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
         """The ``Judge`` protocol's batched scoring: ``{"wave", "fields"}`` -> ``{"score": reward}``

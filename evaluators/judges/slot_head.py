@@ -32,6 +32,7 @@ from evaluators.backbones import audio_token_count
 from evaluators.config_input import FieldError, check_fields, checked, short_text
 from evaluators.judges.config_rules import HEAD_MODES
 from evaluators.judges.folder import JUDGE_CONFIG, JudgeConfigError
+from evaluators.length_batches import in_input_order
 
 #: Audio-LLM audio tokens per second (the Qwen audio encoders: conv stride 2 + pool 2 over 10 ms mels).
 AUDIO_TOKENS_PER_SECOND = 25.0
@@ -149,28 +150,17 @@ def slot_head_logits(backbone, head: "WordHead", batch: dict[str, torch.Tensor])
     return head(backbone.last_hidden_state(**{k: batch[k] for k in MODEL_INPUTS if k in batch}), batch)
 
 
-@torch.no_grad()
 def logits_in_input_order(backbone, head: "WordHead", examples: list[dict], collate, batch_size: int) -> list[np.ndarray]:
     """Per-example slot logits, float64 (S_i, n_outputs), in input order.
 
     Batches are length-bucketed; every position is gathered per row, so a clip's logits do not
     depend on its batch. Backbone and head run in eval mode and are put back as they were.
     """
-    order = sorted(range(len(examples)), key=lambda i: len(examples[i]["input_ids"]))
-    out: list[np.ndarray | None] = [None] * len(examples)
-    was_training = backbone.model.training
-    backbone.model.eval()
-    head.eval()
-    try:
-        for start in range(0, len(order), batch_size):
-            chunk = order[start:start + batch_size]
-            logits = slot_head_logits(backbone, head, collate([examples[i] for i in chunk])).double().cpu().numpy()
-            for row, i in enumerate(chunk):
-                out[i] = logits[row, : len(examples[i]["word_pos"])]
-    finally:
-        backbone.model.train(was_training)
-        head.train(was_training)
-    return out
+    def run(batch: list[dict]) -> list[np.ndarray]:
+        logits = slot_head_logits(backbone, head, collate(batch)).double().cpu().numpy()
+        return [logits[row, : len(ex["word_pos"])] for row, ex in enumerate(batch)]
+
+    return in_input_order(examples, lambda ex: len(ex["input_ids"]), run, batch_size, [backbone.model, head])
 
 
 class WordHead(nn.Module):

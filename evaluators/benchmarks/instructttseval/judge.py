@@ -37,6 +37,7 @@ from evaluators.judges.folder import JudgeFolderError
 from evaluators.judges.label_words import first_token_ids, label_token_pieces
 from evaluators.judges.persistence import JudgePersistence
 from evaluators.judges.preset import JudgePreset
+from evaluators.length_batches import in_input_order
 
 DIMENSION_HEAD = "dimension_head.safetensors"
 LABELS = ("true", "false")
@@ -170,21 +171,12 @@ class InstructionJudge(JudgePersistence):
     @torch.no_grad()
     def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
         """The model half of :meth:`score` over :meth:`prepare_input` outputs, input order."""
-        order = sorted(range(len(examples)), key=lambda k: len(examples[k]["input_ids"]))
-        out: list[dict | None] = [None] * len(examples)
-        was_training = self.backbone.model.training
-        self.backbone.model.eval()
-        self.head.eval()
-        try:
-            for start in range(0, len(order), batch_size):
-                chunk = order[start:start + batch_size]
-                verdict, audio, text = (x.double().cpu().numpy() for x in
-                                        self.logits(self.backbone.collate([examples[k] for k in chunk])))
-                for j, k in enumerate(chunk):
-                    out[k] = self.decide(verdict[j], audio[j], text[j])
-        finally:
-            self.backbone.model.train(was_training)
-        return out
+        def run(batch: list[dict]) -> list[dict]:
+            verdict, audio, text = (x.double().cpu().numpy() for x in self.logits(self.backbone.collate(batch)))
+            return [self.decide(verdict[j], audio[j], text[j]) for j in range(len(batch))]
+
+        return in_input_order(examples, lambda ex: len(ex["input_ids"]), run, batch_size,
+                              [self.backbone.model, self.head])
 
     @property
     def prompt_version(self) -> str:

@@ -37,6 +37,7 @@ from evaluators.judges.folder import JudgeFolderError
 from evaluators.judges.label_words import first_token_ids, label_token_pieces
 from evaluators.judges.persistence import JudgePersistence
 from evaluators.judges.preset import JudgePreset
+from evaluators.length_batches import in_input_order
 
 CRITERIA = ("emotion", "style", "paralinguistic")
 READOUT_HEAD = "readout_head.safetensors"
@@ -247,24 +248,15 @@ class SpeechEditJudge(JudgePersistence):
     def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
         """Verdicts of :meth:`prepare_input` outputs in order; batches are length-sorted (results do
         not depend on them)."""
-        order = sorted(range(len(examples)), key=lambda k: len(examples[k]["inputs"]["input_ids"]))
-        out: list[dict | None] = [None] * len(examples)
-        was_training = self.backbone.model.training
-        self.backbone.model.eval()
-        if self.head is not None:
-            self.head.eval()
-        try:
-            for start in range(0, len(order), batch_size):
-                chunk = order[start:start + batch_size]
-                labels, head = self.logits(self.backbone.collate([examples[k]["inputs"] for k in chunk]))
-                labels = labels.double().cpu().numpy() if labels is not None else None
-                head = head.double().cpu().numpy() if head is not None else None
-                for j, k in enumerate(chunk):
-                    out[k] = self.decide(None if labels is None else labels[j], None if head is None else head[j],
-                                         examples[k]["mask"], examples[k]["target"])
-        finally:
-            self.backbone.model.train(was_training)
-        return out
+        def run(batch: list[dict]) -> list[dict]:
+            labels, head = self.logits(self.backbone.collate([x["inputs"] for x in batch]))
+            labels = labels.double().cpu().numpy() if labels is not None else None
+            head = head.double().cpu().numpy() if head is not None else None
+            return [self.decide(None if labels is None else labels[j], None if head is None else head[j], x["mask"],
+                                x["target"]) for j, x in enumerate(batch)]
+
+        return in_input_order(examples, lambda x: len(x["inputs"]["input_ids"]), run, batch_size,
+                              [self.backbone.model, self.head])
 
     def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
         """Verdicts of requests, in order (:meth:`prepare_input` then :meth:`score_examples`)."""
