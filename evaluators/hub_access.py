@@ -8,6 +8,10 @@ is announced on stderr; an unreachable Hub stops the command within seconds with
 the model, the option that asked for it, how to fetch it on a machine with network, and the offline
 alternative where there is one. A cached model with the Hub unreachable switches this process to
 offline mode, so the libraries read the cache without retrying the network.
+
+Commands check before they import their model code (torch alone takes seconds): a scorer calls
+:func:`require_preset_base` for a preset judge and :func:`require_model` for its model options as
+its first step, so an offline stop comes within 5 s of typing the command, interpreter included.
 """
 
 from __future__ import annotations
@@ -125,3 +129,43 @@ def require_model(spec: str | Path | None, option: str | None, alternative: str 
     raise HubUnavailableError(f"{named}: not in the local Hugging Face cache and the Hub cannot be reached "
                               f"({why}); run `{fetch}` on a machine with network and copy its "
                               f"~/.cache/huggingface/hub here{instead}")
+
+
+#: Each backbone's own Hub checkpoint, ``evaluators.backbones.specs.BACKBONES[name].hub_id``, spelled
+#: out so that a preset's default base is checked without importing the backbones (transformers and
+#: torch); tests/test_hub_preflight.py checks they agree. A backbone missing here is checked where
+#: its model loads, seconds later.
+BACKBONE_HUB_IDS = {
+    "qwen2_5_omni": "Qwen/Qwen2.5-Omni-7B",
+    "qwen2_5_omni_3b": "Qwen/Qwen2.5-Omni-3B",
+    "qwen2_audio": "Qwen/Qwen2-Audio-7B-Instruct",
+    "qwen3_omni": "Qwen/Qwen3-Omni-30B-A3B-Instruct",
+}
+#: The backbone of a preset bound to none, without ``--backbone`` (as ``VerbalizerJudge.from_preset``).
+DEFAULT_BACKBONE = "qwen2_5_omni"
+#: What to use instead of a preset's base the Hub cannot give.
+PRESET_BASE_ALTERNATIVE = "--base tiny (offline random backbone: smoke runs only) or --base with a local copy"
+
+
+def require_base(source: str, preset: str, from_base_option: bool) -> None:
+    """:func:`require_model` for the base model ``source`` of ``preset`` (named as ``--base`` when the
+    user gave it, else as the preset's default base)."""
+    require_model(source, f"preset {preset}" + (" --base" if from_base_option else " (its default base)"),
+                  PRESET_BASE_ALTERNATIVE)
+
+
+def require_preset_base(judge: str | None, backbone: str | None = None, base: str | None = None) -> None:
+    """A command's first step when ``judge`` may be a preset name: stop with :func:`require_model`'s one
+    line unless the base the preset would load (``base``, else the preset's ``base_model``, else its
+    backbone's checkpoint) can be had. A folder, a name that is no preset (the command says so) or a
+    base not known here passes: what loads is checked again where it loads."""
+    if not judge or Path(judge).exists():
+        return
+    from evaluators.judges.presets import PRESETS
+
+    preset = PRESETS.get(judge)
+    if preset is None:
+        return
+    source = base or preset.base_model or BACKBONE_HUB_IDS.get(preset.backbone or backbone or DEFAULT_BACKBONE)
+    if source:
+        require_base(source, preset.name, bool(base))

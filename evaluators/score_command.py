@@ -171,6 +171,9 @@ def load_verbalizer(judge: str, runtime: Runtime | None = None, backbone: str | 
 
 def run_audio_scoring(args, score_name: str | None = None) -> int:
     """Score ``args.audio`` into ``args.out``; print the per-system table (``score_name`` column)."""
+    from evaluators.hub_access import require_preset_base
+
+    require_preset_base(args.judge, args.backbone, args.base)  # an offline stop before torch is imported
     from evaluators.audio_io import AUDIO_EXTENSIONS
     from evaluators.run_summary import report_errors
     from evaluators.judges.folder import JudgeFolderError

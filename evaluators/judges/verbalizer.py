@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from evaluators.hub_access import require_model
+from evaluators.hub_access import require_base
 from evaluators.audio_io import SAMPLE_RATE, prepare_segments
 from evaluators.backbones.audio_features import audio_token_count, valid_frame_count
 from evaluators.backbones import AudioLLM, get_backbone_spec
@@ -245,8 +245,7 @@ class VerbalizerJudge(JudgePersistence):
             audio_llm = _tiny_for(preset, wanted or "qwen2_5_omni", TINY_BASES[base], device, dtype)
         else:
             source = base or preset.base_model or get_backbone_spec(wanted or "qwen2_5_omni").hub_id
-            require_model(source, f"preset {preset.name}" + (" --base" if base else " (its default base)"),
-                          "--base tiny (offline random backbone: smoke runs only) or --base with a local copy")
+            require_base(source, preset.name, bool(base))
             audio_llm = AudioLLM.from_pretrained(source, backbone=wanted, device=device, dtype=dtype,
                                                  attn_implementation=attn_implementation)
         return cls(audio_llm, preset, name=f"{preset.name}@{audio_llm.source}", **kwargs)

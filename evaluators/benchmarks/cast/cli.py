@@ -121,6 +121,10 @@ def stress_detector_class(folder: str):
 
 def cmd_score_cast(args) -> int:
     """Run the detector over the outputs, print Table 3, list missing or unreadable outputs."""
+    from evaluators.hub_access import require_model
+
+    # an --aligner the Hub cannot give stops the run before torch is imported
+    require_model(args.aligner, "--aligner", "a manifest with each output's word_timestamps")
     from evaluators.benchmarks.cast.scorer import score_cast
     from evaluators.benchmarks.cast.scorer import RESULT_NAMES, load_scoring_items
     from evaluators.score_command import benchmark_num_workers, check_results_folder, judge_and_aligner

@@ -54,6 +54,9 @@ def add_metrics_parser(msub):
 
 def cmd_score(args) -> int:
     """Judge every (item, task) output, print the table, say how many verdicts are null."""
+    from evaluators.hub_access import require_preset_base
+
+    require_preset_base(args.judge, args.backbone, args.base)  # an offline stop before torch is imported
     from evaluators.benchmarks.instructttseval.metrics import format_markdown
     from evaluators.benchmarks.instructttseval.scorer import score_instructttseval
     from evaluators.judges.folder import JUDGE_CONFIG

@@ -216,10 +216,14 @@ def build_measures(args) -> list:
 
 def cmd_score_nvv(args) -> int:
     """Verify every output, print the Table 3 rows, list missing or unreadable outputs."""
-    from evaluators.hub_access import require_model
+    from evaluators.hub_access import require_model, require_preset_base
 
-    if args.asr and "wer" in (args.measure or []):  # a Hub model it cannot get stops the run before any work
+    # a Hub model it cannot get stops the run before any work (and before torch is imported)
+    if args.asr and "wer" in (args.measure or []):
         require_model(args.asr, "--asr", "--asr whisper-base (installed from PyPI: offline)")
+    require_model(args.aligner, "--aligner", "a manifest with each output's word_timestamps")
+    for spec in (args.raters or {}).values():
+        require_preset_base(spec)
     from evaluators.benchmarks.nvv.scorer import format_table, score_nvv
     from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
     from evaluators.runtime_options import runtime_from_args

@@ -36,6 +36,9 @@ def _openable(path: str) -> bool:
 
 def cmd_score_pairs(args) -> int:
     """Score the pairs, print the summary when the file is labelled."""
+    from evaluators.hub_access import require_preset_base
+
+    require_preset_base(args.judge)  # a preset's base the Hub cannot give stops the run before torch is imported
     from evaluators.benchmarks.pairs.metrics import format_pairs_table, pairs_metrics, read_pairs
     from evaluators.benchmarks.pairs.scorer import score_pairs
     from evaluators.engine_workers import default_num_workers

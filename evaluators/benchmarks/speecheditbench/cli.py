@@ -36,18 +36,50 @@ def judge_identity(spec: str) -> str:
     return spec
 
 
+def _noise_scene_wanted(item) -> bool:
+    """Whether ``item``'s scene is measured: a noise-transfer acoustic edit (alone or a component)."""
+    anchor = (next((c["anchor"] for c in item.components if c["type"] == "acoustic"), None) if item.components
+              else item.anchor if item.short_task == "acoustic" else None)
+    return bool(anchor) and anchor.get("env_type") == "noise"
+
+
+def require_hub_models(args, items) -> None:
+    """The run's first step: every Hub model it will load (``--asr``/``--asr-zh``/``--speaker`` unless
+    ``--manifest`` supplies their values, ``--scene`` for noise edits without one, each preset
+    judge's base) in the local cache or downloadable, else one line (``evaluators.hub_access``),
+    before torch is imported. ``--speaker auto`` / ``resemblyzer`` need no download."""
+    from evaluators.benchmarks.speecheditbench.provider_cache import RESEMBLYZER_SPEC
+    from evaluators.hub_access import require_model, require_preset_base
+
+    asr_instead = "--asr whisper-base (installed from PyPI: offline)"
+    if not args.manifest:
+        require_model(args.asr, "--asr", asr_instead)
+        require_model(args.asr_zh, "--asr-zh", asr_instead)
+        if args.speaker not in ("auto", RESEMBLYZER_SPEC):
+            require_model(args.speaker, "--speaker", "--speaker resemblyzer (offline)")
+        if any(_noise_scene_wanted(item) for item in items):
+            require_model(args.scene, "--scene", "--manifest with each output's scene_scores")
+    for criterion, spec in parse_judges(args.judges).items():
+        if spec == f"seb-{criterion}":  # the preset the judge loads (load_edit_judge)
+            require_preset_base(spec if criterion != "paralinguistic" else "seb-paralinguistic-breath",
+                                args.backbone, args.base)
+
+
 def cmd_score(args) -> int:
+    from evaluators.benchmarks.speecheditbench.items import load_items
+
+    # a bad or empty item file, then a Hub model it cannot get, stop the run before a model loads
+    items = load_items(args.items, args.tasks, args.source_root)
+    require_hub_models(args, items)
     from evaluators.benchmarks.speecheditbench.judges import load_edit_judge
     from evaluators.benchmarks.speecheditbench.metrics import format_markdown
     from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
     from evaluators.benchmarks.speecheditbench.scorer import score_speecheditbench
     from evaluators.runtime_options import runtime_from_args
-    from evaluators.benchmarks.speecheditbench.items import load_items
     from evaluators.benchmarks.speecheditbench.scorer import RESULT_NAMES
     from evaluators.score_command import benchmark_num_workers, check_results_folder
 
     check_results_folder(args, RESULT_NAMES, {"--manifest": args.manifest, "--utmos": args.utmos})
-    load_items(args.items, args.tasks, args.source_root)  # a bad or empty item file stops the run before a model loads
     runtime = runtime_from_args(args)
     providers = ProviderSet(asr=args.asr, asr_zh=args.asr_zh, speaker=args.speaker, scene=args.scene,
                             utmos=args.utmos, source_similarity=args.source_similarity, distillmos=args.distillmos,
