@@ -56,6 +56,22 @@ def test_span_token_ranges_golden():
         span_token_ranges([[0.5, 0.4]], 10)
 
 
+def test_span_fields_follow_the_backbones_own_audio_token_rate():
+    from evaluators.backbones.specs import get_backbone_spec
+    from evaluators.judges.slot_head import span_example_fields
+
+    # Qwen3-Omni: 13 audio tokens per second; a 2 s clip (200 mel frames) holds 26, after 3 text tokens.
+    # [1.0, 1.5] s -> tokens floor(13.0) = 13 .. ceil(19.5) = 20, shifted by the 3 tokens before the audio.
+    count = get_backbone_spec("qwen3_omni").audio_tokens
+    assert count(200) == 26
+    ids = [1, 2, 3] + [9] * 26 + [4]
+    fields = span_example_fields([[1.0, 1.5]], 200, ids, 9, count)
+    assert fields["span_tokens"].tolist() == [[16, 23]] and fields["audio_range"].tolist() == [3, 29]
+    # the same span on Qwen2.5-Omni (25 per second, 50 tokens): 25 .. ceil(37.5) = 38
+    ids = [1, 2, 3] + [9] * 50 + [4]
+    assert span_example_fields([[1.0, 1.5]], 200, ids, 9)["span_tokens"].tolist() == [[28, 41]]
+
+
 def test_aligned_head_pools_only_the_words_span():
     torch.manual_seed(0)
     head = WordHead(8, WordHeadConfig(n_outputs=1, mode="aligned", width=16, mixer_layers=0)).eval()

@@ -34,8 +34,10 @@ from evaluators.judges.config_rules import HEAD_MODES
 from evaluators.judges.folder import JUDGE_CONFIG, JudgeConfigError
 from evaluators.length_batches import in_input_order
 
-#: Audio-LLM audio tokens per second (the Qwen audio encoders: conv stride 2 + pool 2 over 10 ms mels).
+#: Audio tokens per second of Qwen2-Audio / Qwen2.5-Omni (conv stride 2 + pool 2 over 10 ms mels);
+#: a backbone with other arithmetic (Qwen3-Omni: 13) gives its own count to span_example_fields.
 AUDIO_TOKENS_PER_SECOND = 25.0
+MEL_FRAMES_PER_SECOND = 100
 #: Per-slot scalar features of the aligned head: log duration (s) and duration / clip mean.
 N_SPAN_FEATURES = 2
 
@@ -72,30 +74,35 @@ class WordHeadConfig:
         return asdict(self)
 
 
-def span_token_ranges(spans_s: list | np.ndarray, n_audio_tokens: int) -> np.ndarray:
+def span_token_ranges(spans_s: list | np.ndarray, n_audio_tokens: int,
+                      tokens_per_second: float = AUDIO_TOKENS_PER_SECOND) -> np.ndarray:
     """Audio-token index ranges [start, end) (int64, (S, 2)) covering time spans in seconds.
 
-    Token ``j`` covers [j, j+1) / 25 s. Every range holds at least one token (a zero-length span,
+    Token ``j`` covers [j, j+1) / ``tokens_per_second`` s (25 on Qwen2-Audio / Qwen2.5-Omni). Every range holds at least one token (a zero-length span,
     e.g. a punctuation-only word, gets the token at its time), clipped to the clip's tokens.
     """
     spans = np.asarray(spans_s, dtype=np.float64).reshape(-1, 2)
     if np.any(~np.isfinite(spans)) or np.any(spans[:, 1] < spans[:, 0]):
         raise ValueError(f"spans must be finite [start, end] pairs with end >= start, got {spans.tolist()}")
-    start = np.clip(np.floor(spans[:, 0] * AUDIO_TOKENS_PER_SECOND), 0, max(n_audio_tokens - 1, 0))
-    end = np.clip(np.ceil(spans[:, 1] * AUDIO_TOKENS_PER_SECOND), start + 1, max(n_audio_tokens, 1))
+    start = np.clip(np.floor(spans[:, 0] * tokens_per_second), 0, max(n_audio_tokens - 1, 0))
+    end = np.clip(np.ceil(spans[:, 1] * tokens_per_second), start + 1, max(n_audio_tokens, 1))
     return np.stack([start, end], axis=1).astype(np.int64)
 
 
-def span_example_fields(spans_s: list | np.ndarray, n_frames: int, input_ids: list[int], audio_token_id: int) -> dict:
+def span_example_fields(spans_s: list | np.ndarray, n_frames: int, input_ids: list[int], audio_token_id: int,
+                        audio_tokens=audio_token_count) -> dict:
     """Example fields for an aligned head: ``span_tokens`` (S, 2) absolute positions in
-    ``input_ids``, ``span_seconds`` (S,) durations, ``audio_range`` (2,) the audio tokens' range."""
-    n_audio = audio_token_count(n_frames)
+    ``input_ids``, ``span_seconds`` (S,) durations, ``audio_range`` (2,) the audio tokens' range.
+    ``audio_tokens(n_frames)``: the backbone's own placeholder count (``BackboneSpec.audio_tokens``);
+    its tokens per second is read from it over 100 s."""
+    n_audio = audio_tokens(n_frames)
+    per_second = audio_tokens(100 * MEL_FRAMES_PER_SECOND) / 100
     ids = np.asarray(input_ids)
     first = int(np.argmax(ids == audio_token_id))
     if ids[first] != audio_token_id or int(np.sum(ids == audio_token_id)) != n_audio:
         raise ValueError("prompt does not hold the expected run of audio tokens")
     spans = np.asarray(spans_s, dtype=np.float64).reshape(-1, 2)
-    return {"span_tokens": span_token_ranges(spans, n_audio) + first,
+    return {"span_tokens": span_token_ranges(spans, n_audio, per_second) + first,
             "span_seconds": (spans[:, 1] - spans[:, 0]).astype(np.float32),
             "audio_range": np.asarray([first, first + n_audio], dtype=np.int64)}
 

@@ -101,7 +101,7 @@ class WordTaggerJudge(JudgePersistence):
               "n_frames": n_valid, "word_pos": np.asarray(ends[1:], dtype=np.int64)}
         if self.needs_word_times:
             audio_id = self.backbone.tokenizer.convert_tokens_to_ids(self.backbone.audio_token)
-            ex.update(span_example_fields(word_times, n_valid, ids, audio_id))
+            ex.update(span_example_fields(word_times, n_valid, ids, audio_id, self.backbone.spec.audio_tokens))
         return ex
 
     def collate(self, examples: list[dict]) -> dict[str, torch.Tensor]:

@@ -92,7 +92,7 @@ def boundary_example(backbone: AudioLLM, wave: np.ndarray, text: str, lang: str,
     audio_id = backbone.tokenizer.convert_tokens_to_ids(backbone.audio_token)
     ex = {"input_ids": np.asarray(ids, dtype=np.int64), "input_features": feats, "n_frames": n_valid,
           "word_pos": np.asarray(ends, dtype=np.int64)}
-    ex.update(span_example_fields(spans, n_valid, ids, audio_id))
+    ex.update(span_example_fields(spans, n_valid, ids, audio_id, backbone.spec.audio_tokens))
     return ex
 
 
