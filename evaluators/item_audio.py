@@ -11,6 +11,7 @@ import numpy as np
 
 from evaluators.audio_io import TruncatedAudioWarning, load_audio
 from evaluators.speech_activity import speech_seconds
+from evaluators.library_noise import warn_again
 
 
 def judge_read_limit(judge) -> float | None:
@@ -32,8 +33,8 @@ def read_item_audio(path: Path, max_seconds: float | None = None,
     for w in caught:
         if issubclass(w.category, TruncatedAudioWarning):
             note = str(w.message)
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        else:  # raised again where it was first, so the library-noise filters still apply to it
+            warn_again(w)
     return wave, note
 
 

@@ -116,3 +116,17 @@ def test_a_checkpoint_of_another_backbone_is_refused_before_loading(stand_ins, m
         AudioLLM.from_pretrained(stand_ins["qwen3_omni"], backbone="qwen2_5_omni")
     with pytest.raises(BackboneMismatchError, match="qwen2_5_omni_3b.*--backbone qwen2_5_omni_3b"):
         AudioLLM.from_pretrained(stand_ins["qwen2_5_omni_3b"], backbone="qwen2_5_omni")
+
+
+@pytest.mark.parametrize("backbone", ["qwen3_omni", "qwen2_5_omni"])
+def test_token_budget_estimate_equals_the_prompt_length(backbone):
+    """The engine plans token-budget batches from a clip's length alone: the estimate must be the
+    prompt the judge builds, on each backbone's own arithmetic (Qwen3-Omni: 13 audio tokens per second)."""
+    import numpy as np
+
+    from evaluators.judges.verbalizer import VerbalizerJudge
+
+    judge = VerbalizerJudge.from_preset("auto-att", backbone=backbone, base="tiny")
+    for seconds in (0.5, 1.0, 2.37, 7.0):
+        wave = np.zeros(int(seconds * 16000), np.float32)
+        assert judge.estimated_tokens(seconds) == len(judge.prepare(wave)["input_ids"]), seconds

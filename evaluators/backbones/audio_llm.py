@@ -18,7 +18,7 @@ from torch import nn
 from transformers import AutoTokenizer, PreTrainedModel, WhisperFeatureExtractor
 
 from evaluators.audio_io import SAMPLE_RATE
-from evaluators.backbones.audio_features import clip_features, max_seconds, processor_features
+from evaluators.backbones.audio_features import clip_features, max_seconds, processor_features, valid_frame_count
 from evaluators.backbones.chat_prompt import (
     PromptText,
     expand_audio,
@@ -256,6 +256,12 @@ class AudioLLM(nn.Module):
         """Token ids of the whole prompt, with one audio placeholder per audio-encoder output frame."""
         prompt = self.prompt(text_after_audio, system_prompt, text_before_audio, assistant_prefix)
         return expand_audio(self._ids(prompt.text), self.audio_token_id, self.audio_token_count(n_frames))
+
+    def frame_count(self, n_samples: int) -> int:
+        """Valid mel frames the processor gives a clip of ``n_samples`` at 16 kHz, from its length
+        alone: ``ceil(n / 160)`` (Qwen2-Audio, Qwen2.5-Omni) or ``n // 160`` (Qwen3-Omni's clip
+        features, :func:`evaluators.backbones.audio_features.clip_features`)."""
+        return int(n_samples) // 160 if self.spec.clip_features else valid_frame_count(n_samples)
 
     def audio_token_count(self, n_frames: int) -> int:
         """Audio placeholders for ``n_frames`` valid mel frames, the checkpoint processor's own

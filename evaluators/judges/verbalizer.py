@@ -18,7 +18,6 @@ import torch
 
 from evaluators.hub_access import require_base
 from evaluators.audio_io import SAMPLE_RATE, prepare_segments
-from evaluators.backbones.audio_features import audio_token_count, valid_frame_count
 from evaluators.backbones import AudioLLM, get_backbone_spec
 from evaluators.judges.folder import JUDGE_CONFIG, JudgeConfigError
 from evaluators.judges.label_words import first_token_ids, label_token_pieces
@@ -181,14 +180,16 @@ class VerbalizerJudge(JudgePersistence):
 
     def estimated_tokens(self, seconds: float) -> int:
         """Prompt tokens (all segments) of a clip of ``seconds``, from its length alone: for
-        planning token-budget batches before any audio is decoded."""
+        planning token-budget batches before any audio is decoded (the backbone's own frame and
+        audio-token arithmetic)."""
+        bb = self.backbone
         if self._prompt_tokens is None:
             blank = {f: "" for f in self._prompt_fields}  # per-item fields (an instruction) not counted
             self._prompt_tokens = len(self.prepare(np.zeros(SAMPLE_RATE, np.float32), blank)["input_ids"]) \
-                - audio_token_count(valid_frame_count(SAMPLE_RATE))
+                - bb.audio_token_count(bb.frame_count(SAMPLE_RATE))
         windows = [min(seconds, self.max_seconds)] if self.long_clip_policy == "truncate" else \
             [min(self.max_seconds, seconds - k * self.max_seconds) for k in range(max(1, math.ceil(seconds / self.max_seconds)))]
-        return sum(self._prompt_tokens + audio_token_count(valid_frame_count(int(s * SAMPLE_RATE))) for s in windows)
+        return sum(self._prompt_tokens + bb.audio_token_count(bb.frame_count(int(s * SAMPLE_RATE))) for s in windows)
 
     def _batches(self, lengths: list[int], batch_size: int) -> list[list[int]]:
         """Indices in batches: sorted by length (little padding), or, with ``exact_length_batches``,
