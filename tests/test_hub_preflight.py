@@ -57,6 +57,11 @@ def _nvv_items(path):
     return path
 
 
+def _routes(path):
+    path.write_text("models:\n  judge:\n    families:\n      auto-att-released: {}\n")
+    return path
+
+
 CASES = {
     "score audio preset default base": (
         lambda t: ["score", "audio", "--judge", "auto-att", "--audio", _wav(t / "a"), "--out", t / "s.jsonl"],
@@ -86,6 +91,11 @@ CASES = {
         lambda t: ["score", "speecheditbench", "--items", _seb_items(t / "d"), "--outputs", t, "--out", t / "r",
                    "--manifest", t / "m.jsonl", "--judges", "emotion=seb-emotion"],
         "preset seb-emotion (its default base)"),
+    "serve default routes": (
+        lambda t: ["serve", "--folder", t / "serve", "--port", "18777"], "(its default base) Qwen/Qwen2.5-Omni-7B"),
+    "serve routes file": (
+        lambda t: ["serve", "--routes", _routes(t / "routes.yaml"), "--folder", t / "serve", "--port", "18777"],
+        "preset auto-att-released (its default base) Meituan/Auto-ATT"),
 }
 
 

@@ -98,11 +98,7 @@ def is_loopback(host: str) -> bool:
 
 def build_app(args):
     """The app of parsed ``serve`` arguments (judges loaded)."""
-    from evaluators.serve.app import ServeOptions, create_app
-    from evaluators.serve.batcher import BatchOptions
-    from evaluators.serve.files_store import StoreOptions
-    from evaluators.serve.folder_lock import FolderLock
-    from evaluators.serve.routes import JudgeLoader, Routes, load_route_judges
+    from evaluators.serve.routes import JudgeLoader, Routes, check_route_bases, load_route_judges
 
     api_key = args.api_key if args.api_key is not None else os.environ.get(API_KEY_ENV) or None
     if not is_loopback(args.host) and not api_key:
@@ -110,6 +106,12 @@ def build_app(args):
     if args.routes and (args.base or args.backbone):
         raise ValueError("--base/--backbone apply without --routes only; give base/backbone in the routes file")
     routes = Routes.from_yaml(args.routes) if args.routes else Routes.default(args.base, args.backbone)
+    check_route_bases(routes)  # offline: one line within seconds, before torch loads
+    from evaluators.serve.app import ServeOptions, create_app
+    from evaluators.serve.batcher import BatchOptions
+    from evaluators.serve.files_store import StoreOptions
+    from evaluators.serve.folder_lock import FolderLock
+
     folder_lock = FolderLock.acquire(args.folder)  # before judges load or the folder is touched: one line if busy
     judges = load_route_judges(routes, JudgeLoader(runtime_from_args(args)))
     mb = 1 << 20

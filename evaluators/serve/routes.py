@@ -272,6 +272,30 @@ def slot_judge(route: ModelRoute, family: str, slot: str, spec: str, loader: Jud
         raise ValueError(f"{route.where}:models.{route.name}.families.{family}.{slot}: {spec}: {e}") from None
 
 
+def check_route_bases(routes: Routes) -> None:
+    """Serving's first step, before any model code loads: the base model of every preset a route
+    names must be at hand (:func:`evaluators.hub_access.require_preset_base`: cached, or the Hub
+    reachable), else one line naming it (within seconds offline, not after each load's retries). A
+    routes file stops at the first base missing; the default routes (lenient) stop only when no
+    family's bases can be had (the others are left out as they load)."""
+    from evaluators.hub_access import HubUnavailableError, require_preset_base
+
+    missing: list[HubUnavailableError] = []
+    available = 0
+    for route in routes.models.values():
+        for family in route.families:
+            try:
+                for spec in sorted(set(route.judge_specs(family).values())):
+                    require_preset_base(spec, route.backbone, route.base)
+                available += 1
+            except HubUnavailableError as e:
+                if not routes.lenient:
+                    raise
+                missing.append(e)
+    if missing and not available:
+        raise missing[0]
+
+
 def load_route_judges(routes: Routes, loader: JudgeLoader) -> dict[str, dict[str, dict[str, object]]]:
     """model -> family -> slot -> loaded judge (another kind than verbalizer behind its
     ``trained_slots`` adapter). With ``routes.lenient`` a family that cannot load on the base is

@@ -22,7 +22,6 @@ the response's ``omnijudge.verdicts``. The family reads the kind's result (``pro
 
 from __future__ import annotations
 
-from evaluators.benchmarks.nvv.aligned_rater import ALIGNED_CRITERIA
 from evaluators.benchmarks.nvv.items import parse_marked_text, position_units
 from evaluators.benchmarks.speecheditbench.criteria import EVENTS, TAXONOMIES
 from evaluators.text_units import text_lang
@@ -46,6 +45,8 @@ def answerable_kinds(family: str, slot: str) -> tuple[str, ...]:
         return VERBALIZER, INSTRUCTION
     if _edit_criterion(family, slot):
         return VERBALIZER, EDIT
+    from evaluators.benchmarks.nvv.aligned_rater import ALIGNED_CRITERIA  # torch: only once judges have loaded
+
     if family == "nvv-likert" and slot in ALIGNED_CRITERIA:
         return VERBALIZER, ALIGNED
     return (VERBALIZER,)
