@@ -134,7 +134,10 @@ def test_splits_are_disjoint_by_voice_and_sentence(corpus):
 
 
 def test_pairs_labels_and_loader(corpus):
+    from trainer.data_check import check_corpus
+
     out, _, pairs, _ = corpus
+    assert check_corpus(out, "instructttseval") == []
     assert all(p["label"] for p in pairs if p["kind"] == "matched")
     assert all(not p["label"] for p in pairs if p["kind"] == "near_miss")
     assert all(set(p["described"]) <= set(CONTROLLED) for p in pairs)
