@@ -151,7 +151,8 @@ def test_a_bad_utmos_path_is_one_line_before_anything_is_scored(corpus, tmp_path
 
     outputs = _outputs(corpus)
     assert main(["score", "speecheditbench", "--items", str(corpus / "data"), "--outputs", str(outputs),
-                 "--out", str(tmp_path / "r"), "--tasks", "content", "--utmos", str(tmp_path / "nope")]) == 2
+                 "--out", str(tmp_path / "r"), "--tasks", "content", "--asr", "whisper-base",
+                 "--utmos", str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err
     assert "--utmos:" in err and "nope: no such UTMOS22 checkpoint" in err and "Traceback" not in err
     assert not (tmp_path / "r" / "scores.jsonl").exists()

@@ -216,8 +216,11 @@ def build_measures(args) -> list:
 
 def cmd_score_nvv(args) -> int:
     """Verify every output, print the Table 3 rows, list missing or unreadable outputs."""
+    from evaluators.benchmarks.nvv.likert_sources import mode_of
     from evaluators.hub_access import require_model, require_preset_base
 
+    for c in args.raters or {}:
+        mode_of(c, args.task_mode)  # a criterion the public rater does not ask in this task: a wrong argument, first
     # a Hub model it cannot get stops the run before any work (and before torch is imported)
     if args.asr and "wer" in (args.measure or []):
         require_model(args.asr, "--asr", "--asr whisper-base (installed from PyPI: offline)")
@@ -230,7 +233,6 @@ def cmd_score_nvv(args) -> int:
     from evaluators.benchmarks.nvv.likert import load_likert_rater
     from evaluators.benchmarks.nvv.items import load_items
     from evaluators.benchmarks.nvv.scorer import RESULT_NAMES
-    from evaluators.benchmarks.nvv.likert_sources import mode_of
     from evaluators.score_command import benchmark_num_workers, check_results_folder, judge_and_aligner
 
     check_results_folder(args, RESULT_NAMES)
@@ -245,8 +247,6 @@ def cmd_score_nvv(args) -> int:
 
         verifier, aligner = None, (WhisperAligner(args.aligner, device=runtime_from_args(args).device,
                                                   language=args.aligner_language) if args.aligner else None)
-    for c in args.raters or {}:
-        mode_of(c, args.task_mode)  # a criterion the public rater does not ask in this task stops here
     raters = {c: load_likert_rater(c, j, runtime_from_args(args)) for c, j in (args.raters or {}).items()}
     rows = score_nvv(verifier, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
                      lang=args.lang, delta=args.delta, batch_size=args.batch_size,
