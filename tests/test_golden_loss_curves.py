@@ -63,14 +63,23 @@ def one_thread():
     torch.set_num_threads(before)
 
 
-def train_losses(config: str, overrides: dict, root) -> list[tuple[int, float]]:
-    """Train ``config`` with ``overrides`` under ``root``; the (step, train/loss) rows of its CSV log."""
+def train_run(config: str, overrides: dict, root):
+    """Train ``config`` with :data:`RUN` and ``overrides`` under ``root``; its run folder."""
     from trainer.config import load_config
     from trainer.train import train
 
     cfg = load_config(config, {**RUN, **overrides, "data.corpus_dir": str(root / "corpus"),
                                "data.synthesize_if_missing": True, "out_dir": str(root / "run")})
-    run = train(cfg, resume=False)
+    return train(cfg, resume=False)
+
+
+def train_losses(config: str, overrides: dict, root) -> list[tuple[int, float]]:
+    """Train ``config`` with ``overrides`` under ``root``; the (step, train/loss) rows of its CSV log."""
+    return logged_losses(train_run(config, overrides, root))
+
+
+def logged_losses(run) -> list[tuple[int, float]]:
+    """The (step, train/loss) rows of a run folder's one CSV log."""
     logs = sorted((run / "logs").glob("version_*/metrics.csv"))
     assert len(logs) == 1, logs
     with logs[0].open(newline="") as f:

@@ -10,7 +10,6 @@ per voice and dimension: 6 optimizer steps of 8 clips, fp32 CPU, one math thread
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import shutil
@@ -18,12 +17,10 @@ import shutil
 import numpy as np
 import pytest
 import torch
+from test_golden_loss_curves import RUN, logged_losses, one_thread, train_run  # noqa: F401 (one_thread: a fixture)
 
-RUN = {"seed": 0, "optim.max_epochs": 1, "optim.warmup_steps": 2, "logging.logger": "csv",
-       "logging.log_every_n_steps": 1, "data.num_workers": 0, "hardware.accelerator": "cpu",
-       "hardware.devices": 1, "hardware.strategy": "auto", "hardware.precision": "32-true",
-       "backbone.source": "tiny", "backbone.tiny_seed": 0, "backbone.dtype": "float32",
-       "att.corpus.seed": 0, "att.corpus.clips_per_voice_dimension": 1}
+#: the ATT case of tests/test_golden_loss_curves.py (one clip per voice and dimension)
+ATT = {"att.corpus.seed": 0, "att.corpus.clips_per_voice_dimension": 1}
 #: LoRA on the experts' fused projections as well (peft target_parameters; no dropout there).
 EXPERTS = {"lora.target_parameters": ["mlp.experts.gate_up_proj", "mlp.experts.down_proj"], "lora.dropout": 0.0}
 CASES = {"qwen3_omni_att": {"backbone.name": "qwen3_omni"},
@@ -37,33 +34,14 @@ GOLDEN = {
 PRINT = os.environ.get("OMNIJUDGE_PRINT_GOLDEN") == "1"
 
 
-@pytest.fixture
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _train(overrides: dict, root):
-    from trainer.config import load_config
-    from trainer.train import train
-
-    cfg = load_config("configs/att/tiny.yaml", {**RUN, **overrides, "data.corpus_dir": str(root / "corpus"),
-                                                "data.synthesize_if_missing": True, "out_dir": str(root / "run")})
-    return train(cfg, resume=False)
-
-
-def _losses(run) -> list[float]:
-    logs = sorted((run / "logs").glob("version_*/metrics.csv"))
-    with logs[0].open(newline="") as f:
-        return [float(r["train/loss"]) for r in csv.DictReader(f) if r.get("train/loss")]
+    return train_run("configs/att/tiny.yaml", {**ATT, **overrides}, root)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_tiny_qwen3_omni_att_first_losses_match_golden(case, tmp_path, one_thread, capsys):
     run = _train(CASES[case], tmp_path)
-    losses = _losses(run)
+    losses = [loss for _, loss in logged_losses(run)]
     if PRINT:
         with capsys.disabled():
             print(f"\n    {case!r}: {losses!r},")
@@ -136,7 +114,7 @@ def test_a_judge_folder_is_refused_on_a_base_of_another_backbone(qwen3_judge_fol
 def test_omnijudge_train_runs_the_qwen2_5_omni_3b_twin(tmp_path):
     from evaluators.cli import main
 
-    sets = {**RUN, "backbone.name": "qwen2_5_omni_3b", "data.corpus_dir": str(tmp_path / "corpus"),
+    sets = {**RUN, **ATT, "backbone.name": "qwen2_5_omni_3b", "data.corpus_dir": str(tmp_path / "corpus"),
             "out_dir": str(tmp_path / "run"), "optim.max_steps": 2}
     args = ["train", "--config", "configs/att/tiny.yaml", "--set", *[f"{k}={v}" for k, v in sets.items()]]
     assert main(args) == 0
