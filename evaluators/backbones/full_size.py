@@ -34,11 +34,8 @@ _OMNI_VISION = dict(depth=32, hidden_size=1280, intermediate_size=3420, num_head
 #: Published dimensions of each registry entry (its config.json).
 FULL_SIZE = {
     "qwen2_5_omni": dict(
-        audio_config=dict(num_mel_bins=128, encoder_layers=32, encoder_attention_heads=20, encoder_ffn_dim=5120,
-                          d_model=1280, output_dim=3584, n_window=100, max_source_positions=1500),
-        vision_config=dict(depth=32, hidden_size=1280, intermediate_size=3420, num_heads=16, out_hidden_size=3584,
-                           patch_size=14, spatial_merge_size=2, temporal_patch_size=2, window_size=112,
-                           fullatt_block_indexes=[7, 15, 23, 31]),
+        audio_config=dict(_OMNI_AUDIO, output_dim=3584),
+        vision_config=dict(_OMNI_VISION, out_hidden_size=3584),
         text_config=dict(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
                          num_attention_heads=28, num_key_value_heads=4, max_position_embeddings=32768,
                          tie_word_embeddings=False, rms_norm_eps=1e-6,
