@@ -38,8 +38,8 @@ from pathlib import Path
 import numpy as np
 
 from evaluators.benchmarks.instructttseval.items import TASKS
-from trainer.benchmarks.instructttseval.attributes import VoiceAttributes, dimension_outcomes, follows
-from trainer.benchmarks.instructttseval.instructions import near_miss, write_instruction
+from trainer.benchmarks.instructttseval.attributes import VoiceAttributes
+from trainer.benchmarks.instructttseval.corpus_pairs import PHRASINGS, test_pairs, train_pairs  # noqa: F401 (PHRASINGS: re-exported)
 from trainer.benchmarks.instructttseval.voice import Speaker, render_instructed
 from trainer.synth.corpus_config import StrictFromDict
 from evaluators.progress import progress_bar
@@ -48,8 +48,6 @@ from trainer.synth.everyday_sentences import SENTENCES
 
 SAMPLE_RATE = 16000
 SPLITS = ("train", "val", "test")
-#: Wordings of the test instructions: the training phrase bank (new texts) or the held-out one.
-PHRASINGS = ("seen", "held_out")
 
 
 @dataclass
@@ -96,89 +94,6 @@ def _split_sentences(n: int, fractions: tuple[float, float], rng: np.random.Gene
     return {"test": order[:n_test], "val": order[n_test:n_test + n_val], "train": order[n_test + n_val:]}
 
 
-def _pair(clip: dict, attrs: VoiceAttributes, instr, kind: str, pair_id: str, phrasing: str = "seen") -> dict:
-    outcomes = dimension_outcomes(attrs, instr.described)
-    return {"id": pair_id, "clip_id": clip["clip_id"], "path": clip["path"],
-            "lang": clip["lang"], "task": instr.task, "instruction": instr.text, "label": follows(outcomes),
-            "kind": kind, "phrasing": phrasing, "described": {d: list(v) for d, v in instr.described.items()},
-            "outcomes": outcomes, "speaker": clip["speaker"], "sentence_id": clip["sentence_id"],
-            "split": clip["split"]}
-
-
-def _borrow(clip: dict, attrs: VoiceAttributes, donors: list[dict], rng: np.random.Generator, pair_id: str,
-            phrasing: str = "seen") -> dict:
-    """A pair of ``clip`` with a random other clip's matched instruction (same task and language)."""
-    others = [p for p in donors if p["clip_id"] != clip["clip_id"]]
-    donor = others[int(rng.integers(len(others)))]
-    instr = _Borrowed(donor["task"], clip["lang"], donor["instruction"],
-                      {d: tuple(v) for d, v in donor["described"].items()})
-    return _pair(clip, attrs, instr, "other_item", pair_id, phrasing)
-
-
-def _by_cell(pairs: list[dict]) -> dict[tuple, list[dict]]:
-    cells: dict[tuple, list[dict]] = {}
-    for p in pairs:
-        cells.setdefault((p["lang"], p["split"], p["task"]), []).append(p)
-    return cells
-
-
-def _train_pairs(clips: list[dict], attrs_of: dict, cfg: InstructCorpusConfig, rng: np.random.Generator,
-                 writers=(write_instruction, near_miss)) -> list[dict]:
-    """Train / val clips, for ``tasks_per_clip`` tasks each: one matched pair and one mismatched pair
-    (a near miss with probability ``near_miss_fraction``, else another clip's instruction),
-    training wording. Fewer tasks per clip buy more clips (voices) for the same training steps.
-    ``writers``: (matched writer, near-miss writer); the real corpus passes its own."""
-    write_instruction, near_miss = writers
-    tasks_of = {c["clip_id"]: TASKS if cfg.tasks_per_clip == len(TASKS) else
-                tuple(sorted(rng.choice(TASKS, cfg.tasks_per_clip, replace=False).tolist(), key=TASKS.index))
-                for c in clips}
-    pairs = [_pair(c, attrs_of[c["clip_id"]], write_instruction(task, attrs_of[c["clip_id"]], c["lang"], rng),
-                   "matched", f"{c['clip_id']}-{task}-0") for c in clips for task in tasks_of[c["clip_id"]]]
-    donors = _by_cell(pairs)
-    for c in clips:
-        attrs = attrs_of[c["clip_id"]]
-        for task in tasks_of[c["clip_id"]]:
-            pair_id = f"{c['clip_id']}-{task}-1"
-            lonely = all(p["clip_id"] == c["clip_id"] for p in donors[(c["lang"], c["split"], task)])
-            if rng.random() < cfg.near_miss_fraction or lonely:  # no other clip to borrow from: a near miss
-                pairs.append(_pair(c, attrs, near_miss(task, attrs, c["lang"], rng), "near_miss", pair_id))
-            else:
-                pairs.append(_borrow(c, attrs, donors[(c["lang"], c["split"], task)], rng, pair_id))
-    return pairs
-
-
-def _unseen(write, seen_texts: set[str], tries: int = 50):
-    """``write()`` again until its text is not one of ``seen_texts`` (the last try is kept)."""
-    for _ in range(tries):
-        instr = write()
-        if instr.text not in seen_texts:
-            break
-    return instr
-
-
-def _test_pairs(clips: list[dict], attrs_of: dict, phrasing: str, seen_texts: set[str],
-                rng: np.random.Generator, writers=(write_instruction, near_miss)) -> list[dict]:
-    """Test clips, one wording (``seen``: the training phrase bank, every instruction text new;
-    ``held_out``: the held-out phrase bank): per task a matched pair, a near miss and another
-    clip's instruction. ``writers`` as for :func:`_train_pairs`."""
-    write_instruction, near_miss = writers
-    pool = "train" if phrasing == "seen" else "test"
-    ids = lambda c, task, kind: f"{c['clip_id']}-{task}-{phrasing}-{kind}"  # noqa: E731
-    pairs = [_pair(c, attrs_of[c["clip_id"]],
-                   _unseen(lambda: write_instruction(task, attrs_of[c["clip_id"]], c["lang"], rng, pool=pool),
-                           seen_texts), "matched", ids(c, task, "matched"), phrasing)
-             for c in clips for task in TASKS]
-    donors = _by_cell(pairs)
-    for c in clips:
-        attrs = attrs_of[c["clip_id"]]
-        for task in TASKS:
-            instr = _unseen(lambda: near_miss(task, attrs, c["lang"], rng, pool=pool), seen_texts)
-            pairs.append(_pair(c, attrs, instr, "near_miss", ids(c, task, "near_miss"), phrasing))
-            pairs.append(_borrow(c, attrs, donors[(c["lang"], c["split"], task)], rng, ids(c, task, "other_item"),
-                                 phrasing))
-    return pairs
-
-
 def build_instruct_corpus(cfg: InstructCorpusConfig, out: str | Path) -> Path:
     """Render the clips and write the files listed in the module docstring; returns ``out``.
     ``source: real`` builds the real-audio corpus instead (``real_corpus.py``)."""
@@ -213,24 +128,14 @@ def build_instruct_corpus(cfg: InstructCorpusConfig, out: str | Path) -> Path:
     bar.close()
     train_clips = [c for c in clips if c["split"] != "test"]
     test_clips = [c for c in clips if c["split"] == "test"]
-    pairs = _train_pairs(train_clips, attrs_of, cfg, rng)
+    pairs = train_pairs(train_clips, attrs_of, cfg, rng)
     seen_texts = {p["instruction"] for p in pairs}
     for phrasing in PHRASINGS:
-        pairs += _test_pairs(test_clips, attrs_of, phrasing, seen_texts, rng)
+        pairs += test_pairs(test_clips, attrs_of, phrasing, seen_texts, rng)
     write_jsonl(out / "clips.jsonl", clips)
     write_jsonl(out / "pairs.jsonl", pairs)
     (out / "corpus_config.json").write_text(json.dumps(asdict(cfg), indent=2))
     return out
-
-
-@dataclass(frozen=True)
-class _Borrowed:
-    """Another clip's instruction, judged against this clip's values."""
-
-    task: str
-    lang: str
-    text: str
-    described: dict
 
 
 #: The one name the benchmark run's system has in ``synth``, ``score`` and ``metrics``.

@@ -17,7 +17,7 @@ Sentences: the Asterisk English core prompts (``recordings.asterisk_prompts``, a
 corpus), permuted with the seed and cut into train / val / test by ``sentence_fraction``. Splits by
 voice AND sentence: val and test voices read only their split's sentences and are in no other split.
 
-Pairs are the synthetic corpus's (``corpus._train_pairs`` / ``_test_pairs``: matched, near-miss and
+Pairs are the synthetic corpus's (``corpus_pairs.train_pairs`` / ``test_pairs``: matched, near-miss and
 other-item; test pairs in the training and the held-out wording), written by the real writers
 (``real_instructions``: the four controlled dimensions only). Same folder layout as the synthetic
 corpus, plus ``rejected.jsonl`` and ``real_corpus_report.json``.
@@ -34,6 +34,7 @@ import numpy as np
 
 from evaluators.progress import progress_iter
 from trainer.benchmarks.instructttseval.attributes import VALUES, VoiceAttributes, derive_personality
+from trainer.benchmarks.instructttseval.corpus_pairs import PHRASINGS, test_pairs, train_pairs
 from trainer.benchmarks.instructttseval.real_instructions import real_near_miss, write_real_instruction
 from trainer.benchmarks.instructttseval.real_voices import (
     LEVEL_DBFS,
@@ -148,8 +149,6 @@ def build_real_instruct_corpus(cfg, out: str | Path) -> Path:
     """Build the corpus (module docstring) from an ``InstructCorpusConfig`` with ``source: real``:
     ``clips_per_speaker`` clips per voice, ``sentence_fraction`` of the prompts for val / test,
     ``tasks_per_clip`` and ``near_miss_fraction`` as in the synthetic corpus. Returns ``out``."""
-    from trainer.benchmarks.instructttseval.corpus import PHRASINGS, _test_pairs, _train_pairs
-
     out = Path(out)
     (out / "audio").mkdir(parents=True, exist_ok=True)
     specs = plan(cfg.seed, cfg.clips_per_speaker, cfg.sentence_fraction)
@@ -160,10 +159,10 @@ def build_real_instruct_corpus(cfg, out: str | Path) -> Path:
     attrs_of = {c["clip_id"]: VoiceAttributes(**c["attributes"]) for c in clips}
     rng = np.random.default_rng([cfg.seed, 43])
     writers = (write_real_instruction, real_near_miss)
-    pairs = _train_pairs([c for c in clips if c["split"] != "test"], attrs_of, cfg, rng, writers)
+    pairs = train_pairs([c for c in clips if c["split"] != "test"], attrs_of, cfg, rng, writers)
     seen_texts = {p["instruction"] for p in pairs}
     for phrasing in PHRASINGS:
-        pairs += _test_pairs([c for c in clips if c["split"] == "test"], attrs_of, phrasing, seen_texts, rng, writers)
+        pairs += test_pairs([c for c in clips if c["split"] == "test"], attrs_of, phrasing, seen_texts, rng, writers)
     write_jsonl(out / "clips.jsonl", clips)
     write_jsonl(out / "pairs.jsonl", pairs)
     write_jsonl(out / "rejected.jsonl", rejected)
