@@ -223,7 +223,7 @@ def test_a_trained_reward_judge_answers_a_category_and_another_kind_is_refused_a
 
     from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
     from evaluators.judges.scalar_reward import ScalarRewardJudge
-    from evaluators.serve.clip_scores import sigmoid
+    from scipy.special import expit as sigmoid
     from evaluators.serve.routes import JudgeLoader, load_route_judges
 
     reward = ScalarRewardJudge(tiny_omni, ScalarRewardJudge.new_head(tiny_omni, seed=3))

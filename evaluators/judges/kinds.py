@@ -17,3 +17,7 @@ JUDGE_KINDS: dict[str, str] = {
     "instruction_follow": "evaluators.benchmarks.instructttseval.judge:InstructionJudge",
     "speech_edit_attribute": "evaluators.benchmarks.speecheditbench.edit_judge:SpeechEditJudge",
 }
+
+#: Kinds that score one clip alone (``prepare_input({"wave", "fields"})`` -> ``{"score", ...}``): a
+#: pair or a group is judged from its clips' scores (``score pairs``, the serve win-rate family).
+PER_CLIP_KINDS = ("verbalizer", "scalar_reward")

@@ -17,22 +17,15 @@ from __future__ import annotations
 
 import math
 
-#: judge kinds that score one clip alone (``prepare_input({"wave", "fields"})`` -> ``{"score", ...}``)
-PER_CLIP_KINDS = ("verbalizer", "scalar_reward")
+from scipy.special import expit
 
-
-def sigmoid(x: float) -> float:
-    """The logistic function, without overflow for large |x|."""
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
+from evaluators.judges.kinds import PER_CLIP_KINDS
 
 
 def unit_scale(judge):
     """The judge's map from its raw score to [0, 1] (module docstring)."""
     if getattr(judge, "kind", None) == "scalar_reward":
-        return sigmoid
+        return lambda reward: float(expit(reward))  # the logistic, without overflow
     values = [float(v) for v in judge.preset.values]
     low, high = min(values), max(values)
     if high <= low:

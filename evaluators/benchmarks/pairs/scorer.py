@@ -26,28 +26,19 @@ presented (A = the file's ``audio_b``).
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
+
+from scipy.special import expit
 
 from evaluators.benchmarks.pairs.metrics import read_pairs, verdict_of
 from evaluators.engine import EngineOptions, ScorerFunctions, score_resumable
 from evaluators.failure_isolation import error_kind
 from evaluators.input_checks import check_file_name
 from evaluators.item_audio import read_item_audio
+from evaluators.judges.kinds import PER_CLIP_KINDS
 from evaluators.output_lock import output_lock
 from evaluators.rows_file import read_done_rows
-
-#: Judge kinds scored clip by clip (each has ``prepare_input({"wave", "fields"})`` -> ``{"score"}``).
-PER_CLIP_KINDS = ("scalar_reward", "verbalizer")
-
-
-def sigmoid(x: float) -> float:
-    """The logistic function, without overflow for large |x|."""
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
 
 
 class PerClipPairs:
@@ -67,8 +58,8 @@ class PerClipPairs:
         rows = []
         for k in range(len(examples)):
             a, b = float(out[2 * k]["score"]), float(out[2 * k + 1]["score"])
-            # the verdict from the scores themselves: sigmoid rounds a difference below 1e-16 to 0.5
-            rows.append({"score_a": a, "score_b": b, "p_a": sigmoid(a - b),
+            # the verdict from the scores themselves: the logistic rounds a difference below 1e-16 to 0.5
+            rows.append({"score_a": a, "score_b": b, "p_a": float(expit(a - b)),
                          "verdict": "A" if a > b else "B" if a < b else "Tie"})
         return rows
 
