@@ -179,6 +179,9 @@ def _chunks(items: list[str]) -> list[list[str]]:
 class _Writer:
     """Renders the text of one instruction from the values it describes."""
 
+    #: chance that a role-play instruction also asks for an accent (0: never, and no draw)
+    accent_p = RP_ACCENT_P
+
     def __init__(self, described: dict[str, tuple[str, ...]], lang: str, rng: np.random.Generator, pool: str,
                  gender_conflict: bool):
         self.described, self.lang, self.rng, self.pool = described, lang, rng, pool
@@ -233,7 +236,7 @@ class _Writer:
         if speaker:
             sentences.append(self.frame(RP_FRAMES, "speaker").format(speaker=speaker))
         items = self.items(explicit)
-        if self.rng.random() < RP_ACCENT_P:
+        if self.accent_p and self.rng.random() < self.accent_p:  # no draw when accents are off
             items.append(self.phrase("accent", inline=True))
         if items:
             sentences.append(self.frame(RP_FRAMES, "items").format(items=_join(items, self.lang)))

@@ -29,7 +29,6 @@ from trainer.benchmarks.instructttseval.instructions import (
     ROLE_CONFLICT_P,
     Instruction,
     _check,
-    _join,
     _pick,
     _pool,
     _render,
@@ -37,7 +36,7 @@ from trainer.benchmarks.instructttseval.instructions import (
     phrases,
     roles,
 )
-from trainer.benchmarks.instructttseval.phrases import GENDER_WORDS, PHRASES, RP_FRAMES
+from trainer.benchmarks.instructttseval.phrases import GENDER_WORDS, PHRASES
 from trainer.benchmarks.instructttseval.real_voices import CONTROLLED
 
 #: attributes a real role may imply (role wording about anything else would state an uncontrolled value)
@@ -82,16 +81,7 @@ class _RealWriter(_Writer):
             lines.append(f"{dim}: {body}." if self.lang == "en" else f"{_zh_name(dim)}：{body}。")
         return "\n\n".join(lines)
 
-    def rp(self, role: dict, explicit: list[str]) -> str:
-        """``_Writer.rp`` without the accent phrase (the engines' accents are not controlled)."""
-        sentences = [self.frame(RP_FRAMES, "role").format(role=role[self.lang])]
-        speaker = self.speaker(explicit)
-        if speaker:
-            sentences.append(self.frame(RP_FRAMES, "speaker").format(speaker=speaker))
-        items = self.items(explicit)
-        if items:
-            sentences.append(self.frame(RP_FRAMES, "items").format(items=_join(items, self.lang)))
-        return (" " if self.lang == "en" else "").join(sentences)
+    accent_p = 0.0  # the engines' accents are not controlled: role-play never asks for one
 
 
 def _zh_name(dim: str) -> str:
