@@ -120,3 +120,29 @@ def test_omnijudge_train_runs_the_qwen2_5_omni_3b_twin(tmp_path):
     assert main(args) == 0
     cfg = json.loads((tmp_path / "run" / "final" / "judge_config.json").read_text())
     assert cfg["backbone"] == "qwen2_5_omni_3b"
+
+
+def test_aligned_word_spans_follow_the_qwen3_omni_token_rate():
+    """A word at 2.0-3.0 s covers audio tokens 26-39 on Qwen3-Omni (13 per second), 50-75 on
+    Qwen2.5-Omni (25 per second): the aligned head reads each backbone's own rate."""
+    from evaluators.backbones import get_backbone_spec
+    from evaluators.judges.slot_head import span_example_fields
+
+    n_frames = 1000  # 10 s of mel frames
+    for name, (start, end) in {"qwen3_omni": (26, 39), "qwen2_5_omni": (50, 75)}.items():
+        count = get_backbone_spec(name).audio_tokens
+        ids = [7, 7] + [99] * count(n_frames) + [8]
+        fields = span_example_fields([[2.0, 3.0]], n_frames, ids, 99, audio_tokens=count)
+        assert fields["span_tokens"].tolist() == [[2 + start, 2 + end]], name
+
+
+def test_omnijudge_train_runs_the_aligned_stress_head_on_the_qwen3_omni_twin(tmp_path):
+    from evaluators.cli import main
+
+    sets = {**RUN, "backbone.name": "qwen3_omni", "cast.corpus.seed": 0, "cast.corpus.sentences_per_language": 3,
+            "cast.corpus.pairs_per_sentence": 1, "cast.corpus.n_speakers": 3,
+            "data.corpus_dir": str(tmp_path / "corpus"), "out_dir": str(tmp_path / "run"), "optim.max_steps": 2}
+    args = ["train", "--config", "configs/cast/tiny.yaml", "--set", *[f"{k}={v}" for k, v in sets.items()]]
+    assert main(args) == 0
+    cfg = json.loads((tmp_path / "run" / "final" / "judge_config.json").read_text())
+    assert cfg["backbone"] == "qwen3_omni"
