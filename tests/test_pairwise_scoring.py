@@ -129,7 +129,10 @@ class BiasedInPromptJudge:
 def test_in_prompt_judges_get_the_both_orders_average_and_a_measured_swap_consistency(corpus, tmp_path):
     rows = score_pairs(BiasedInPromptJudge(), corpus / "pairs.jsonl", tmp_path / "v.jsonl")
     for r in rows:
-        assert r["p_a"] == pytest.approx((r["p_a_forward"] + r["p_a_swapped"]) / 2)
+        # the two orders' log-odds averaged (evaluators.judges.in_prompt_pair.debiased)
+        mean_logit = (math.log(r["p_a_forward"] / (1 - r["p_a_forward"]))
+                      + math.log(r["p_a_swapped"] / (1 - r["p_a_swapped"]))) / 2
+        assert r["p_a"] == pytest.approx(1 / (1 + math.exp(-mean_logit)), abs=1e-9)
         assert r["p_a_forward"] > r["p_a_swapped"]  # the first-position bias, seen from both orders
     m = pairs_metrics(read_pairs(corpus / "pairs.jsonl"), rows)
     assert m["swap_consistency"]["how"] == "both orders on each row" and "accuracy_forward_only" in m

@@ -14,6 +14,7 @@ JUDGE_KINDS: dict[str, str] = {
     "nvv_verifier": "evaluators.benchmarks.nvv.verifier:NvvVerifierJudge",
     "nvv_likert_aligned": "evaluators.benchmarks.nvv.aligned_rater:AlignedLikertRater",
     "scalar_reward": "evaluators.judges.scalar_reward:ScalarRewardJudge",
+    "in_prompt_pair": "evaluators.judges.in_prompt_pair:InPromptPairJudge",
     "instruction_follow": "evaluators.benchmarks.instructttseval.judge:InstructionJudge",
     "speech_edit_attribute": "evaluators.benchmarks.speecheditbench.edit_judge:SpeechEditJudge",
 }
@@ -21,3 +22,8 @@ JUDGE_KINDS: dict[str, str] = {
 #: Kinds that score one clip alone (``prepare_input({"wave", "fields"})`` -> ``{"score", ...}``): a
 #: pair or a group is judged from its clips' scores (``score pairs``, the serve win-rate family).
 PER_CLIP_KINDS = ("verbalizer", "scalar_reward")
+
+#: Kinds that hear both clips of a pair in one prompt (``prepare_input({"wave_a", "wave_b", "fields"})``
+#: -> ``{"p_first", "margin"}`` of one order): asked in both orders, the log-odds averaged
+#: (``evaluators/judges/in_prompt_pair.py``).
+IN_PROMPT_PAIR_KINDS = ("in_prompt_pair",)

@@ -12,13 +12,14 @@ Judges (``docs/pairs.md#scoring``):
   label value of a preset): each clip is scored alone, with the pair's ``target_text`` as the
   prompt's ``{text}`` field. ``P(A better) = sigmoid(score_A - score_B)`` (the Bradley-Terry model
   the judge was trained with, ``docs/pairs.md#training``); the verdict is the higher score.
-- **in-prompt** (a judge that hears both clips in one prompt; none ships yet): the hook is a judge
-  with ``sees_both_clips = True`` whose ``prepare_input({"wave_a", "wave_b", "fields"})`` /
-  ``score_examples`` give ``{"p_first": P(first clip better)}``. :class:`BothOrdersPairs` asks it
-  in both orders and averages (the position-debiased verdict, the default for such judges), and
-  the row keeps each order's P(A better) for the swap-consistency number.
+- **in-prompt** (``in_prompt_pair``: both clips in one prompt, ``evaluators/judges/in_prompt_pair.py``;
+  any judge with ``sees_both_clips = True``): ``prepare_input({"wave_a", "wave_b", "fields"})`` /
+  ``score_examples`` give ``{"p_first", ["margin"]}`` of one order (``margin``: the log-odds that
+  the first clip is better). :class:`BothOrdersPairs` asks it in both orders and averages the
+  log-odds (the position-debiased verdict: swapping the clips mirrors it exactly), and the row
+  keeps each order's P(A better) for the swap-consistency number.
 
-Rows: ``{"id", "order", "p_a", "verdict", ["score_a", "score_b"] | ["p_a_forward", "p_a_swapped"],
+Rows: ``{"id", "order", "p_a", "verdict", ["score_a", "score_b"] | ["p_a_forward", "p_a_swapped", "margin_a"],
 **provenance}``; an unreadable clip gives ``{"id", "order", "error", "error_kind", **provenance}``.
 ``order`` is ``"AB"``, or ``"BA"`` for a ``--swap`` run, whose rows speak of the clips as
 presented (A = the file's ``audio_b``).
@@ -29,13 +30,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from scipy.special import expit
+from scipy.special import expit, logit
 
 from evaluators.benchmarks.pairs.metrics import read_pairs, verdict_of
 from evaluators.engine import EngineOptions, ScorerFunctions, score_resumable
 from evaluators.failure_isolation import error_kind
 from evaluators.input_checks import check_file_name
 from evaluators.item_audio import read_item_audio
+from evaluators.judges.in_prompt_pair import canonical_orders, debiased
 from evaluators.judges.kinds import PER_CLIP_KINDS
 from evaluators.output_lock import output_lock
 from evaluators.rows_file import read_done_rows
@@ -65,8 +67,10 @@ class PerClipPairs:
 
 
 class BothOrdersPairs:
-    """The engine's model for an in-prompt pairwise judge (module docstring): each pair asked as
-    (A, B) and as (B, A); ``p_a`` is the mean of the two orders' P(A better)."""
+    """The engine's model for an in-prompt pairwise judge (module docstring): each pair asked in
+    both orders, in an order fixed by the clips' content (``canonical_orders``, so a swapped run
+    sends the very same prompts); ``p_a`` from the mean of the two orders' log-odds
+    (``evaluators.judges.in_prompt_pair.debiased``: swapping A and B gives ``1 - p_a`` exactly)."""
 
     def __init__(self, judge):
         self.judge = judge
@@ -74,16 +78,26 @@ class BothOrdersPairs:
 
     def prepare_input(self, x: dict) -> tuple:
         fields = x["a"].get("fields")
-        return (self.judge.prepare_input({"wave_a": x["a"]["wave"], "wave_b": x["b"]["wave"], "fields": fields}),
-                self.judge.prepare_input({"wave_a": x["b"]["wave"], "wave_b": x["a"]["wave"], "fields": fields}))
+        first, second, a_first = canonical_orders(x["a"]["wave"], x["b"]["wave"])
+        return (self.judge.prepare_input({"wave_a": first, "wave_b": second, "fields": fields}),
+                self.judge.prepare_input({"wave_a": second, "wave_b": first, "fields": fields}), a_first)
 
     def score_examples(self, examples: list[tuple], batch_size: int = 8) -> list[dict]:
-        out = self.judge.score_examples([e for pair in examples for e in pair], batch_size=batch_size)
+        out = self.judge.score_examples([e for pair in examples for e in pair[:2]], batch_size=batch_size)
         rows = []
-        for k in range(len(examples)):
-            forward, swapped = float(out[2 * k]["p_first"]), 1.0 - float(out[2 * k + 1]["p_first"])
-            rows.append({"p_a_forward": forward, "p_a_swapped": swapped, "p_a": (forward + swapped) / 2})
+        for k, (_, _, a_first) in enumerate(examples):
+            m1, m2 = (_margin(out[2 * k + i]) for i in (0, 1))
+            verdict = debiased(m1, m2, a_first)
+            rows.append({"p_a_forward": verdict["p_a_forward"], "p_a_swapped": verdict["p_a_swapped"],
+                         "margin_a": verdict["margin_a"], "p_a": verdict["p_a"]})
         return rows
+
+
+def _margin(result: dict) -> float:
+    """One order's log-odds that its first clip is better (``margin``, else from ``p_first``)."""
+    if "margin" in result:
+        return float(result["margin"])
+    return float(logit(min(max(float(result["p_first"]), 1e-300), 1 - 1e-16)))
 
 
 def pair_model(judge):
