@@ -146,3 +146,35 @@ def test_omnijudge_train_runs_the_aligned_stress_head_on_the_qwen3_omni_twin(tmp
     assert main(args) == 0
     cfg = json.loads((tmp_path / "run" / "final" / "judge_config.json").read_text())
     assert cfg["backbone"] == "qwen3_omni"
+
+
+def test_serve_answers_the_released_att_prompt_with_the_qwen3_omni_judge(qwen3_judge_folder, tmp_path):
+    """``omnijudge serve`` routes the Auto-ATT prompt to the Qwen3-Omni judge folder; the reply is
+    the label with the largest probability in the judge's own scoring of the clip."""
+    import base64
+    import io
+
+    import soundfile as sf
+    from fastapi.testclient import TestClient
+
+    from evaluators.benchmarks.att.presets import RELEASED_PROMPT
+    from evaluators.judges import load_judge
+    from evaluators.serve.app import ServeOptions, create_app
+    from evaluators.serve.routes import JudgeLoader, Routes, load_route_judges
+
+    routes = tmp_path / "ROUTES.yaml"
+    routes.write_text("models:\n  att-qwen3:\n    families:\n"
+                      f"      auto-att-released: {{human-likeness: {qwen3_judge_folder}}}\n")
+    judges = load_route_judges(Routes.from_yaml(routes), JudgeLoader())
+    assert judges["att-qwen3"]["auto-att-released"]["human-likeness"].backbone.spec.name == "qwen3_omni"
+    buf = io.BytesIO()
+    sf.write(buf, _wave(1.3, 3), 16000, format="WAV", subtype="PCM_16")
+    client = TestClient(create_app(judges, ServeOptions(folder=tmp_path / "srv")))
+    audio = {"inline_data": {"mime_type": "audio/wav", "data": base64.b64encode(buf.getvalue()).decode()}}
+    reply = client.post("/v1beta/models/att-qwen3:generateContent",
+                        json={"contents": [{"parts": [{"text": RELEASED_PROMPT}, audio]}]})
+    assert reply.status_code == 200, reply.text
+    text = reply.json()["candidates"][0]["content"]["parts"][0]["text"]
+    pcm = sf.read(io.BytesIO(buf.getvalue()), dtype="float32")[0]
+    probs = load_judge(qwen3_judge_folder).score([{"wave": pcm}])[0]["probs"]
+    assert text == max(probs, key=probs.get), (text, probs)
