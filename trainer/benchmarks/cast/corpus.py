@@ -60,7 +60,8 @@ from trainer.synth.stress_sentences import (
 )
 from trainer.synth.stressed_speech import StressSpeaker, render_stressed
 
-__all__ = ["SPLITS", "StressCorpusConfig", "StressCorpus", "build_stress_corpus", "split_sizes"]
+__all__ = ["SPLITS", "StressCorpusConfig", "StressCorpus", "assign_splits", "build_stress_corpus", "corpus_summary",
+           "simulate_listeners", "split_sizes"]
 
 SPLITS = ("train", "val", "test")
 
@@ -89,6 +90,8 @@ class StressCorpusConfig(StrictFromDict):
     listener_noise: float = 0.28  # per-judgement perception noise SD
     listener_shared_sd: float = 0.12  # per-item noise shared by its listeners
     sample_rate: int = 16000  # Hz of the written audio
+    source: str = "synthetic"  # synthetic (procedural voices) | real (espeak-ng voices, SSML emphasis checked by measurement, labels by construction; real_corpus.py)
+    render_workers: int = 2  # processes rendering the real-audio corpus (source real)
 
     def __post_init__(self) -> None:
         self.languages = tuple(self.languages)
@@ -119,6 +122,11 @@ class StressCorpusConfig(StrictFromDict):
         need(0.0 <= self.listener_noise <= 2.0 and 0.0 <= self.listener_shared_sd <= 1.0,
              "listener_noise must be in [0, 2] and listener_shared_sd in [0, 1]")
         need(self.sample_rate in (16000, 22050, 24000, 44100, 48000), f"sample_rate unsupported: {self.sample_rate}")
+        need(self.source in ("synthetic", "real"), f"source must be 'synthetic' or 'real', got {self.source!r}")
+        need(self.source == "synthetic" or self.languages == ("en",),
+             "source real: the engine's stress markup is used for English only; set languages: [en]")
+        need(self.source == "synthetic" or self.sample_rate == 16000, "source real writes 16000 Hz: sample_rate must be 16000")
+        need(isinstance(self.render_workers, (int, np.integer)) and self.render_workers >= 1, "render_workers must be >= 1")
 
 
 
@@ -150,7 +158,7 @@ def split_sizes(n: int, val_fraction: float, test_fraction: float) -> dict[str, 
     return {"train": n - n_val - n_test, "val": n_val, "test": n_test}
 
 
-def _assign(n: int, cfg: StressCorpusConfig, rng: np.random.Generator) -> list[str]:
+def assign_splits(n: int, cfg: StressCorpusConfig, rng: np.random.Generator) -> list[str]:
     """Split label per unit: a seeded permutation, test first, then val, then train."""
     sz = split_sizes(n, cfg.val_fraction, cfg.test_fraction)
     labels = ["test"] * sz["test"] + ["val"] * sz["val"] + ["train"] * sz["train"]
@@ -170,12 +178,12 @@ def _plan(cfg: StressCorpusConfig) -> tuple[list[dict], list[StressSpeaker], dic
     """Every item's text, speaker, stress and latent prominence, in a fixed order (no audio yet)."""
     mrng = np.random.default_rng([cfg.seed, 1])
     speakers = [StressSpeaker.random(f"spk{i:02d}", mrng) for i in range(cfg.n_speakers)]
-    spk_split = dict(zip((s.name for s in speakers), _assign(cfg.n_speakers, cfg, mrng)))
+    spk_split = dict(zip((s.name for s in speakers), assign_splits(cfg.n_speakers, cfg, mrng)))
     by_split = {sp: [s for s in speakers if spk_split[s.name] == sp] for sp in SPLITS}
     items = []
     for lang in cfg.languages:
         bank = SENTENCES[lang][: cfg.sentences_per_language]
-        sent_split = _assign(len(bank), cfg, mrng)
+        sent_split = assign_splits(len(bank), cfg, mrng)
         for si, (raw, ia, alt_a, ctx_a, ib, alt_b, ctx_b) in enumerate(bank):
             sid = f"{lang}{si:03d}"
             text, words, pause = parse_sentence(raw, lang)
@@ -206,7 +214,7 @@ def _plan(cfg: StressCorpusConfig) -> tuple[list[dict], list[StressSpeaker], dic
     return items, speakers, spk_split
 
 
-def _simulate_listeners(items: list[dict], cfg: StressCorpusConfig) -> list[dict]:
+def simulate_listeners(items: list[dict], cfg: StressCorpusConfig) -> list[dict]:
     """Listener stress marks per item (see the module docstring for the model)."""
     rng = np.random.default_rng([cfg.seed, 5])
     n = cfg.n_listener_pool
@@ -224,7 +232,12 @@ def _simulate_listeners(items: list[dict], cfg: StressCorpusConfig) -> list[dict
 
 def build_stress_corpus(config: StressCorpusConfig, out_dir: str | Path) -> StressCorpus:
     """Render all items, simulate listeners and write the corpus folder (see module docstring).
-    Same config -> byte-identical files."""
+    Same config -> byte-identical files. ``source: real`` builds the real-audio corpus instead
+    (``real_corpus.py``)."""
+    if config.source == "real":
+        from trainer.benchmarks.cast.real_corpus import build_real_stress_corpus
+
+        return build_real_stress_corpus(config, out_dir)
     out = Path(out_dir)
     (out / "audio").mkdir(parents=True, exist_ok=True)
     items, speakers, spk_split = _plan(config)
@@ -245,17 +258,22 @@ def build_stress_corpus(config: StressCorpusConfig, out_dir: str | Path) -> Stre
                      "candidates": it["candidates"], "prominence": [round(float(p), 4) for p in it["prominence"]],
                      "kind": it["kind"], "duration_s": round(r.audio.size / sr, 4)})
     write_jsonl(out / "items.jsonl", rows)
-    listeners = _simulate_listeners(items, config)
+    listeners = simulate_listeners(items, config)
     write_jsonl(out / "listeners.jsonl", listeners)
     write_jsonl(out / "speakers.jsonl", [dict(s.to_dict(), split=spk_split[s.name]) for s in speakers])
     cfg = asdict(config)
     cfg["languages"] = list(config.languages)
     (out / "corpus_config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
-    counts = {sp: sum(r["split"] == sp for r in rows) for sp in SPLITS}
+    return corpus_summary(out, rows, len(listeners), len(speakers))
+
+
+def corpus_summary(out: Path, rows: list[dict], n_listener_rows: int, n_speakers: int) -> StressCorpus:
+    """The ``StressCorpus`` of a written corpus folder from its item rows."""
     return StressCorpus(root=out, items_path=out / "items.jsonl", listeners_path=out / "listeners.jsonl",
                         speakers_path=out / "speakers.jsonl", config_path=out / "corpus_config.json",
                         n_items=len(rows), n_pairs=len({r["pair_id"] for r in rows if r["pair_id"]}),
                         n_controls=sum(r["kind"] == "control" for r in rows),
                         n_double=sum(r["kind"] == "double" for r in rows),
-                        n_sentences=len({r["sentence_id"] for r in rows}), n_speakers=len(speakers),
-                        n_listener_rows=len(listeners), split_counts=counts)
+                        n_sentences=len({r["sentence_id"] for r in rows}), n_speakers=n_speakers,
+                        n_listener_rows=n_listener_rows,
+                        split_counts={sp: sum(r["split"] == sp for r in rows) for sp in SPLITS})
