@@ -93,6 +93,9 @@ class NvvCorpusConfig(StrictFromDict):
     spurious_gain_db: tuple = (-12.0, 0.0)  # (lo, hi) dB re the nominal level of each spurious event
     noise_floor_db: float = -50.0  # white noise re speech RMS over the whole file (dB)
     real_items_dir: str | None = None  # optional folder with nvbench_data_{en,zh}.json whose clean texts join the bank
+    source: str = "synthetic"  # synthetic (procedural speech) | real (installed TTS engines + human recordings, EN only; events procedural, labels by construction; real_corpus.py)
+    human_fraction: float = 0.25  # source real: share of items whose carrier is a human recording (the rest: TTS engine voices)
+    render_workers: int = 2  # source real: worker processes rendering items (1 = in this process)
 
     def __post_init__(self) -> None:
         self.languages = tuple(self.languages)
@@ -112,7 +115,14 @@ class NvvCorpusConfig(StrictFromDict):
              and set(self.languages) <= {"en", "zh"},
              f"languages must be a non-empty subset of ('en', 'zh') without repeats, got {self.languages}")
         cp = self.case_proportions
-        need(set(cp) <= set(CASES), f"case_proportions: unknown cases {sorted(set(cp) - set(CASES))}; known {CASES}")
+        need(self.source in ("synthetic", "real"), f"source must be 'synthetic' or 'real', got {self.source!r}")
+        known = CASES + (("wrong_type",) if self.source == "real" else ())  # wrong_type: real corpus only
+        need(set(cp) <= set(known), f"case_proportions: unknown cases {sorted(set(cp) - set(known))}; known {known}")
+        need(self.source == "synthetic" or (self.languages == ("en",) and self.sample_rate == 16000),
+             "source real is English at 16000 Hz: languages must be [en] and sample_rate 16000")
+        need(0.0 <= self.human_fraction <= 1.0, f"human_fraction must be in [0, 1], got {self.human_fraction}")
+        need(isinstance(self.render_workers, (int, np.integer)) and 1 <= self.render_workers <= 64,
+             f"render_workers must be an int in [1, 64], got {self.render_workers!r}")
         need(all(v >= 0.0 for v in cp.values()), "case_proportions must be >= 0")
         need(abs(sum(cp.values()) - 1.0) < 1e-6, f"case_proportions must sum to 1, got {sum(cp.values()):.6g}")
         low_max = len(LOW_SNR_TYPES) / len(load_taxonomy())
@@ -397,6 +407,9 @@ def build_nvv_corpus(config: NvvCorpusConfig, out_dir: str | Path) -> NvvCorpus:
     ``duration_s`` and ``alignment`` [{units: [a, b], span_s: [start, end]}] per speech chunk.
     """
     out = Path(out_dir)
+    if config.source == "real":  # real speech carriers (real_corpus.py); same items format
+        from trainer.benchmarks.nvv.real_corpus import build_real_nvv_corpus
+        return build_real_nvv_corpus(config, out)
     (out / "audio").mkdir(parents=True, exist_ok=True)
     tax = load_taxonomy()
     bank = sentence_bank(config)
