@@ -273,18 +273,20 @@ class FailedItem(dict):
 
 
 def results_in_order(model: Model, work: Sequence, to_input: Callable[[Any], Any], batch_size: int = 16,
-                     label: str = "validate") -> list:
+                     label: str = "validate", pool_size: int | None = None) -> list:
     """The model's results for ``work``, in work order, through the same pass as :func:`score_work`
     and written nowhere: the validation passes of training, which need every item's result.
-    ``to_input(item)`` -> the model's input (e.g. ``{"wave": ..., "fields": ...}``). An item that
+    ``to_input(item)`` -> the model's input (e.g. ``{"wave": ..., "fields": ...}``); ``pool_size``:
+    :class:`EngineOptions`'s (None: 4 batches). An item that
     fails (unreadable audio, a batch the model fails on alone) stops the pass with one
     ``ValueError`` naming the first such item and how many failed: a metric over the rest would
     silently describe another set."""
     scorer = ScorerFunctions(prepare=to_input, finish=lambda item, result: result,
                              fail=lambda item, error: FailedItem(item=item, error=error))
     results: list = [None] * len(work)
+    options = EngineOptions(batch_size=batch_size, pool_size=pool_size, vad=False)
     with progress_bar(len(work), label) as bar:
-        for batch, rows in scored_batches(model, work, scorer, EngineOptions(batch_size=batch_size, vad=False)):
+        for batch, rows in scored_batches(model, work, scorer, options):
             for p, row in zip(batch, rows):
                 results[p.index] = row
             bar.update(len(rows))

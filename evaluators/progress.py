@@ -14,16 +14,6 @@ def progress_iter(items, desc: str, unit: str = "clip"):
                 disable=not sys.stderr.isatty())
 
 
-def chunks_with_progress(items: list, size: int, desc: str):
-    """Consecutive slices of ``items`` of at most ``size``, advancing a bar as each is taken
-    (validation: audio for one slice in memory at a time)."""
-    with progress_bar(len(items), desc) as bar:
-        for start in range(0, len(items), size):
-            chunk = items[start:start + size]
-            yield chunk
-            bar.update(len(chunk))
-
-
 def progress_bar(total: int, desc: str, unit: str = "clip"):
     """A ``tqdm`` bar over ``total`` units; ``.update(n)`` as work lands, use as a context manager."""
     from tqdm import tqdm

@@ -239,15 +239,18 @@ def test_clear_conflict_score_golden():
 
 
 class _ScoreTable:
-    """A stand-in judge whose verdict score is looked up by instruction."""
+    """A stand-in judge (an engine model) whose verdict score is looked up by instruction."""
 
     verdict_source, threshold = "clear_conflict", 0.5
 
     def __init__(self, table):
         self.table = table
 
-    def score(self, inputs, batch_size=8):
-        return [{"p_true": self.table[x["instruction"]]} for x in inputs]
+    def prepare_input(self, x):
+        return x["instruction"]
+
+    def score_examples(self, examples, batch_size=8):
+        return [{"p_true": self.table[x]} for x in examples]
 
 
 def test_choose_threshold_golden(tmp_path):

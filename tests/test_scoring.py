@@ -215,11 +215,11 @@ def test_allow_truncated_scores_a_cut_file_with_a_warning_in_its_row(judge, audi
 
 
 def test_progress_bars_are_silent_when_stderr_is_not_a_terminal(capsys):
-    from evaluators.progress import chunks_with_progress, progress_bar
+    from evaluators.progress import progress_bar
 
     with progress_bar(3, "x") as bar:
         bar.update(3)
-    assert bar.disable and [len(c) for c in chunks_with_progress(list(range(5)), 2, "y")] == [2, 2, 1]
+    assert bar.disable
     assert capsys.readouterr().err == ""
 
 

@@ -198,12 +198,6 @@ class NvvVerifierJudge(JudgePersistence):
         return {"present": present, "position": best if present else None, "p_present": float(p_here[best]),
                 "hallucinated_events": hallucinated, "hallucinated_positions": positions}
 
-    def clip_logits(self, waves: list[np.ndarray], texts: list[str], langs: list[str], target_types: list[str],
-                    unit_times: list[list], batch_size: int = 8) -> list[np.ndarray]:
-        """Each clip's slot logits (S, 2 + n_types), input order (what :meth:`decide` reads)."""
-        examples = [self.prepare(*args) for args in zip(waves, texts, langs, target_types, unit_times)]
-        return list(logits_in_input_order(self.backbone, self.head, examples, self.collate, batch_size))
-
     def verify(self, waves: list[np.ndarray], texts: list[str], langs: list[str], target_types: list[str],
                unit_times: list[list], batch_size: int = 8) -> list[dict]:
         """One decision per clip, input order: ``present``, ``position`` (units) or None,

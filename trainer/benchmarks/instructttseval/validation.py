@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluators.progress import chunks_with_progress
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.instructttseval.items import DIMENSIONS, TASKS
 from evaluators.benchmarks.instructttseval.judge import VERDICT_SOURCES
 from evaluators.benchmarks.instructttseval.scorer import instruction_judge
+from evaluators.engine import results_in_order
 from evaluators.jsonl import JsonlError, read_jsonl
 from evaluators.judges.registry import load_judge
 from evaluators.metrics.agreement import cohen_kappa
@@ -182,11 +182,12 @@ def format_agreement(table: dict, title: str) -> str:
 
 
 def _score_pairs(judge, rows: list[dict], batch_size: int) -> list[dict]:
-    outputs: list[dict] = []
-    for chunk in chunks_with_progress(rows, 64, "validate instructttseval"):
-        inputs = [{"wave": load_audio(r["path"]), "instruction": r["instruction"], "lang": r["lang"]} for r in chunk]
-        outputs += judge.score(inputs, batch_size=batch_size)
-    return outputs
+    """The judge's output per pair (row order), scored by the scoring engine in pools of 64 pairs
+    (the judge sorts by length within a pool; the pools fix the batches, hence the last float bits)."""
+    def judge_input(r: dict) -> dict:
+        return {"wave": load_audio(r["path"]), "instruction": r["instruction"], "lang": r["lang"]}
+
+    return results_in_order(judge, rows, judge_input, batch_size, "validate instructttseval", pool_size=64)
 
 
 #: Verdict thresholds :func:`choose_threshold` tries (the clear-conflict score of a pair with one

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from evaluators.progress import chunks_with_progress
 from evaluators.audio_io import load_audio
 from evaluators.engine import results_in_order
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, item_from_row
 from evaluators.benchmarks.nvv.metrics import score_run
 from evaluators.benchmarks.nvv.predictions import prediction_from_row
 from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge, insert_tag
+from evaluators.judges.slot_head import logits_in_input_order
 
 
 def match_spurious(rendered_pos: list[int], rendered_labels: list[str], reported_pos: list[int],
@@ -80,13 +80,29 @@ def verifier_scores(rows: list[dict], preds: list[dict], delta: int) -> dict:
                          "recall": sp_tp / (sp_tp + sp_fn) if sp_tp + sp_fn else None}}
 
 
+def _judge_input(r: dict) -> dict:
+    return {"wave": load_audio(r["path"]), "text": r["text"], "lang": r["lang"], "target_type": r["target_type"],
+            "unit_times": r["unit_times"]}
+
+
 def predict_nvv_rows(judge: NvvVerifierJudge, rows: list[dict], batch_size: int = 16) -> list[dict]:
     """The verifier's decisions for corpus rows (input order), scored by the scoring engine."""
-    def judge_input(r: dict) -> dict:
-        return {"wave": load_audio(r["path"]), "text": r["text"], "lang": r["lang"], "target_type": r["target_type"],
-                "unit_times": r["unit_times"]}
+    return results_in_order(judge, rows, _judge_input, batch_size, "validate nvv")
 
-    return results_in_order(judge, rows, judge_input, batch_size, "validate nvv")
+
+class SlotLogits:
+    """The verifier as a model whose result is a clip's slot logits (S, 2 + n_types), not its
+    decision: the threshold sweep decides each clip once per threshold from one forward pass."""
+
+    def __init__(self, judge: NvvVerifierJudge):
+        self.judge, self.backbone = judge, judge.backbone
+
+    def prepare_input(self, x: dict) -> dict:
+        return self.judge.prepare_input(x)["example"]
+
+    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
+        return [{"logits": lg} for lg in logits_in_input_order(self.backbone, self.judge.head, examples,
+                                                               self.judge.collate, batch_size)]
 
 
 TYPE_THRESHOLD_GRID = tuple(round(0.05 * k, 2) for k in range(1, 20))  # 0.05 .. 0.95
@@ -97,10 +113,8 @@ def choose_type_threshold(judge: NvvVerifierJudge, rows: list[dict], batch_size:
     validation items; ties go to the higher threshold, which reports less). Sets
     ``judge.type_threshold`` and returns the choice with the spurious P/R/F1 of every threshold tried."""
     rows = [dict(r, spurious_labels=[judge.label_of(t) for t in r["spurious_types"]]) for r in rows]
-    logits = [lg for c in chunks_with_progress(rows, 64, "choose type threshold")
-              for lg in judge.clip_logits([load_audio(r["path"]) for r in c], [r["text"] for r in c],
-                                          [r["lang"] for r in c], [r["target_type"] for r in c],
-                                          [r["unit_times"] for r in c], batch_size=batch_size)]
+    logits = [o["logits"] for o in results_in_order(SlotLogits(judge), rows, _judge_input, batch_size,
+                                                     "choose type threshold")]
     sweep = []
     for t in TYPE_THRESHOLD_GRID:
         found = reported = rendered = 0

@@ -32,11 +32,11 @@ from evaluators.benchmarks.speecheditbench.calibration import (
 )
 from evaluators.benchmarks.speecheditbench.criteria import EVENTS, STYLES, normalize_emotion
 from evaluators.benchmarks.speecheditbench.judge_prompts import allowed_emotions
+from evaluators.engine import results_in_order
 from evaluators.jsonl import JsonlError, read_jsonl
 from evaluators.judges.folder import file_sha256
 from evaluators.judges.registry import load_judge
 from evaluators.metrics.correlation import bootstrap_ci
-from evaluators.progress import chunks_with_progress
 from evaluators.runtime_options import Runtime
 from trainer.benchmarks.speecheditbench.rows import training_rows
 
@@ -288,9 +288,8 @@ def validate_edit_judge(judge_dir: str | Path, corpus_dir: str | Path | None = N
     rows = [r for r in rows if not problems.get(r["id"])]
     if not rows:
         raise ValueError(f"no clip of {labels} could be read: {set_aside[0]}")
-    preds: list[dict] = []
-    for chunk in chunks_with_progress(rows, max(batch_size * 4, 1), f"validating {judge.criterion}"):
-        preds += judge.score([{**r["request"], "wave": load_audio(r["path"])} for r in chunk], batch_size=batch_size)
+    preds = results_in_order(judge, rows, lambda r: {**r["request"], "wave": load_audio(r["path"])}, batch_size,
+                             f"validating {judge.criterion}")
     metrics = judge_metrics(rows, preds, n_resamples)
     report = {"criterion": judge.criterion, "judge": str(judge_dir), "source": source, "n_clips": len(rows),
               "metrics": {k: v for k, v in metrics.items() if k in ("overall", "en", "zh")}}
