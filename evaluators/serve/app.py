@@ -226,7 +226,7 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
                                 f"{options.max_request_audio_bytes} bytes (--max-request-audio-mb)")
         waves = []
         for k, audio in enumerate(request.audios):
-            hearing = [j for j, job in zip(slot_judges, jobs) if job.audio == k]
+            hearing = [j for j, job in zip(slot_judges, jobs) if k in job.hears]
             waves.append(decode(audio, hearing, f"audio part {k + 1}: " if several else "")[0] if hearing else None)
         return waves
 
@@ -274,12 +274,15 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
         slot_judges = [route[family][job.slot] for job in jobs]
         waves = await run_in_threadpool(decode_all, request, jobs, slot_judges)
         # alike jobs of one judge on one audio (a trained judge in several slots) are one pass
-        keys = [(id(j), job.audio, json.dumps(job.fields, sort_keys=True, ensure_ascii=False))
+        keys = [(id(j), job.hears, json.dumps(job.fields, sort_keys=True, ensure_ascii=False))
                 for j, job in zip(slot_judges, jobs)]
         futures = {}
         for key, j, job in zip(keys, slot_judges, jobs):
             if key not in futures:
-                futures[key] = asyncio.wrap_future(batcher.submit(j, {"wave": waves[job.audio], "fields": job.fields}))
+                x = {"wave": waves[job.audio], "fields": job.fields}
+                if job.second is not None:  # both audios in one prompt (an in-prompt pairwise judge)
+                    x["wave_b"] = waves[job.second]
+                futures[key] = asyncio.wrap_future(batcher.submit(j, x))
         done = dict(zip(futures, await asyncio.gather(*futures.values(), return_exceptions=True)))
         results = [done[key] for key in keys]
         for r in results:
@@ -295,7 +298,8 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
         except FamilyError as e:
             raise ApiError(400, str(e)) from None
         several = len(request.audios) > 1
-        verdicts = [{"slot": job.slot, "judge": j.name, **({"audio": job.audio} if several else {}),
+        verdicts = [{"slot": job.slot, "judge": j.name,
+                     **(({"audio": job.audio} if job.second is None else {"audios": list(job.hears)}) if several else {}),
                      "score": r["score"], "label": r["label"], "probs": r["probs"],
                      **({"kind": r["kind"], "result": r["result"]} if "kind" in r else {})}
                     for j, job, r in zip(slot_judges, jobs, results)]

@@ -42,11 +42,19 @@ class Layout:
 @dataclass(frozen=True)
 class Job:
     """One judge pass a request needs: the judge ``slot`` of its family, the prompt ``fields`` the
-    slot's judge is filled with, and which of the request's audios (``audio``, 0-based) it hears."""
+    slot's judge is filled with, and which of the request's audios (``audio``, 0-based; with
+    ``second``, two audios in one prompt) it hears."""
 
     slot: str
     fields: dict = field(default_factory=dict)
     audio: int = 0
+    #: the other audio heard in the same prompt (an in-prompt pairwise judge), None: one audio
+    second: int | None = None
+
+    @property
+    def hears(self) -> tuple[int, ...]:
+        """The request's audios this job hears, in the order its judge is given them."""
+        return (self.audio,) if self.second is None else (self.audio, self.second)
 
 
 @dataclass(frozen=True)

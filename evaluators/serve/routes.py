@@ -25,7 +25,9 @@ The model name ``*`` answers every model name no other route names. Without a ro
 family is answered on its default presets for every model name (:meth:`Routes.default`).
 A judge folder of a kind that cannot answer its slot (``trained_slots.answerable_kinds``, or the
 family's own ``slot_kinds``) stops the server at startup with one line naming the route, the folder
-and its kind. A family's settings (``tie_band``) sit beside its slots and reach its reply through
+and its kind. A pairwise slot may hold an in-prompt judge (a folder of kind ``in_prompt_pair`` or
+``in-prompt-pair``, the zero-shot one on the route's base): on a backbone that takes one audio per
+prompt it is refused at startup, before any model loads, naming the route key. A family's settings (``tie_band``) sit beside its slots and reach its reply through
 :meth:`Routes.settings`.
 """
 
@@ -38,6 +40,7 @@ from pathlib import Path
 
 import yaml
 
+from evaluators.serve.pair_compare import DEFAULT_BACKBONE, in_prompt_problem
 from evaluators.serve.prompt_families import FAMILIES
 from evaluators.serve.trained_slots import check_slot_judge, slot_model
 
@@ -208,15 +211,20 @@ class JudgeLoader:
 
     def _load(self, spec: str, base: str | None, backbone: str | None):
         from evaluators.judges.folder import JUDGE_CONFIG
+        from evaluators.judges.in_prompt_pair import ZERO_SHOT_NAME
         from evaluators.judges.presets import PRESETS
         from evaluators.judges.registry import load_judge
         from evaluators.judges.verbalizer import VerbalizerJudge
 
         if (Path(spec) / JUDGE_CONFIG).is_file():  # any kind; the slot checks it can answer
             return load_judge(spec, **self.runtime.load_kwargs())
+        if spec == ZERO_SHOT_NAME:  # the in-prompt pairwise judge on an untuned base
+            from evaluators.judges.in_prompt_pair import InPromptPairJudge
+
+            return InPromptPairJudge.zero_shot(self._backbone(backbone or DEFAULT_BACKBONE, base))
         if spec not in PRESETS:
-            raise ValueError(f"judge {spec!r} is neither a judge folder (with {JUDGE_CONFIG}) nor a preset "
-                             f"({', '.join(sorted(PRESETS))})")
+            raise ValueError(f"judge {spec!r} is neither a judge folder (with {JUDGE_CONFIG}), a preset "
+                             f"({', '.join(sorted(PRESETS))}) nor {ZERO_SHOT_NAME!r}")
         preset = PRESETS[spec]
         if backbone and preset.backbone and backbone != preset.backbone:
             raise ValueError(f"preset {spec!r} is bound to backbone {preset.backbone!r}, not {backbone!r}")
@@ -272,6 +280,19 @@ def slot_judge(route: ModelRoute, family: str, slot: str, spec: str, loader: Jud
         raise ValueError(f"{route.where}:models.{route.name}.families.{family}.{slot}: {spec}: {e}") from None
 
 
+def check_route_backbones(routes: Routes) -> None:
+    """An in-prompt pairwise judge (both clips in one prompt) on a backbone that takes one audio per
+    prompt stops the server at startup, before any model loads: one line naming the route key
+    (``file:models.<name>.families.<family>.<slot>``), the judge and the backbone. Runs on every
+    routes file, the default routes included (they name no in-prompt judge)."""
+    for route in routes.models.values():
+        for family in route.families:
+            for slot, spec in route.judge_specs(family).items():
+                problem = in_prompt_problem(spec, route.backbone)
+                if problem:
+                    raise ValueError(f"{route.where}:models.{route.name}.families.{family}.{slot}: {spec}: {problem}")
+
+
 def check_route_bases(routes: Routes) -> None:
     """Serving's first step, before any model code loads: the base model of every preset a route
     names must be at hand (:func:`evaluators.hub_access.require_preset_base`: cached, or the Hub
@@ -280,6 +301,7 @@ def check_route_bases(routes: Routes) -> None:
     family's bases can be had (the others are left out as they load)."""
     from evaluators.hub_access import HubUnavailableError, require_preset_base
 
+    check_route_backbones(routes)
     missing: list[HubUnavailableError] = []
     available = 0
     for route in routes.models.values():
@@ -299,7 +321,9 @@ def check_route_bases(routes: Routes) -> None:
 def load_route_judges(routes: Routes, loader: JudgeLoader) -> dict[str, dict[str, dict[str, object]]]:
     """model -> family -> slot -> loaded judge (another kind than verbalizer behind its
     ``trained_slots`` adapter). With ``routes.lenient`` a family that cannot load on the base is
-    left out with a warning; otherwise its error (ValueError/OSError) propagates."""
+    left out with a warning; otherwise its error (ValueError/OSError) propagates. An in-prompt
+    judge on a one-audio backbone is refused first, whatever the routes (:func:`check_route_backbones`)."""
+    check_route_backbones(routes)
     loaded: dict[str, dict[str, dict[str, object]]] = {}
     for name, route in routes.models.items():
         loaded[name] = {}

@@ -11,7 +11,9 @@ and checks it with ``EmergentTextSpeech.validate_win_rate_response``: the keys
 ``winner`` in {0, 1, 2} (0: a tie).
 
 The judge: the category's slot (one slot per category, so a route can give each its own judge)
-holds a per-clip judge (``evaluators.serve.clip_scores``) that scores each clip alone on [0, 1],
+holds either an in-prompt judge (``in_prompt_pair``: both clips in one prompt, asked in both orders,
+``evaluators/serve/pair_compare.py``; ``score_1`` / ``score_2`` are ``3 p`` / ``3 (1 - p)`` of its
+P(system 1 better) ``p``, the winner by the same tie band) or a per-clip judge (``evaluators.serve.clip_scores``) that scores each clip alone on [0, 1],
 shown as ``3 x unit`` on the prompt's 0-3 scale. ``score_k`` is that score rounded to an integer;
 the winner follows from the two scores (rounded to 3 decimals first, so the reply is the same
 whatever batch scored the clips): system 1 wins when its score exceeds system 2's by more than the
@@ -26,8 +28,10 @@ import math
 from functools import lru_cache
 
 from evaluators.benchmarks.emergenttts.prompts import PLACEHOLDERS, categories, prompt_texts
+from evaluators.judges.kinds import IN_PROMPT_PAIR_KINDS
 from evaluators.serve.clip_scores import PER_CLIP_KINDS, ClipScore
 from evaluators.serve.family_base import FamilyError, Job, Layout, PromptFamily, Template, reply_json
+from evaluators.serve.pair_compare import PAIR_RESULT, InPromptPair, is_in_prompt
 
 #: the prompt's score scale: 0 (very poor) ... 3 (completely correct)
 TOP_SCORE = 3
@@ -66,7 +70,7 @@ class WinRateFamily(PromptFamily):
     name = "emergenttts-win-rate"
     description = "EmergentTTS-Eval's win-rate judge prompt: text, audio 1, text, audio 2 (six categories)"
     audios = 2
-    slot_kinds = PER_CLIP_KINDS
+    slot_kinds = PER_CLIP_KINDS + IN_PROMPT_PAIR_KINDS
     settings = {"tie_band": DEFAULT_TIE_BAND}
 
     @property
@@ -94,25 +98,42 @@ class WinRateFamily(PromptFamily):
                               "(one part each, in this order)")
 
     def jobs(self, values, prompt, kinds=None):
-        """Each clip scored alone by the category's judge, with the text as the prompt's ``{text}``."""
+        """Each clip scored alone by the category's judge, with the text as the prompt's ``{text}``;
+        an in-prompt judge in the category's slot hears both clips in one job."""
         fields = {"text": values["text"]}
+        if kinds and kinds.get(values["category"]) in IN_PROMPT_PAIR_KINDS:
+            return [Job(values["category"], fields, audio=0, second=1)]
         return [Job(values["category"], fields, audio=0), Job(values["category"], fields, audio=1)]
 
     def slot_model(self, model):
-        return ClipScore(model)
+        return InPromptPair(model) if is_in_prompt(model) else ClipScore(model)
 
     def reply(self, values, results, settings=None):
         tie_band = float((settings or self.settings)["tie_band"])
+        if len(results) == 1 and results[0].get("kind") == PAIR_RESULT:
+            return self._in_prompt_reply(results[0]["result"], tie_band)
         s1, s2 = (round(TOP_SCORE * float(r["result"]["unit"]), 3) for r in results)
-        winner = decide(s1, s2, tie_band)
-        difference = round(s1 - s2, 3)
-        outcome = {0: f"within the tie band {tie_band:g}: a tie (winner 0)",
-                   1: f"more than the tie band {tie_band:g}: system 1 wins",
-                   2: f"more than the tie band {tie_band:g} in favour of system 2: system 2 wins"}[winner]
-        return reply_json({
-            "reasoning_system_1": f"Per-clip judge score of system 1: {s1:.3f} on the 0-3 scale (score_1 "
-                                  f"{integer_score(s1)}).",
-            "reasoning_system_2": f"Per-clip judge score of system 2: {s2:.3f} on the 0-3 scale (score_2 "
-                                  f"{integer_score(s2)}).",
-            "system_comparison": f"Score difference, system 1 minus system 2: {difference:+.3f}, {outcome}.",
-            "score_1": integer_score(s1), "score_2": integer_score(s2), "winner": winner})
+        return _reply(s1, s2, tie_band, ("Per-clip judge score of system 1:", "Per-clip judge score of system 2:"))
+
+    @staticmethod
+    def _in_prompt_reply(result: dict, tie_band: float) -> str:
+        """Scores from the in-prompt judge's P(system 1 better) ``p`` (both orders averaged):
+        ``3 p`` and ``3 (1 - p)``; swapping the audios gives ``1 - p`` exactly, so the two scores swap."""
+        p = float(result["p_1"])
+        s1, s2 = round(TOP_SCORE * p, 3), round(TOP_SCORE * (1.0 - p), 3)
+        return _reply(s1, s2, tie_band, ("In-prompt comparison, both orders averaged: 3 x P(system 1 better) =",
+                                         "In-prompt comparison, both orders averaged: 3 x P(system 2 better) ="))
+
+
+def _reply(s1: float, s2: float, tie_band: float, what: tuple[str, str]) -> str:
+    """The validator's six keys from the two scores on the 0-3 scale; the winner by :func:`decide`."""
+    winner = decide(s1, s2, tie_band)
+    difference = round(s1 - s2, 3)
+    outcome = {0: f"within the tie band {tie_band:g}: a tie (winner 0)",
+               1: f"more than the tie band {tie_band:g}: system 1 wins",
+               2: f"more than the tie band {tie_band:g} in favour of system 2: system 2 wins"}[winner]
+    return reply_json({
+        "reasoning_system_1": f"{what[0]} {s1:.3f} on the 0-3 scale (score_1 {integer_score(s1)}).",
+        "reasoning_system_2": f"{what[1]} {s2:.3f} on the 0-3 scale (score_2 {integer_score(s2)}).",
+        "system_comparison": f"Score difference, system 1 minus system 2: {difference:+.3f}, {outcome}.",
+        "score_1": integer_score(s1), "score_2": integer_score(s2), "winner": winner})

@@ -3,7 +3,8 @@
 Every row is a pair (two renditions of one text); the judge scores each clip alone, and the loss
 asks sigmoid(s_A - s_B) to match the raters' preference. The score is a reward head's scalar
 (``scalar_reward``, the shape of SpeechJudge-BTRM) or a verbalizer's expected label value, as
-``pairs.score`` says. Definitions: ``docs/pairs.md#training``.
+``pairs.score`` says; with ``in_prompt`` the judge hears both clips in one prompt, asked in both
+orders, and sigmoid((m(A, B) - m(B, A)) / 2) is fitted instead (``evaluators/judges/in_prompt_pair.py``). Definitions: ``docs/pairs.md#training``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import torch
 
 from evaluators.audio_io import load_audio, prepare_segments
 from evaluators.benchmarks.pairs.metrics import verdict_of
+from evaluators.judges.in_prompt_pair import InPromptPairJudge
 from evaluators.judges.scalar_reward import SPEECHJUDGE_SYSTEM_PROMPT, ScalarRewardJudge
 from evaluators.runtime_options import Runtime, batch_size_arg, non_negative_int_arg
 from trainer.benchmarks.pairs.card import card_sections
@@ -116,6 +118,9 @@ class PairsPreferenceTask:
         s: PairsSettings = cfg.task_config
         if s.score == "verbalizer":
             return build_verbalizer_judge(backbone, cfg, s.preset)
+        if s.score == "in_prompt":  # a backbone that takes one audio per prompt is refused here, naming it
+            return InPromptPairJudge(backbone, s.in_prompt.prompt(cfg.system_prompt), max_seconds=cfg.max_seconds,
+                                     name=cfg.judge_name, seed=cfg.seed)
         return ScalarRewardJudge(backbone, ScalarRewardJudge.new_head(backbone, seed=cfg.seed), prompt=s.prompt,
                                  prompt_before_audio=s.prompt_before_audio,
                                  system_prompt=cfg.system_prompt or SPEECHJUDGE_SYSTEM_PROMPT,
@@ -124,18 +129,29 @@ class PairsPreferenceTask:
 
     def example(self, judge, row: dict) -> dict:
         # training sees the first max_seconds of each clip (a LongClipWarning when cut), as scoring does
+        fields = {"text": row["text"]}
+        if getattr(judge, "sees_both_clips", False):  # both orders, both clips in each prompt
+            wave_a, wave_b = load_audio(row["path_a"]), load_audio(row["path_b"])
+            return {"ab": judge.prepare(wave_a, wave_b, fields), "ba": judge.prepare(wave_b, wave_a, fields)}
+
         def clip(path: str) -> dict:
             wave, _ = prepare_segments(load_audio(path), policy="truncate", max_seconds=judge.max_seconds)[0]
-            return judge.prepare(wave, {"text": row["text"]})
+            return judge.prepare(wave, fields)
 
         return {"a": clip(row["path_a"]), "b": clip(row["path_b"])}
 
     def collate(self, judge, examples: list[dict], rows: list[dict]) -> tuple[dict, dict]:
+        targets = {"p_a": torch.tensor([r["p_a"] for r in rows], dtype=torch.float32)}
+        if getattr(judge, "sees_both_clips", False):
+            return judge.collate([e["ab"] for e in examples] + [e["ba"] for e in examples]), targets
         clips = [e["a"] for e in examples] + [e["b"] for e in examples]
-        return judge.backbone.collate(clips), {"p_a": torch.tensor([r["p_a"] for r in rows], dtype=torch.float32)}
+        return judge.backbone.collate(clips), targets
 
     def _pair_scores(self, judge, inputs: dict) -> tuple[torch.Tensor, torch.Tensor]:
-        scores = clip_scores(judge, inputs)
+        """Two (B,) tensors whose difference is the log-odds that A is better: the clips' scores,
+        or half of each order's margin (the in-prompt judge: ``(m(A, B) - m(B, A)) / 2``, the
+        quantity it is scored by)."""
+        scores = judge.margins(inputs) / 2 if getattr(judge, "sees_both_clips", False) else clip_scores(judge, inputs)
         half = scores.shape[0] // 2
         return scores[:half], scores[half:]
 

@@ -1,0 +1,98 @@
+"""Pairwise families answered by an in-prompt judge: both clips in one prompt, both orders
+(``docs/serve.md#pairwise-and-group-judging``).
+
+A comparing family's slot may hold an ``in_prompt_pair`` judge (``evaluators/judges/in_prompt_pair.py``)
+instead of a per-clip one: the family then asks for ONE job that hears both audios
+(``Job.second``), and :class:`InPromptPair` runs it as two prompts, (X, Y) and (Y, X) with X, Y the
+two clips in an order fixed by their content, so the request (audio 1, audio 2) and its swap send
+the very same prompts and get mirrored verdicts exactly.
+
+Backbones that take one audio per prompt cannot hold such a judge: :func:`check_in_prompt_routes`
+refuses the route at startup, before any model loads, with one line naming the route key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evaluators.judges.in_prompt_pair import ZERO_SHOT_NAME, canonical_orders, debiased
+from evaluators.judges.kinds import IN_PROMPT_PAIR_KINDS
+from evaluators.judges.two_audio_prompt import two_clip_problem
+
+#: The result kind an :class:`InPromptPair` gives (``{"kind": PAIR_RESULT, "result": {...}}``).
+PAIR_RESULT = "pair_compare"
+#: The backbone a zero-shot in-prompt slot loads when its route names none.
+DEFAULT_BACKBONE = "qwen2_5_omni"
+
+
+def is_in_prompt(model) -> bool:
+    """Whether ``model`` hears both clips of a pair in one prompt."""
+    return getattr(model, "kind", None) in IN_PROMPT_PAIR_KINDS
+
+
+class InPromptPair:
+    """The engine model of a pairwise slot holding an in-prompt judge: input ``{"wave", "wave_b",
+    "fields"}`` (system 1's clip, system 2's clip); result ``{"kind": "pair_compare", "result":
+    {"p_1", "margin_1", "p_1_forward", "p_1_swapped"}, "score": p_1, "label", "probs"}`` with
+    ``p_1`` = P(system 1 better) from both orders' averaged log-odds."""
+
+    def __init__(self, judge):
+        self.judge = judge
+        self.kind = judge.kind
+        self.name = judge.name
+        self.backbone = judge.backbone
+        self.max_seconds = judge.max_seconds
+        self.long_clip_policy = "truncate"
+
+    def provenance(self) -> dict:
+        return self.judge.provenance()
+
+    def prepare_input(self, x: dict) -> tuple:
+        if x.get("wave_b") is None:
+            raise ValueError("an in-prompt pairwise judge needs both audios of the request")
+        fields = x.get("fields") or {}
+        first, second, one_first = canonical_orders(x["wave"], x["wave_b"])
+        return (self.judge.prepare_input({"wave_a": first, "wave_b": second, "fields": fields}),
+                self.judge.prepare_input({"wave_a": second, "wave_b": first, "fields": fields}), one_first)
+
+    def score_examples(self, examples: list[tuple], batch_size: int = 8) -> list[dict]:
+        out = self.judge.score_examples([e for pair in examples for e in pair[:2]], batch_size=batch_size)
+        results = []
+        for k, (_, _, one_first) in enumerate(examples):
+            v = debiased(float(out[2 * k]["margin"]), float(out[2 * k + 1]["margin"]), one_first)
+            p = v["p_a"]
+            results.append({"kind": PAIR_RESULT, "score": p, "label": "1" if p > 0.5 else "2" if p < 0.5 else "tie",
+                            "probs": {"1": p, "2": 1.0 - p},
+                            "result": {"p_1": p, "margin_1": v["margin_a"], "p_1_forward": v["p_a_forward"],
+                                       "p_1_swapped": v["p_a_swapped"]}})
+        return results
+
+
+def _recorded_kind_and_backbone(spec: str) -> tuple[str | None, str | None]:
+    """A judge folder's ``kind`` and ``backbone`` from its ``judge_config.json`` (no weights read);
+    (None, None) for a preset name or an unreadable folder (its load says what is wrong)."""
+    from evaluators.judges.folder import JUDGE_CONFIG, read_judge_config
+
+    if not (Path(spec) / JUDGE_CONFIG).is_file():
+        return None, None
+    try:
+        cfg = read_judge_config(spec)
+    except ValueError:
+        return None, None
+    return cfg.get("kind"), cfg.get("backbone")
+
+
+def in_prompt_problem(spec: str, route_backbone: str | None) -> str | None:
+    """Why the in-prompt judge ``spec`` (the zero-shot name or a folder of an in-prompt kind) cannot
+    run where the route puts it (a backbone that takes one audio per prompt), or None."""
+    if spec == ZERO_SHOT_NAME:
+        backbone = route_backbone or DEFAULT_BACKBONE
+    else:
+        kind, recorded = _recorded_kind_and_backbone(spec)
+        if kind not in IN_PROMPT_PAIR_KINDS:
+            return None
+        backbone = recorded
+    try:
+        return two_clip_problem(backbone)
+    except KeyError as e:
+        return str(e.args[0])
