@@ -17,6 +17,11 @@ ratio is measured on one machine in one run.
 completions, text, clip k, text, clip k+1, as its ``api_clients.OpenAIClient`` sends it, the six
 categories in turn) and counts a reply as failed unless its validator's keys are there with
 ``winner`` in {0, 1, 2}; each request is two clips, so ``x offline`` compares 2 x requests/s.
+``--judge in-prompt-pair`` (or an ``in_prompt_pair`` judge folder) puts the in-prompt judge in every
+category (both clips in one prompt, both orders per request); ``x offline`` then compares
+requests/s with the pairs/s of the same judge outside the server.
+
+    python scripts/bench_serve.py --family emergenttts-win-rate --judge in-prompt-pair --levels 16,64
 """
 
 from __future__ import annotations
@@ -69,6 +74,24 @@ def offline_clips_per_s(judge, paths: list[Path], out: Path, batch_sizes: tuple[
             score_items(judge, [ScoreItem(p.stem, p) for p in paths], target, batch_size=batch_size, vad=False,
                         num_workers=0)
             speeds[batch_size] = max(speeds.get(batch_size, 0.0), len(paths) / (time.perf_counter() - start))
+    return speeds
+
+
+def offline_pairs_per_s(slot, paths: list[Path], batch_sizes: tuple[int, ...]) -> dict[int, float]:
+    """Pairs/s of an in-prompt slot model (both clips in one prompt, both orders) over clips
+    (k, k+1), run as the server runs a request batch (``batcher.score_requests``), best of two."""
+    from evaluators.audio_io import load_audio
+    from evaluators.serve.batcher import score_requests
+
+    waves = [load_audio(p) for p in paths]
+    inputs = [{"wave": waves[k], "wave_b": waves[(k + 1) % len(waves)], "fields": {"text": f"Sentence {k}"}}
+              for k in range(len(waves))]
+    speeds = {}
+    for batch_size in batch_sizes:
+        for _ in range(2):
+            start = time.perf_counter()
+            score_requests(slot, inputs, batch_size)
+            speeds[batch_size] = max(speeds.get(batch_size, 0.0), len(inputs) / (time.perf_counter() - start))
     return speeds
 
 
@@ -158,19 +181,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--family", default="auto-att-released", choices=("auto-att-released", "emergenttts-win-rate"),
                    help="the requests posted: one clip with the released Auto-ATT prompt (default), or "
                         "EmergentTTS-Eval's two-clip judge request")
+    p.add_argument("--judge", help="emergenttts-win-rate: the judge of every category slot (a judge folder, "
+                                   "a preset, or in-prompt-pair: both clips in one prompt); default the family's")
     args = p.parse_args(argv)
 
     folder = Path(tempfile.mkdtemp(prefix="bench_serve_"))
     paths = clips(args.clips, args.clip_seconds, folder)
-    routes = Routes({"bench": ModelRoute("bench", {args.family: {}}, args.base)})
-    judges = load_route_judges(routes, JudgeLoader())
     pairwise = args.family == "emergenttts-win-rate"
-    judge = judges["bench"][args.family][categories()[0]].judge if pairwise else \
-        judges["bench"][args.family]["human-likeness"]
-    speeds = offline_clips_per_s(judge, paths, folder / "offline.jsonl", tuple(sorted({1, 4, args.max_batch})))
+    slots = {c: args.judge for c in categories()} if pairwise and args.judge else {}
+    routes = Routes({"bench": ModelRoute("bench", {args.family: slots}, args.base)})
+    judges = load_route_judges(routes, JudgeLoader())
+    slot = judges["bench"][args.family][categories()[0] if pairwise else "human-likeness"]
+    in_prompt = getattr(slot, "kind", None) == "in_prompt_pair"
+    batch_sizes = tuple(sorted({1, 4, args.max_batch}))
+    if in_prompt:  # a request is one pair in both orders: compared with pairs/s offline
+        speeds = offline_pairs_per_s(slot, paths, batch_sizes)
+    else:
+        speeds = offline_clips_per_s(slot.judge if pairwise else slot, paths, folder / "offline.jsonl", batch_sizes)
     offline = max(speeds.values())
-    print("offline score_items clips/s by batch size: " + ", ".join(f"{b}: {v:.2f}" for b, v in speeds.items()),
-          flush=True)
+    print(f"offline {'pairs' if in_prompt else 'clips'}/s by batch size: "
+          + ", ".join(f"{b}: {v:.2f}" for b, v in speeds.items()), flush=True)
 
     app = create_app(judges, ServeOptions(folder=folder / "server", batch=BatchOptions(args.max_wait_ms, args.max_batch)))
     server = Server(Config(app, host="127.0.0.1", port=args.port, log_level="warning"))
@@ -185,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for clients in (int(x) for x in args.levels.split(",")):
             row = run_level(url, bodies, clients, args.seconds, app.state.batcher)
-            row["vs_offline"] = round((2 if pairwise else 1) * row["requests_per_s"] / offline, 3)
+            row["vs_offline"] = round((2 if pairwise and not in_prompt else 1) * row["requests_per_s"] / offline, 3)
             rows.append(row)
             print(json.dumps(row), flush=True)
     finally:
@@ -195,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         print(f"{r['clients']:>7} {r['requests_per_s']:>7.2f} {r['vs_offline']:>9.2f} {r['p50_ms']:>8.1f} "
               f"{r['p99_ms']:>8.1f} {r['mean_batch']:>6.2f} {r['failed']:>6}")
-    print(f"offline (best batch size) {offline:.2f} clips/s")
+    print(f"offline (best batch size) {offline:.2f} {'pairs' if in_prompt else 'clips'}/s")
     return 0 if all(r["failed"] == 0 for r in rows) else 1
 
 

@@ -80,7 +80,7 @@ def add_score_parser(ssub):
     c = ssub.add_parser("pairs", help="A/B naturalness verdicts with P(A better) for every pair of a pairs file "
                                       "(SpeechJudge format), one row per pair, resumable")
     c.add_argument("--judge", required=True,
-                   help="judge folder (scalar_reward or verbalizer kind) or verbalizer preset")
+                   help="judge folder (scalar_reward, verbalizer or in_prompt_pair kind) or verbalizer preset")
     c.add_argument("--pairs", required=True, help="pairs JSONL {id, audio_a, audio_b, [target_text], "
                                                   "[naturalness_label], ...} (docs/data.md#pairs); audio "
                                                   "relative to the file")

@@ -157,7 +157,15 @@ class PairsPreferenceTask:
 
     def loss(self, judge, inputs: dict, targets: dict, settings: PairsSettings) -> torch.Tensor:
         a, b = self._pair_scores(judge, inputs)
-        return preference_loss(a, b, targets["p_a"].to(a.device))
+        p_a = targets["p_a"].to(a.device)
+        loss = preference_loss(a, b, p_a)
+        weight = settings.in_prompt.order_loss_weight
+        if getattr(judge, "sees_both_clips", False) and weight > 0:
+            # each order's own verdict too (a = m(A, B) / 2, b = m(B, A) / 2): without it a constant
+            # preference for one position costs nothing, as it cancels in the averaged margin
+            zero = torch.zeros_like(a)
+            loss = loss + weight * (preference_loss(2 * a, zero, p_a) + preference_loss(2 * b, zero, 1 - p_a)) / 2
+        return loss
 
     def predict(self, judge, inputs: dict, targets: dict) -> list[float]:
         a, b = self._pair_scores(judge, inputs)
