@@ -132,9 +132,9 @@ def test_score_nvv_measure_clap_end_to_end(tmp_path):
     ckpt = parity.rebuild_standin(tmp_path)["full"]
     captions = {"en_laugh_000": "A man laughs.", "en_cough_001": "She coughs, then speaks!"}
     items = tmp_path / "items.jsonl"
-    items.write_text("".join(json.dumps({"id": i, "lang": "en", "text": "Hi.", "text_with_mark": "Hi.",
-                                         "caption_with_nvb": c, "non_verbal_events": []}) + "\n"
-                             for i, c in captions.items()))
+    items.write_text("".join(json.dumps({"id": i, "lang": "en", "text": "Hi there.", "text_with_mark": f"Hi <{t}> there.",
+                                         "caption_with_nvb": c, "non_verbal_events": [t]}) + "\n"
+                             for (i, c), t in zip(captions.items(), ("laugh", "cough"))))
     out_dir = tmp_path / "outputs"
     out_dir.mkdir()
     rng = np.random.default_rng(0)
