@@ -18,7 +18,11 @@ dimension conflicts: ``P(follows) = prod_d (1 - P(conflicts_d))``. The public ju
 do not add up to a conflict there, as they do in the product. Factoring the comparison this
 way gives each side its own supervision (the voice's values, the instruction's stated values), so
 the head learns where a direct match/mismatch target gives no gradient to either side alone.
-Definitions: ``docs/benchmarks.md#instructttseval``.
+With ``mel_bins > 0`` the audio classifiers also read the clip's log-mel statistics (per mel bin,
+mean and standard deviation over the valid frames, :func:`mel_statistics`): a frozen pretrained
+speech tower (Whisper) normalises level and absolute pitch away, which a linear probe shows
+(``scripts/probe_instructttseval_tower.py``, ``docs/instructttseval.md``), while the log-mel still
+carries both. Definitions: ``docs/benchmarks.md#instructttseval``.
 """
 
 from __future__ import annotations
@@ -38,21 +42,24 @@ class AttributeHead(nn.Module):
         dimension_values: dimension -> its value names (at least 2); ``D`` dimensions, ``V`` the
             largest value count (shorter dimensions are masked with -inf).
         width: hidden width of the classifiers.
+        mel_bins: mel bins of the clip features the audio classifiers also read (their per-bin mean
+            and std); 0: the hidden states alone.
     """
 
-    def __init__(self, hidden_size: int, dimension_values: dict[str, list[str]], width: int = 128):
+    def __init__(self, hidden_size: int, dimension_values: dict[str, list[str]], width: int = 128,
+                 mel_bins: int = 0):
         super().__init__()
         bad = {d: v for d, v in dimension_values.items() if len(v) < 2 or len(set(v)) != len(v)}
         if bad or not dimension_values:
             raise ValueError(f"every dimension needs at least 2 distinct values: {bad or 'none given'}")
         self.dimension_values = {d: list(v) for d, v in dimension_values.items()}
         self.dims = list(self.dimension_values)
-        self.width = width
+        self.width, self.mel_bins = width, int(mel_bins)
         n_dims, n_values = len(self.dims), max(len(v) for v in self.dimension_values.values())
         self.text_conv = nn.Conv1d(hidden_size, hidden_size, kernel_size=7, padding=3)
         self.audio_conv = nn.Conv1d(hidden_size, hidden_size, kernel_size=5, padding=2)
         self.queries = nn.Parameter(torch.randn(2, n_dims, hidden_size) * hidden_size ** -0.5)
-        self.audio_proj = nn.Sequential(nn.Linear(2 * hidden_size, width), nn.GELU())
+        self.audio_proj = nn.Sequential(nn.Linear(2 * hidden_size + 2 * self.mel_bins, width), nn.GELU())
         self.text_proj = nn.Sequential(nn.Linear(hidden_size, width), nn.GELU())
         self.audio_out = nn.Parameter(torch.randn(n_dims, n_values, width) * width ** -0.5)
         self.text_out = nn.Parameter(torch.randn(n_dims, n_values + 1, width) * width ** -0.5)
@@ -76,8 +83,9 @@ class AttributeHead(nn.Module):
         x = hidden * mask[..., None]
         return x + nn.functional.gelu(conv(x.transpose(1, 2)).transpose(1, 2))
 
-    def forward(self, hidden: torch.Tensor, audio_mask: torch.Tensor,
-                text_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, hidden: torch.Tensor, audio_mask: torch.Tensor, text_mask: torch.Tensor,
+                mel_stats: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``mel_stats`` (B, 2 x mel_bins) from :func:`mel_statistics`, required when ``mel_bins > 0``."""
         hidden = hidden.float()
         audio_h = self._conv(self.audio_conv, hidden, audio_mask)
         text_h = self._conv(self.text_conv, hidden, text_mask)
@@ -87,6 +95,11 @@ class AttributeHead(nn.Module):
         second = audio_mask & ~first
         a = torch.cat([self._pool(audio_h, self.queries[0], first), self._pool(audio_h, self.queries[0], second)],
                       dim=-1)
+        if self.mel_bins:
+            if mel_stats is None or mel_stats.shape[-1] != 2 * self.mel_bins:
+                raise ValueError(f"this head reads {2 * self.mel_bins} log-mel statistics per clip, got "
+                                 f"{None if mel_stats is None else tuple(mel_stats.shape)}")
+            a = torch.cat([a, mel_stats.float()[:, None, :].expand(-1, a.shape[1], -1)], dim=-1)
         a = self.audio_proj(a)
         t = self.text_proj(self._pool(text_h, self.queries[1], text_mask))
         audio = torch.einsum("bdw,dvw->bdv", a, self.audio_out) + self.audio_bias
@@ -95,6 +108,18 @@ class AttributeHead(nn.Module):
         audio = audio.masked_fill(~self.valid, neg)
         text = text.masked_fill(~torch.cat([self.valid, torch.ones_like(self.valid[:, :1])], dim=1), neg)
         return audio, text
+
+
+def mel_statistics(features: torch.Tensor, frame_mask: torch.Tensor) -> torch.Tensor:
+    """Log-mel features (B, M, F) and their valid-frame mask (B, F) -> (B, 2M): per mel bin, the
+    mean and the standard deviation over the valid frames (padding left out, so a clip's
+    statistics do not depend on its batch)."""
+    mask = frame_mask.to(features.device, torch.float32)[:, None, :]
+    n = mask.sum(-1).clamp(min=1.0)
+    x = features.float()
+    mean = (x * mask).sum(-1) / n
+    var = (((x - mean[..., None]) ** 2) * mask).sum(-1) / n
+    return torch.cat([mean, var.clamp(min=0.0).sqrt()], dim=-1)
 
 
 def outcome_probs(audio_logits: torch.Tensor, text_logits: torch.Tensor) -> torch.Tensor:

@@ -28,6 +28,7 @@ from evaluators.benchmarks.instructttseval.attribute_head import (
     OUTCOMES,
     AttributeHead,
     follow_probability,
+    mel_statistics,
     no_clear_conflict_score,
     outcome_probs,
 )
@@ -103,11 +104,13 @@ class InstructionJudge(JudgePersistence):
 
     @classmethod
     def new_head(cls, backbone: AudioLLM, dimension_values: dict[str, list[str]], width: int = 128,
-                 seed: int = 0) -> AttributeHead:
-        """A freshly initialised attribute head, on the backbone's device, float32."""
+                 seed: int = 0, read_mel_statistics: bool = False) -> AttributeHead:
+        """A freshly initialised attribute head, on the backbone's device, float32; with
+        ``read_mel_statistics`` its audio side also reads the clip's log-mel statistics."""
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            head = AttributeHead(backbone.model.config.get_text_config().hidden_size, dimension_values, width)
+            head = AttributeHead(backbone.model.config.get_text_config().hidden_size, dimension_values, width,
+                                 mel_bins=backbone.mel_bins if read_mel_statistics else 0)
         return head.to(backbone.device)
 
     # ---- inputs --------------------------------------------------------------------------------
@@ -135,7 +138,9 @@ class InstructionJudge(JudgePersistence):
         ids = batch["input_ids"].to(hidden.device)
         audio_mask = ids == self.backbone.audio_token_id
         text_mask = (batch["attention_mask"].to(hidden.device) > 0) & ~audio_mask
-        audio, text = self.head(hidden, audio_mask, text_mask)
+        stats = (mel_statistics(batch["input_features"], batch["feature_attention_mask"])
+                 if self.head.mel_bins else None)
+        audio, text = self.head(hidden, audio_mask, text_mask, stats)
         return self.backbone.token_logits(hidden[:, -1, :], self.label_ids), audio, text
 
     def decide(self, verdict: np.ndarray, audio: np.ndarray, text: np.ndarray) -> dict:
@@ -190,7 +195,8 @@ class InstructionJudge(JudgePersistence):
                 "label_words": list(LABELS), "label_token_ids": label_token_pieces(self.backbone.tokenizer, LABELS),
                 "verdict_source": self.verdict_source, "threshold": self.threshold,
                 "dimensions": list(DIMENSIONS), "outcomes": list(OUTCOMES), "unsupported": list(self.unsupported),
-                "head": {"width": self.head.width, "dimension_values": self.head.dimension_values},
+                "head": {"width": self.head.width, "dimension_values": self.head.dimension_values,
+                         "mel_bins": self.head.mel_bins},
                 "read_at": "final prompt token (label rows of the LM head); dimensions: attention-pooled audio "
                            "and text states"}
 
@@ -204,7 +210,7 @@ class InstructionJudge(JudgePersistence):
         if not head_cfg.get("dimension_values"):
             raise JudgeFolderError(f"{folder}: judge_config.json head has no dimension_values")
         head = AttributeHead(backbone.model.config.get_text_config().hidden_size, head_cfg["dimension_values"],
-                             int(head_cfg.get("width", 128)))
+                             int(head_cfg.get("width", 128)), mel_bins=int(head_cfg.get("mel_bins", 0)))
         head = cls._fit_head(head, tensors, folder).to(backbone.device)
         presets = {lang: JudgePreset.from_dict(d) for lang, d in config["prompts"].items()}
         return cls(backbone, head, presets, verdict_source=config.get("verdict_source", "label_tokens"),
