@@ -70,7 +70,7 @@ class _Item:
 
 
 def test_whisper_through_transformers_on_a_tiny_hub_checkpoint(tmp_path):
-    from test_speecheditbench_asr import one_thread, write_tiny_whisper
+    from test_whisper_runner import one_thread, write_tiny_whisper
 
     with one_thread():
         folder = write_tiny_whisper(tmp_path / "whisper")

@@ -1,4 +1,5 @@
-"""DNSMOS P.835 and RT60 measurements of SpeechEditBench's acoustic editing
+"""DNSMOS P.835 (the shared ``evaluators.measures.dnsmos`` under SpeechEditBench's input checks) and
+RT60 measurements of SpeechEditBench's acoustic editing
 (``evaluators.benchmarks.speecheditbench.acoustics``; SpeechEditBench paper App. E.3 Table 12).
 
 Known-truth checks: rooms are hand-made impulse responses (exponentially decaying noise, 60 dB
@@ -18,14 +19,9 @@ import pytest
 from scipy.signal import chirp, fftconvolve
 
 from evaluators.benchmarks.speecheditbench import acoustics
-from evaluators.benchmarks.speecheditbench.acoustics import (
-    INSTALL_HINT,
-    DnsmosUnavailableError,
-    dnsmos_p835,
-    p835_from_raw,
-    rt60_from_deconvolution,
-    rt60_from_impulse_response,
-)
+from evaluators.benchmarks.speecheditbench.acoustics import dnsmos_p835, rt60_from_deconvolution, rt60_from_impulse_response
+from evaluators.measures import dnsmos
+from evaluators.measures.dnsmos import INSTALL_HINT, DnsmosUnavailableError
 from trainer.synth.speech import CueLevels, render_utterance
 from trainer.synth.timbre import VoiceTimbre
 
@@ -107,22 +103,13 @@ def scored(name: str) -> dict[str, float]:
 # --------------------------------------------------------------------------------------------
 
 
-def test_p835_polynomials_equal_the_reference_coefficients():
-    """Non-personalised DNSMOS P.835 calibration (Reddy et al., ICASSP 2022), by hand:
-    SIG(3.0)  = -0.08397278*9    + 1.22083953*3   + 0.0052439   = 2.91200747
-    BAK(4.0)  = -0.13166888*16   + 1.60915514*4   - 0.39604546  = 3.93387302
-    OVRL(2.5) = -0.06766283*6.25 + 1.11546468*2.5 + 0.04602535  = 2.4117943625"""
-    mos = p835_from_raw(3.0, 4.0, 2.5)
-    assert mos == pytest.approx({"sig": 2.91200747, "bak": 3.93387302, "ovrl": 2.4117943625}, abs=1e-9)
-
-
 def test_windows_follow_the_reference_segmenting():
     """9.01 s windows, 1 s hop; short clips doubled; windows whose float end truncates one sample
     short are skipped, as in the reference (starts 7 s to 23 s)."""
     def starts(seconds: float) -> list[int]:
         audio = np.arange(int(seconds * SR), dtype=np.float32) + 1.0  # sample value = index + 1
-        windows = acoustics._windows(audio)
-        assert all(len(w) == acoustics.WINDOW_SAMPLES for w in windows)
+        windows = dnsmos.windows(audio)
+        assert all(len(w) == dnsmos.WINDOW_SAMPLES for w in windows)
         return [int(w[0]) - 1 for w in windows]
 
     assert starts(2.6) == [0]  # 2.6 -> 10.4 s: one window
@@ -181,7 +168,7 @@ def test_one_session_shared_by_threads():
         t.start()
     for t in threads:
         t.join()
-    assert acoustics._onnx_sessions() is acoustics._onnx_sessions()
+    assert acoustics._DNSMOS.load()._sessions is acoustics._DNSMOS.load()._sessions
     assert len(results) == 2 and results[0] == results[1]
 
 
@@ -200,8 +187,8 @@ def test_dnsmos_rejects_bad_audio(wave, sr, problem):
 
 def test_missing_speechmos_says_how_to_install(monkeypatch):
     real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(acoustics, "_sessions", None)
-    monkeypatch.setattr(acoustics.importlib.util, "find_spec",
+    monkeypatch.setattr(acoustics._DNSMOS, "_sessions", None)
+    monkeypatch.setattr(dnsmos.importlib.util, "find_spec",
                         lambda name, *a: None if name == "speechmos" else real_find_spec(name, *a))
     with pytest.raises(OSError, match="pip install speechmos onnxruntime") as caught:
         dnsmos_p835(np.zeros(SR, dtype=np.float32), SR)
@@ -209,7 +196,7 @@ def test_missing_speechmos_says_how_to_install(monkeypatch):
 
 
 def test_missing_onnxruntime_says_how_to_install(monkeypatch):
-    monkeypatch.setattr(acoustics, "_sessions", None)
+    monkeypatch.setattr(acoustics._DNSMOS, "_sessions", None)
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # makes `import onnxruntime` fail
     with pytest.raises(DnsmosUnavailableError, match="pip install speechmos onnxruntime"):
         dnsmos_p835(np.zeros(SR, dtype=np.float32), SR)

@@ -105,7 +105,7 @@ def test_acoustic_items_with_the_real_dnsmos_and_rt60(corpus, tmp_path):
 @pytest.fixture(scope="module")
 def tiny_providers(tmp_path_factory):
     import torch
-    from test_speecheditbench_asr import one_thread, write_tiny_whisper
+    from test_whisper_runner import one_thread, write_tiny_whisper
     from test_speecheditbench_providers import AST_LABELS, _wavlm_config, _wavlm_preprocessor, _write_ast
     from transformers import WavLMForXVector
 

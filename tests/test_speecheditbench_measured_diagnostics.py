@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 import torch
-from test_speecheditbench_asr import one_thread
+from test_whisper_runner import one_thread
 from test_speecheditbench_diagnostics import tiny_utmos  # noqa: F401 - the stand-in fixture
 
 from evaluators.benchmarks.speecheditbench.breakdowns import subtype

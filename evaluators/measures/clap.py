@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluators.measures.clap_audio import clap_input, read_channels
+from evaluators.measures.clap_audio import DURATION_S, clap_input, read_channels
 
 WEIGHTS_HINT = ("CLAP_weights_2023.pth from the Hugging Face repo microsoft/msclap "
                 "(`huggingface-cli download microsoft/msclap CLAP_weights_2023.pth`)")
@@ -63,7 +63,7 @@ class ClapMeasure:
         clip cropped to its first-drawn 7 s."""
         channels, sr = read_channels(path)
         seconds = channels.shape[-1] / sr
-        warning = f"{seconds:.1f} s clip: CLAP reads a 7 s crop" if seconds * 44_100 > 308_700 else None
+        warning = f"{seconds:.1f} s clip: CLAP reads a {DURATION_S} s crop" if seconds > DURATION_S else None
         return clap_input(channels, sr, self.seed), warning
 
     def measure(self, waves: list[np.ndarray], items: list) -> list[dict]:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import math
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,11 @@ POLYNOMIALS = {
            "ovrl": (-0.00533021, 0.005101, 1.18058466, -0.11236046)},
 }
 INSTALL_HINT = "pip install speechmos onnxruntime librosa"
+
+
+class DnsmosUnavailableError(OSError):
+    """The DNSMOS models (package ``speechmos``) or their runtime (``onnxruntime``, ``librosa``)
+    are not installed."""
 
 
 @dataclass(frozen=True)
@@ -89,10 +95,10 @@ def speechmos_model(name: str) -> Path:
     """``dnsmos_models/<name>`` of the installed ``speechmos`` (located, never imported)."""
     spec = importlib.util.find_spec("speechmos")
     if spec is None or not spec.submodule_search_locations:
-        raise OSError(f"speechmos: not installed (it ships the DNSMOS models); {INSTALL_HINT}")
+        raise DnsmosUnavailableError(f"speechmos: not installed (it ships the DNSMOS models); {INSTALL_HINT}")
     path = Path(next(iter(spec.submodule_search_locations))) / "dnsmos_models" / name
     if not path.is_file():
-        raise OSError(f"{path}: DNSMOS model missing from the installed speechmos; {INSTALL_HINT}")
+        raise DnsmosUnavailableError(f"{path}: DNSMOS model missing from the installed speechmos; {INSTALL_HINT}")
     return path
 
 
@@ -137,7 +143,9 @@ def read_nvbench(path: str | Path) -> tuple[np.ndarray, int]:
 class DnsmosMeasure:
     """DNSMOS P.835 provider under one :class:`DnsmosProtocol`: ``read(path)``, ``at_16k(wave, sr)``,
     ``measure(waves, items=None) -> [{"sig", "bak", "ovrl", ["p808"], "n_windows"}]`` (16 kHz waves).
-    The ONNX sessions are created on first use (:meth:`load` forces it) and shared by threads."""
+    The ONNX sessions are created on first use (:meth:`load` forces it), on the CPU provider with at
+    most 4 intra-op threads (callers parallelise over clips with threads; wide per-call pools would
+    oversubscribe), and shared by threads (``InferenceSession.run`` is thread-safe)."""
 
     def __init__(self, protocol: DnsmosProtocol = NVBENCH):
         self.protocol = protocol
@@ -155,10 +163,16 @@ class DnsmosMeasure:
                 try:
                     import onnxruntime as ort
                 except ImportError as e:
-                    raise OSError(f"onnxruntime: not importable ({e}); {INSTALL_HINT}") from e
-                p835 = self.protocol.model_path or speechmos_model("sig_bak_ovr.onnx")
-                p808 = ort.InferenceSession(str(speechmos_model("model_v8.onnx"))) if self.protocol.p808 else None
-                self._sessions = (ort.InferenceSession(str(p835)), p808)
+                    raise DnsmosUnavailableError(f"onnxruntime: not importable ({e}); {INSTALL_HINT}") from e
+                options = ort.SessionOptions()
+                options.intra_op_num_threads = min(4, os.cpu_count() or 1)
+                options.inter_op_num_threads = 1
+
+                def session(path):
+                    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+                p808 = session(speechmos_model("model_v8.onnx")) if self.protocol.p808 else None
+                self._sessions = (session(self.protocol.model_path or speechmos_model("sig_bak_ovr.onnx")), p808)
         return self
 
     def at_16k(self, wave: np.ndarray, sr: int) -> np.ndarray:
@@ -187,7 +201,10 @@ class DnsmosMeasure:
         return self.at_16k(aud, fs), None
 
     def _p808(self, window: np.ndarray) -> float:
-        import librosa
+        try:
+            import librosa
+        except ImportError as e:
+            raise DnsmosUnavailableError(f"librosa: not importable ({e}); {INSTALL_HINT}") from e
 
         mel = librosa.feature.melspectrogram(y=window[:-160], sr=SAMPLE_RATE, n_fft=321, hop_length=160, n_mels=120)
         feats = ((librosa.power_to_db(mel, ref=np.max) + 40.0) / 40.0).T[np.newaxis].astype(np.float32)

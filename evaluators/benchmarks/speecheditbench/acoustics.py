@@ -10,52 +10,15 @@ decisions live elsewhere (see ``docs/benchmarks.md#speecheditbench``).
 Public API
 ----------
 - ``dnsmos_p835(wave, sr) -> {"sig", "bak", "ovrl", "p808"}``: DNSMOS P.835 (Reddy et al.,
-  "DNSMOS P.835: A non-intrusive perceptual objective speech quality metric to evaluate noise
-  suppressors", ICASSP 2022) plus the DNSMOS P.808 MOS, on the 1-5 MOS scale.
-- ``p835_from_raw(sig_raw, bak_raw, ovrl_raw)``: the calibration polynomials applied to the
-  network's raw outputs.
+  ICASSP 2022) plus the DNSMOS P.808 MOS, on the 1-5 MOS scale: the shared
+  ``evaluators.measures.dnsmos`` provider under its ``SPEECHEDITBENCH`` protocol (the public
+  evaluator's non-personalised model and P.808 model, float64 polynomials), after this module's
+  input checks (``_clip_at_16k``: ``resample_poly`` to 16 kHz, a peak above 1 scaled to 1, clips
+  shorter than ``MIN_SECONDS`` refused rather than repeated hundreds of times). Scores are
+  unrounded (the public evaluator rounds to 4 decimals when it writes its rows).
 - ``rt60_from_deconvolution(source, output, sr) -> float | None``: RT60 (s) of the
   source-to-output transfer response.
 - ``rt60_from_impulse_response(ir, sr) -> float | None``: RT60 (s) of an impulse response.
-- ``DnsmosUnavailableError``: ``speechmos`` / ``onnxruntime`` / ``librosa`` missing.
-
-DNSMOS: what was checked
-------------------------
-The ONNX models are read from the installed ``speechmos`` package (no download; the package is
-located with ``importlib.util.find_spec`` and never imported). Its ``dnsmos_models/sig_bak_ovr.onnx``
-and ``dnsmos_models/model_v8.onnx`` have the same git blob hashes (814b8dc6..., 15f1da4d...) as
-``DNSMOS/DNSMOS/sig_bak_ovr.onnx`` and ``DNSMOS/DNSMOS/model_v8.onnx`` of Microsoft's DNS-Challenge
-repository, which are the two files the public SpeechEditBench evaluator downloads: the
-*non-personalised* P.835 model plus the P.808 model (it reports SIG, BAK, OVRL and P808_MOS).
-
-The inference path follows Microsoft's reference ``dnsmos_local.py``; ``speechmos.dnsmos`` and
-the public evaluator carry the same code, and all three agree on:
-
-- 16 kHz input; windows of ``int(9.01 * 16000) = 144160`` samples, hop 16000 samples (1 s);
-- a clip shorter than 9.01 s is doubled (appended to itself) until it is at least that long;
-- ``int(floor(n / 16000) - 9.01) + 1`` windows, window ``i`` spanning samples
-  ``int(i * 16000)`` to ``int((i + 9.01) * 16000)``; a window shorter than 144160 samples is
-  skipped. Because ``(i + 9.01) * 16000`` lands a hair below a whole number in floating point for
-  some ``i`` and ``int`` truncates, the windows starting at 7-23 s and 119-122 s come out one
-  sample short and are skipped: a quirk of the reference, reproduced here so that scores match it;
-- the non-personalised polynomials (highest degree first): SIG (-0.08397278, 1.22083953,
-  0.0052439), BAK (-0.13166888, 1.60915514, -0.39604546), OVRL (-0.06766283, 1.11546468,
-  0.04602535), applied per window, then the mapped scores averaged over windows (the personalised
-  pDNSMOS cubics exist in the reference but SpeechEditBench does not use them);
-- P.808: a 120-band mel power spectrogram (``n_fft`` 321, hop 160, centred) of the window minus its
-  last 160 samples, in dB re the window's maximum (80 dB floor), mapped by ``(dB + 40) / 40``,
-  frames x bands (900 x 120); its MOS is averaged over windows unmapped.
-
-Differences from the public evaluator, all in input handling: it reads files and resamples with
-librosa (soxr); here the caller passes an array and other rates are resampled with
-``scipy.signal.resample_poly``, as ``evaluators.audio_io.load_audio`` does. A 16 kHz clip is
-scored identically (bit for bit against ``speechmos.dnsmos.run``); on a 2.5 s synthetic voice at
-22.05 / 44.1 / 48 kHz the two resamplers moved the scores by at most 0.01 MOS. Like the public
-evaluator, and unlike
-``speechmos`` (which rejects such input), a clip with a peak above 1 is scaled down to peak 1.
-Clips shorter than ``MIN_SECONDS`` (25 ms) are refused rather than repeated hundreds of times. Scores are
-returned unrounded (the public evaluator rounds to 4 decimals when it writes its rows). Windows are
-scored one at a time: stacking them into one ONNX call measured no faster on CPU.
 
 RT60: what was checked
 ----------------------
@@ -90,45 +53,20 @@ sources.
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import os
-import threading
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from scipy.signal import resample_poly
 
 from evaluators.audio_io import MIN_SECONDS
+from evaluators.measures.dnsmos import SPEECHEDITBENCH, DnsmosMeasure
 
-__all__ = [
-    "DnsmosUnavailableError",
-    "INSTALL_HINT",
-    "SAMPLE_RATE",
-    "dnsmos_p835",
-    "p835_from_raw",
-    "rt60_from_deconvolution",
-    "rt60_from_impulse_response",
-]
+__all__ = ["SAMPLE_RATE", "dnsmos_p835", "rt60_from_deconvolution", "rt60_from_impulse_response"]
 
 #: Both measurements run at this rate (Hz), as the DNSMOS models and the public evaluator do.
 SAMPLE_RATE = 16_000
-INSTALL_HINT = "pip install speechmos onnxruntime"
-
-# ---- DNSMOS (Microsoft dnsmos_local.py constants)
-WINDOW_SECONDS = 9.01
-WINDOW_SAMPLES = int(WINDOW_SECONDS * SAMPLE_RATE)  # 144160
-HOP_SAMPLES = SAMPLE_RATE
-#: Non-personalised P.835 calibration polynomials, highest degree first (raw network output -> MOS).
-P835_POLYNOMIALS: dict[str, tuple[float, ...]] = {
-    "sig": (-0.08397278, 1.22083953, 0.0052439),
-    "bak": (-0.13166888, 1.60915514, -0.39604546),
-    "ovrl": (-0.06766283, 1.11546468, 0.04602535),
-}
-P808_MELS, P808_N_FFT, P808_HOP = 120, 321, 160
-P835_MODEL = ("dnsmos_models", "sig_bak_ovr.onnx")
-P808_MODEL = ("dnsmos_models", "model_v8.onnx")
+_DNSMOS = DnsmosMeasure(SPEECHEDITBENCH)
 
 # ---- RT60 (public SpeechEditBench evaluator constants)
 RT60_IR_SECONDS = 1.6
@@ -139,11 +77,6 @@ RT60_UNCHANGED_MSE = 1e-8
 RT60_MIN_TAIL_S = 0.05
 RT60_FIT_RANGES_DB = ((-5.0, -25.0, 0.025), (-3.0, -15.0, 0.015))  # (top, bottom, min seconds inside)
 RT60_MIN_DECAY_DB_PER_S = -3.0
-
-
-class DnsmosUnavailableError(OSError):
-    """The DNSMOS models (package ``speechmos``) or their runtime (``onnxruntime``, ``librosa``)
-    are not installed."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -185,74 +118,6 @@ def _clip_at_16k(wave: Any, sr: int, name: str) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
-def p835_from_raw(sig_raw: float, bak_raw: float, ovrl_raw: float) -> dict[str, float]:
-    """Map the P.835 network's raw SIG/BAK/OVRL outputs to MOS with the non-personalised DNSMOS
-    calibration polynomials (``P835_POLYNOMIALS``; Reddy et al., ICASSP 2022). Returns
-    ``{"sig", "bak", "ovrl"}`` as floats on the 1-5 MOS scale (not clipped)."""
-    raw = {"sig": sig_raw, "bak": bak_raw, "ovrl": ovrl_raw}
-    return {k: float(np.polyval(P835_POLYNOMIALS[k], float(raw[k]))) for k in P835_POLYNOMIALS}
-
-
-def _model_dir() -> Path:
-    spec = importlib.util.find_spec("speechmos")
-    if spec is None or not spec.submodule_search_locations:
-        raise DnsmosUnavailableError(f"speechmos: package not installed (it ships the DNSMOS models); {INSTALL_HINT}")
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-def _model_path(parts: tuple[str, str]) -> Path:
-    path = _model_dir().joinpath(*parts)
-    if not path.is_file():
-        raise DnsmosUnavailableError(f"{path}: DNSMOS model missing from the installed speechmos package; "
-                                     f"{INSTALL_HINT} --force-reinstall")
-    return path
-
-
-_sessions_lock = threading.Lock()
-_sessions: tuple[Any, Any] | None = None
-
-
-def _onnx_sessions() -> tuple[Any, Any]:
-    """The (P.835, P.808) ONNX Runtime sessions, created once per process on the CPU provider.
-    ``InferenceSession.run`` is thread-safe, so threads share them."""
-    global _sessions
-    with _sessions_lock:
-        if _sessions is None:
-            try:
-                import onnxruntime as ort
-            except ImportError as e:
-                raise DnsmosUnavailableError(f"onnxruntime: not importable ({e}); {INSTALL_HINT}") from e
-            options = ort.SessionOptions()
-            # callers parallelise over clips with threads; wide per-call pools would oversubscribe
-            options.intra_op_num_threads = min(4, os.cpu_count() or 1)
-            options.inter_op_num_threads = 1
-            _sessions = tuple(ort.InferenceSession(str(_model_path(m)), options, providers=["CPUExecutionProvider"])
-                              for m in (P835_MODEL, P808_MODEL))
-    return _sessions
-
-
-def _windows(audio: np.ndarray) -> list[np.ndarray]:
-    """The reference's 9.01 s analysis windows of a 16 kHz clip (see the module docstring)."""
-    while len(audio) < WINDOW_SAMPLES:
-        audio = np.concatenate([audio, audio])
-    n_windows = int(np.floor(len(audio) / SAMPLE_RATE) - WINDOW_SECONDS) + 1
-    # float bounds computed as the reference does, so the same windows come out one sample short
-    spans = ((int(i * HOP_SAMPLES), int((i + WINDOW_SECONDS) * HOP_SAMPLES)) for i in range(n_windows))
-    return [audio[a:b] for a, b in spans if len(audio[a:b]) >= WINDOW_SAMPLES]
-
-
-def _p808_features(window: np.ndarray) -> np.ndarray:
-    """P.808 input of one window: shape (1, 900, 120), float32 (see the module docstring)."""
-    try:
-        import librosa
-    except ImportError as e:
-        raise DnsmosUnavailableError(f"librosa: not importable ({e}); {INSTALL_HINT}") from e
-    mel = librosa.feature.melspectrogram(y=window[:-P808_HOP], sr=SAMPLE_RATE, n_fft=P808_N_FFT,
-                                         hop_length=P808_HOP, n_mels=P808_MELS)
-    db = (librosa.power_to_db(mel, ref=np.max) + 40.0) / 40.0
-    return db.T[np.newaxis].astype(np.float32)
-
-
 def dnsmos_p835(wave: np.ndarray, sr: int) -> dict[str, float]:
     """DNSMOS P.835 SIG/BAK/OVRL and DNSMOS P.808 MOS of one clip, as the public SpeechEditBench
     evaluator computes them (paper App. E.5; Reddy et al., ICASSP 2022).
@@ -267,17 +132,10 @@ def dnsmos_p835(wave: np.ndarray, sr: int) -> dict[str, float]:
 
     Raises:
         ValueError: empty, too short, multi-channel or non-finite audio, or a bad ``sr``.
-        DnsmosUnavailableError: ``speechmos``, ``onnxruntime`` or ``librosa`` is missing.
+        DnsmosUnavailableError (an OSError): ``speechmos``, ``onnxruntime`` or ``librosa`` is missing.
     """
-    audio = _clip_at_16k(wave, sr, "dnsmos_p835").astype(np.float32)
-    p835, p808 = _onnx_sessions()
-    scores: dict[str, list[float]] = {"sig": [], "bak": [], "ovrl": [], "p808": []}
-    for window in _windows(audio):
-        sig_raw, bak_raw, ovrl_raw = p835.run(None, {"input_1": window[np.newaxis]})[0][0]
-        for key, value in p835_from_raw(sig_raw, bak_raw, ovrl_raw).items():
-            scores[key].append(value)
-        scores["p808"].append(float(p808.run(None, {"input_1": _p808_features(window)})[0][0][0]))
-    return {key: float(np.mean(values)) for key, values in scores.items()}
+    scores = _DNSMOS.score(_clip_at_16k(wave, sr, "dnsmos_p835").astype(np.float32))
+    return {key: scores[key] for key in ("sig", "bak", "ovrl", "p808")}
 
 
 # --------------------------------------------------------------------------------------------

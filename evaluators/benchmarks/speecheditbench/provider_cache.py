@@ -169,11 +169,11 @@ class ProviderSet:
     def _load(self, kind: str, language: str):
         self.require(kind, language)
         if kind == "asr":
-            from evaluators.benchmarks.speecheditbench.providers.asr import WhisperAsr
+            from evaluators.measures.whisper import WhisperRunner
 
             spec = (self.asr_zh or self.asr) if language == "zh" else self.asr
             # the public evaluator transcribes the first 30 s of a longer clip; so does this run
-            return WhisperAsr.from_pretrained(spec, device=self.device, batch_size=self.batch_size, long_clips="truncate")
+            return WhisperRunner.from_pretrained(spec, device=self.device, batch_size=self.batch_size, long_clips="truncate")
         if kind == "speaker":
             from evaluators.benchmarks.speecheditbench.providers.speaker import WavLMSpeaker
 

@@ -1,4 +1,4 @@
-"""SpeechEditBench's Whisper ASR provider on a tiny random Whisper saved in the real hub layout
+"""The shared Whisper runner (SpeechEditBench's ASR, word alignment, NVV intelligibility) on a tiny random Whisper saved in the real hub layout
 (config, safetensors weights, generation config with alignment heads and language ids, feature
 extractor, byte-level BPE tokenizer trained offline): one result per clip in order, word times
 inside the clip, results independent of batching, the language token reaching the decoder, token
@@ -20,13 +20,8 @@ from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 from transformers import (GenerationConfig, LogitsProcessor, LogitsProcessorList, WhisperConfig,
                           WhisperFeatureExtractor, WhisperForConditionalGeneration, WhisperTokenizer)
 
-from evaluators.benchmarks.speecheditbench.providers.asr import (
-    AsrProvider,
-    AsrResult,
-    WhisperAsr,
-    dtw_path,
-    group_words,
-)
+from evaluators.measures.whisper import AsrResult, WhisperRunner
+from evaluators.measures.whisper_words import dtw_path, group_words
 
 #: What the tiny vocabulary's merges are learnt from (so words are multi-byte tokens, as in
 #: Whisper's real vocabulary, and Chinese characters are split across byte tokens).
@@ -171,8 +166,8 @@ def tiny_whisper(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def asr(tiny_whisper) -> WhisperAsr:
-    return WhisperAsr.from_pretrained(tiny_whisper, max_new_tokens=MAX_NEW_TOKENS, batch_size=4)
+def asr(tiny_whisper) -> WhisperRunner:
+    return WhisperRunner.from_pretrained(tiny_whisper, max_new_tokens=MAX_NEW_TOKENS, batch_size=4)
 
 
 @pytest.fixture(scope="module")
@@ -185,10 +180,10 @@ def results(asr, clips) -> list[AsrResult]:
     return asr.transcribe(clips, "en")
 
 
-def _sibling(asr: WhisperAsr, **changes) -> WhisperAsr:
+def _sibling(asr: WhisperRunner, **changes) -> WhisperRunner:
     """Another provider on the same weights with some settings changed."""
     kwargs = {"batch_size": asr.batch_size, "max_new_tokens": asr.max_new_tokens, "long_clips": asr.long_clips}
-    return WhisperAsr(asr.model, asr.processor, source=asr.source, **{**kwargs, **changes})
+    return WhisperRunner(asr.model, asr.processor, source=asr.source, **{**kwargs, **changes})
 
 
 def test_checkpoint_has_the_hub_layout_and_the_provider_the_protocol(tiny_whisper, asr):
@@ -199,7 +194,7 @@ def test_checkpoint_has_the_hub_layout_and_the_provider_the_protocol(tiny_whispe
     assert gen["alignment_heads"] and set(gen["lang_to_id"]) == {"<|en|>", "<|zh|>"}
     assert gen["no_timestamps_token_id"] == asr.tokenizer.convert_tokens_to_ids("<|notimestamps|>")
     assert json.loads((tiny_whisper / "preprocessor_config.json").read_text())["feature_size"] == 128
-    assert isinstance(asr, AsrProvider) and asr.name == f"whisper:{tiny_whisper}"
+    assert asr.name == f"whisper:{tiny_whisper}"
     assert asr.max_seconds == 30.0 and asr.seconds_per_frame == pytest.approx(0.02)
     assert asr.provenance()["dtype"] == "float32"
 
@@ -371,7 +366,7 @@ def test_bad_clips_and_arguments_are_refused(asr, clips):
 def test_missing_folder_or_file_is_a_one_line_error(tiny_whisper, asr, clips, tmp_path):
     def refused(folder, error, *names):
         with pytest.raises(error) as e:
-            WhisperAsr.from_pretrained(folder)
+            WhisperRunner.from_pretrained(folder)
         message = str(e.value)
         assert "\n" not in message and str(folder) in message and all(n in message for n in names), message
 
@@ -389,7 +384,7 @@ def test_missing_folder_or_file_is_a_one_line_error(tiny_whisper, asr, clips, tm
     slow = tmp_path / "slow_tokenizer"
     shutil.copytree(tiny_whisper, slow)
     (slow / "tokenizer.json").unlink()
-    from_slow = WhisperAsr.from_pretrained(slow, max_new_tokens=MAX_NEW_TOKENS)
+    from_slow = WhisperRunner.from_pretrained(slow, max_new_tokens=MAX_NEW_TOKENS)
     assert from_slow.transcribe(clips[1:2], "en") == asr.transcribe(clips[1:2], "en")
     other = tmp_path / "other_model"
     shutil.copytree(tiny_whisper, other)

@@ -2,7 +2,7 @@
 frames, and tokens grouped into words (whole UTF-8 characters; words at spaces and punctuation, or
 character groups for scripts written without spaces), as Whisper's released word-timestamp code
 does (Radford et al., "Robust Speech Recognition via Large-Scale Weak Supervision").
-``providers.asr.WhisperAsr`` uses them; they need no model."""
+``whisper.WhisperRunner`` uses them; they need no model."""
 
 from __future__ import annotations
 

