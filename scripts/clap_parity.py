@@ -59,7 +59,8 @@ MERGES = ["Ġ t", "h e", "Ġt he", "Ġ a", "i n", "Ġ s", "e r", "Ġ w", "o n", 
 
 def standin_tensor(key: str, shape: tuple[int, ...]) -> np.ndarray:
     """The stand-in value of checkpoint entry ``key`` (float32, seeded by the key's CRC32):
-    norm/bias vectors near 1 / 0, running variances positive, matrices N(0, 0.02^2)."""
+    1-D weights (norms) 1 + N(0, 0.1^2), running variances 0.5 + 0.5 |N|, running means
+    N(0, 0.1^2), everything else (matrices, biases) N(0, 0.05^2)."""
     g = np.random.default_rng(zlib.crc32(key.encode()))
     n = g.standard_normal(shape).astype(np.float32)
     if key.endswith("running_var"):
@@ -68,8 +69,6 @@ def standin_tensor(key: str, shape: tuple[int, ...]) -> np.ndarray:
         return (0.1 * n).astype(np.float32)
     if len(shape) == 1 and key.endswith(".weight"):
         return (1.0 + 0.1 * n).astype(np.float32)
-    if len(shape) == 1:
-        return (0.05 * n).astype(np.float32)
     return (0.05 * n).astype(np.float32)
 
 

@@ -149,4 +149,6 @@ def test_score_nvv_measure_clap_end_to_end(tmp_path):
         wave = m.read(out_dir / f"{r['id']}.wav")[0]
         want = cosine(audio_embeddings(m._model, [wave]), text_embeddings(m._model, m._tokenizer, [captions[r["id"]]]))
         assert r["clap"] == pytest.approx(want[0], abs=1e-5) and r["seconds"] > 0
-    assert len(rows) == 2 and "clap" in (tmp_path / "r" / "table3.md").read_text().lower()
+    assert len(rows) == 2
+    (row,) = json.loads((tmp_path / "r" / "table3.json").read_text())
+    assert row["clap"]["mean"] == pytest.approx(np.mean([r["clap"] for r in rows])) and row["clap"]["n"] == 1
