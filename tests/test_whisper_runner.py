@@ -254,6 +254,17 @@ def test_language_token_reaches_the_decoder(asr, clips):
         asr.transcribe(clips[:1], "klingon")
 
 
+def test_no_language_lets_the_model_detect_it(asr, clips):
+    detected = asr.transcribe(clips, None)
+    assert asr.texts(clips, None) == [r.text for r in detected]
+    for clip, got in zip(clips, detected):  # the detected language's prompt, then the same decoding and times
+        assert got in (asr.transcribe([clip], "en")[0], asr.transcribe([clip], "zh")[0])
+    with pytest.raises(ValueError, match="every clip or for none"):
+        asr.transcribe(clips[:2], ["en", None])
+    with pytest.raises(ValueError, match="needs the clips' language"):
+        asr.align(clips[:1], [[1]], None)
+
+
 class ForceTokens(LogitsProcessor):
     """Makes greedy decoding write ``tokens`` after a prompt of ``prompt_length``, then stop."""
 
