@@ -31,7 +31,8 @@ def _config(**kw) -> NvvCorpusConfig:
 
 def _fast(spec: dict) -> bool:
     """espeak-ng, flite and human carriers render in well under a second (festival and piper do not)."""
-    return spec["carrier"] == "human" or spec["voice"] in ("formant_v0", "formant_v1", "diphone_v1", "parametric_v2")
+    return spec["carrier"] == "human" or spec["voice"] in ("formant_v0", "formant_v1", "formant_v5", "diphone_v1",
+                                                           "parametric_v2", "parametric_v3")
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +43,9 @@ def corpus(tmp_path_factory):
     out = tmp_path_factory.mktemp("nvv_real")
     full = plan(_config(items_per_type=3))
     keep = [s for s in full if _fast(s) and s["case"] in ("correct", "spurious", "wrong_type", "absent")]
-    picked = ([s for s in keep if s["carrier"] == "human"][:3] + [s for s in keep if s["carrier"] == "tts"
-                                                                  and s["split"] == "train"][:4]
-              + [s for s in keep if s["carrier"] == "tts" and s["split"] != "train"][:3])
+    tts = {split: [s for s in keep if s["carrier"] == "tts" and s["split"] == split] for split in ("train", "val", "test")}
+    human = {split: [s for s in keep if s["carrier"] == "human" and s["split"] == split] for split in ("train", "test")}
+    picked = human["train"][:1] + human["test"][:1] + tts["train"][:4] + tts["val"][:2] + tts["test"][:2]
     original = rc.plan
     rc.plan = lambda config: picked
     try:
