@@ -272,3 +272,6 @@ def test_choose_threshold_golden(tmp_path):
     assert by_t[0.001]["agreement_unfollowed"] == 0.0
     with pytest.raises(ValueError, match="followed and unfollowed"):
         choose_threshold(judge, [r for r in rows if r["label"]])
+    with pytest.raises(ValueError, match="1 of 7 items failed; first gone"):  # the engine's failure rule
+        choose_threshold(judge, rows + [{"id": "gone", "path": str(tmp_path / "gone.wav"), "instruction": "f1",
+                                         "lang": "en", "label": True}])

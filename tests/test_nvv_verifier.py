@@ -91,6 +91,34 @@ def test_verifier_is_batch_invariant_and_checks_inputs(verifier):
         verifier.prepare(waves[0], texts[0], "en", "yodel", times[0])
 
 
+def test_type_threshold_sweep_reads_the_verifiers_own_logits_on_the_engine(verifier, tmp_path):
+    """The sweep's slot logits (one engine pass) decided at the judge's threshold are the verifier's
+    own decisions; a clip that cannot be read stops the sweep naming it (the engine's failure rule)."""
+    from trainer.benchmarks.nvv.validation import SlotLogits, _judge_input, choose_type_threshold, predict_nvv_rows
+    from evaluators.engine import results_in_order
+
+    texts, langs, targets = ["Oh no, not again.", "我们走吧。", "Fine"], ["en", "zh", "en"], ["sigh", "laugh", "cough"]
+    rows = []
+    for i, (text, lang, target) in enumerate(zip(texts, langs, targets)):
+        sf.write(tmp_path / f"{i}.wav", speechlike(0.8 + 0.4 * i, seed=i), 16000)
+        times = [[0.1 * k, 0.1 * k + 0.08] for k in range(len(position_units(text, lang)))]
+        rows.append({"id": f"c{i}", "path": str(tmp_path / f"{i}.wav"), "text": text, "lang": lang,
+                     "target_type": target, "unit_times": times, "spurious_types": ["cough"] if i == 1 else [],
+                     "spurious_positions": [1] if i == 1 else []})
+    logits = [o["logits"] for o in results_in_order(SlotLogits(verifier), rows, _judge_input, 2)]
+    decided = [verifier.decide(lg, r["target_type"]) for lg, r in zip(logits, rows)]
+    for d, v in zip(decided, predict_nvv_rows(verifier, rows, batch_size=2)):
+        assert d == {k: v[k] for k in d}
+    before = verifier.type_threshold
+    try:
+        choice = choose_type_threshold(verifier, rows, batch_size=2)
+        assert verifier.type_threshold == choice["type_threshold"] and len(choice["sweep"]) == 19
+        with pytest.raises(ValueError, match="1 of 4 items failed; first gone"):
+            choose_type_threshold(verifier, rows + [dict(rows[0], id="gone", path=str(tmp_path / "gone.wav"))])
+    finally:
+        verifier.type_threshold = before
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     from trainer.config import load_config
