@@ -77,15 +77,16 @@ def offline_clips_per_s(judge, paths: list[Path], out: Path, batch_sizes: tuple[
     return speeds
 
 
-def offline_pairs_per_s(slot, paths: list[Path], batch_sizes: tuple[int, ...]) -> dict[int, float]:
-    """Pairs/s of an in-prompt slot model (both clips in one prompt, both orders) over clips
-    (k, k+1), run as the server runs a request batch (``batcher.score_requests``), best of two."""
+def offline_requests_per_s(slot, paths: list[Path], batch_sizes: tuple[int, ...], pairs: bool) -> dict[int, float]:
+    """Items/s of a pairwise slot's model run as the server runs a request batch
+    (``batcher.score_requests``, no HTTP), best of two: ``pairs`` (an in-prompt judge: clips (k, k+1)
+    in one item, both orders) or clips (a per-clip judge: one clip per item)."""
     from evaluators.audio_io import load_audio
     from evaluators.serve.batcher import score_requests
 
     waves = [load_audio(p) for p in paths]
-    inputs = [{"wave": waves[k], "wave_b": waves[(k + 1) % len(waves)], "fields": {"text": f"Sentence {k}"}}
-              for k in range(len(waves))]
+    inputs = [{"wave": waves[k], "fields": {"text": f"Sentence {k}"},
+               **({"wave_b": waves[(k + 1) % len(waves)]} if pairs else {})} for k in range(len(waves))]
     speeds = {}
     for batch_size in batch_sizes:
         for _ in range(2):
@@ -194,8 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     slot = judges["bench"][args.family][categories()[0] if pairwise else "human-likeness"]
     in_prompt = getattr(slot, "kind", None) == "in_prompt_pair"
     batch_sizes = tuple(sorted({1, 4, args.max_batch}))
-    if in_prompt:  # a request is one pair in both orders: compared with pairs/s offline
-        speeds = offline_pairs_per_s(slot, paths, batch_sizes)
+    if pairwise and args.judge:  # the slot's model outside the server (a reward judge has no token estimate)
+        speeds = offline_requests_per_s(slot, paths, batch_sizes, pairs=in_prompt)
     else:
         speeds = offline_clips_per_s(slot.judge if pairwise else slot, paths, folder / "offline.jsonl", batch_sizes)
     offline = max(speeds.values())

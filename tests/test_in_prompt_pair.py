@@ -50,7 +50,7 @@ def test_two_clip_prompt_ids_and_outputs_equal_the_stock_processor(stand_in, mon
     proc = stock_processor(folder, "qwen2_5_omni", monkeypatch)
     pieces = ("Text: hello there.\nOne:", "Two:", "Which is more natural? Answer 1 or 2.")
     prompt = render_two_clip_prompt(llm, llm.spec.system_prompt, *pieces)
-    for s1, s2 in ((1.3, 2.37), (5.02 + 1 / 16000, 0.4)):
+    for s1, s2 in ((1.3, 5.02 + 1 / 16000),):  # 80321 samples: the processor's ceil (503 frames, 126 tokens)
         w1, w2 = speechlike(s1, seed=1), speechlike(s2, seed=2)
         text = proc.apply_chat_template(two_clip_conversation(llm.spec.system_prompt, *pieces),
                                         add_generation_prompt=True, tokenize=False)
@@ -123,19 +123,19 @@ def test_the_pairs_loss_trains_the_both_orders_margin(corpus):
     task = TASKS["pairs"]
     judge = build_trainable_judge(cfg)
     rows, _ = task.load_rows(corpus, cfg.task_config)
-    rows = rows[:3]
+    rows = rows[:2]
     inputs, targets = task.collate(judge, [task.example(judge, r) for r in rows], rows)
-    assert inputs["input_ids"].shape[0] == 6 and inputs["input_features"].shape[0] == 12  # 2 orders x 2 clips
+    assert inputs["input_ids"].shape[0] == 4 and inputs["input_features"].shape[0] == 8  # 2 orders x 2 clips
     loss = task.loss(judge, inputs, targets, cfg.task_config)
     loss.backward()
     grads = [p.grad for m in trainable_modules(judge) for p in m.parameters() if p.requires_grad]
     assert torch.isfinite(loss) and any(g is not None and g.abs().sum() > 0 for g in grads)
     preds = task.predict(judge, inputs, targets)
-    assert len(preds) == 3
+    assert len(preds) == 2
     from evaluators.audio_io import load_audio
 
     judge.backbone.model.eval()  # dropout off: training's P(A better) is the scorer's
-    for row in rows:
+    for row in rows[:1]:
         with torch.no_grad():
             trained = task.predict(judge, *task.collate(judge, [task.example(judge, row)], [row]))[0]
         scored = judge.compare(load_audio(row["path_a"]), load_audio(row["path_b"]), {"text": row["text"]})["p_a"]
