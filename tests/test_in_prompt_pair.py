@@ -119,7 +119,8 @@ def test_the_pairs_loss_trains_the_both_orders_margin(corpus):
     from trainer.task import trainable_modules
 
     cfg = config_from_dict({"task": "pairs", "system_prompt": "You judge speech.", "lora": {"r": 4, "alpha": 4},
-                            "pairs": {"score": "in_prompt", "in_prompt": {"before": "Text: {text}. One:"}}})
+                            "pairs": {"score": "in_prompt", "in_prompt": {"before": "Text: {text}. One:",
+                                                                  "order_loss_weight": 1.0}}})
     task = TASKS["pairs"]
     judge = build_trainable_judge(cfg)
     rows, _ = task.load_rows(corpus, cfg.task_config)

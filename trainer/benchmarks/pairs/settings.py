@@ -27,7 +27,7 @@ class InPromptSettings:
     after: str = checked(_PAIR.after, max_chars=MAX_PROMPT_CHARS)  # user text after clip 2 (the question)
     labels: tuple[str, str] = _PAIR.labels  # answer words for "clip 1 is better", "clip 2 is better" (read at their first token)
     version: str = checked(_PAIR.version, max_chars=200)  # prompt version recorded on every score row
-    order_loss_weight: float = checked(1.0, "[0, 100]")  # weight of each order's own Bradley-Terry term beside the averaged one's (0: the position bias is left free; it cancels in the verdict either way)
+    order_loss_weight: float = checked(0.0, "[0, 100]")  # weight of each order's own Bradley-Terry term beside the averaged one's (0: the position bias is left free, it cancels in the verdict; docs/pairs.md has both measured)
 
     def __post_init__(self):
         check_fields(self)
