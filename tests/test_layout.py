@@ -125,6 +125,7 @@ def judges(tiny_omni):
     from evaluators.benchmarks.nvv.aligned_rater import AlignedLikertRater, new_rater_head
     from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
     from evaluators.benchmarks.speecheditbench.edit_judge import SpeechEditJudge
+    from evaluators.judges.in_prompt_pair import InPromptPairJudge
     from evaluators.judges.presets import get_preset
     from evaluators.judges.scalar_reward import ScalarRewardJudge
     from evaluators.judges.verbalizer import VerbalizerJudge
@@ -137,7 +138,8 @@ def judges(tiny_omni):
             "scalar_reward": ScalarRewardJudge(tiny_omni, ScalarRewardJudge.new_head(tiny_omni)),
             "instruction_follow": InstructionJudge(tiny_omni, InstructionJudge.new_head(
                 tiny_omni, {"gender": ["male", "female"], "pitch": ["low", "mid", "high"]})),
-            "speech_edit_attribute": SpeechEditJudge.new(tiny_omni, "style")}
+            "speech_edit_attribute": SpeechEditJudge.new(tiny_omni, "style"),
+            "in_prompt_pair": InPromptPairJudge(tiny_omni)}
 
 
 def _inputs(kind: str) -> list[dict]:
@@ -146,6 +148,8 @@ def _inputs(kind: str) -> list[dict]:
         return [{"wave": w} for w in waves]
     if kind == "scalar_reward":
         return [{"wave": w, "fields": {"text": t}} for w, t in zip(waves, ("the cat", "the cat sat", "a dog"))]
+    if kind == "in_prompt_pair":  # one order of a pair: both clips in one prompt
+        return [{"wave_a": w, "wave_b": waves[(i + 1) % 3], "fields": {"text": "the cat"}} for i, w in enumerate(waves)]
     if kind == "word_tagger":
         return [{"wave": w, "words": ["the", "cat", "sat"][: i + 1], "lang": "en"} for i, w in enumerate(waves)]
     if kind == "instruction_follow":
