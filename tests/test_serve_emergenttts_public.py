@@ -125,3 +125,35 @@ def test_its_runner_judge_step_over_a_data_file_counts_no_failure(public, server
     assert metrics["eval/judger_parsing_failed_count"] == 0
     assert {f"eval/{c}_win_rate" for c in categories()} <= set(metrics)
     assert sf.info(str(tmp_path / "out" / "0.wav")).samplerate == 16000
+
+
+def test_its_client_gets_valid_mirrored_replies_from_an_in_prompt_route(public, tmp_path, monkeypatch):
+    """Both clips in one prompt (``in-prompt-pair`` on the tiny Qwen2.5-Omni base, every category):
+    its client's replies pass its validator, and the swapped request's winner and scores are the
+    forward ones swapped (the order cannot decide)."""
+    from evaluators.serve.routes import JudgeLoader, Routes, load_route_judges
+
+    prompts, api_clients, _ = public
+    path = tmp_path / "ROUTES.yaml"
+    slots = "".join(f"        {c}: in-prompt-pair\n" for c in categories())
+    path.write_text(f"models:\n  {MODEL}:\n    base: tiny\n    families:\n      {FAMILY}:\n        tie_band: 0\n{slots}")
+    routes = Routes.from_yaml(path)
+    app = create_app(load_route_judges(routes, JudgeLoader()), ServeOptions(folder=tmp_path / "srv"),
+                     settings=routes.settings())
+    monkeypatch.setenv("JUDGER_API_KEY", "local")
+    import json_repair
+
+    with running_server(app) as base:
+        client = api_clients.OpenAIClient(api_key="local", voice_to_use=None, base_url=base + "v1")
+        judge_prompts = prompts.EmergentTextSpeech()
+        a, b = _wave(1.4, 31), _wave(0.6, 32)
+        for category in categories():
+            system, user, post = judge_prompts.get_win_rate_prompts(f"Really, {category}?", category)
+            raws = [client.generate_w_audio_comparison(MODEL, system, user, x, post, y, temperature=0, top_p=0.9,
+                                                       max_new_tokens=16384) for x, y in ((a, b), (b, a))]
+            for raw in raws:
+                judge_prompts.validate_win_rate_response(json_repair.loads(raw), raw)
+            forward, swapped = (json.loads(r) for r in raws)
+            assert swapped["winner"] == {0: 0, 1: 2, 2: 1}[forward["winner"]]
+            assert (swapped["score_1"], swapped["score_2"]) == (forward["score_2"], forward["score_1"])
+            assert "In-prompt comparison" in forward["reasoning_system_1"]
