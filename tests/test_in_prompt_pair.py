@@ -184,7 +184,8 @@ def test_serve_stops_with_one_line_naming_the_route_key(tmp_path, capsys):
                                 f"      {FAMILY}:\n        Questions: in-prompt-pair\n")
     assert main(["serve", "--routes", str(path), "--folder", str(tmp_path / "srv")]) != 0
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and f"models.{MODEL}.families.{FAMILY}.Questions" in err[0] and "one audio per prompt" in err[0]
+    assert len(err) == 1 and f"models.{MODEL}.families.{FAMILY}.Questions" in err[0]
+    assert "one audio per prompt" in err[0]
 
 
 @pytest.fixture(scope="module")
@@ -198,7 +199,8 @@ def server(tmp_path_factory, judge):
     slots = "".join(f"        {c}: {folder}\n" for c in __import__(
         "evaluators.benchmarks.emergenttts.prompts", fromlist=["categories"]).categories())
     routes, _ = _routes(tmp, f"models:\n  {MODEL}:\n    families:\n      {FAMILY}:\n        tie_band: 0\n{slots}")
-    app = create_app(load_route_judges(routes, JudgeLoader()), ServeOptions(folder=tmp / "srv"), settings=routes.settings())
+    app = create_app(load_route_judges(routes, JudgeLoader()), ServeOptions(folder=tmp / "srv"),
+                     settings=routes.settings())
     with running_server(app) as base:
         yield base
 

@@ -143,6 +143,11 @@ def checked_wave(wave, where: str = ""):
     return wave
 
 
+def _heard(job) -> dict:
+    """Which audio a verdict of a request of several is about (``audios``: both, heard in one prompt)."""
+    return {"audio": job.audio} if job.second is None else {"audios": list(job.hears)}
+
+
 def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOptions,
                folder_lock: FolderLock | None = None,
                settings: dict[str, dict[str, dict[str, float]]] | None = None) -> FastAPI:
@@ -298,8 +303,7 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
         except FamilyError as e:
             raise ApiError(400, str(e)) from None
         several = len(request.audios) > 1
-        verdicts = [{"slot": job.slot, "judge": j.name,
-                     **(({"audio": job.audio} if job.second is None else {"audios": list(job.hears)}) if several else {}),
+        verdicts = [{"slot": job.slot, "judge": j.name, **(_heard(job) if several else {}),
                      "score": r["score"], "label": r["label"], "probs": r["probs"],
                      **({"kind": r["kind"], "result": r["result"]} if "kind" in r else {})}
                     for j, job, r in zip(slot_judges, jobs, results)]

@@ -27,7 +27,8 @@ A judge folder of a kind that cannot answer its slot (``trained_slots.answerable
 family's own ``slot_kinds``) stops the server at startup with one line naming the route, the folder
 and its kind. A pairwise slot may hold an in-prompt judge (a folder of kind ``in_prompt_pair`` or
 ``in-prompt-pair``, the zero-shot one on the route's base): on a backbone that takes one audio per
-prompt it is refused at startup, before any model loads, naming the route key. A family's settings (``tie_band``) sit beside its slots and reach its reply through
+prompt it is refused at startup, before any model loads, naming the route key. A family's settings
+(``tie_band``) sit beside its slots and reach its reply through
 :meth:`Routes.settings`.
 """
 

@@ -13,7 +13,8 @@ and checks it with ``EmergentTextSpeech.validate_win_rate_response``: the keys
 The judge: the category's slot (one slot per category, so a route can give each its own judge)
 holds either an in-prompt judge (``in_prompt_pair``: both clips in one prompt, asked in both orders,
 ``evaluators/serve/pair_compare.py``; ``score_1`` / ``score_2`` are ``3 p`` / ``3 (1 - p)`` of its
-P(system 1 better) ``p``, the winner by the same tie band) or a per-clip judge (``evaluators.serve.clip_scores``) that scores each clip alone on [0, 1],
+P(system 1 better) ``p``, the winner by the same tie band) or a per-clip judge
+(``evaluators.serve.clip_scores``) that scores each clip alone on [0, 1],
 shown as ``3 x unit`` on the prompt's 0-3 scale. ``score_k`` is that score rounded to an integer;
 the winner follows from the two scores (rounded to 3 decimals first, so the reply is the same
 whatever batch scored the clips): system 1 wins when its score exceeds system 2's by more than the

@@ -4,7 +4,8 @@ Every row is a pair (two renditions of one text); the judge scores each clip alo
 asks sigmoid(s_A - s_B) to match the raters' preference. The score is a reward head's scalar
 (``scalar_reward``, the shape of SpeechJudge-BTRM) or a verbalizer's expected label value, as
 ``pairs.score`` says; with ``in_prompt`` the judge hears both clips in one prompt, asked in both
-orders, and sigmoid((m(A, B) - m(B, A)) / 2) is fitted instead (``evaluators/judges/in_prompt_pair.py``). Definitions: ``docs/pairs.md#training``.
+orders, and sigmoid((m(A, B) - m(B, A)) / 2) is fitted instead (``evaluators/judges/in_prompt_pair.py``).
+Definitions: ``docs/pairs.md#training``.
 """
 
 from __future__ import annotations
