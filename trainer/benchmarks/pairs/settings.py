@@ -31,10 +31,7 @@ class InPromptSettings:
 
     def __post_init__(self):
         check_fields(self)
-        try:
-            self.prompt()
-        except FieldError as e:
-            raise FieldError(e.key, e.problem) from None
+        self.prompt()  # the labels and lengths checked as the judge checks them (FieldError naming the key)
 
     def prompt(self, system_prompt: str | None = None) -> PairPrompt:
         """These pieces as the judge's :class:`PairPrompt` (``system_prompt``: the run's, when set)."""
