@@ -37,17 +37,18 @@ def corpus(tmp_path_factory):
     return out
 
 
-def test_two_clip_prompt_ids_and_outputs_equal_the_stock_processor(stand_in, monkeypatch):
-    """The tiny Qwen2.5-Omni twin in the hub layout (real Qwen vocabulary, the published template):
-    our ids equal ``processor.apply_chat_template`` + ``processor(text, audio=[clip 1, clip 2])``,
-    and the model's last-position logits on our collated batch equal those on the stock inputs."""
-    from test_hub_layout import stock_processor
+@pytest.mark.parametrize("backbone", ["qwen2_5_omni", pytest.param("qwen3_omni", marks=pytest.mark.slow)])
+def test_two_clip_prompt_ids_and_outputs_equal_the_stock_processor(stand_in, backbone, monkeypatch):
+    """The tiny Omni twins in the hub layout (real Qwen vocabularies, the published templates): our
+    ids equal ``processor.apply_chat_template`` + ``processor(text, audio=[clip 1, clip 2])``, and
+    the model's last-position logits on our collated batch equal those on the stock inputs."""
+    from test_qwen3_omni_backbone import stock_processor
 
     from evaluators.backbones import AudioLLM
 
-    folder = stand_in("qwen2_5_omni")
+    folder = stand_in(backbone)
     llm = AudioLLM.from_pretrained(folder)
-    proc = stock_processor(folder, "qwen2_5_omni", monkeypatch)
+    proc = stock_processor(folder, backbone, monkeypatch)
     pieces = ("Text: hello there.\nOne:", "Two:", "Which is more natural? Answer 1 or 2.")
     prompt = render_two_clip_prompt(llm, llm.spec.system_prompt, *pieces)
     for s1, s2 in ((1.3, 5.02 + 1 / 16000),):  # 80321 samples: the processor's ceil (503 frames, 126 tokens)
@@ -176,7 +177,7 @@ def test_a_one_audio_backbone_is_refused_at_startup_by_route_key(tmp_path):
         check_route_bases(routes)
     assert str(e.value) == (f"{path}:models.{MODEL}.families.{FAMILY}.Emotions: in-prompt-pair: backbone qwen2_audio "
                             "takes one audio per prompt; an in-prompt pairwise judge needs one that hears two "
-                            "(qwen2_5_omni family)")
+                            "(qwen2_5_omni, qwen3_omni)")
 
 
 def test_serve_stops_with_one_line_naming_the_route_key(tmp_path, capsys):

@@ -26,8 +26,8 @@ from evaluators.backbones.chat_prompt import ChatTemplateError
 
 #: Backbone families (``BackboneSpec.family_name``) whose two-clip prompt ids and model outputs are
 #: tested equal to the stock processor's (tests/test_in_prompt_pair.py): the Qwen2.5-Omni thinker
-#: (7B and 3B share processor and template).
-TWO_CLIP_FAMILIES = ("qwen2_5_omni",)
+#: (7B and 3B share processor and template) and the Qwen3-Omni thinker. Qwen2-Audio takes one.
+TWO_CLIP_FAMILIES = ("qwen2_5_omni", "qwen3_omni")
 
 
 def two_clip_problem(backbone_name: str) -> str | None:
@@ -38,7 +38,7 @@ def two_clip_problem(backbone_name: str) -> str | None:
     if family in TWO_CLIP_FAMILIES:
         return None
     return (f"backbone {backbone_name} takes one audio per prompt; an in-prompt pairwise judge needs one that "
-            f"hears two ({', '.join(TWO_CLIP_FAMILIES)} family)")
+            f"hears two ({', '.join(TWO_CLIP_FAMILIES)})")
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ TIES = ("drop", "equal")
 class PairsSettings:
     """Pairwise preference judge: which score is trained, the prompt, ties, soft targets, the corpus."""
 
-    score: str = checked("scalar_reward", choices=SCORES)  # scalar_reward (Linear head on the last prompt token, SpeechJudge-BTRM) | verbalizer (expected label value of `preset`) | in_prompt (both clips in one prompt, both orders; Qwen2.5-Omni)
+    score: str = checked("scalar_reward", choices=SCORES)  # scalar_reward (Linear head on the last prompt token, SpeechJudge-BTRM) | verbalizer (expected label value of `preset`) | in_prompt (both clips in one prompt, both orders; Qwen2.5-Omni or Qwen3-Omni)
     preset: str = checked("auto-att", choices=tuple(PRESETS))  # verbalizer preset (score: verbalizer); higher value = more natural
     prompt_before_audio: str = checked(SPEECHJUDGE_PROMPT_BEFORE_AUDIO, max_chars=MAX_PROMPT_CHARS)  # scalar_reward: user text before the clip ({text} = the pair's target text)
     prompt: str = checked(SPEECHJUDGE_PROMPT, max_chars=MAX_PROMPT_CHARS)  # scalar_reward: user text after the clip
