@@ -7,8 +7,9 @@ instead of a per-clip one: the family then asks for ONE job that hears both audi
 two clips in an order fixed by their content, so the request (audio 1, audio 2) and its swap send
 the very same prompts and get mirrored verdicts exactly.
 
-Backbones that take one audio per prompt cannot hold such a judge: :func:`check_in_prompt_routes`
-refuses the route at startup, before any model loads, with one line naming the route key.
+Backbones that take one audio per prompt cannot hold such a judge: :func:`in_prompt_problem` says
+why, and ``routes.check_route_backbones`` refuses the route at startup, before any model loads,
+with one line naming the route key.
 """
 
 from __future__ import annotations
