@@ -24,7 +24,6 @@ of ONE order (the hook of ``evaluators/benchmarks/pairs/scorer.py``); :func:`can
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import string
 import warnings
@@ -210,11 +209,6 @@ class InPromptPairJudge(JudgePersistence):
     @classmethod
     def _from_folder(cls, folder: Path, backbone: AudioLLM, config: dict, tensors, **common) -> "InPromptPairJudge":
         return cls(backbone, PairPrompt.from_config(config), **common)
-
-
-def with_prompt(prompt: PairPrompt, **changes) -> PairPrompt:
-    """``prompt`` with some pieces replaced (a config's variant of the default prompt)."""
-    return dataclasses.replace(prompt, **changes)
 
 
 def _wave_key(wave: np.ndarray) -> tuple[int, str]:
