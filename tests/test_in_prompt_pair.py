@@ -89,10 +89,11 @@ def test_swapping_the_clips_mirrors_the_verdict_exactly(judge):
 def test_a_swapped_score_pairs_run_is_the_mirror_of_the_forward_run(judge, corpus, tmp_path):
     from evaluators.benchmarks.pairs.scorer import score_pairs
 
-    forward = {r["id"]: r for r in score_pairs(judge, corpus / "pairs.jsonl", tmp_path / "ab.jsonl", batch_size=3)}
+    common = dict(splits=("test",), batch_size=3)  # 2 pairs: 4 prompts in one batch
+    forward = {r["id"]: r for r in score_pairs(judge, corpus / "pairs.jsonl", tmp_path / "ab.jsonl", **common)}
     swapped = {r["id"]: r for r in score_pairs(judge, corpus / "pairs.jsonl", tmp_path / "ba.jsonl", swap=True,
-                                               batch_size=3)}
-    assert forward.keys() == swapped.keys() and len(forward) == 6
+                                               **common)}
+    assert forward.keys() == swapped.keys() and len(forward) == 2
     for pid, r in forward.items():
         assert swapped[pid]["p_a"] == 1 - r["p_a"] and swapped[pid]["margin_a"] == -r["margin_a"]
         assert swapped[pid]["verdict"] == {"A": "B", "B": "A", "Tie": "Tie"}[r["verdict"]]
