@@ -2,7 +2,7 @@
 
 Aligned heads (``evaluators.judges.slot_head``) read the audio inside each transcript word's time span.
 At scoring time the spans come from the outputs manifest (``word_timestamps``) or from an aligner
-(a Whisper-family model, ``evaluators.measures.whisper``). Recognised words rarely match the
+(a Whisper-family model through the transformers ASR pipeline, on the shared ``evaluators.measures.whisper`` model). Recognised words rarely match the
 transcript one to one, so both sides are cut into normalised units (EN words, CJK characters),
 matched with a longest-matching-block diff, and transcript units the recogniser missed get times
 interpolated between their matched neighbours.
@@ -37,37 +37,40 @@ MIN_ALIGN_SECONDS = 0.05
 
 
 class WhisperAligner:
-    """Word-timestamp aligner on a Whisper-family ASR model (real weights), through the shared
-    :class:`evaluators.measures.whisper.WhisperRunner` (greedy transcript, cross-attention DTW word
-    times; the model is loaded once per process whoever else uses it). ``model``: a hub id, a
-    folder or a packaged name (``whisper-base``).
+    """Word-timestamp aligner on a Whisper-family ASR model (real weights): the transformers ASR
+    pipeline's word timestamps (timestamp-mode decoding, cross-attention DTW) on the model of the
+    shared :class:`evaluators.measures.whisper.WhisperRunner`, so a checkpoint is loaded once per
+    process whoever else (ASR, intelligibility) uses it. ``model``: a hub id, a folder or a packaged
+    name (``whisper-base``).
 
     ``language``: a Whisper language code or name (``"en"``, ``"zh"``, ``"english"``) forced on the
     decoder (task transcribe); None lets the model detect it. A model that cannot give word
     timestamps (no ``alignment_heads``) or cannot take ``language`` raises :class:`AlignerSetupError`
-    here, before any clip is aligned. A clip longer than the model's 30 s window is aligned window
-    by window.
+    here, before any clip is aligned.
     """
 
     def __init__(self, model: str = "openai/whisper-small", device: str = "cpu", language: str | None = None):
+        from transformers import pipeline
+
         from evaluators.measures.whisper import WhisperRunner
 
         self.model = model
         self.language = language
         try:
-            self.runner = WhisperRunner.from_pretrained(model, device=device, batch_size=1, long_clips="truncate",
-                                                        option="--aligner")
+            runner = WhisperRunner.from_pretrained(model, device=device, option="--aligner")
             if language is not None:
-                self.runner.prompt_ids(language)
+                runner.prompt_ids(language)
         except ValueError as e:
             raise AlignerSetupError(f"aligner {e}") from None
+        self.pipe = pipeline("automatic-speech-recognition", model=runner.model, tokenizer=runner.tokenizer,
+                             feature_extractor=runner.feature_extractor, device=device)
 
     def word_timestamps(self, wave: np.ndarray) -> list[TimedWord]:
         """Timed words of ``wave`` (mono float, 16 kHz, shape (n,)): ``[(text, start_s, end_s), ...]``
         with 0 <= start <= end <= len(wave) / 16000.
 
         Raises ValueError when the clip itself cannot be aligned (not mono, empty, too short,
-        non-finite samples) and :class:`AlignerSetupError` when the model fails on a usable clip.
+        non-finite samples) and :class:`AlignerSetupError` when the pipeline fails on a usable clip.
         """
         wave = np.asarray(wave)
         if wave.ndim != 1:
@@ -77,17 +80,26 @@ class WhisperAligner:
             raise ValueError(f"clip of {duration:.3f} s is too short to align (< {MIN_ALIGN_SECONDS} s)")
         if not np.isfinite(wave).all():
             raise ValueError("cannot align a clip with non-finite samples")
-        window = self.runner.feature_extractor.n_samples
-        pieces = [wave[i:i + window] for i in range(0, len(wave), window)]
-        pieces = [p for p in pieces if len(p) / SR >= MIN_ALIGN_SECONDS]
+        kwargs = {"generate_kwargs": {"language": self.language, "task": "transcribe"}} if self.language else {}
         try:
-            results = self.runner.transcribe(pieces, self.language)
+            out = self.pipe({"raw": wave, "sampling_rate": SR}, return_timestamps="word", **kwargs)
         except Exception as e:
-            # The clip passed the checks above, so a failure here is the model's, its config's or
-            # the device's (out of memory) and would repeat on every item.
+            # The clip passed the checks above, so a failure inside the pipeline is the model's, its
+            # config's or the device's (out of memory, bad generation config) and would repeat on
+            # every item.
             raise AlignerSetupError(f"aligner {self.model!r} failed: {type(e).__name__}: {e}") from e
-        return [(w["word"], min(k * window / SR + w["start"], duration), min(k * window / SR + w["end"], duration))
-                for k, r in enumerate(results) for w in r.words]
+        timed, prev_end = [], 0.0
+        for c in out.get("chunks", []):
+            start, end = c["timestamp"]
+            # The pipeline leaves ends open (None) at times and can place words past the clip
+            # (it decodes a 30 s padded window), so clip every time into [0, duration].
+            start = prev_end if start is None or not np.isfinite(start) else float(start)
+            end = duration if end is None or not np.isfinite(end) else float(end)
+            start = min(max(start, 0.0), duration)
+            end = min(max(end, start), duration)
+            timed.append((c["text"], start, end))
+            prev_end = end
+        return timed
 
 
 def timed_words(wave: np.ndarray, word_timestamps: list | None, aligner: Aligner | None, why: str) -> list[TimedWord]:

@@ -146,24 +146,16 @@ def _noise(seconds, seed=0):
     return (0.1 * np.random.default_rng(seed).standard_normal(int(seconds * 16000))).astype(np.float32)
 
 
-def test_whisper_timestamps_are_clipped_to_the_clip(aligner, monkeypatch, tmp_path):
-    from test_whisper_runner import one_thread, write_tiny_whisper
-
-    from evaluators.measures.whisper import AsrResult
-
-    # the model hears a padded 30 s window: a random model can put words past a 1 s clip
-    with one_thread():
-        timed = WhisperAligner(str(write_tiny_whisper(tmp_path / "speaking")), language="en").word_timestamps(_noise(1.0))
+def test_whisper_timestamps_are_clipped_to_the_clip(aligner, monkeypatch):
+    # the real pipeline decodes a padded 30 s window: a random model can put words past a 1 s clip
+    timed = aligner.word_timestamps(_noise(1.0))
     assert timed and all(0.0 <= a <= b <= 1.0 for _, a, b in timed), timed
-
-    # a clip over the 30 s window is aligned window by window, each window's times offset by its start
-    calls = []
-    words = [{"word": "a", "start": 0.5, "end": 1.0}, {"word": "b", "start": 1.2, "end": 2.0}]
-    monkeypatch.setattr(aligner.runner, "transcribe",
-                        lambda waves, lang: calls.append([len(w) for w in waves]) or [AsrResult("a b", words)] * len(waves))
-    assert aligner.word_timestamps(_noise(31.5)) == [("a", 0.5, 1.0), ("b", 1.2, 2.0), ("a", 30.5, 31.0),
-                                                     ("b", 31.2, 31.5)]
-    assert calls == [[480000, 24000]]
+    chunks = [{"text": "a", "timestamp": (-0.3, 0.2)}, {"text": "b", "timestamp": (None, 0.5)},
+              {"text": "c", "timestamp": (0.4, None)}, {"text": "d", "timestamp": (0.9, 3.0)},
+              {"text": "e", "timestamp": (2.0, 2.5)}, {"text": "f", "timestamp": (0.7, 0.6)}]
+    monkeypatch.setattr(aligner, "pipe", lambda *a, **k: {"chunks": chunks})
+    assert aligner.word_timestamps(_noise(1.0)) == [("a", 0.0, 0.2), ("b", 0.2, 0.5), ("c", 0.4, 1.0),
+                                                    ("d", 0.9, 1.0), ("e", 1.0, 1.0), ("f", 0.7, 0.7)]
 
 
 def test_model_without_alignment_heads_fails_at_construction(tmp_path):
@@ -173,15 +165,15 @@ def test_model_without_alignment_heads_fails_at_construction(tmp_path):
     assert folder in str(e.value) and isinstance(e.value, ValueError)
 
 
-def test_language_is_passed_to_the_runner(tiny_whisper, aligner, monkeypatch):
+def test_language_is_passed_to_generate(tiny_whisper, aligner, monkeypatch):
     zh = WhisperAligner(tiny_whisper, language="zh")
-    assert zh.runner.model is aligner.runner.model  # one model per process, whoever asks
+    assert zh.pipe.model is aligner.pipe.model  # one model per process (the shared Whisper runner's)
     calls = []
     for a in (zh, aligner):
-        monkeypatch.setattr(a.runner, "transcribe", lambda waves, lang: calls.append(lang) or [])
+        monkeypatch.setattr(a, "pipe", lambda *x, **k: calls.append(k) or {"chunks": []})
         a.word_timestamps(_noise(0.5))
-    assert calls == ["zh", None]  # no language: the model detects it
-    monkeypatch.undo()
+    assert calls[0]["generate_kwargs"] == {"language": "zh", "task": "transcribe"}
+    assert "generate_kwargs" not in calls[1]  # no language: the model detects it
     timed = WhisperAligner(tiny_whisper, language="en").word_timestamps(_noise(1.0))  # generate accepts it
     assert all(0.0 <= a <= b <= 1.0 for _, a, b in timed)
     with pytest.raises(AlignerSetupError, match="does not know language 'fr'"):
@@ -197,7 +189,7 @@ def test_bad_clip_is_the_items_fault_a_failing_pipeline_is_setup(aligner, monkey
     def broken(*a, **k):
         raise RuntimeError("CUDA out of memory")
 
-    monkeypatch.setattr(aligner.runner, "transcribe", broken)
+    monkeypatch.setattr(aligner, "pipe", broken)
     with pytest.raises(AlignerSetupError, match="CUDA out of memory"):
         aligner.word_timestamps(_noise(1.0))
 

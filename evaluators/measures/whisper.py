@@ -1,6 +1,7 @@
 """One Whisper runner shared by every measure that transcribes: SpeechEditBench's ASR (WER/CER gate,
-stress timing), word alignment for aligned heads (``evaluators.word_alignment``) and NVV-SuperBench
-intelligibility (``evaluators.benchmarks.nvv.intelligibility``). A checkpoint is loaded once per
+stress timing), NVV-SuperBench intelligibility (``evaluators.benchmarks.nvv.intelligibility``) and
+word alignment for aligned heads (``evaluators.word_alignment``, which runs the transformers
+pipeline's word timestamps on this runner's model, as before). A checkpoint is loaded once per
 process (``whisper_checkpoint.load_checkpoint``) whoever asks for it.
 
 :class:`WhisperRunner` runs a transformers ``WhisperForConditionalGeneration`` checkpoint (e.g.
