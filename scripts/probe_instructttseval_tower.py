@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     for stage in [k for k in ("mel", "tower_pre_ln", "tower", "llm") if k in data]:
         result = {"stage": stage}
         for dim in DIMENSIONS:
-            labels = np.array([r["attributes"][dim] + ("" if dim != "pitch" else "") for r in rows])
+            labels = np.array([r["attributes"][dim] for r in rows])
             x = {s: data[stage][split == s] for s in ("train", "val", "test")}
             y = {s: labels[split == s] for s in ("train", "val", "test")}
             result[dim] = probe(x, y)
