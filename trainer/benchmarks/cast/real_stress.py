@@ -27,8 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: English accents per split (val / test accents are in no other split)
-ACCENTS = {"train": ("en-us", "en-gb", "en-gb-x-rp", "en-gb-x-gbclan", "en-us-nyc"),
+#: English accents per split (val / test accents are in no other split). ``en`` is espeak-ng's British
+#: English voice (file gmw/en): the library's SetVoiceByName knows it as ``en``, not ``en-gb``.
+ACCENTS = {"train": ("en-us", "en", "en-gb-x-rp", "en-gb-x-gbclan", "en-us-nyc"),
            "val": ("en-gb-x-gbcwmd",), "test": ("en-gb-scotland", "en-029")}
 #: espeak-ng voice variants per split (whisper voices have no F0 and are not used)
 VARIANTS = {"train": ("m1", "m2", "m3", "m4", "m5", "f1", "f2", "f3", "klatt", "klatt3", "Andy", "belinda",
