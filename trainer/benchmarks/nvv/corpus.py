@@ -367,22 +367,34 @@ def render_item(spec: dict, rng: np.random.Generator, sr: int, noise_db: float) 
 
 def _finish_spec(spec: dict, config: NvvCorpusConfig, rng: np.random.Generator) -> None:
     """Positions, label, spurious event and intensity of one item (in place)."""
-    tax = load_taxonomy()
-    lang, case = spec["lang"], spec["case"]
+    lang = spec["lang"]
     spec["toks"] = toks = tokens(spec["text"], lang)
     spec["bounds"] = bounds = boundaries(toks, lang)
+    gt = place_target(spec, bounds, rng, no_target=("absent",))
+    spec["spurious_pos"], spec["spurious_gain"] = [], []
+    place_spurious(spec, bounds, gt, config, rng)
+
+
+def place_target(spec: dict, bounds: dict, rng: np.random.Generator, no_target: tuple[str, ...]) -> int:
+    """The GT boundary, label / variant and rendered position of one item (in place); returns the GT.
+    Cases in ``no_target`` render no target; ``misplaced`` puts it more than the tolerance away."""
+    lang = spec["lang"]
     gt = pick_gt_position(bounds, lang, rng)
-    labels = tax.get(spec["type"]).labels
     spec["variant"] = str(rng.choice(EXCLAMATION_VARIANTS)) if spec["type"] == "exclamation" else None
-    spec["label"] = spec["variant"] if spec["variant"] else labels[0]
+    spec["label"] = spec["variant"] or load_taxonomy().get(spec["type"]).labels[0]
     spec["gt"], spec["pos"] = gt, gt
-    if case == "absent":
+    if spec["case"] in no_target:
         spec["pos"] = None
-    elif case == "misplaced":
+    elif spec["case"] == "misplaced":
         far = [p for p in bounds if abs(p - gt) > DEFAULT_DELTA[lang]]
         spec["pos"] = int(rng.choice(far)) if far else max((p for p in bounds if p != gt), key=lambda p: abs(p - gt))
-    spec["spurious_pos"], spec["spurious_gain"] = [], []
-    for _ in spec["spurious"]:
+    return gt
+
+
+def place_spurious(spec: dict, bounds: dict, gt: int, config: NvvCorpusConfig, rng: np.random.Generator) -> None:
+    """Boundaries and gains of the spurious events not yet placed (``spec["spurious"]`` beyond
+    ``spec["spurious_pos"]``), then the target's intensity (in place)."""
+    for _ in spec["spurious"][len(spec["spurious_pos"]):]:
         # >= 2 units from the target and from each other: an event spills over adjacent boundaries
         free = [p for p in bounds if all(abs(p - q) >= 2 for q in [gt, *spec["spurious_pos"]])]
         free = free or [p for p in bounds if p != gt and p not in spec["spurious_pos"]]
@@ -392,7 +404,8 @@ def _finish_spec(spec: dict, config: NvvCorpusConfig, rng: np.random.Generator) 
         spec["spurious_gain"].append(float(rng.uniform(*config.spurious_gain_db)))
     spec["spurious"] = spec["spurious"][:len(spec["spurious_pos"])]
     lo, hi = config.low_snr_gain_db
-    spec["intensity"] = float(10 ** (rng.uniform(lo, hi) / 20)) if case == "low_snr" else float(rng.uniform(0.85, 1.15))
+    low = spec["case"] == "low_snr"
+    spec["intensity"] = float(10 ** (rng.uniform(lo, hi) / 20)) if low else float(rng.uniform(0.85, 1.15))
 
 
 def build_nvv_corpus(config: NvvCorpusConfig, out_dir: str | Path) -> NvvCorpus:

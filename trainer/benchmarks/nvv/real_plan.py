@@ -26,12 +26,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, count_units
+from evaluators.benchmarks.nvv.items import count_units
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
-from trainer.benchmarks.nvv.corpus import CASES, SPLITS, NvvCorpusConfig, _allocate
+from trainer.benchmarks.nvv.corpus import CASES, SPLITS, NvvCorpusConfig, _allocate, place_spurious, place_target
 from trainer.benchmarks.nvv.sounds import LOW_SNR_TYPES
-from trainer.benchmarks.nvv.texts import SENTENCES, boundaries, pick_gt_position, sentence_id, tokens
-from trainer.synth.nonverbal import EXCLAMATION_VARIANTS
+from trainer.benchmarks.nvv.texts import SENTENCES, boundaries, sentence_id, tokens
 from trainer.synth.real_speech.engines import VOICES, piper_available
 from trainer.synth.real_speech.recordings import Recording, asterisk_prompts, card_readings, librivox_readings
 
@@ -158,26 +157,8 @@ def finish_spec(spec: dict, config: NvvCorpusConfig, rng: np.random.Generator) -
     """Positions, label, rendered types and intensity of one planned item (in place)."""
     spec["toks"] = tokens(spec["text"], "en")
     spec["bounds"] = bounds = _exact_bounds(spec)
-    gt = pick_gt_position(bounds, "en", rng)
-    spec["variant"] = str(rng.choice(EXCLAMATION_VARIANTS)) if spec["type"] == "exclamation" else None
-    spec["label"] = spec["variant"] or load_taxonomy().get(spec["type"]).labels[0]
-    spec["gt"], spec["pos"] = gt, gt
-    if spec["case"] in ("absent", "wrong_type"):
-        spec["pos"] = None
-    elif spec["case"] == "misplaced":
-        far = [p for p in bounds if abs(p - gt) > DEFAULT_DELTA["en"]]
-        spec["pos"] = int(rng.choice(far)) if far else max((p for p in bounds if p != gt), key=lambda p: abs(p - gt))
+    gt = place_target(spec, bounds, rng, no_target=("absent", "wrong_type"))
     spec["spurious_pos"], spec["spurious_gain"] = [], []
     if spec["case"] == "wrong_type":  # the other type sits where the target was asked for, at full level
         spec["spurious"], spec["spurious_pos"], spec["spurious_gain"] = [spec["render_type"]], [gt], [0.0]
-    for _ in spec["spurious"][len(spec["spurious_pos"]):]:
-        free = [p for p in bounds if all(abs(p - q) >= 2 for q in [gt, *spec["spurious_pos"]])]
-        free = free or [p for p in bounds if p != gt and p not in spec["spurious_pos"]]
-        if not free:
-            break
-        spec["spurious_pos"].append(int(rng.choice(free)))
-        spec["spurious_gain"].append(float(rng.uniform(*config.spurious_gain_db)))
-    spec["spurious"] = spec["spurious"][:len(spec["spurious_pos"])]
-    lo, hi = config.low_snr_gain_db
-    low = spec["case"] == "low_snr"
-    spec["intensity"] = float(10 ** (rng.uniform(lo, hi) / 20)) if low else float(rng.uniform(0.85, 1.15))
+    place_spurious(spec, bounds, gt, config, rng)
