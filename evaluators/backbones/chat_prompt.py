@@ -86,12 +86,18 @@ def conversation(system_prompt: str, text_before_audio: str = "", text_after_aud
     ``audio_ref`` only fills the audio entry's ``"audio"`` key (templates test for the key, never
     read its value).
     """
+    return audio_conversation(system_prompt, [text_before_audio, text_after_audio], [audio_ref])
+
+
+def audio_conversation(system_prompt: str, texts: list[str], audio_refs: list[str]) -> list[dict]:
+    """A system turn, then one user turn of ``texts[0]``, audio 1, ``texts[1]``, audio 2, ...,
+    ``texts[-1]`` (``len(texts) == len(audio_refs) + 1``; empty texts left out)."""
     content: list[dict] = []
-    if text_before_audio:
-        content.append({"type": "text", "text": text_before_audio})
-    content.append({"type": "audio", "audio": audio_ref})
-    if text_after_audio:
-        content.append({"type": "text", "text": text_after_audio})
+    for text, ref in zip(texts, [*audio_refs, None]):
+        if text:
+            content.append({"type": "text", "text": text})
+        if ref is not None:
+            content.append({"type": "audio", "audio": ref})
     return [{"role": "system", "content": system_prompt}, {"role": "user", "content": content}]
 
 

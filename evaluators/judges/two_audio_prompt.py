@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from evaluators.backbones.chat_prompt import ChatTemplateError
+from evaluators.backbones.chat_prompt import ChatTemplateError, audio_conversation
 
 #: Backbone families (``BackboneSpec.family_name``) whose two-clip prompt ids and model outputs are
 #: tested equal to the stock processor's (tests/test_in_prompt_pair.py): the Qwen2.5-Omni thinker
@@ -57,14 +57,7 @@ class TwoClipText:
 
 def two_clip_conversation(system_prompt: str, before: str, between: str, after: str) -> list[dict]:
     """System turn, then one user turn of [text,] audio, [text,] audio[, text] (empty texts left out)."""
-    content: list[dict] = []
-    for text, audio in ((before, "first.wav"), (between, "second.wav")):
-        if text:
-            content.append({"type": "text", "text": text})
-        content.append({"type": "audio", "audio": audio})
-    if after:
-        content.append({"type": "text", "text": after})
-    return [{"role": "system", "content": system_prompt}, {"role": "user", "content": content}]
+    return audio_conversation(system_prompt, [before, between, after], ["first.wav", "second.wav"])
 
 
 def render_two_clip_prompt(backbone, system_prompt: str, before: str, between: str, after: str,
