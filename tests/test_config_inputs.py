@@ -217,7 +217,7 @@ def _set_label_values(cfg, folder):
 @pytest.mark.parametrize("values, edit, names", [
     ({"max_seconds": -5}, None, "judge_config.json:max_seconds: must be in (0, 3600], got -5"),
     ({"max_seconds": "30"}, None, "judge_config.json:max_seconds: expected a number"),
-    ({"kind": "x"}, None, "judge_config.json:kind: unknown judge kind 'x'; known: instruction_follow, "),
+    ({"kind": "x"}, None, "judge_config.json:kind: unknown judge kind 'x'; known: in_prompt_pair, instruction_follow, "),
     ({"backbone": "whisper"}, None, "judge_config.json:backbone: 'whisper' is not one of qwen2_5_omni, qwen2_5_omni_3b, qwen2_audio, qwen3_omni"),
     ({"backbone": "qwen2_audio"}, None, "judge_config.json:backbone: 'qwen2_audio' does not match its base_model"),
     ({}, _set_label_values, "judge_config.json:label_values[0]: expected a number"),

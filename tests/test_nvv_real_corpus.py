@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from evaluators.audio_io import load_audio
-from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, build_nvv_corpus, read_items
+from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, read_items
+from trainer.benchmarks.nvv.corpus_build import build_corpus
 from trainer.benchmarks.nvv.real_corpus import render_real_item, tts_chunks
 from trainer.benchmarks.nvv.real_plan import REAL_CASE_PROPORTIONS, TTS_SPLITS, finish_spec, plan
 from trainer.benchmarks.nvv.task import load_nvv_rows
@@ -37,7 +38,7 @@ def _fast(spec: dict) -> bool:
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    """A few real items built through ``build_nvv_corpus`` (the plan cut to fast carriers)."""
+    """A few real items built through ``corpus_build.build_corpus`` (the plan cut to fast carriers)."""
     import trainer.benchmarks.nvv.real_corpus as rc
 
     out = tmp_path_factory.mktemp("nvv_real")
@@ -49,7 +50,7 @@ def corpus(tmp_path_factory):
     original = rc.plan
     rc.plan = lambda config: picked
     try:
-        built = build_nvv_corpus(_config(), out)
+        built = build_corpus(_config(), out)
     finally:
         rc.plan = original
     return out, built

@@ -38,6 +38,7 @@ from evaluators.audio_io import prepare_segments
 from evaluators.backbones import AudioLLM
 from evaluators.config_input import MAX_PROMPT_CHARS, FieldError, check_text
 from evaluators.judges.folder import JUDGE_CONFIG, JudgeConfigError
+from evaluators.judges.kinds import IN_PROMPT_PAIR_ZERO_SHOT
 from evaluators.judges.label_words import first_token_ids, label_token_pieces
 from evaluators.judges.persistence import JudgePersistence
 from evaluators.judges.two_audio_prompt import (collate_two_clips, prepare_two_clips, render_two_clip_prompt,
@@ -47,7 +48,7 @@ from evaluators.length_batches import in_input_order
 READ_AT = 'logit("1") - logit("2") at the last prompt token (left padding), both orders averaged'
 #: The name a route slot or ``score pairs --judge`` gives the zero-shot in-prompt judge (the default
 #: prompt on an untuned base).
-ZERO_SHOT_NAME = "in-prompt-pair"
+ZERO_SHOT_NAME = IN_PROMPT_PAIR_ZERO_SHOT
 
 
 @dataclass(frozen=True)

@@ -27,3 +27,6 @@ PER_CLIP_KINDS = ("verbalizer", "scalar_reward")
 #: -> ``{"p_first", "margin"}`` of one order): asked in both orders, the log-odds averaged
 #: (``evaluators/judges/in_prompt_pair.py``).
 IN_PROMPT_PAIR_KINDS = ("in_prompt_pair",)
+#: The zero-shot in-prompt pairwise judge (the default two-clip prompt on an untuned base), as a
+#: serve route names it.
+IN_PROMPT_PAIR_ZERO_SHOT = "in-prompt-pair"

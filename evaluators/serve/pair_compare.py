@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evaluators.judges.in_prompt_pair import ZERO_SHOT_NAME, canonical_orders, debiased
-from evaluators.judges.kinds import IN_PROMPT_PAIR_KINDS
-from evaluators.judges.two_audio_prompt import two_clip_problem
+# light imports only: routes.py checks in-prompt slots at startup, before any model code loads
+from evaluators.judges.kinds import IN_PROMPT_PAIR_KINDS, IN_PROMPT_PAIR_ZERO_SHOT
 
 #: The result kind an :class:`InPromptPair` gives (``{"kind": PAIR_RESULT, "result": {...}}``).
 PAIR_RESULT = "pair_compare"
@@ -51,12 +50,16 @@ class InPromptPair:
     def prepare_input(self, x: dict) -> tuple:
         if x.get("wave_b") is None:
             raise ValueError("an in-prompt pairwise judge needs both audios of the request")
+        from evaluators.judges.in_prompt_pair import canonical_orders
+
         fields = x.get("fields") or {}
         first, second, one_first = canonical_orders(x["wave"], x["wave_b"])
         return (self.judge.prepare_input({"wave_a": first, "wave_b": second, "fields": fields}),
                 self.judge.prepare_input({"wave_a": second, "wave_b": first, "fields": fields}), one_first)
 
     def score_examples(self, examples: list[tuple], batch_size: int = 8) -> list[dict]:
+        from evaluators.judges.in_prompt_pair import debiased
+
         out = self.judge.score_examples([e for pair in examples for e in pair[:2]], batch_size=batch_size)
         results = []
         for k, (_, _, one_first) in enumerate(examples):
@@ -86,13 +89,17 @@ def _recorded_kind_and_backbone(spec: str) -> tuple[str | None, str | None]:
 def in_prompt_problem(spec: str, route_backbone: str | None) -> str | None:
     """Why the in-prompt judge ``spec`` (the zero-shot name or a folder of an in-prompt kind) cannot
     run where the route puts it (a backbone that takes one audio per prompt), or None."""
-    if spec == ZERO_SHOT_NAME:
+    if spec == IN_PROMPT_PAIR_ZERO_SHOT:
         backbone = route_backbone or DEFAULT_BACKBONE
     else:
+        if not Path(spec).is_dir():  # a preset name: not an in-prompt judge
+            return None
         kind, recorded = _recorded_kind_and_backbone(spec)
         if kind not in IN_PROMPT_PAIR_KINDS:
             return None
         backbone = recorded
+    from evaluators.judges.two_audio_prompt import two_clip_problem
+
     try:
         return two_clip_problem(backbone)
     except KeyError as e:

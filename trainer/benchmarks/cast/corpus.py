@@ -59,11 +59,18 @@ from trainer.synth.stress_sentences import (
     parse_sentence,
 )
 from trainer.synth.stressed_speech import StressSpeaker, render_stressed
+from trainer.benchmarks.cast.corpus_common import (
+    SPLITS,
+    StressCorpus,
+    assign_splits,
+    corpus_summary,
+    simulate_listeners,
+    split_sizes,
+)
 
 __all__ = ["SPLITS", "StressCorpusConfig", "StressCorpus", "assign_splits", "build_stress_corpus", "corpus_summary",
            "simulate_listeners", "split_sizes"]
 
-SPLITS = ("train", "val", "test")
 
 
 @dataclass
@@ -130,44 +137,6 @@ class StressCorpusConfig(StrictFromDict):
 
 
 
-@dataclass
-class StressCorpus:
-    """A built corpus: file paths and counts (`split_counts`: items per split)."""
-
-    root: Path
-    items_path: Path
-    listeners_path: Path
-    speakers_path: Path
-    config_path: Path
-    n_items: int
-    n_pairs: int
-    n_controls: int
-    n_double: int
-    n_sentences: int
-    n_speakers: int
-    n_listener_rows: int
-    split_counts: dict
-
-
-def split_sizes(n: int, val_fraction: float, test_fraction: float) -> dict[str, int]:
-    """Sizes of train/val/test for n units; val and test get at least 1 each, train the rest (>= 1)."""
-    n_test = max(1, int(round(test_fraction * n)))
-    n_val = max(1, int(round(val_fraction * n)))
-    if n - n_test - n_val < 1:
-        raise ValueError(f"cannot split {n} units into train/val/test")
-    return {"train": n - n_val - n_test, "val": n_val, "test": n_test}
-
-
-def assign_splits(n: int, cfg: StressCorpusConfig, rng: np.random.Generator) -> list[str]:
-    """Split label per unit: a seeded permutation, test first, then val, then train."""
-    sz = split_sizes(n, cfg.val_fraction, cfg.test_fraction)
-    labels = ["test"] * sz["test"] + ["val"] * sz["val"] + ["train"] * sz["train"]
-    out = [""] * n
-    for pos, unit in enumerate(rng.permutation(n)):
-        out[int(unit)] = labels[pos]
-    return out
-
-
 def _strength(cfg: StressCorpusConfig, rng: np.random.Generator) -> float:
     if rng.random() < cfg.subtle_fraction:
         return float(rng.uniform(cfg.strength_min, 0.5))
@@ -214,22 +183,6 @@ def _plan(cfg: StressCorpusConfig) -> tuple[list[dict], list[StressSpeaker], dic
     return items, speakers, spk_split
 
 
-def simulate_listeners(items: list[dict], cfg: StressCorpusConfig) -> list[dict]:
-    """Listener stress marks per item (see the module docstring for the model)."""
-    rng = np.random.default_rng([cfg.seed, 5])
-    n = cfg.n_listener_pool
-    theta = np.clip(rng.normal(cfg.listener_threshold, 0.1, n), 0.1, 0.9)
-    sigma = cfg.listener_noise * rng.uniform(0.7, 1.3, n)
-    rows = []
-    for it in items:
-        prom = it["prominence"]
-        eta = rng.normal(0.0, cfg.listener_shared_sd, prom.size)
-        for li in sorted(rng.choice(n, cfg.n_listeners_per_item, replace=False)):
-            heard = prom + eta + rng.normal(0.0, sigma[li], prom.size) > theta[li]
-            rows.append({"id": it["id"], "listener": f"L{li:03d}", "stressed": [int(i) for i in np.nonzero(heard)[0]]})
-    return rows
-
-
 def build_stress_corpus(config: StressCorpusConfig, out_dir: str | Path) -> StressCorpus:
     """Render all items, simulate listeners and write the corpus folder (see module docstring).
     Same config -> byte-identical files. ``source: real`` builds the real-audio corpus instead
@@ -265,15 +218,3 @@ def build_stress_corpus(config: StressCorpusConfig, out_dir: str | Path) -> Stre
     cfg["languages"] = list(config.languages)
     (out / "corpus_config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
     return corpus_summary(out, rows, len(listeners), len(speakers))
-
-
-def corpus_summary(out: Path, rows: list[dict], n_listener_rows: int, n_speakers: int) -> StressCorpus:
-    """The ``StressCorpus`` of a written corpus folder from its item rows."""
-    return StressCorpus(root=out, items_path=out / "items.jsonl", listeners_path=out / "listeners.jsonl",
-                        speakers_path=out / "speakers.jsonl", config_path=out / "corpus_config.json",
-                        n_items=len(rows), n_pairs=len({r["pair_id"] for r in rows if r["pair_id"]}),
-                        n_controls=sum(r["kind"] == "control" for r in rows),
-                        n_double=sum(r["kind"] == "double" for r in rows),
-                        n_sentences=len({r["sentence_id"] for r in rows}), n_speakers=n_speakers,
-                        n_listener_rows=n_listener_rows,
-                        split_counts={sp: sum(r["split"] == sp for r in rows) for sp in SPLITS})

@@ -39,6 +39,7 @@ import numpy as np
 
 from evaluators.progress import progress_iter
 from trainer.benchmarks.cast import real_stress as rs
+from trainer.benchmarks.cast.corpus_common import assign_splits, corpus_summary, simulate_listeners
 from trainer.synth.corpus_io import write_jsonl, write_wav
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE, normalise, resample
 from trainer.synth.real_speech.espeak_words import speak_words
@@ -80,7 +81,6 @@ def _jobs_for_sentence(sid: str, entry: tuple, split: str, voices: list, cfg, rn
 def plan(cfg) -> tuple[list[dict], dict]:
     """Every item to render, grouped by (voice, sentence) so each group shares one unstressed
     rendering; and the voices per split."""
-    from trainer.benchmarks.cast.corpus import assign_splits
 
     voices = rs.split_voices(cfg.seed, cfg.n_speakers)
     bank = SENTENCES["en"][: cfg.sentences_per_language]
@@ -171,7 +171,6 @@ def _drop_broken_pairs(rows: list[dict]) -> tuple[list[dict], list[str]]:
 def build_real_stress_corpus(cfg, out: str | Path):
     """Build the corpus (module docstring) from a ``StressCorpusConfig`` with ``source: real``.
     Returns the ``StressCorpus`` summary."""
-    from trainer.benchmarks.cast.corpus import corpus_summary, simulate_listeners
 
     out = Path(out)
     (out / "audio").mkdir(parents=True, exist_ok=True)

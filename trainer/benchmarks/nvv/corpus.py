@@ -420,9 +420,8 @@ def build_nvv_corpus(config: NvvCorpusConfig, out_dir: str | Path) -> NvvCorpus:
     ``duration_s`` and ``alignment`` [{units: [a, b], span_s: [start, end]}] per speech chunk.
     """
     out = Path(out_dir)
-    if config.source == "real":  # real speech carriers (real_corpus.py); same items format
-        from trainer.benchmarks.nvv.real_corpus import build_real_nvv_corpus
-        return build_real_nvv_corpus(config, out)
+    if config.source == "real":
+        raise ValueError("nvv.corpus.source real: build it with corpus_build.build_corpus (real_corpus.py)")
     (out / "audio").mkdir(parents=True, exist_ok=True)
     tax = load_taxonomy()
     bank = sentence_bank(config)

@@ -19,6 +19,7 @@ from evaluators.runtime_options import Runtime
 from trainer.benchmarks.nvv.card import card_sections
 from trainer.benchmarks.nvv.benchmark_run import SYSTEM, write_benchmark_run
 from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, build_nvv_corpus, unit_times_from_alignment
+from trainer.benchmarks.nvv.corpus_build import build_corpus
 from trainer.benchmarks.nvv.settings import NvvVerifySettings
 from trainer.benchmarks.nvv.validation import choose_type_threshold, validate_nvv_verifier, verifier_scores
 from trainer.task import TaskCommands, TaskCorpus, write_report
@@ -77,7 +78,7 @@ class NvvVerifyTask:
     benchmark = "nvv"
     settings_class = NvvVerifySettings
     group_key = "lang"
-    corpus = TaskCorpus(files=("items.jsonl",), build=build_nvv_corpus)
+    corpus = TaskCorpus(files=("items.jsonl",), build=build_corpus)
     commands = TaskCommands(
         synth_help="NVV corpus: all 45 event types inserted at known word/character boundaries",
         validate_help=("NVV verifier: presence accuracy, P/R/F1, NTD vs what was rendered, per language / "
