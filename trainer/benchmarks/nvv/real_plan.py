@@ -28,7 +28,8 @@ import numpy as np
 
 from evaluators.benchmarks.nvv.items import count_units
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
-from trainer.benchmarks.nvv.corpus import CASES, SPLITS, NvvCorpusConfig, _allocate, place_spurious, place_target
+from trainer.benchmarks.nvv.corpus import CASES, SPLITS, NvvCorpusConfig, _allocate
+from trainer.benchmarks.nvv.placement import place_spurious, place_target
 from trainer.benchmarks.nvv.sounds import LOW_SNR_TYPES
 from trainer.benchmarks.nvv.texts import SENTENCES, boundaries, sentence_id, tokens
 from trainer.synth.real_speech.engines import VOICES, piper_available
