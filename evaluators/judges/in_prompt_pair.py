@@ -18,8 +18,10 @@ cannot decide the verdict: a position bias adds the same term to both orders and
 loss, so the trained and the scored quantity are one.
 
 ``prepare_input({"wave_a", "wave_b", "fields"})`` / ``score_examples`` give ``{"p_first", "margin"}``
-of ONE order (the hook of ``evaluators/benchmarks/pairs/scorer.py``); :func:`canonical_orders` and
-:func:`debiased` turn two of them into the order-free verdict.
+of ONE order; :func:`prepare_both_orders` and :func:`score_both_orders` ask any such judge in both
+orders (:func:`canonical_orders`) and turn the two answers into the order-free verdict
+(:func:`debiased`): the one both-orders path of ``score pairs`` (``evaluators/benchmarks/pairs/scorer.py``)
+and of the judge server (``evaluators/serve/pair_compare.py``).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from scipy.special import expit
+from scipy.special import expit, logit
 
 from evaluators.audio_io import prepare_segments
 from evaluators.backbones import AudioLLM
@@ -178,10 +180,7 @@ class InPromptPairJudge(JudgePersistence):
 
     def compare(self, wave_a: np.ndarray, wave_b: np.ndarray, fields: dict | None = None) -> dict:
         """The order-free verdict on one pair: :func:`debiased` of both orders."""
-        first, second, a_first = canonical_orders(wave_a, wave_b)
-        out = self.score([{"wave_a": first, "wave_b": second, "fields": fields},
-                          {"wave_a": second, "wave_b": first, "fields": fields}], batch_size=2)
-        return debiased(out[0]["margin"], out[1]["margin"], a_first)
+        return score_both_orders(self, [prepare_both_orders(self, wave_a, wave_b, fields)], batch_size=2)[0]
 
     # ---- loading --------------------------------------------------------------------------------
     @classmethod
@@ -242,3 +241,27 @@ def debiased(margin_first: float, margin_second: float, a_first: bool) -> dict:
     m_a_first, m_b_first = (margin_first, margin_second) if a_first else (margin_second, margin_first)
     return {"margin_a": d_a, "p_a": mirrored_expit(d_a), "p_a_forward": float(expit(m_a_first)),
             "p_a_swapped": float(expit(-m_b_first))}
+
+
+def prepare_both_orders(judge, wave_a: np.ndarray, wave_b: np.ndarray, fields: dict | None) -> tuple:
+    """The CPU half of one pair for a judge that hears both clips in one prompt (``judge.prepare_input``
+    of one order, ``{"wave_a", "wave_b", "fields"}``): ``(first order, second order, a_first)``, the
+    orders of :func:`canonical_orders`, so (A, B) and (B, A) prepare the very same two prompts."""
+    first, second, a_first = canonical_orders(wave_a, wave_b)
+    return (judge.prepare_input({"wave_a": first, "wave_b": second, "fields": fields}),
+            judge.prepare_input({"wave_a": second, "wave_b": first, "fields": fields}), a_first)
+
+
+def order_margin(result: dict) -> float:
+    """One order's log-odds that its first clip is better (``margin``, else from ``p_first``)."""
+    if "margin" in result:
+        return float(result["margin"])
+    return float(logit(min(max(float(result["p_first"]), 1e-300), 1 - 1e-16)))
+
+
+def score_both_orders(judge, prepared: list[tuple], batch_size: int = 8) -> list[dict]:
+    """:func:`debiased` verdicts of pairs prepared by :func:`prepare_both_orders`, in order: both
+    orders of every pair in one ``judge.score_examples`` call (``batch_size`` prompts per forward)."""
+    out = judge.score_examples([e for pair in prepared for e in pair[:2]], batch_size=batch_size)
+    return [debiased(order_margin(out[2 * k]), order_margin(out[2 * k + 1]), a_first)
+            for k, (_, _, a_first) in enumerate(prepared)]

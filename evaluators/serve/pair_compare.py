@@ -50,26 +50,24 @@ class InPromptPair:
     def prepare_input(self, x: dict) -> tuple:
         if x.get("wave_b") is None:
             raise ValueError("an in-prompt pairwise judge needs both audios of the request")
-        from evaluators.judges.in_prompt_pair import canonical_orders
+        from evaluators.judges.in_prompt_pair import prepare_both_orders
 
-        fields = x.get("fields") or {}
-        first, second, one_first = canonical_orders(x["wave"], x["wave_b"])
-        return (self.judge.prepare_input({"wave_a": first, "wave_b": second, "fields": fields}),
-                self.judge.prepare_input({"wave_a": second, "wave_b": first, "fields": fields}), one_first)
+        return prepare_both_orders(self.judge, x["wave"], x["wave_b"], x.get("fields") or {})
 
     def score_examples(self, examples: list[tuple], batch_size: int = 8) -> list[dict]:
-        from evaluators.judges.in_prompt_pair import debiased
+        from evaluators.judges.in_prompt_pair import score_both_orders
 
-        out = self.judge.score_examples([e for pair in examples for e in pair[:2]], batch_size=batch_size)
-        results = []
-        for k, (_, _, one_first) in enumerate(examples):
-            v = debiased(float(out[2 * k]["margin"]), float(out[2 * k + 1]["margin"]), one_first)
-            p = v["p_a"]
-            results.append({"kind": PAIR_RESULT, "score": p, "label": "1" if p > 0.5 else "2" if p < 0.5 else "tie",
-                            "probs": {"1": p, "2": 1.0 - p},
-                            "result": {"p_1": p, "margin_1": v["margin_a"], "p_1_forward": v["p_a_forward"],
-                                       "p_1_swapped": v["p_a_swapped"]}})
-        return results
+        return [_pair_result(v) for v in score_both_orders(self.judge, examples, batch_size)]
+
+
+def _pair_result(verdict: dict) -> dict:
+    """The engine result of one in-prompt verdict (``evaluators.judges.in_prompt_pair.debiased``,
+    A = system 1): :class:`InPromptPair`'s result."""
+    p = verdict["p_a"]
+    return {"kind": PAIR_RESULT, "score": p, "label": "1" if p > 0.5 else "2" if p < 0.5 else "tie",
+            "probs": {"1": p, "2": 1.0 - p},
+            "result": {"p_1": p, "margin_1": verdict["margin_a"], "p_1_forward": verdict["p_a_forward"],
+                       "p_1_swapped": verdict["p_a_swapped"]}}
 
 
 def _recorded_kind_and_backbone(spec: str) -> tuple[str | None, str | None]:

@@ -30,14 +30,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from scipy.special import expit, logit
+from scipy.special import expit
 
 from evaluators.benchmarks.pairs.metrics import read_pairs, verdict_of
 from evaluators.engine import EngineOptions, ScorerFunctions, score_resumable
 from evaluators.failure_isolation import error_kind
 from evaluators.input_checks import check_file_name
 from evaluators.item_audio import read_item_audio
-from evaluators.judges.in_prompt_pair import canonical_orders, debiased
+from evaluators.judges.in_prompt_pair import prepare_both_orders, score_both_orders
 from evaluators.judges.kinds import PER_CLIP_KINDS
 from evaluators.output_lock import output_lock
 from evaluators.rows_file import read_done_rows
@@ -68,36 +68,19 @@ class PerClipPairs:
 
 class BothOrdersPairs:
     """The engine's model for an in-prompt pairwise judge (module docstring): each pair asked in
-    both orders, in an order fixed by the clips' content (``canonical_orders``, so a swapped run
-    sends the very same prompts); ``p_a`` from the mean of the two orders' log-odds
-    (``evaluators.judges.in_prompt_pair.debiased``: swapping A and B gives ``1 - p_a`` exactly)."""
+    both orders by :func:`evaluators.judges.in_prompt_pair.score_both_orders` (swapping A and B
+    gives ``1 - p_a`` exactly)."""
 
     def __init__(self, judge):
         self.judge = judge
         self.backbone = judge.backbone
 
     def prepare_input(self, x: dict) -> tuple:
-        fields = x["a"].get("fields")
-        first, second, a_first = canonical_orders(x["a"]["wave"], x["b"]["wave"])
-        return (self.judge.prepare_input({"wave_a": first, "wave_b": second, "fields": fields}),
-                self.judge.prepare_input({"wave_a": second, "wave_b": first, "fields": fields}), a_first)
+        return prepare_both_orders(self.judge, x["a"]["wave"], x["b"]["wave"], x["a"].get("fields"))
 
     def score_examples(self, examples: list[tuple], batch_size: int = 8) -> list[dict]:
-        out = self.judge.score_examples([e for pair in examples for e in pair[:2]], batch_size=batch_size)
-        rows = []
-        for k, (_, _, a_first) in enumerate(examples):
-            m1, m2 = (_margin(out[2 * k + i]) for i in (0, 1))
-            verdict = debiased(m1, m2, a_first)
-            rows.append({"p_a_forward": verdict["p_a_forward"], "p_a_swapped": verdict["p_a_swapped"],
-                         "margin_a": verdict["margin_a"], "p_a": verdict["p_a"]})
-        return rows
-
-
-def _margin(result: dict) -> float:
-    """One order's log-odds that its first clip is better (``margin``, else from ``p_first``)."""
-    if "margin" in result:
-        return float(result["margin"])
-    return float(logit(min(max(float(result["p_first"]), 1e-300), 1 - 1e-16)))
+        return [{"p_a_forward": v["p_a_forward"], "p_a_swapped": v["p_a_swapped"], "margin_a": v["margin_a"],
+                 "p_a": v["p_a"]} for v in score_both_orders(self.judge, examples, batch_size)]
 
 
 def pair_model(judge):
