@@ -28,7 +28,7 @@ from trainer.benchmarks.instructttseval.corpus import (
 from trainer.benchmarks.instructttseval.loss import judge_loss
 from trainer.benchmarks.instructttseval.settings import InstructFollowSettings
 from trainer.benchmarks.instructttseval.training_pairs import IGNORE, has_attribute_targets, training_rows
-from trainer.benchmarks.instructttseval.validation import choose_threshold, validate_instruction_judge
+from trainer.benchmarks.instructttseval.validation import PairSelection, choose_threshold, validate_instruction_judge
 from trainer.task import TaskCommands, TaskCorpus, write_report
 
 if TYPE_CHECKING:
@@ -94,7 +94,10 @@ def add_validate_arguments(parser) -> None:
                                             "(or gemini_score / judge_score), shown side by side")
     parser.add_argument("--per-class", type=int, default=0,
                         help="on the corpus: matched and mismatched pairs sampled per language and task "
-                             "(paper protocol: 25); 0 = all test pairs")
+                             "(paper protocol: 25); 0 = all pairs of the split")
+    parser.add_argument("--split", default="test",
+                        help="corpus split to validate on (default: test; val: the voices that chose the verdict "
+                             "threshold, to compare recipes without the test voices)")
     parser.add_argument("--batch-size", type=batch_size_arg, default=8,
                         help="pairs per forward pass (results do not depend on it; default 8)")
 
@@ -210,9 +213,9 @@ class InstructFollowTask:
         options = options or {}
         if not corpus_dir and not options.get("pairs"):
             raise ValueError("give --corpus (a synthetic InstructTTSEval corpus) or --pairs (labelled pairs JSONL)")
-        report = validate_instruction_judge(judge_dir, corpus_dir, pairs=options.get("pairs"),
-                                            reference=options.get("reference"),
-                                            per_class=options.get("per_class", 0),
+        selection = PairSelection(pairs=options.get("pairs"), split=options.get("split", "test"),
+                                  per_class=options.get("per_class", 0))
+        report = validate_instruction_judge(judge_dir, corpus_dir, selection, reference=options.get("reference"),
                                             batch_size=options.get("batch_size", 8), runtime=runtime, out=out)
         return write_report(report, out)
 

@@ -3,8 +3,9 @@ paper's human-agreement table (paper: "InstructTTSEval: Benchmarking Complex Nat
 Instruction Following in Text-to-Speech Systems", Table 4: per language and task, 25 matched + 25
 mismatched pairs, agreement with the annotators' majority).
 
-Pairs come from a synthetic corpus's test split (labels from the rendered values; unseen speakers,
-sentences and instruction texts; see :data:`PROTOCOLS`), from the test split of a corpus of your
+Pairs come from a corpus's test split (labels from the rendered values; unseen speakers,
+sentences and instruction texts; see :data:`PROTOCOLS`) or its val split (:class:`PairSelection`:
+to choose a recipe without reading the test voices), from the same split of a corpus of your
 own true/false pairs (no ``clips.jsonl``; ``docs/instructttseval.md``) or from a labelled JSONL file
 (``--pairs``: listener majorities, ``label`` true/false or ``votes`` [true, false, ...]). With ``--reference`` another
 judge's verdicts on the same pairs (e.g. the public Gemini judge's) are scored beside the local
@@ -15,6 +16,7 @@ mismatched pairs, and the number of pairs.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -65,14 +67,15 @@ PROTOCOLS = {"paper": ("seen", ("matched", "other_item")), "near_miss": ("seen",
              "held_out_phrasing": ("held_out", ("matched", "other_item"))}
 
 
-def corpus_test_pairs(corpus: str | Path, per_class: int = 0, seed: int = 0, protocol: str = "paper") -> list[dict]:
-    """The corpus's test pairs of one of :data:`PROTOCOLS`; with ``per_class`` > 0, that many
-    matched and that many mismatched pairs per language and task, drawn with ``seed`` (the paper's
-    protocol is 25 + 25)."""
+def corpus_test_pairs(corpus: str | Path, per_class: int = 0, seed: int = 0, protocol: str = "paper",
+                      split: str = "test") -> list[dict]:
+    """The corpus's pairs of one of :data:`PROTOCOLS` in ``split`` (default: the test split); with
+    ``per_class`` > 0, that many matched and that many mismatched pairs per language and task, drawn
+    with ``seed`` (the paper's protocol is 25 + 25)."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol {protocol!r} not in {sorted(PROTOCOLS)}")
     phrasing, kinds = PROTOCOLS[protocol]
-    rows = [r for r in load_pairs(corpus) if r["split"] == "test" and r.get("phrasing", "seen") == phrasing
+    rows = [r for r in load_pairs(corpus) if r["split"] == split and r.get("phrasing", "seen") == phrasing
             and r["kind"] in kinds]
     if per_class <= 0:
         return rows
@@ -85,6 +88,41 @@ def corpus_test_pairs(corpus: str | Path, per_class: int = 0, seed: int = 0, pro
                 take = rng.permutation(len(cell))[:per_class]
                 out += [cell[int(i)] for i in sorted(take)]
     return out
+
+
+@dataclass(frozen=True)
+class PairSelection:
+    """Which labelled pairs a validation reads: a ``pairs`` file (read whole), else the corpus's
+    ``split`` ("test": held-out voices and sentences; "val": the voices that chose the verdict
+    threshold, for comparing recipes without the test split), ``per_class`` matched and mismatched
+    pairs per language and task (0: all)."""
+
+    pairs: str | Path | None = None
+    split: str = "test"
+    per_class: int = 0
+
+
+def selected_subsets(corpus_dir: str | Path | None, selection: PairSelection) -> dict[str, list[dict]]:
+    """The pairs to score, by subset name (the first is the headline): the ``pairs`` file; a corpus of
+    your own true/false pairs' split; or each of :data:`PROTOCOLS` in a corpus's split (empty ones
+    left out). A split with no pairs raises, naming the splits the corpus has."""
+    if selection.pairs:
+        if selection.split != "test":
+            raise ValueError(f"--split {selection.split} selects a corpus's pairs; a --pairs file is validated whole")
+        return {"pairs": pairs_from_file(selection.pairs)}
+    if not (Path(corpus_dir) / "clips.jsonl").is_file():  # a corpus of your own true/false pairs
+        rows = training_rows(corpus_dir)
+        subsets = {f"{selection.split}_split": [dict(r, label=bool(r["label"])) for r in rows
+                                                if r["split"] == selection.split]}
+        splits = sorted({r["split"] for r in rows})
+    else:
+        subsets = {name: corpus_test_pairs(corpus_dir, selection.per_class, protocol=name, split=selection.split)
+                   for name in PROTOCOLS}
+        splits = sorted({r["split"] for r in load_pairs(corpus_dir)})
+    subsets = {name: rows for name, rows in subsets.items() if rows}
+    if not subsets:
+        raise ValueError(f"{corpus_dir}: no pairs in split {selection.split!r} (the corpus has: {', '.join(splits)})")
+    return subsets
 
 
 def read_reference(path: str | Path) -> dict[str, bool | None]:
@@ -102,19 +140,23 @@ def read_reference(path: str | Path) -> dict[str, bool | None]:
 def agreement_cell(labels: list[bool], verdicts: list[bool | None], kinds: list[str], n_resamples: int = 10_000,
                    seed: int = 0) -> dict:
     """Agreement of ``verdicts`` with ``labels`` (null verdicts count as disagreement and are
-    counted): % with a 95% bootstrap CI, Cohen's kappa, % on matched / mismatched pairs."""
+    counted): % with a 95% bootstrap CI, Cohen's kappa, % on matched / mismatched pairs and their
+    mean (balanced)."""
     hits = [v is not None and v == lab for v, lab in zip(verdicts, labels)]
     if not hits:
         return {"n": 0}
     point, lo, hi = bootstrap_ci(np.asarray(hits, dtype=float), n_resamples=n_resamples, seed=seed)
     matched = [h for h, k in zip(hits, kinds) if k == "matched"]
     mismatched = [h for h, k in zip(hits, kinds) if k != "matched"]
+    # the mean of the two: a split whose kinds are unbalanced (val) compares recipes on it
+    balanced = 50 * (float(np.mean(matched)) + float(np.mean(mismatched))) if matched and mismatched else None
     kappa = cohen_kappa([bool(v) if v is not None else None for v in verdicts], labels) \
         if any(v is not None for v in verdicts) else float("nan")
     return {"n": len(hits), "n_matched": len(matched), "n_mismatched": len(mismatched),
             "n_null": sum(v is None for v in verdicts), "agreement": 100 * point, "ci95": [100 * lo, 100 * hi],
             "kappa": kappa, "agreement_matched": 100 * float(np.mean(matched)) if matched else None,
-            "agreement_mismatched": 100 * float(np.mean(mismatched)) if mismatched else None}
+            "agreement_mismatched": 100 * float(np.mean(mismatched)) if mismatched else None,
+            "agreement_balanced": balanced}
 
 
 def agreement_table(pairs: list[dict], verdicts: list[bool | None]) -> dict:
@@ -217,21 +259,16 @@ def choose_threshold(judge, rows: list[dict], batch_size: int = 8) -> dict:
             "rule": "max balanced agreement (ties: nearest 0.5)", "sweep": sweep}
 
 
-def validate_instruction_judge(judge_dir: str | Path, corpus_dir: str | Path | None, pairs: str | Path | None = None,
-                               reference: str | Path | None = None, per_class: int = 0, batch_size: int = 8,
-                               runtime: Runtime | None = None, out: str | Path | None = None) -> dict:
-    """Score the pairs with the judge and report agreement with the labels (and the reference
-    judge's, when given). On a corpus the headline is the ``paper`` protocol; the other
-    :data:`PROTOCOLS` are reported beside it. With ``out``, per-pair verdicts go to
-    ``<out stem>.pairs.jsonl``."""
-    if pairs:
-        subsets = {"pairs": pairs_from_file(pairs)}
-    elif not (Path(corpus_dir) / "clips.jsonl").is_file():  # a corpus of your own true/false pairs
-        subsets = {"test_split": [dict(r, label=bool(r["label"])) for r in training_rows(corpus_dir)
-                                  if r["split"] == "test"]}
-    else:
-        subsets = {name: corpus_test_pairs(corpus_dir, per_class, protocol=name) for name in PROTOCOLS}
-        subsets = {name: rows for name, rows in subsets.items() if rows}
+def validate_instruction_judge(judge_dir: str | Path, corpus_dir: str | Path | None,
+                               selection: PairSelection = PairSelection(), reference: str | Path | None = None,
+                               batch_size: int = 8, runtime: Runtime | None = None,
+                               out: str | Path | None = None) -> dict:
+    """Score the selected pairs (:class:`PairSelection`) with the judge and report agreement with
+    the labels (and the reference judge's, when given). On a corpus the headline is the ``paper``
+    protocol in the selected split; the other :data:`PROTOCOLS` are reported beside it. With ``out``,
+    per-pair verdicts go to ``<out stem>.pairs.jsonl``."""
+    pairs, per_class = selection.pairs, selection.per_class
+    subsets = selected_subsets(corpus_dir, selection)
     rows = list({r["id"]: r for subset in subsets.values() for r in subset}.values())
     if not rows:
         raise ValueError("no pairs to validate on")
@@ -241,11 +278,13 @@ def validate_instruction_judge(judge_dir: str | Path, corpus_dir: str | Path | N
     headline = subsets[headline_name]
     outputs = [by_id[r["id"]] for r in headline]
     verdicts = [o["judge_score"] for o in outputs]
-    report = {"judge": str(judge_dir), "source": str(pairs or corpus_dir), "n_pairs": len(headline),
+    report = {"judge": str(judge_dir), "source": str(pairs or corpus_dir), "split": None if pairs else selection.split,
+              "n_pairs": len(headline),
               "protocol": (f"{headline_name}: " if not pairs else "") + (
                   f"{per_class} + {per_class} per language and task" if per_class and not pairs else "all pairs"),
               "agreement": agreement_table(headline, verdicts)}
-    md = [format_agreement(report["agreement"], f"{judge.name} vs reference labels ({headline_name})")]
+    where = headline_name if pairs else f"{headline_name}, {selection.split} split"
+    md = [format_agreement(report["agreement"], f"{judge.name} vs reference labels ({where})")]
     for source in VERDICT_SOURCES:  # every verdict of an instruction_follow judge: its own threshold, else 0.5
         key = f"p_true_{source}"
         if outputs and key in outputs[0]:
