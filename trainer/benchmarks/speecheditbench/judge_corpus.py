@@ -85,10 +85,12 @@ class JudgeCorpusConfig(StrictFromDict):
 
     seed: int = 0  # seeds every draw: speakers, sentence split, labels, renderings
     languages: tuple[str, ...] = ("en", "zh")  # en and/or zh
-    speakers: tuple[int, int, int] = (24, 0, 6)  # train / val / test speakers per language (val may be 0)
+    speakers: tuple[int, int, int] = (24, 0, 6)  # (synthetic) train / val / test speakers per language (val may be 0); source real has its own voices
     sentence_fraction: tuple[float, float] = (0.1, 0.2)  # val / test share of each language's sentences
     clips_per_speaker: int = 8  # clips per speaker and criterion (even: source + edited pairs)
     criteria: tuple[str, ...] = CRITERIA  # which judges' clips to build
+    source: str = "synthetic"  # synthetic (procedural voices) | real (real speech with emotion-like edits of known amount, emotion / en only, labels by construction; real_corpus.py)
+    render_workers: int = 2  # (real) processes rendering and measuring pairs (1: in this process)
 
     def __post_init__(self) -> None:
         self.languages = tuple(self.languages)
@@ -107,6 +109,13 @@ class JudgeCorpusConfig(StrictFromDict):
                              f"got {self.clips_per_speaker}")
         if not _distinct_subset(self.criteria, CRITERIA):
             raise ValueError(f"criteria must be distinct values from {CRITERIA}, got {self.criteria}")
+        if self.source not in ("synthetic", "real"):
+            raise ValueError(f"source must be 'synthetic' or 'real', got {self.source!r}")
+        if self.source == "real" and (self.languages != ("en",) or self.criteria != ("emotion",)):
+            raise ValueError("source real builds the emotion clips in English only: set languages: [en] and "
+                             "criteria: [emotion]")
+        if self.render_workers < 1:
+            raise ValueError(f"render_workers must be >= 1, got {self.render_workers}")
 
 
 def _distinct_subset(values: tuple, allowed: tuple) -> bool:
@@ -356,7 +365,12 @@ def build_judge_corpus(cfg: JudgeCorpusConfig, out: str | Path) -> dict:
     ``strength`` (0-1; 0 = neutral). Style adds ``style`` (rendered), ``strength`` (0-4 level) and
     ``scores`` {each of the six styles: 0-4}. Paralinguistic adds ``event_scores`` {breath, laugh,
     cough, sigh: 0-3}, ``events`` [{type, sound, start_s, end_s, level}], and the pair's edit
-    ``operation`` ("add" / "remove") and ``event``."""
+    ``operation`` ("add" / "remove") and ``event``. ``source: real`` builds the real-audio emotion
+    corpus instead (``real_corpus.build_real_emotion_corpus``)."""
+    if cfg.source == "real":   # imported here: the real corpus reuses this module's helpers
+        from trainer.benchmarks.speecheditbench.real_corpus import build_real_emotion_corpus
+
+        return build_real_emotion_corpus(cfg, out)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     sentences = {lang: split_sentences(sentence_bank(lang), cfg.sentence_fraction,
