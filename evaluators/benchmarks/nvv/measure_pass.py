@@ -2,7 +2,7 @@
 (WER/CER, DNSMOS P.835, CLAP) measured on every output before the verifier runs (``docs/nvv.md``).
 
 A measure is any provider with ``name``, ``provenance() -> dict``, ``read(path) -> (wave, warning)``
-and ``measure(waves, items) -> list[dict]`` (one value row per wave, in order; model loading is the
+(or ``read_item(path, item)`` where reading depends on the item, e.g. its language's ASR) and ``measure(waves, items) -> list[dict]`` (one value row per wave, in order; model loading is the
 provider's own). Rows go to ``RESULTS/measures/<name>/<system>.jsonl``, one per (system, item):
 ``{"id", "system", "provenance", <values>, "seconds"}`` (``seconds``: that clip's share of read +
 measure time on this machine), or ``"error"`` + ``"error_kind"`` for a missing or unreadable output
@@ -76,7 +76,8 @@ class MeasureRows:
             raise FileNotFoundError("no output file for this item")
         t0 = time.perf_counter()
         try:
-            wave, warning = self.measure.read(o.path)
+            item_reader = getattr(self.measure, "read_item", None)  # a reader that depends on the item's language
+            wave, warning = item_reader(o.path, self.by_id[o.id]) if item_reader else self.measure.read(o.path)
         except OSError as e:  # any unreadable file is this output's row
             if isinstance(e, ITEM_ERRORS):
                 raise
