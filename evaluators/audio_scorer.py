@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evaluators.audio_io import AUDIO_EXTENSIONS, SAMPLE_RATE, sanitize_item_id
-from evaluators.engine import EngineOptions, score_resumable
+from evaluators.engine import EngineOptions, ResumeRule, score_resumable
 from evaluators.engine_workers import header_seconds
 from evaluators.failure_isolation import INPUT_ERRORS, error_kind
 from evaluators.item_audio import judge_read_limit, read_item_audio
@@ -166,9 +166,9 @@ def score_items(judge, items: list[ScoreItem], out_path: str | Path, batch_size:
                             num_workers=num_workers, vad=vad, flush_every=flush_every)
     new_rows: dict[str, dict] = {}
     with output_lock(out_path):
-        score_resumable(DurationJudge(judge), items, scorer, out_path, options, work_key=lambda it: it.id,
-                        row_key=lambda r: r["id"], prov=scorer.prov, resume_mismatch=resume_mismatch,
-                        retry_errors=retry_errors, on_row=lambda it, row: new_rows.__setitem__(it.id, row))
+        score_resumable(DurationJudge(judge), items, scorer, out_path, options,
+                        ResumeRule(lambda it: it.id, lambda r: r["id"], scorer.prov, resume_mismatch, retry_errors),
+                        on_row=lambda it, row: new_rows.__setitem__(it.id, row))
         by_id = {r["id"]: r for r in read_done_rows(out_path, key=lambda r: r["id"])} | new_rows
     return [by_id[it.id] for it in items if it.id in by_id]
 

@@ -249,21 +249,33 @@ def score_work(model: Model, work: Sequence, scorer: WorkScorer, out: IO[str],
     return written
 
 
+@dataclass(frozen=True)
+class ResumeRule:
+    """How :func:`score_resumable` keeps the rows a rows file already holds (one rule for every
+    scorer, :func:`evaluators.rows_file.resume_rows`): a work item whose ``work_key`` equals a kept
+    row's ``row_key`` is done. Rows must be this judge's, ``prov`` (None: the model's provenance),
+    under ``mismatch`` (``evaluators.rows_file.RESUME_MISMATCH``); error rows are dropped and their
+    items scored again with ``retry_errors``."""
+
+    work_key: Callable[[Any], Any]
+    row_key: Callable[[dict], Any]
+    prov: dict | None = None
+    mismatch: str = "refuse"
+    retry_errors: bool = False
+
+
 def score_resumable(model: Model, work: Sequence, scorer: WorkScorer, rows_path: Path, options: EngineOptions,
-                    work_key: Callable[[Any], Any], row_key: Callable[[dict], Any], prov: dict | None = None,
-                    resume_mismatch: str = "refuse", retry_errors: bool = False,
-                    on_row: Callable[[Any, dict], None] | None = None) -> int:
+                    resume: ResumeRule, on_row: Callable[[Any, dict], None] | None = None) -> int:
     """The run sequence every scorer shares, for one rows file: keep the rows ``rows_path`` already
-    holds (:func:`evaluators.rows_file.resume_rows`: written by this judge, ``prov`` (default the
-    model's provenance), under ``resume_mismatch``; error rows dropped and scored again with
-    ``retry_errors``), score the work whose ``work_key`` matches no kept row's ``row_key``, and
-    append its rows. The caller holds the output lock (its scope may cover several files) and
-    reads the rows back. Returns the number of rows written."""
+    holds (``resume``), score the work no kept row covers, and append its rows. The caller holds
+    the output lock (its scope may cover several files) and reads the rows back. Returns the number
+    of rows written."""
     from evaluators.rows_file import resume_rows
 
-    prov = model.provenance() if prov is None else prov
-    done = {row_key(r) for r in resume_rows(Path(rows_path), prov, row_key, resume_mismatch, retry_errors)}
-    todo = [w for w in work if work_key(w) not in done]
+    prov = model.provenance() if resume.prov is None else resume.prov
+    kept = resume_rows(Path(rows_path), prov, resume.row_key, resume.mismatch, resume.retry_errors)
+    done = {resume.row_key(r) for r in kept}
+    todo = [w for w in work if resume.work_key(w) not in done]
     with Path(rows_path).open("a", encoding="utf-8") as out:
         return score_work(model, todo, scorer, out, options, on_row=on_row)
 

@@ -36,7 +36,7 @@ from evaluators.output_lock import output_lock
 from evaluators.outputs_manifest import check_span, read_outputs_manifest
 from evaluators.item_audio import read_item_audio
 from evaluators.rows_file import read_done_rows
-from evaluators.engine import EngineOptions, ScorerFunctions, score_resumable
+from evaluators.engine import EngineOptions, ResumeRule, ScorerFunctions, score_resumable
 from evaluators.text_units import text_lang
 from evaluators.word_alignment import (
     Aligner,
@@ -210,8 +210,8 @@ def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resam
 
     score_resumable(detector, collect_outputs(outputs, items, system), ScorerFunctions(prepare, finish, fail), pred_path,
                     EngineOptions(batch_size=batch_size, num_workers=num_workers),
-                    work_key=lambda o: (o.system, o.mode, o.id), row_key=_row_key,
-                    resume_mismatch=resume_mismatch, retry_errors=retry_errors)
+                    ResumeRule(lambda o: (o.system, o.mode, o.id), _row_key, mismatch=resume_mismatch,
+                               retry_errors=retry_errors))
     preds = []
     for r in read_done_rows(pred_path, key=_row_key):
         if r.get("mode") in MODES:

@@ -39,7 +39,7 @@ from evaluators.item_audio import read_item_audio
 from evaluators.jsonl import (JsonlError, read_jsonl, reject_duplicate_ids, require_id, require_number, require_string,
                               row_where)
 from evaluators.metrics.correlation import bootstrap_ci
-from evaluators.engine import EngineOptions, ScorerFunctions, score_resumable
+from evaluators.engine import EngineOptions, ResumeRule, ScorerFunctions, score_resumable
 from evaluators.word_alignment import timed_words, transcript_word_times
 
 
@@ -115,8 +115,8 @@ def rate_outputs(raters: dict, items: list[NVVItem], outputs: list, out_dir: Pat
 
             score_resumable(rater, [o for o in outputs if o.system == name], ScorerFunctions(prepare, finish, fail),
                             path, EngineOptions(batch_size=batch_size, num_workers=num_workers),
-                            work_key=lambda o: item_of(o).id, row_key=lambda r: r["id"],
-                            resume_mismatch=resume_mismatch, retry_errors=retry_errors)
+                            ResumeRule(lambda o: item_of(o).id, lambda r: r["id"], mismatch=resume_mismatch,
+                                       retry_errors=retry_errors))
 
 
 def read_ratings(paths) -> list[list[dict]]:

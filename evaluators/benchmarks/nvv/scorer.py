@@ -44,7 +44,7 @@ from evaluators.output_lock import output_lock
 from evaluators.outputs_manifest import read_outputs_manifest
 from evaluators.item_audio import read_item_audio
 from evaluators.rows_file import read_done_rows
-from evaluators.engine import EngineOptions, ScorerFunctions, score_resumable
+from evaluators.engine import EngineOptions, ResumeRule, ScorerFunctions, score_resumable
 from evaluators.word_alignment import Aligner, timed_words, transcript_word_times
 
 log = logging.getLogger(__name__)
@@ -134,8 +134,9 @@ def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pre
                     "error": str(e) if o.problem else f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
 
         score_resumable(verifier, [o for o in outputs if o.system == name], ScorerFunctions(prepare, finish, fail), path,
-                        EngineOptions(batch_size=batch_size, num_workers=num_workers), work_key=lambda o: o.id,
-                        row_key=lambda r: r["id"], resume_mismatch=resume_mismatch, retry_errors=retry_errors)
+                        EngineOptions(batch_size=batch_size, num_workers=num_workers),
+                        ResumeRule(lambda o: o.id, lambda r: r["id"], mismatch=resume_mismatch,
+                                   retry_errors=retry_errors))
 
 
 def table_row(name: str, report: dict) -> dict:

@@ -33,7 +33,7 @@ from typing import Any
 from scipy.special import expit
 
 from evaluators.benchmarks.pairs.metrics import read_pairs, verdict_of
-from evaluators.engine import EngineOptions, ScorerFunctions, score_resumable
+from evaluators.engine import EngineOptions, ResumeRule, ScorerFunctions, score_resumable
 from evaluators.failure_isolation import error_kind
 from evaluators.input_checks import check_file_name
 from evaluators.item_audio import read_item_audio
@@ -137,7 +137,6 @@ def _score_pairs(judge, pairs_path, out_path, splits, swap, batch_size, num_work
     # the VAD reads a top-level wave; a pair has two, and its verdict does not use speech_s
     score_resumable(model, pairs, ScorerFunctions(prepare, finish, fail), out_path,
                     EngineOptions(batch_size=batch_size, num_workers=num_workers, vad=False),
-                    work_key=lambda p: p["id"], row_key=lambda r: r["id"], prov=prov,
-                    resume_mismatch=resume_mismatch, retry_errors=retry_errors)
+                    ResumeRule(lambda p: p["id"], lambda r: r["id"], prov, resume_mismatch, retry_errors))
     wanted = {p["id"] for p in pairs}
     return [r for r in read_done_rows(out_path, key=lambda r: r["id"]) if r["id"] in wanted]
