@@ -50,8 +50,9 @@ def token_list(size: str) -> list[str]:
     """The stand-in's tokens.json list; ``real`` pads it to the released 8404 entries."""
     tokens = ["<blank>", "<s>", "</s>"] + CHARACTERS + PIECES
     n = SIZES[size]["vocab"]
-    if n:
-        tokens += [chr(0x4E00 + 300 + i) for i in range(n - len(tokens) - 1)]
+    if n:  # further CJK characters, none twice (FunASR refuses a duplicated token)
+        pad = (chr(c) for c in range(0x4E00, 0x9FA6) if chr(c) not in set(tokens))
+        tokens += [next(pad) for _ in range(n - len(tokens) - 1)]
     return tokens + ["<unk>"]
 
 
