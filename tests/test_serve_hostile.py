@@ -94,7 +94,7 @@ def test_a_prompt_over_the_limit_is_refused_before_matching(client):
 def test_a_prompt_of_base64_letters_is_refused_before_the_json_parse(client, monkeypatch):
     """Letters alone pass the text-bytes check (they look like audio); the long-string scan refuses
     them unless they are a ``data`` value, and the JSON parser is never called."""
-    from evaluators.serve import app as app_module
+    from evaluators.serve import request_judging as app_module
 
     parsed = []
     monkeypatch.setattr(app_module, "parse_json", lambda raw, *a: parsed.append(len(raw)))
