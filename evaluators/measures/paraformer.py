@@ -22,6 +22,9 @@ Departures, each recorded in the provenance:
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import sys
 import threading
 from pathlib import Path
 
@@ -46,9 +49,26 @@ def check_folder(folder: str | Path) -> Path:
     return folder
 
 
+@contextlib.contextmanager
+def _host_logging():
+    """Keep the root logger as the host program set it: importing funasr installs a stderr handler at
+    INFO and ``AutoModel`` calls ``logging.basicConfig``; their INFO lines are dropped meanwhile, and
+    FunASR's notices (printed) go to stderr, not into omnijudge's tables on stdout."""
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    root.setLevel(max(level, logging.WARNING))
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+
+
 def _funasr():
     try:
-        import funasr
+        with _host_logging():
+            import funasr
     except ImportError as e:
         raise OSError(f"{OPTION}: funasr is not importable ({e}); pip install 'omnijudge[paraformer]'") from e
     return funasr
@@ -96,8 +116,9 @@ class ParaformerRunner:
         from funasr import AutoModel
 
         try:
-            model = AutoModel(model=str(self.folder), device=self.device, disable_update=True, disable_pbar=True,
-                              disable_log=True, log_level="ERROR", ncpu=torch.get_num_threads(), hub="ms")
+            with _host_logging():
+                model = AutoModel(model=str(self.folder), device=self.device, disable_update=True, disable_pbar=True,
+                                  disable_log=True, log_level="ERROR", ncpu=torch.get_num_threads(), hub="ms")
         except Exception as e:  # FunASR raises assorted types for a broken folder: one line naming it
             raise OSError(f"{OPTION} {self.folder}: FunASR cannot build the model ({type(e).__name__}: {e})") from e
         if self.dither is not None:
