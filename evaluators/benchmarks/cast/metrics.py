@@ -40,163 +40,20 @@ Conventions
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from evaluators.jsonl import JsonlError, read_jsonl, require_id, shown
+from evaluators.benchmarks.cast.metric_rows import (ITEM_FIELDS, MODES, _Item, _parse_predictions, _Pred, find_spans,
+                                                     parse_items)
+from evaluators.jsonl import JsonlError, read_jsonl
 from evaluators.metrics.correlation import binary_f1, bootstrap_ci
 from evaluators.text_units import normalize_word, tokenize
 
 __all__ = ["MODES", "cast_metrics", "cast_metrics_from_files", "cast_table", "find_spans", "normalize_word",
            "tokenize"]
-
-MODES = ("none", "concat", "instruct", "explicit")
-# The paper's Table 3 writes the no-context baseline as "-".
-_MODE_ALIASES = {"-": "none", "": "none", "baseline": "none", "no_context": "none"}
-ITEM_FIELDS = ("id", "pair_id", "side", "sentence", "stressed_word")
-
-
-def find_spans(tokens: Sequence[str], target: str) -> list[tuple[int, int]]:
-    """Half-open ``[i, j)`` runs of ``tokens`` whose concatenation equals ``target`` (both normalised).
-
-    Empty tokens (punctuation-only words) may sit inside a run but never start one.
-    """
-    spans: list[tuple[int, int]] = []
-    if not target:
-        return spans
-    for i, tok in enumerate(tokens):
-        if not tok or not target.startswith(tok):
-            continue
-        acc = ""
-        for j in range(i, len(tokens)):
-            acc += tokens[j]
-            if acc == target:
-                spans.append((i, j + 1))
-                break
-            if not target.startswith(acc):
-                break
-    return spans
-
-
-@dataclass
-class _Item:
-    id: str
-    pair_id: str
-    side: str
-    sentence: str
-    target: str  # normalised stressed word
-    mode: str | None
-    where: str  # "path:line" for messages
-
-
-@dataclass
-class _Pred:
-    id: str
-    system: str | None
-    mode: str | None
-    where: str
-    words: list[str] | None = None  # normalised transcript (per-word predictions)
-    stressed: list[bool] | None = None  # per position, p >= threshold
-    types: set[str] | None = None  # normalised stressed words (set predictions)
-
-    def has(self, target: str) -> bool:
-        """Whether the detector stressed ``target`` (normalised) in this output."""
-        if self.words is None:
-            return target in self.types
-        return any(any(self.stressed[i:j]) for i, j in find_spans(self.words, target))
-
-
-def _mode(value, where: str) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise JsonlError(f"{where}: mode must be a string, got {value!r}")
-    m = _MODE_ALIASES.get(value.strip().lower(), value.strip().lower())
-    if m not in MODES:
-        raise JsonlError(f"{where}: unknown mode {value!r}; expected one of {list(MODES)}")
-    return m
-
-
-def parse_items(rows: Sequence[dict], source: str) -> list[_Item]:
-    """CAST item rows checked whole (``source:line: what``): fields present, ids strings or integers
-    and unique, ``side`` A or B, each pair one A and one B with different stressed words that occur
-    in the sentence, ``mode`` known. ``score cast`` runs it before its first output is scored."""
-    items: list[_Item] = []
-    seen: dict[str, str] = {}
-    sides: dict[tuple, dict[str, _Item]] = {}
-    for k, row in enumerate(rows):
-        where = f"{source}:{row.get('_line', k + 1)}"
-        missing = [f for f in ITEM_FIELDS if f not in row]
-        if missing:
-            raise JsonlError(f"{where}: missing field(s) {missing}")
-        iid = require_id(row, where)
-        if iid in seen:
-            raise JsonlError(f"{where}: duplicate item id {iid!r} (first at {seen[iid]})")
-        seen[iid] = where
-        side = row["side"].strip().upper() if isinstance(row["side"], str) else None
-        if side not in ("A", "B"):
-            raise JsonlError(f"{where}: side must be 'A' or 'B', got {shown(row['side'])}")
-        if not isinstance(row["sentence"], str) or not isinstance(row["stressed_word"], str):
-            raise JsonlError(f"{where}: sentence and stressed_word must be strings")
-        target = normalize_word(row["stressed_word"])
-        if not find_spans(tokenize(row["sentence"]), target):
-            raise JsonlError(f"{where}: stressed_word {row['stressed_word']!r} does not occur in the sentence")
-        it = _Item(iid, require_id(row, where, "pair_id"), side, row["sentence"], target,
-                   _mode(row.get("mode"), where), where)
-        pair = sides.setdefault((it.mode, it.pair_id), {})
-        if side in pair:
-            raise JsonlError(f"{where}: pair {it.pair_id!r} already has side {side} ({pair[side].where})")
-        other = pair.get("B" if side == "A" else "A")
-        if other is not None and other.target == target:
-            # Same word on both sides: Contrast is impossible by construction, a data bug.
-            raise JsonlError(f"{where}: pair {it.pair_id!r} stresses {row['stressed_word']!r} on both sides")
-        pair[side] = it
-        items.append(it)
-    return items
-
-
-def _parse_predictions(rows: Sequence[dict], source: str, threshold: float,
-                       default_system: str | None = None) -> tuple[list[_Pred], list[dict]]:
-    """Validated predictions and the ``{"id", "system", "error"}`` rows of failed detector runs."""
-    preds: list[_Pred] = []
-    errors: list[dict] = []
-    for k, row in enumerate(rows):
-        where = f"{source}:{row.get('_line', k + 1)}"
-        pid = require_id(row, where)
-        system = row.get("system", default_system)
-        if system is not None and (isinstance(system, bool) or not isinstance(system, (str, int))
-                                   or not str(system).strip()):
-            raise JsonlError(f"{where}: 'system' must be a non-empty string, got {shown(system)}")
-        system = None if system is None else str(system)
-        if row.get("error"):
-            errors.append({"id": pid, "system": system, "error": str(row["error"])})
-            continue
-        p = _Pred(pid, system, _mode(row.get("mode"), where), where)
-        if "words" in row or "probs" in row:  # per-word output wins when both forms are present
-            words, probs = row.get("words"), row.get("probs")
-            if not (isinstance(words, list) and isinstance(probs, list) and all(isinstance(w, str) for w in words)):
-                raise JsonlError(f"{where}: 'words' must be a list of strings and 'probs' a list of numbers")
-            if len(words) != len(probs):
-                raise JsonlError(f"{where}: {len(words)} words but {len(probs)} probs")
-            if not all(isinstance(q, (int, float)) and not isinstance(q, bool) and math.isfinite(q)
-                       and 0.0 <= q <= 1.0 for q in probs):
-                raise JsonlError(f"{where}: 'probs' must be finite numbers in [0, 1]")
-            p.words = [normalize_word(w) for w in words]
-            p.stressed = [bool(w) and q >= threshold for w, q in zip(p.words, probs)]
-        elif "stressed_words" in row:
-            sw = row["stressed_words"]
-            if not isinstance(sw, list) or not all(isinstance(w, str) for w in sw):
-                raise JsonlError(f"{where}: 'stressed_words' must be a list of strings")
-            p.types = {n for n in map(normalize_word, sw) if n}
-        else:
-            raise JsonlError(f"{where}: needs 'stressed_words' or 'words' + 'probs'")
-        preds.append(p)
-    return preds, errors
-
 
 def _word_decisions(item: _Item, pred: _Pred) -> tuple[list[tuple[bool, bool]], bool]:
     """``[(predicted, gold)]`` word decisions of one item, and whether the target was found."""
@@ -289,28 +146,9 @@ def cast_metrics(items: Sequence[dict], predictions: Sequence[dict] | Mapping[st
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 <= threshold <= 1.0:
         raise ValueError(f"--threshold must be a probability in [0, 1], got {threshold!r}")  # NaN fails too
     parsed_items = parse_items(items, items_source)
-    sets = predictions if isinstance(predictions, Mapping) else {None: predictions}
-    preds, errors = [], []
-    for name, rows in sets.items():
-        source = (predictions_source.get(name, f"<predictions {name}>") if isinstance(predictions_source, Mapping)
-                  else predictions_source)
-        p, e = _parse_predictions(rows, source, threshold, default_system=name)
-        preds.extend(p)
-        errors.extend(e)
+    preds, errors = _read_predictions(predictions, predictions_source, threshold)
     by_id = {it.id: it for it in parsed_items}
-    slots: dict[tuple, _Pred] = {}
-    unknown: list[str] = []
-    for p in preds:
-        it = by_id.get(p.id)
-        if it is None:
-            unknown.append(p.id)
-            continue
-        if p.mode and it.mode and p.mode != it.mode:
-            raise JsonlError(f"{p.where}: prediction mode {p.mode!r} contradicts item mode {it.mode!r} ({it.where})")
-        key = (p.system, p.mode or it.mode or "none", p.id)
-        if key in slots:
-            raise JsonlError(f"{p.where}: duplicate prediction for id {p.id!r} (first at {slots[key].where})")
-        slots[key] = p
+    slots, unknown = _prediction_slots(preds, by_id)
     units = {(s, m) for s, m, _ in slots} | {(e["system"], by_id[e["id"]].mode or "none")
                                             for e in errors if e["id"] in by_id}
     if not units:  # nothing predicted: still report every item as missing
@@ -332,33 +170,11 @@ def cast_metrics(items: Sequence[dict], predictions: Sequence[dict] | Mapping[st
                 continue
             ids = [sides[s].id for s in ("A", "B") if s in sides]
             info = {"pair_id": pair_id, "system": system, "mode": mode, "ids": ids}
-            if len(sides) < 2:
-                incomplete.append({**info, "reason": f"only side {next(iter(sides))} in items"})
-                continue
-            a, b = sides["A"], sides["B"]
-            pa, pb = slots.get((system, mode, a.id)), slots.get((system, mode, b.id))
-            lacking = [it.id for it, p in ((a, pa), (b, pb)) if p is None]
-            if lacking:
-                missing.extend({"id": i, "system": system, "mode": mode} for i in lacking)
-                incomplete.append({**info, "reason": "missing prediction for " + ", ".join(lacking)})
-                continue
-            contrast = {}
-            for it, other, p in ((a, b, pa), (b, a, pb)):
-                hit = p.has(it.target)
-                contrast[it.side] = hit and not p.has(other.target)
-                rec.hit.append(hit)
-                rec.contrast.append(contrast[it.side])
-                decisions, found = _word_decisions(it, p)
-                rec.decisions.extend(decisions)
-                rec.units.add("positions" if p.words is not None else "types")
-                rec.not_in_transcript += not found
-                if per_item:
-                    rec.per_item.append({"id": it.id, "pair_id": pair_id, "side": it.side, "system": system,
-                                         "mode": mode, "hit": hit, "contrast": contrast[it.side]})
-            correct = contrast["A"] and contrast["B"]
-            rec.correct.append(correct)
-            for r in rec.per_item[-2:] if per_item else ():
-                r["correct"] = correct
+            problem = _unscorable(sides, slots, info, missing)
+            if problem:
+                incomplete.append({**info, "reason": problem})
+            else:
+                _score_pair(rec, sides, slots, info, per_item)
         groups.append({"system": system, "mode": mode, **_summary(rec, n_resamples, seed, alpha)})
         overall.extend(rec)
 
@@ -375,6 +191,76 @@ def cast_metrics(items: Sequence[dict], predictions: Sequence[dict] | Mapping[st
     if per_item:
         report["per_item"] = overall.per_item
     return report
+
+
+def _read_predictions(predictions, predictions_source, threshold: float) -> tuple[list[_Pred], list[dict]]:
+    """Every prediction set's checked predictions and its failed-run rows (:func:`cast_metrics`'s
+    ``predictions`` and ``predictions_source``)."""
+    sets = predictions if isinstance(predictions, Mapping) else {None: predictions}
+    preds, errors = [], []
+    for name, rows in sets.items():
+        source = (predictions_source.get(name, f"<predictions {name}>") if isinstance(predictions_source, Mapping)
+                  else predictions_source)
+        p, e = _parse_predictions(rows, source, threshold, default_system=name)
+        preds.extend(p)
+        errors.extend(e)
+    return preds, errors
+
+
+def _prediction_slots(preds: list[_Pred], by_id: dict[str, _Item]) -> tuple[dict[tuple, _Pred], list[str]]:
+    """Predictions by (system, mode, id), and the ids that name no item; a mode contradicting the
+    item's or a second prediction for one slot is a :class:`JsonlError` naming both lines."""
+    slots: dict[tuple, _Pred] = {}
+    unknown: list[str] = []
+    for p in preds:
+        it = by_id.get(p.id)
+        if it is None:
+            unknown.append(p.id)
+            continue
+        if p.mode and it.mode and p.mode != it.mode:
+            raise JsonlError(f"{p.where}: prediction mode {p.mode!r} contradicts item mode {it.mode!r} ({it.where})")
+        key = (p.system, p.mode or it.mode or "none", p.id)
+        if key in slots:
+            raise JsonlError(f"{p.where}: duplicate prediction for id {p.id!r} (first at {slots[key].where})")
+        slots[key] = p
+    return slots, unknown
+
+
+def _unscorable(sides: dict[str, _Item], slots: dict, info: dict, missing: list[dict]) -> str | None:
+    """Why the pair ``sides`` cannot be scored for ``info``'s (system, mode) (None: it can); its
+    items without a prediction are added to ``missing``."""
+    if len(sides) < 2:
+        return f"only side {next(iter(sides))} in items"
+    system, mode = info["system"], info["mode"]
+    lacking = [sides[s].id for s in ("A", "B") if slots.get((system, mode, sides[s].id)) is None]
+    if not lacking:
+        return None
+    missing.extend({"id": i, "system": system, "mode": mode} for i in lacking)
+    return "missing prediction for " + ", ".join(lacking)
+
+
+def _score_pair(rec: _Records, sides: dict[str, _Item], slots: dict, info: dict, per_item: bool) -> None:
+    """Add one scored pair's outcomes (Hit and Contrast per side, Correct, word decisions) to ``rec``."""
+    a, b = sides["A"], sides["B"]
+    system, mode = info["system"], info["mode"]
+    pa, pb = slots[(system, mode, a.id)], slots[(system, mode, b.id)]
+    contrast = {}
+    for it, other, p in ((a, b, pa), (b, a, pb)):
+        hit = p.has(it.target)
+        contrast[it.side] = hit and not p.has(other.target)
+        rec.hit.append(hit)
+        rec.contrast.append(contrast[it.side])
+        decisions, found = _word_decisions(it, p)
+        rec.decisions.extend(decisions)
+        rec.units.add("positions" if p.words is not None else "types")
+        rec.not_in_transcript += not found
+        if per_item:
+            rec.per_item.append({"id": it.id, "pair_id": info["pair_id"], "side": it.side, "system": system,
+                                 "mode": mode, "hit": hit, "contrast": contrast[it.side]})
+    correct = contrast["A"] and contrast["B"]
+    rec.correct.append(correct)
+    for r in rec.per_item[-2:] if per_item else ():
+        r["correct"] = correct
 
 
 def cast_table(items: Sequence[dict], prediction_sets: Mapping[str, Sequence[dict]], **kwargs) -> list[dict]:
