@@ -89,7 +89,9 @@ def test_swapping_the_clips_mirrors_the_verdict_exactly(judge):
 def test_a_swapped_score_pairs_run_is_the_mirror_of_the_forward_run(judge, corpus, tmp_path):
     from evaluators.benchmarks.pairs.scorer import score_pairs
 
-    common = dict(splits=("test",), batch_size=3)  # 2 pairs: 4 prompts in one batch
+    from evaluators.run_options import RunOptions
+
+    common = dict(splits=("test",), run=RunOptions(batch_size=3))  # 2 pairs: 4 prompts in one batch
     forward = {r["id"]: r for r in score_pairs(judge, corpus / "pairs.jsonl", tmp_path / "ab.jsonl", **common)}
     swapped = {r["id"]: r for r in score_pairs(judge, corpus / "pairs.jsonl", tmp_path / "ba.jsonl", swap=True,
                                                **common)}

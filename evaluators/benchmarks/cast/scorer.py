@@ -35,8 +35,9 @@ from evaluators.failure_isolation import error_kind
 from evaluators.output_lock import output_lock
 from evaluators.outputs_manifest import check_span, read_outputs_manifest
 from evaluators.item_audio import read_item_audio
+from evaluators.run_options import RunOptions
 from evaluators.rows_file import read_done_rows
-from evaluators.engine import EngineOptions, ResumeRule, ScorerFunctions, score_resumable
+from evaluators.engine import ScorerFunctions, score_resumable
 from evaluators.text_units import text_lang
 from evaluators.word_alignment import (
     Aligner,
@@ -158,24 +159,22 @@ def _row_key(row: dict) -> tuple:
     return row.get("system"), row.get("mode"), row["id"]
 
 
-def score_cast(detector, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
+def score_cast(detector, items_path: str | Path, outputs: str | Path, out_dir: str | Path, *,
                aligner: Aligner | None = None, system: str | None = None, n_resamples: int = 10_000,
-               seed: int = 0, batch_size: int = 8, resume_mismatch: str = "refuse",
-               retry_errors: bool = False, allow_truncated: bool = False, num_workers: int = 0) -> dict:
-    """Detect stressed words in every output (``batch_size`` outputs per forward pass; rows do not
-    depend on it), append PRED rows to ``out_dir/predictions.jsonl`` (resumable; one writer at a
-    time), compute the CAST metrics and write ``out_dir/metrics.json`` + ``table.json``. Rows
-    another detector wrote are handled by ``resume_mismatch``, error rows by ``retry_errors``
-    (``evaluators.rows_file.resume_rows``); ``num_workers`` data-loader processes read, align and
-    prepare the outputs while the model runs (``evaluators/engine.py``)."""
+               run: RunOptions = RunOptions()) -> dict:
+    """Detect stressed words in every output (``run.batch_size`` outputs per forward pass; rows do
+    not depend on it), append PRED rows to ``out_dir/predictions.jsonl`` (resumable; one writer at a
+    time), compute the CAST metrics (``n_resamples`` bootstrap resamples) and write
+    ``out_dir/metrics.json`` + ``table.json``. Rows another detector wrote are handled by
+    ``run.resume_mismatch``, error rows by ``run.retry_errors`` (``evaluators.rows_file.resume_rows``);
+    ``run.num_workers`` data-loader processes read, align and prepare the outputs while the model
+    runs (``evaluators/engine.py``)."""
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     with output_lock(Path(out_dir) / "predictions.jsonl"):
-        return _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resamples, seed, batch_size,
-                           resume_mismatch, retry_errors, allow_truncated, num_workers)
+        return _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resamples, run)
 
 
-def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resamples, seed, batch_size,
-                resume_mismatch, retry_errors, allow_truncated, num_workers) -> dict:
+def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resamples, run: RunOptions) -> dict:
     items = load_scoring_items(items_path)
     by_id = {it["id"]: it for it in items}
     out_dir = Path(out_dir)
@@ -193,7 +192,7 @@ def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resam
             raise FileNotFoundError("no output file for this item")
         item = by_id[o.id]
         # read whole: a segment may be cut from anywhere in the file by its timestamps
-        wave, note = read_item_audio(o.path, None, allow_truncated)
+        wave, note = read_item_audio(o.path, None, run.allow_truncated)
         wave, times = _segment(wave, o, item["sentence"], words_of(o), aligner, need_times)
         return {"wave": wave, "words": words_of(o), "sentence": item["sentence"], "lang": text_lang(item["sentence"]),
                 "word_times": times,
@@ -209,9 +208,7 @@ def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resam
         return {**base(o), "error": str(e) if o.problem else f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
 
     score_resumable(detector, collect_outputs(outputs, items, system), ScorerFunctions(prepare, finish, fail), pred_path,
-                    EngineOptions(batch_size=batch_size, num_workers=num_workers),
-                    ResumeRule(lambda o: (o.system, o.mode, o.id), _row_key, mismatch=resume_mismatch,
-                               retry_errors=retry_errors))
+                    run.engine(), run.resume(lambda o: (o.system, o.mode, o.id), _row_key))
     preds = []
     for r in read_done_rows(pred_path, key=_row_key):
         if r.get("mode") in MODES:
@@ -219,7 +216,7 @@ def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resam
         else:  # a row an earlier version wrote for a manifest line of no CAST mode: not a prediction
             log.warning("%s: row %s has mode %s, not one of %s; left out of the metrics", pred_path,
                         shown(r["id"]), shown(r.get("mode")), list(MODES))
-    metrics = cast_metrics(items, preds, threshold=detector.threshold, n_resamples=n_resamples, seed=seed,
+    metrics = cast_metrics(items, preds, threshold=detector.threshold, n_resamples=n_resamples,
                            items_source=str(items_path), predictions_source=str(pred_path))
     metrics["errors"] = [{"id": r["id"], "system": r["system"], "mode": r["mode"], "error": r["error"]}
                          for r in preds if "error" in r]

@@ -44,6 +44,7 @@ def cmd_score_pairs(args) -> int:
     from evaluators.engine_workers import default_num_workers
     from evaluators.jsonl import report_json
     from evaluators.output_guard import check_json_file, check_output_paths, check_rows_file
+    from evaluators.run_options import RunOptions
     from evaluators.runtime_options import runtime_from_args
 
     pairs = read_pairs(args.pairs)  # a bad pairs file stops the run before a model loads
@@ -54,10 +55,10 @@ def cmd_score_pairs(args) -> int:
         check_json_file(args.report, "--report")
     judge = load_pair_judge(args.judge, runtime_from_args(args))
     rows = score_pairs(judge, args.pairs, args.out, splits=tuple(args.split) if args.split else None, swap=args.swap,
-                       batch_size=args.batch_size,
-                       num_workers=default_num_workers() if args.num_workers is None else args.num_workers,
-                       resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
-                       allow_truncated=args.allow_truncated)
+                       run=RunOptions(batch_size=args.batch_size,
+                                      num_workers=default_num_workers() if args.num_workers is None else args.num_workers,
+                                      resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
+                                      allow_truncated=args.allow_truncated))
     n_err = sum("error" in r for r in rows)
     print(f"{len(rows)} rows in {args.out} ({n_err} errors)", file=sys.stderr)
     if any(p.get("naturalness_label") for p in pairs) and not args.swap:

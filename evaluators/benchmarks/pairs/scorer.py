@@ -33,7 +33,7 @@ from typing import Any
 from scipy.special import expit
 
 from evaluators.benchmarks.pairs.metrics import read_pairs, verdict_of
-from evaluators.engine import EngineOptions, ResumeRule, ScorerFunctions, score_resumable
+from evaluators.engine import ScorerFunctions, score_resumable
 from evaluators.failure_isolation import error_kind
 from evaluators.input_checks import check_file_name
 from evaluators.item_audio import read_item_audio
@@ -41,6 +41,7 @@ from evaluators.judges.in_prompt_pair import prepare_both_orders, score_both_ord
 from evaluators.judges.kinds import PER_CLIP_KINDS
 from evaluators.output_lock import output_lock
 from evaluators.rows_file import read_done_rows
+from evaluators.run_options import RunOptions
 
 
 class PerClipPairs:
@@ -95,21 +96,19 @@ def pair_model(judge):
 
 
 def score_pairs(judge, pairs_path: str | Path, out_path: str | Path, *, splits: tuple[str, ...] | None = None,
-                swap: bool = False, batch_size: int = 8, num_workers: int = 0, resume_mismatch: str = "refuse",
-                retry_errors: bool = False, allow_truncated: bool = False) -> list[dict]:
+                swap: bool = False, run: RunOptions = RunOptions()) -> list[dict]:
     """Score every pair of ``pairs_path`` (those of ``splits`` when given) into ``out_path`` (JSONL,
     appended; a rerun skips pairs already done; one writer at a time). ``swap``: present every pair
-    as (B, A). Rows another judge wrote: ``resume_mismatch``; error rows: ``retry_errors``
-    (``evaluators.rows_file.resume_rows``). Returns the file's rows of the pairs asked for."""
+    as (B, A). ``run``: batch size, workers; rows another judge wrote: ``run.resume_mismatch``; error
+    rows: ``run.retry_errors`` (``evaluators.rows_file.resume_rows``). Returns the file's rows of the
+    pairs asked for."""
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     with output_lock(out_path):
-        return _score_pairs(judge, pairs_path, out_path, splits, swap, batch_size, num_workers, resume_mismatch,
-                            retry_errors, allow_truncated)
+        return _score_pairs(judge, pairs_path, out_path, splits, swap, run)
 
 
-def _score_pairs(judge, pairs_path, out_path, splits, swap, batch_size, num_workers, resume_mismatch, retry_errors,
-                 allow_truncated) -> list[dict]:
+def _score_pairs(judge, pairs_path, out_path: Path, splits, swap: bool, run: RunOptions) -> list[dict]:
     pairs = [p for p in read_pairs(pairs_path) if splits is None or p.get("split") in splits]
     if not pairs:
         raise ValueError(f"{pairs_path}: no pairs in split(s) {list(splits or [])}")
@@ -122,8 +121,8 @@ def _score_pairs(judge, pairs_path, out_path, splits, swap, batch_size, num_work
         for key in ("audio_a", "audio_b"):  # a name no file system holds: this pair's error row
             check_file_name(p["path_" + key[-1]], key)
         fields = {"text": p.get("target_text") or ""}
-        wave_a, note_a = read_item_audio(Path(first), None, allow_truncated)
-        wave_b, note_b = read_item_audio(Path(second), None, allow_truncated)
+        wave_a, note_a = read_item_audio(Path(first), None, run.allow_truncated)
+        wave_b, note_b = read_item_audio(Path(second), None, run.allow_truncated)
         notes = "; ".join(n for n in (note_a, note_b) if n)
         return {"a": {"wave": wave_a, "fields": fields}, "b": {"wave": wave_b, "fields": fields},
                 "warning": notes or None}
@@ -136,7 +135,6 @@ def _score_pairs(judge, pairs_path, out_path, splits, swap, batch_size, num_work
 
     # the VAD reads a top-level wave; a pair has two, and its verdict does not use speech_s
     score_resumable(model, pairs, ScorerFunctions(prepare, finish, fail), out_path,
-                    EngineOptions(batch_size=batch_size, num_workers=num_workers, vad=False),
-                    ResumeRule(lambda p: p["id"], lambda r: r["id"], prov, resume_mismatch, retry_errors))
+                    run.engine(vad=False), run.resume(lambda p: p["id"], lambda r: r["id"], prov))
     wanted = {p["id"] for p in pairs}
     return [r for r in read_done_rows(out_path, key=lambda r: r["id"]) if r["id"] in wanted]

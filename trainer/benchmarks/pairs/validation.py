@@ -9,6 +9,7 @@ from pathlib import Path
 from evaluators.benchmarks.pairs.cli import load_pair_judge
 from evaluators.benchmarks.pairs.metrics import pairs_metrics, read_pairs
 from evaluators.benchmarks.pairs.scorer import score_pairs
+from evaluators.run_options import RunOptions
 from evaluators.runtime_options import Runtime
 from trainer.task import write_report
 
@@ -23,7 +24,8 @@ def validate_judge(judge, pairs_file: Path, predictions: Path, split: str = "tes
     pairs = [p for p in read_pairs(pairs_file) if p.get("split") == split]
     if not pairs:
         raise ValueError(f"{pairs_file}: no pairs in split {split!r} to validate on")
-    common = dict(splits=(split,), batch_size=batch_size, num_workers=num_workers, resume_mismatch="rescore")
+    common = dict(splits=(split,), run=RunOptions(batch_size=batch_size, num_workers=num_workers,
+                                                  resume_mismatch="rescore"))
     rows = score_pairs(judge, pairs_file, predictions, **common)
     swapped = score_pairs(judge, pairs_file, predictions.with_name(predictions.stem + "_swapped.jsonl"),
                           swap=True, **common) if swap_check else None
