@@ -20,6 +20,7 @@ class NvvVerifySettings:
     head: WordHeadConfig = field(default_factory=verifier_head_config)  # aligned boundary head: here + none-or-type logits, conditioned on the target type
     word_pos_weight: float = checked(1.0, "(0, 1000]")  # BCE weight of the boundary holding the target
     event_weight: float = checked(1.0, "(0, 1000]")  # cross-entropy weight of boundaries holding any NVV (target or spurious) vs none
+    asked_other_copies: int = checked(0, "[0, 44]")  # per training item with a rendered target, copies of the clip asked for another type (wrong-type items by construction; asked_other.py)
     type_threshold: float | None = checked(None, "(0, 1)")  # P(NVV at a boundary) to report a non-target event; None = chosen on the val split after training (max spurious-event F1)
     corpus: NvvCorpusConfig = field(default_factory=NvvCorpusConfig)  # synthetic NVV corpus, built when data.corpus_dir has none
 

@@ -13,9 +13,11 @@ import torch.nn.functional as F
 
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, count_units
+from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
 from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
 from evaluators.jsonl import read_jsonl
 from evaluators.runtime_options import Runtime
+from trainer.benchmarks.nvv.asked_other import ASKED_OTHER_SEP, asked_other_rows
 from trainer.benchmarks.nvv.card import card_sections
 from trainer.benchmarks.nvv.benchmark_run import SYSTEM, write_benchmark_run
 from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, build_nvv_corpus, unit_times_from_alignment
@@ -87,10 +89,15 @@ class NvvVerifyTask:
 
     def load_rows(self, corpus: Path, settings: NvvVerifySettings) -> tuple[list[dict], dict]:
         rows = load_nvv_rows(corpus)
+        if settings.asked_other_copies:
+            types = [t.id for t in load_taxonomy().types]
+            rows += asked_other_rows(rows, types, settings.asked_other_copies, seed=settings.corpus.seed)
         summary = {split: {"items": sum(r["split"] == split for r in rows),
                            "present": sum(r["position"] is not None for r in rows if r["split"] == split),
                            "spurious_events": sum(len(r["spurious_types"]) for r in rows if r["split"] == split)}
                    for split in sorted({r["split"] for r in rows})}
+        if "train" in summary:
+            summary["train"]["asked_other_copies"] = sum(ASKED_OTHER_SEP in r["id"] for r in rows)
         return rows, summary
 
     def build_judge(self, backbone: AudioLLM, cfg: TrainConfig) -> NvvVerifierJudge:
