@@ -232,6 +232,24 @@ def test_batching_never_changes_a_result(asr, clips, results):
     assert [len(s) for s in batched] == [len(t) for t in tokens]
 
 
+def test_decoding_runs_on_decode_threads_and_restores_torch(asr, clips):
+    seen: list[int] = []
+    hook = asr.model.model.decoder.register_forward_pre_hook(lambda module, args: seen.append(torch.get_num_threads()))
+    own = _sibling(asr)
+    own.decode_threads = None  # torch's own setting throughout
+    try:
+        with one_thread():
+            torch.set_num_threads(2)
+            texts = asr.texts(clips, "en")
+            after = torch.get_num_threads()
+            decoded_on, seen[:] = list(seen), []
+            assert own.texts(clips, "en") == texts
+            assert set(seen) == {2}
+    finally:
+        hook.remove()
+    assert set(decoded_on) == {1} and after == 2
+
+
 def test_language_token_reaches_the_decoder(asr, clips):
     ids = asr.tokenizer.convert_tokens_to_ids
     en, zh = asr.prompt_ids("en"), asr.prompt_ids("zh")

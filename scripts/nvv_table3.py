@@ -1,0 +1,223 @@
+"""NVV-SuperBench Table 3 rows, the NVV verifier and Whisper WER on the real system outputs that the
+public repository (lmxue/nvbench) ships: one command a user can rerun (every stage resumes).
+
+Stages (``--stages``, run in this order; each one an ``omnijudge score nvv`` per (task, system)):
+
+- ``table3``: for ``--systems`` (default CosyVoice2, gpt-4o, Qwen3-TTS: outputs in EN and ZH), per task
+  folder (``en-prompt``, ``en-tag``, ``zh-prompt``, ``zh-tag``) where the system has outputs:
+  ``score nvv --measure wer,dnsmos --asr ASR`` (EN; ZH: ``dnsmos`` only, as the public CER needs
+  paraformer-zh: ``--paraformer PARAFORMER_DIR`` adds it) plus, on the tag tasks, the verifier
+  (``--judge``, word times from ``--aligner``), then ``metrics nvv --runs`` on each run folder;
+  writes WORK/table3/table3.md (paper Table 3 columns, the ones that cannot run here marked);
+- ``wer-all``: ``--measure wer`` over every EN output (WORK/results/<task>, the folder
+  ``nvv_real_outputs.py`` uses, so earlier rows are reused);
+- ``verifier-all``: the verifier over every output of every task and system (WORK/verifier/...),
+  summarised per system in WORK/verifier/summary.md.
+
+Each (task, system) run reads only the items that system has outputs for (WORK/.../items.json, a
+subset of the repository's ``dataset/nvbench_data_<lang>.json``): the public outputs are a sample,
+and under the paper protocol an item without an output would count as a miss.
+
+    python scripts/nvv_table3.py --repo NVBENCH_GIT_DIR --work /tmp/nvv_real --judge VERIFIER \\
+        [--systems Cosyvoice2,gpt_4o,qwen3_tts] [--stages table3,wer-all,verifier-all]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import nvv_real_outputs  # noqa: E402  (the extraction and per-task manifests)
+
+TASKS = ("en-prompt", "en-tag", "zh-prompt", "zh-tag")
+DEFAULT_SYSTEMS = ("Cosyvoice2", "gpt_4o", "qwen3_tts")
+STAGES = ("table3", "wer-all", "verifier-all")
+#: Table 3 columns this script cannot produce here, and why (markdown cells).
+NOT_HERE = {"clap": "needs msclap 2023 weights", "cer": "needs paraformer-zh weights"}
+
+
+def subset(work: Path, task: str, system: str, dest: Path) -> int:
+    """Write ``dest/outputs/manifest.jsonl`` (``system``'s rows of the task manifest) and
+    ``dest/items.json`` (the dataset items those rows name, in dataset order); returns the rows."""
+    rows = [r for r in map(json.loads, (work / task / "manifest.jsonl").open()) if r["system"] == system]
+    if not rows:
+        return 0
+    ids = {r["id"] for r in rows}
+    lang = task.split("-")[0]
+    items = [it for it in json.loads((work / "dataset" / f"nvbench_data_{lang}.json").read_text()) if it["id"] in ids]
+    (dest / "outputs").mkdir(parents=True, exist_ok=True)
+    (dest / "outputs" / "manifest.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (dest / "items.json").write_text(json.dumps(items, ensure_ascii=False))
+    return len(rows)
+
+
+def score_command(task: str, items: Path, outputs: Path, out: Path, measures: list[str],
+                  judge: dict | None) -> list[str]:
+    """``omnijudge score nvv`` arguments; ``judge``: ``{"judge", "aligner"}`` or None; ``measures``
+    may hold ``asr=...`` / ``paraformer=...`` entries that become their options."""
+    lang = task.split("-")[0]
+    cmd = ["score", "nvv", "--items", str(items), "--outputs", str(outputs), "--out", str(out), "--batch-size", "8",
+           "--num-workers", "0"]  # one process: the machine's cores are shared
+    names = [m for m in measures if "=" not in m]
+    options = dict(m.split("=", 1) for m in measures if "=" in m)
+    if names:
+        cmd += ["--measure", ",".join(names)]
+        if "wer" in names and options.get("asr"):
+            cmd += ["--asr", options["asr"]]
+        if "wer" in names and options.get("paraformer"):
+            cmd += ["--paraformer-checkpoint", options["paraformer"]]
+    if judge:
+        cmd += ["--judge", judge["judge"], "--aligner", judge["aligner"], "--aligner-language", lang]
+    return cmd
+
+
+def run(cmd: list[str]) -> bool:
+    from evaluators.cli import main as omnijudge
+
+    print("omnijudge " + " ".join(cmd), file=sys.stderr, flush=True)
+    try:
+        return omnijudge(cmd) == 0
+    except SystemExit as e:  # argparse and setup errors: report, go on with the next run
+        return e.code in (0, None)
+
+
+def table3_measures(task: str, args) -> list[str]:
+    if task.startswith("en"):
+        return ["wer", "dnsmos", f"asr={args.asr}"]
+    return (["wer", "dnsmos", f"paraformer={args.paraformer}"] if args.paraformer else ["dnsmos"])
+
+
+def stage_table3(args) -> list[dict]:
+    """Score every (task, system) of ``--systems``; returns one row per run from ``metrics nvv --runs``."""
+    rows = []
+    for task in sorted(TASKS, key=lambda t: not t.endswith("tag")):  # the verifier's runs first
+        for system in args.systems:
+            dest = args.work / "table3" / task / system
+            if not subset(args.work, task, system, dest):
+                continue
+            judge = {"judge": args.judge, "aligner": args.aligner} if args.judge and task.endswith("tag") else None
+            if not run(score_command(task, dest / "items.json", dest / "outputs", dest / "run",
+                                     table3_measures(task, args), judge)):
+                print(f"{task}/{system}: score nvv failed", file=sys.stderr)
+            metrics = dest / "table3_metrics.json"
+            if (dest / "run").is_dir() and run(["metrics", "nvv", "--runs", str(dest / "run"), "--out", str(metrics)]):
+                table = dest / "run" / "table.json"
+                scored = {r["system"]: r["n_scored"] for r in json.loads(table.read_text())} if table.is_file() else {}
+                rows += [{**r, "task": task, "n_verified": scored.get(r["system"], "-")}
+                         for r in json.loads(metrics.read_text())]
+    (args.work / "table3" / "table3.md").write_text(table3_markdown(rows) + "\n")
+    print(table3_markdown(rows))
+    return rows
+
+
+def _cell(row: dict, col: str, digits: int) -> str:
+    v = row.get(col)
+    return "not run" if v is None else f"{v['mean']:.{digits}f}"
+
+
+def table3_markdown(rows: list[dict]) -> str:
+    """Paper Table 3 layout, one line per (system, task): WER/CER, DNSMOS SIG/BAK/OVRL, CLAP,
+    coverage, P, R, F1, NTD (the NVV columns for the tag task only, as the paper), clips per column."""
+    head = ("| System | Task | Lang | WER/CER | SIG | BAK | OVRL | CLAP | Coverage | P | R | F1 | NTD | clips (WER / "
+            "DNSMOS / verifier) |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in sorted(rows, key=lambda r: (r["system"], r["task"])):
+        lang = r["task"].split("-")[0]
+        wer = _cell(r, "wer", 2) if r.get("wer") else (NOT_HERE["cer"] if lang == "zh" else "not run")
+        clap = NOT_HERE["clap"] if r["task"].endswith("prompt") else "-"
+        nvv = [_cell(r, c, d) for c, d in (("coverage", 2), ("precision", 3), ("recall", 3), ("f1", 3), ("ntd", 4))] \
+            if r["task"].endswith("tag") else ["-"] * 5
+        n_verified = r.get("n_verified", "-")
+        lines.append(f"| {r['system']} | {r['task']} | {lang.upper()} | {wer} | {_cell(r, 'sig', 2)} | "
+                     f"{_cell(r, 'bak', 2)} | {_cell(r, 'ovrl', 2)} | {clap} | " + " | ".join(nvv) +
+                     f" | {r.get('n_wer', '-')} / {r.get('n_dnsmos', '-')} / {n_verified} |")
+    return "\n".join(lines)
+
+
+def stage_wer_all(args) -> None:
+    """``--measure wer`` over every EN output, one results folder per task (resumes earlier rows)."""
+    for task in ("en-prompt", "en-tag"):
+        run(score_command(task, args.work / "dataset" / "nvbench_data_en.json", args.work / task,
+                          args.work / "results" / task, ["wer", f"asr={args.asr}"], None))
+    lines = ["| task | system | WER % (Whisper-base, mean) | median | clips |", "|---|---|---|---|---|"]
+    for task in ("en-prompt", "en-tag"):
+        for f in sorted((args.work / "results" / task / "measures" / "wer").glob("*.jsonl")):
+            wers = sorted(r["wer"] * 100 for r in map(json.loads, f.open()) if "error" not in r)
+            if wers:
+                lines.append(f"| {task} | {f.stem} | {sum(wers) / len(wers):.2f} | {wers[len(wers) // 2]:.2f} | "
+                             f"{len(wers)} |")
+    (args.work / "results" / "wer_en.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def verifier_summary(folder: Path) -> list[str]:
+    """Per-system lines from every run's ``table.json`` and ``predictions/`` under ``folder``."""
+    lines = ["| task | system | clips | reported present | Coverage | P | R | F1 | NTD | errors |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+    for table in sorted(folder.glob("*/*/run/table.json")):
+        task = table.parent.parent.parent.name
+        present = defaultdict(list)
+        for f in (table.parent / "predictions").glob("*.jsonl"):
+            for r in map(json.loads, f.open()):
+                if "error" not in r:
+                    present[r["system"]].append(bool(r["present"]))
+        for r in json.loads(table.read_text()):
+            p = present.get(r["system"], [])
+            lines.append(f"| {task} | {r['system']} | {r['n_scored']} | {fmt(sum(p) / len(p) if p else None)} | "
+                         f"{fmt(r['coverage'])} | {fmt(r['precision'])} | {fmt(r['recall'])} | {fmt(r['f1'])} | "
+                         f"{fmt(r['ntd'])} | {r['n_errors']} |")
+    return lines
+
+
+def stage_verifier_all(args) -> None:
+    """The verifier over every output (one run per task and system, its own items)."""
+    if not args.judge:
+        print("verifier-all: give --judge", file=sys.stderr)
+        return
+    for task in TASKS:
+        systems = sorted({r["system"] for r in map(json.loads, (args.work / task / "manifest.jsonl").open())})
+        for system in systems:
+            dest = args.work / "verifier" / task / system
+            subset(args.work, task, system, dest)
+            run(score_command(task, dest / "items.json", dest / "outputs", dest / "run", [],
+                              {"judge": args.judge, "aligner": args.aligner}))
+    lines = verifier_summary(args.work / "verifier")
+    (args.work / "verifier" / "summary.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repo", type=Path, required=True, help="git directory of lmxue/nvbench")
+    ap.add_argument("--work", type=Path, required=True, help="work folder outside any checkout")
+    ap.add_argument("--judge", help="NVV verifier folder (e.g. a trained configs/nvv/tiny_real.yaml final/)")
+    ap.add_argument("--systems", type=lambda s: [x for x in s.split(",") if x], default=list(DEFAULT_SYSTEMS),
+                    help="system folder names for the table3 stage (default: %(default)s)")
+    ap.add_argument("--stages", type=lambda s: [x for x in s.split(",") if x], default=list(STAGES),
+                    help=f"comma-separated, of {', '.join(STAGES)} (default: all)")
+    ap.add_argument("--asr", default="whisper-base", help="Whisper for WER (the paper: openai/whisper-large-v3)")
+    ap.add_argument("--aligner", default="whisper-base", help="Whisper giving the verifier its word times")
+    ap.add_argument("--paraformer", help="paraformer-zh folder for Chinese CER (omitted: CER marked, not run)")
+    args = ap.parse_args(argv)
+    unknown = sorted(set(args.stages) - set(STAGES))
+    if unknown:
+        ap.error(f"--stages: unknown {unknown}; known: {', '.join(STAGES)}")
+    missing = nvv_real_outputs.extract(args.repo, args.work)
+    if missing:
+        print(f"{len(missing)} outputs listed but absent from the git directory, e.g. {missing[:3]}", file=sys.stderr)
+    nvv_real_outputs.manifests(args.work, None)
+    for stage in STAGES:
+        if stage in args.stages:
+            {"table3": stage_table3, "wer-all": stage_wer_all, "verifier-all": stage_verifier_all}[stage](args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
