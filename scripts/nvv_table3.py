@@ -19,7 +19,7 @@ subset of the repository's ``dataset/nvbench_data_<lang>.json``): the public out
 and under the paper protocol an item without an output would count as a miss.
 
     python scripts/nvv_table3.py --repo NVBENCH_GIT_DIR --work /tmp/nvv_real --judge VERIFIER \\
-        [--systems Cosyvoice2,gpt_4o,qwen3_tts] [--stages table3,wer-all,verifier-all]
+        [--systems Cosyvoice2,gpt_4o,qwen3_tts] [--per-system N] [--stages table3,wer-all,verifier-all]
 """
 
 from __future__ import annotations
@@ -42,12 +42,15 @@ STAGES = ("table3", "wer-all", "verifier-all")
 NOT_HERE = {"clap": "needs msclap 2023 weights", "cer": "needs paraformer-zh weights"}
 
 
-def subset(work: Path, task: str, system: str, dest: Path) -> int:
-    """Write ``dest/outputs/manifest.jsonl`` (``system``'s rows of the task manifest) and
+def subset(work: Path, task: str, system: str, dest: Path, limit: int | None = None) -> int:
+    """Write ``dest/outputs/manifest.jsonl`` (``system``'s rows of the task manifest; with ``limit``,
+    that many evenly spaced over its sorted rows, so every NVV type folder is sampled) and
     ``dest/items.json`` (the dataset items those rows name, in dataset order); returns the rows."""
     rows = [r for r in map(json.loads, (work / task / "manifest.jsonl").open()) if r["system"] == system]
     if not rows:
         return 0
+    if limit and len(rows) > limit:
+        rows = [rows[round(k * (len(rows) - 1) / max(1, limit - 1))] for k in range(limit)]
     ids = {r["id"] for r in rows}
     lang = task.split("-")[0]
     items = [it for it in json.loads((work / "dataset" / f"nvbench_data_{lang}.json").read_text()) if it["id"] in ids]
@@ -99,7 +102,7 @@ def stage_table3(args) -> list[dict]:
     for task in sorted(TASKS, key=lambda t: not t.endswith("tag")):  # the verifier's runs first
         for system in args.systems:
             dest = args.work / "table3" / task / system
-            if not subset(args.work, task, system, dest):
+            if not subset(args.work, task, system, dest, args.per_system):
                 continue
             judge = {"judge": args.judge, "aligner": args.aligner} if args.judge and task.endswith("tag") else None
             if not run(score_command(task, dest / "items.json", dest / "outputs", dest / "run",
@@ -204,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"comma-separated, of {', '.join(STAGES)} (default: all)")
     ap.add_argument("--asr", default="whisper-base", help="Whisper for WER (the paper: openai/whisper-large-v3)")
     ap.add_argument("--aligner", default="whisper-base", help="Whisper giving the verifier its word times")
+    ap.add_argument("--per-system", type=int, help="table3 stage: this many outputs of each (task, system), evenly "
+                                                    "spaced (default: all; a later run with more reuses the rows)")
     ap.add_argument("--paraformer", help="paraformer-zh folder for Chinese CER (omitted: CER marked, not run)")
     args = ap.parse_args(argv)
     unknown = sorted(set(args.stages) - set(STAGES))

@@ -43,6 +43,8 @@ def test_subset_keeps_one_systems_outputs_and_only_their_items(t3, tmp_path):
     assert [it["id"] for it in items] == ["zh_2", "zh_4"]  # dataset order, every field kept
     assert items[0]["text_with_mark"] == "你<laughing>好"
     assert t3.subset(work, "zh-tag", "bark", work / "y") == 0 and not (work / "y").exists()
+    assert t3.subset(work, "zh-tag", "Cosyvoice2", work / "z", limit=1) == 1
+    assert [it["id"] for it in json.loads((work / "z" / "items.json").read_text())] == ["zh_4"]
 
 
 def test_score_commands_per_stage(t3):
