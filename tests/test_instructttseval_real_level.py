@@ -55,9 +55,10 @@ def test_judge_round_trip_keeps_statistics_and_hears_level(tmp_path):
     for a, b in zip(one, scored):
         assert abs(a["p_true_dimensions"] - b["p_true_dimensions"]) < 1e-5
     folder = judge.save_pretrained(tmp_path / "judge")
-    assert json.loads((folder / "judge_config.json").read_text())["head"]["mel_bins"] == backbone.mel_bins
+    head_cfg = json.loads((folder / "judge_config.json").read_text())["head"]
+    assert head_cfg["mel_bins"] == backbone.mel_bins and head_cfg["mel_standardised"] is True
     loaded = load_judge(folder)
-    assert loaded.head.mel_bins == backbone.mel_bins
+    assert loaded.head.mel_bins == backbone.mel_bins and loaded.head.mel_norm is not None
     for a, b in zip(scored, loaded.score(inputs, batch_size=2)):
         assert abs(a["p_true_dimensions"] - b["p_true_dimensions"]) < 1e-6
     # a level change alone changes the statistics the head reads (the tower's output need not)
@@ -65,3 +66,39 @@ def test_judge_round_trip_keeps_statistics_and_hears_level(tmp_path):
     batch = backbone.collate(feats)
     stats = mel_statistics(batch["input_features"], batch["feature_attention_mask"])
     assert float((stats[1, :backbone.mel_bins] - stats[0, :backbone.mel_bins]).mean()) > 0.5
+
+
+def test_statistics_are_standardised_by_batch_while_training_and_by_running_values_when_scoring():
+    torch.manual_seed(0)
+    head = AttributeHead(16, VALUES, width=8, mel_bins=3)
+    assert head.mel_norm is not None and head.training
+    hidden, audio_mask = torch.randn(4, 6, 16), torch.tensor([[0, 1, 1, 1, 0, 0]] * 4, dtype=torch.bool)
+    stats = torch.randn(4, 6) * 0.1 + 0.5  # small spread around an offset, as in log-mel statistics
+    head(hidden, audio_mask, ~audio_mask, stats)  # a training step: batch statistics, running ones updated
+    assert torch.allclose(head.mel_norm.running_mean, 0.1 * stats.mean(0))
+    standardised = head._standardise(stats)  # grad enabled, training, 4 clips: the batch's own statistics
+    assert torch.allclose(standardised.mean(0), torch.zeros(6), atol=1e-5)
+    assert torch.allclose(standardised.std(0, unbiased=False), torch.ones(6), atol=1e-2)
+    with torch.no_grad():  # scoring: running statistics, whatever the batch
+        together = head(hidden, audio_mask, ~audio_mask, stats)[0]
+        alone = torch.cat([head(hidden[i:i + 1], audio_mask[i:i + 1], ~audio_mask[i:i + 1], stats[i:i + 1])[0]
+                           for i in range(4)])
+    assert torch.allclose(together, alone, atol=1e-5)
+    one = head(hidden[:1], audio_mask[:1], ~audio_mask[:1], stats[:1])  # one clip in a training step: no error
+    assert one[0].shape == (1, 2, 3)
+
+
+def test_folder_saved_before_standardisation_loads_unscaled(tmp_path):
+    backbone = AudioLLM.tiny("qwen2_5_omni", seed=0)
+    old = InstructionJudge.new_head(backbone, VALUES, width=16, seed=0, read_mel_statistics=True)
+    old.mel_norm = None  # the head as saved before the batch norm existed
+    judge = InstructionJudge(backbone, old, name="tiny-old")
+    folder = judge.save_pretrained(tmp_path / "judge")
+    cfg = json.loads((folder / "judge_config.json").read_text())
+    assert cfg["head"]["mel_standardised"] is False
+    del cfg["head"]["mel_standardised"]  # older folders do not have the key
+    (folder / "judge_config.json").write_text(json.dumps(cfg))
+    loaded = load_judge(folder)
+    assert loaded.head.mel_norm is None and loaded.head.mel_bins == backbone.mel_bins
+    inputs = [{"wave": _wave(1.0, 0.1), "instruction": "Speak loudly.", "lang": "en"}]
+    assert abs(judge.score(inputs)[0]["p_true_dimensions"] - loaded.score(inputs)[0]["p_true_dimensions"]) < 1e-6

@@ -22,7 +22,11 @@ With ``mel_bins > 0`` the audio classifiers also read the clip's log-mel statist
 mean and standard deviation over the valid frames, :func:`mel_statistics`): a frozen pretrained
 speech tower (Whisper) normalises level and absolute pitch away, which a linear probe shows
 (``scripts/probe_instructttseval_tower.py``, ``docs/instructttseval.md``), while the log-mel still
-carries both. Definitions: ``docs/benchmarks.md#instructttseval``.
+carries both. The statistics are standardised per feature first (batch normalisation: batch
+statistics while training, the running ones when scoring): the differences between pitch levels
+are a few hundredths of Whisper's log-mel scale, too small beside the LLM states for the classifier
+to pick up unscaled (as the probe's standardised regression does). Definitions:
+``docs/benchmarks.md#instructttseval``.
 """
 
 from __future__ import annotations
@@ -44,10 +48,12 @@ class AttributeHead(nn.Module):
         width: hidden width of the classifiers.
         mel_bins: mel bins of the clip features the audio classifiers also read (their per-bin mean
             and std); 0: the hidden states alone.
+        standardise_mel: standardise those statistics by a batch norm (``mel_norm``) first; False
+            only for heads saved before it existed (they read them unscaled).
     """
 
     def __init__(self, hidden_size: int, dimension_values: dict[str, list[str]], width: int = 128,
-                 mel_bins: int = 0):
+                 mel_bins: int = 0, standardise_mel: bool = True):
         super().__init__()
         bad = {d: v for d, v in dimension_values.items() if len(v) < 2 or len(set(v)) != len(v)}
         if bad or not dimension_values:
@@ -59,6 +65,7 @@ class AttributeHead(nn.Module):
         self.text_conv = nn.Conv1d(hidden_size, hidden_size, kernel_size=7, padding=3)
         self.audio_conv = nn.Conv1d(hidden_size, hidden_size, kernel_size=5, padding=2)
         self.queries = nn.Parameter(torch.randn(2, n_dims, hidden_size) * hidden_size ** -0.5)
+        self.mel_norm = nn.BatchNorm1d(2 * self.mel_bins) if self.mel_bins and standardise_mel else None
         self.audio_proj = nn.Sequential(nn.Linear(2 * hidden_size + 2 * self.mel_bins, width), nn.GELU())
         self.text_proj = nn.Sequential(nn.Linear(hidden_size, width), nn.GELU())
         self.audio_out = nn.Parameter(torch.randn(n_dims, n_values, width) * width ** -0.5)
@@ -83,6 +90,15 @@ class AttributeHead(nn.Module):
         x = hidden * mask[..., None]
         return x + nn.functional.gelu(conv(x.transpose(1, 2)).transpose(1, 2))
 
+    def _standardise(self, stats: torch.Tensor) -> torch.Tensor:
+        """(B, 2M) statistics -> standardised per feature: batch statistics (and a running-average
+        update) only in a training step with gradients and more than one clip; otherwise the
+        running statistics, so a score never depends on its batch."""
+        bn = self.mel_norm
+        use_batch = bn.training and torch.is_grad_enabled() and stats.shape[0] > 1
+        return nn.functional.batch_norm(stats, bn.running_mean, bn.running_var, bn.weight, bn.bias,
+                                        training=use_batch, momentum=bn.momentum, eps=bn.eps)
+
     def forward(self, hidden: torch.Tensor, audio_mask: torch.Tensor, text_mask: torch.Tensor,
                 mel_stats: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """``mel_stats`` (B, 2 x mel_bins) from :func:`mel_statistics`, required when ``mel_bins > 0``."""
@@ -99,7 +115,8 @@ class AttributeHead(nn.Module):
             if mel_stats is None or mel_stats.shape[-1] != 2 * self.mel_bins:
                 raise ValueError(f"this head reads {2 * self.mel_bins} log-mel statistics per clip, got "
                                  f"{None if mel_stats is None else tuple(mel_stats.shape)}")
-            a = torch.cat([a, mel_stats.float()[:, None, :].expand(-1, a.shape[1], -1)], dim=-1)
+            stats = mel_stats.float() if self.mel_norm is None else self._standardise(mel_stats.float())
+            a = torch.cat([a, stats[:, None, :].expand(-1, a.shape[1], -1)], dim=-1)
         a = self.audio_proj(a)
         t = self.text_proj(self._pool(text_h, self.queries[1], text_mask))
         audio = torch.einsum("bdw,dvw->bdv", a, self.audio_out) + self.audio_bias

@@ -196,7 +196,7 @@ class InstructionJudge(JudgePersistence):
                 "verdict_source": self.verdict_source, "threshold": self.threshold,
                 "dimensions": list(DIMENSIONS), "outcomes": list(OUTCOMES), "unsupported": list(self.unsupported),
                 "head": {"width": self.head.width, "dimension_values": self.head.dimension_values,
-                         "mel_bins": self.head.mel_bins},
+                         "mel_bins": self.head.mel_bins, "mel_standardised": self.head.mel_norm is not None},
                 "read_at": "final prompt token (label rows of the LM head); dimensions: attention-pooled audio "
                            "and text states"}
 
@@ -210,7 +210,8 @@ class InstructionJudge(JudgePersistence):
         if not head_cfg.get("dimension_values"):
             raise JudgeFolderError(f"{folder}: judge_config.json head has no dimension_values")
         head = AttributeHead(backbone.model.config.get_text_config().hidden_size, head_cfg["dimension_values"],
-                             int(head_cfg.get("width", 128)), mel_bins=int(head_cfg.get("mel_bins", 0)))
+                             int(head_cfg.get("width", 128)), mel_bins=int(head_cfg.get("mel_bins", 0)),
+                             standardise_mel=bool(head_cfg.get("mel_standardised", False)))  # older folders: unscaled
         head = cls._fit_head(head, tensors, folder).to(backbone.device)
         presets = {lang: JudgePreset.from_dict(d) for lang, d in config["prompts"].items()}
         return cls(backbone, head, presets, verdict_source=config.get("verdict_source", "label_tokens"),
