@@ -1,4 +1,4 @@
-"""Audio loading, long-clip segmentation and item-id sanitising for the judges.
+"""Audio loading and long-clip segmentation for the judges.
 
 Every judge consumes the same input: mono float32 audio at 16 kHz (the Whisper feature extractors' rate). This module is
 the single place where files on disk become that array, so format quirks (bit depth, channel
@@ -11,16 +11,13 @@ Public API
 - ``load_audio(path, target_sr=16000) -> np.ndarray``: shape ``(n_samples,)``, float32.
 - ``LONG_CLIP_POLICIES``, ``LongClipWarning``, ``prepare_segments(...)``: fit clips to the
   30 s window that audio-LLM encoders see.
-- ``sanitize_item_id(raw) -> str``: item id -> safe file-name stem.
+- ``sanitize_item_id(raw) -> str``: item id -> safe file-name stem (:mod:`evaluators.item_ids`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
-import re
-import unicodedata
 import warnings
 from pathlib import Path
 
@@ -28,6 +25,7 @@ import numpy as np
 import soundfile as sf
 from scipy.signal import resample_poly
 
+from evaluators.item_ids import sanitize_item_id  # noqa: F401 - re-exported: item ids are named here too
 from evaluators.mp3_length import MAX_SLACK, read_mpeg_length
 
 __all__ = [
@@ -135,20 +133,7 @@ def load_audio(path: str | os.PathLike, target_sr: int = SAMPLE_RATE, max_second
     if int(target_sr) != target_sr or target_sr <= 0:
         raise ValueError(f"target_sr must be a positive integer, got {target_sr!r}")
     target_sr = int(target_sr)
-    p = Path(path)
-    if not p.exists():
-        raise AudioLoadError(p, "file does not exist")
-    if not p.is_file():
-        raise AudioLoadError(p, "not a regular file")
-    if p.stat().st_size == 0:
-        raise AudioLoadError(p, "file is empty (0 bytes)")
-    if p.suffix.lower() == ".mp3" and not MP3_SUPPORTED:
-        raise AudioLoadError(
-            p,
-            f"MP3 decoding needs libsndfile >= 1.1, installed is {sf.__libsndfile_version__}; "
-            "convert the file to WAV/FLAC or upgrade libsndfile",
-        )
-
+    p = _readable_file(path)
     data, sr, claimed = _read_frames(p, max_seconds, allow_truncated)
     if data.shape[0] == 0:
         raise AudioLoadError(p, "audio contains zero samples" + (" (an Ogg file cut short reads as empty)"
@@ -172,6 +157,25 @@ def load_audio(path: str | os.PathLike, target_sr: int = SAMPLE_RATE, max_second
         raise AudioLoadError(p, f"clip is too short: {len(mono)} samples ({1000 * len(mono) / target_sr:.1f} ms) "
                                 f"at {target_sr} Hz; at least {min_samples} ({1000 * MIN_SECONDS:.0f} ms) are needed")
     return np.ascontiguousarray(mono, dtype=np.float32)
+
+
+def _readable_file(path: str | os.PathLike) -> Path:
+    """``path`` when it names a non-empty regular file this libsndfile can decode by its suffix,
+    else :class:`AudioLoadError` saying which of these it is not."""
+    p = Path(path)
+    if not p.exists():
+        raise AudioLoadError(p, "file does not exist")
+    if not p.is_file():
+        raise AudioLoadError(p, "not a regular file")
+    if p.stat().st_size == 0:
+        raise AudioLoadError(p, "file is empty (0 bytes)")
+    if p.suffix.lower() == ".mp3" and not MP3_SUPPORTED:
+        raise AudioLoadError(
+            p,
+            f"MP3 decoding needs libsndfile >= 1.1, installed is {sf.__libsndfile_version__}; "
+            "convert the file to WAV/FLAC or upgrade libsndfile",
+        )
+    return p
 
 
 def _limit(max_seconds: float, sr: int) -> int:
@@ -344,64 +348,3 @@ def prepare_segments(
         seg = wave[start : start + max_samples]
         segments.append((seg, seg.shape[0] / sr))
     return segments
-
-
-# --------------------------------------------------------------------------------------------
-# Item ids
-# --------------------------------------------------------------------------------------------
-
-MAX_ID_LENGTH = 128
-_HASH_LEN = 10
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-_DOT_RUN = re.compile(r"\.{2,}")
-_UNDERSCORE_RUN = re.compile(r"_{2,}")
-# Windows device names cannot be file names there, whatever the extension.
-_RESERVED = {"CON", "PRN", "AUX", "NUL"} | {f"{p}{i}" for p in ("COM", "LPT") for i in range(1, 10)}
-
-
-def sanitize_item_id(raw: str) -> str:
-    """Turn an item id into a string that is safe as a file-name stem on any OS.
-
-    Item ids are stored **verbatim** in manifests and output rows; this function is only for
-    file-system use (cached features, per-item files), never to rewrite the id itself.
-
-    Rules: Unicode is NFC-normalised; anything outside ``[A-Za-z0-9._-]`` (path separators,
-    control characters, spaces, non-ASCII) becomes ``_``; runs of dots (``..``) become ``_``;
-    leading/trailing dots, underscores and dashes are stripped; Windows device names are avoided.
-    An id that passes unchanged is returned as is. Otherwise - or if it exceeds 128 characters -
-    a ``-`` plus the first 10 hex digits of SHA-256 of the raw id is appended (after truncating
-    so the total is <= 128), which keeps distinct ids distinct (e.g. ``a/b`` vs ``a_b``, or two
-    Chinese ids that both reduce to ``_``).
-
-    Note: file systems that ignore case (macOS, Windows) still see ``A`` and ``a`` as one name.
-
-    Args:
-        raw: the id as it appears in the manifest.
-
-    Returns:
-        A non-empty string of at most 128 characters from ``[A-Za-z0-9._-]``, not starting with
-        ``.`` and containing no ``..``.
-
-    Raises:
-        TypeError: ``raw`` is not a string.
-        ValueError: ``raw`` is empty or whitespace only.
-    """
-    if not isinstance(raw, str):
-        raise TypeError(f"item id must be a str, got {type(raw).__name__}")
-    if not raw.strip():
-        raise ValueError("item id is empty")
-
-    s = unicodedata.normalize("NFC", raw)
-    s = _UNSAFE.sub("_", s)
-    s = _DOT_RUN.sub("_", s)
-    s = _UNDERSCORE_RUN.sub("_", s)
-    s = s.strip("._-")
-    if s.split(".")[0].upper() in _RESERVED:
-        s = "id_" + s
-
-    if s == raw and len(s) <= MAX_ID_LENGTH:
-        return s
-
-    digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_LEN]
-    head = s[: MAX_ID_LENGTH - _HASH_LEN - 1].rstrip("._-")
-    return f"{head}-{digest}" if head else f"id-{digest}"

@@ -14,11 +14,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaluators.audio_io import AUDIO_EXTENSIONS, SAMPLE_RATE, sanitize_item_id
+from evaluators.audio_io import AUDIO_EXTENSIONS, SAMPLE_RATE
 from evaluators.engine import EngineOptions, ResumeRule, score_resumable
 from evaluators.engine_workers import header_seconds
 from evaluators.failure_isolation import INPUT_ERRORS, error_kind
 from evaluators.item_audio import judge_read_limit, read_item_audio
+from evaluators.item_ids import sanitize_item_id
 from evaluators.jsonl import JsonlError, read_jsonl
 from evaluators.judges.verbalizer import is_finite_result
 from evaluators.output_lock import output_lock

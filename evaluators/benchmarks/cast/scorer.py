@@ -24,10 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluators.audio_io import (
-    AUDIO_EXTENSIONS,
-    sanitize_item_id,
-)
+from evaluators.audio_io import AUDIO_EXTENSIONS
 from evaluators.backbones import SAMPLE_RATE as SR
 from evaluators.benchmarks.cast.metrics import MODES, parse_items, cast_metrics, tokenize
 from evaluators.jsonl import read_jsonl, shown
@@ -35,6 +32,7 @@ from evaluators.failure_isolation import error_kind
 from evaluators.output_lock import output_lock
 from evaluators.outputs_manifest import check_span, read_outputs_manifest
 from evaluators.item_audio import read_item_audio
+from evaluators.item_ids import sanitize_item_id
 from evaluators.run_options import RunOptions
 from evaluators.rows_file import read_done_rows
 from evaluators.engine import ScorerFunctions, score_resumable
