@@ -63,6 +63,27 @@ def _offset(text: str) -> int:
     return int(text.strip())
 
 
+async def _one_shot_upload(request: Request, protocol: str, body: bytes, store: FileStore) -> dict:
+    """The stored file's record of a multipart or media upload (the whole file in one request)."""
+    if protocol == "multipart":
+        meta, data, media_type = _multipart(request.headers.get("content-type", ""), body)
+    elif protocol in ("media", "raw"):
+        meta, data = {}, body
+        media_type = request.headers.get("content-type")
+        media_type = file_meta.mime_type(media_type, "Content-Type") if media_type else None
+    else:
+        raise ApiError(400, "upload protocol must be resumable, multipart or media "
+                            "(X-Goog-Upload-Protocol header or ?uploadType=)")
+    if not data:
+        raise ApiError(400, "the upload holds no bytes")
+    announced = meta.get("sizeBytes")
+    if announced is not None and file_meta.size_bytes(announced, store.options.max_file_bytes) != len(data):
+        raise ApiError(400, f"file.sizeBytes {announced} differs from the {len(data)} bytes sent")
+    mime = file_meta.mime_type(meta["mimeType"]) if meta.get("mimeType") is not None else media_type
+    return await run_in_threadpool(store.put, data, mime or file_meta.DEFAULT_MIME_TYPE,
+                                   file_meta.display_name(meta.get("displayName")))
+
+
 def add_file_routes(app: FastAPI, version: str, store: FileStore, max_body: int, answer, read_body) -> None:
     """Register the Files API of API ``version`` on ``app``; ``answer`` and ``read_body`` are the app's error-mapping
     wrapper and bounded body reader."""
@@ -81,23 +102,7 @@ def add_file_routes(app: FastAPI, version: str, store: FileStore, max_body: int,
                 return await _resumable_step(request, upload_id, body), "files"
             if protocol == "resumable":
                 return _resumable_start(request, body), "files"
-            if protocol == "multipart":
-                meta, data, media_type = _multipart(request.headers.get("content-type", ""), body)
-            elif protocol in ("media", "raw"):
-                meta, data = {}, body
-                media_type = request.headers.get("content-type")
-                media_type = file_meta.mime_type(media_type, "Content-Type") if media_type else None
-            else:
-                raise ApiError(400, "upload protocol must be resumable, multipart or media "
-                                    "(X-Goog-Upload-Protocol header or ?uploadType=)")
-            if not data:
-                raise ApiError(400, "the upload holds no bytes")
-            announced = meta.get("sizeBytes")
-            if announced is not None and file_meta.size_bytes(announced, store.options.max_file_bytes) != len(data):
-                raise ApiError(400, f"file.sizeBytes {announced} differs from the {len(data)} bytes sent")
-            mime = file_meta.mime_type(meta["mimeType"]) if meta.get("mimeType") is not None else media_type
-            r = await run_in_threadpool(store.put, data, mime or file_meta.DEFAULT_MIME_TYPE,
-                                        file_meta.display_name(meta.get("displayName")))
+            r = await _one_shot_upload(request, protocol, body, store)
             return JSONResponse({"file": resource(request, r)}), "files"
         return await answer("gemini", request, handle)
 

@@ -117,6 +117,46 @@ def _kappa_summary(values: Mapping[str, float]) -> dict:
             "mean": sum(finite) / len(finite) if finite else None}
 
 
+def _reference_words(items: Sequence[dict], source: str) -> dict[str, list[str]]:
+    """Item id -> its reference words (``words``, else the tokens of ``sentence``)."""
+    ref_words: dict[str, list[str]] = {}
+    for k, row in enumerate(items):
+        where = f"{source}:{row.get('_line', k + 1)}"
+        words = _words_of(row, where)
+        if words is None:
+            raise JsonlError(f"{where}: an item needs 'words' or 'sentence'")
+        ref_words[require_id(row, where)] = words
+    return ref_words
+
+
+def _listener_rows(listeners: Sequence[dict], source: str) -> dict[str, dict[str, tuple[dict, str]]]:
+    """Item id -> listener -> (its row, ``source:line``); a listener rating an item twice is refused."""
+    by_item: dict[str, dict[str, tuple[dict, str]]] = {}
+    for k, row in enumerate(listeners):
+        where = f"{source}:{row.get('_line', k + 1)}"
+        iid, name = require_id(row, where), require_id(row, where, "listener")
+        if name in by_item.setdefault(iid, {}):
+            raise JsonlError(f"{where}: listener {name!r} rates item {iid!r} twice")
+        by_item[iid][name] = (row, where)
+    return by_item
+
+
+def _prediction_rows(predictions: Sequence[dict], source: str) -> tuple[dict[str, tuple[dict, str]], list[dict]]:
+    """Item id -> (prediction row, ``source:line``), and the ``{"id", "error"}`` of failed runs."""
+    preds: dict[str, tuple[dict, str]] = {}
+    errors: list[dict] = []
+    for k, row in enumerate(predictions):
+        where = f"{source}:{row.get('_line', k + 1)}"
+        pid = require_id(row, where)
+        if pid in preds:
+            raise JsonlError(f"{where}: duplicate prediction for id {pid!r} (first at {preds[pid][1]})")
+        if row.get("error"):
+            errors.append({"id": pid, "error": str(row["error"])})
+        else:
+            preds[pid] = (row, where)
+    return preds, errors
+
+
 def detector_agreement(predictions: Sequence[dict], listeners: Sequence[dict], items: Sequence[dict] | None = None,
                        *, threshold: float = 0.5, predictions_source: str = "<predictions>",
                        listeners_source: str = "<listeners>", items_source: str = "<items>") -> dict:
@@ -133,31 +173,9 @@ def detector_agreement(predictions: Sequence[dict], listeners: Sequence[dict], i
         JsonlError (a ValueError) naming ``source:line`` for a malformed row, a listener rating an
         item twice, an item without reference words, or no item with both listeners and a prediction.
     """
-    ref_words: dict[str, list[str]] = {}
-    for k, row in enumerate(items or ()):
-        where = f"{items_source}:{row.get('_line', k + 1)}"
-        words = _words_of(row, where)
-        if words is None:
-            raise JsonlError(f"{where}: an item needs 'words' or 'sentence'")
-        ref_words[require_id(row, where)] = words
-    by_item: dict[str, dict[str, tuple[dict, str]]] = {}
-    for k, row in enumerate(listeners):
-        where = f"{listeners_source}:{row.get('_line', k + 1)}"
-        iid, name = require_id(row, where), require_id(row, where, "listener")
-        if name in by_item.setdefault(iid, {}):
-            raise JsonlError(f"{where}: listener {name!r} rates item {iid!r} twice")
-        by_item[iid][name] = (row, where)
-    preds: dict[str, tuple[dict, str]] = {}
-    errors: list[dict] = []
-    for k, row in enumerate(predictions):
-        where = f"{predictions_source}:{row.get('_line', k + 1)}"
-        pid = require_id(row, where)
-        if pid in preds:
-            raise JsonlError(f"{where}: duplicate prediction for id {pid!r} (first at {preds[pid][1]})")
-        if row.get("error"):
-            errors.append({"id": pid, "error": str(row["error"])})
-        else:
-            preds[pid] = (row, where)
+    ref_words = _reference_words(items or (), items_source)
+    by_item = _listener_rows(listeners, listeners_source)
+    preds, errors = _prediction_rows(predictions, predictions_source)
 
     ratings: list[dict[str, int]] = []  # per word: listener -> 0/1
     detector: list[int] = []
