@@ -11,7 +11,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import signal
 
-__all__ = ["butter_sos", "band_noise", "formant_sos", "raised_ramp"]
+__all__ = ["butter_sos", "band_noise", "formant_sos", "limit_peak", "pulse_train", "ramped_segment", "raised_ramp"]
 
 
 @lru_cache(maxsize=64)
@@ -48,3 +48,41 @@ def formant_sos(f: np.ndarray, scale: float, sr: int) -> np.ndarray:
 def raised_ramp(n: int) -> np.ndarray:
     """Raised-cosine rise from 0 to 1 over ``max(n, 1)`` samples (reverse it for a fall)."""
     return 0.5 - 0.5 * np.cos(np.linspace(0.0, np.pi, max(n, 1)))
+
+
+def ramped_segment(size: int, attack: int, release: int) -> tuple[np.ndarray, int, int]:
+    """A voicing envelope of ``size`` samples: 1 with raised-cosine ramps of ``attack`` and
+    ``release`` samples (each at most half of it), and the two ramp lengths used."""
+    seg = np.ones(size)
+    m1, m2 = min(attack, seg.size // 2), min(release, seg.size // 2)
+    seg[:m1] *= raised_ramp(m1)
+    seg[seg.size - m2:] *= raised_ramp(m2)[::-1]
+    return seg, m1, m2
+
+
+def pulse_train(rng: np.random.Generator, contour: tuple[list, list], n: int, f0_hz: float, jitter_st: float,
+                shimmer: float, sr: int, f0_max: float | None = None) -> np.ndarray:
+    """Glottal pulses, shape (n,): an F0 track in semitones re ``f0_hz`` through the control points
+    ``contour`` = (times in s, semitones), plus a smooth micro-prosody wander (normal, ``jitter_st``
+    semitones, a knot every 64 samples); F0 capped at ``f0_max`` Hz when given; one unit pulse per
+    period with a normal amplitude scatter of ``shimmer``. Draws from ``rng`` in that order."""
+    tt = np.arange(n) / sr
+    semis = np.interp(tt, *contour)
+    k = n // 64 + 2
+    semis += np.interp(tt, np.arange(k) * 64 / sr, rng.normal(0.0, jitter_st, k))
+    f0 = f0_hz * 2.0 ** (semis / 12.0)
+    if f0_max is not None:
+        f0 = np.minimum(f0, f0_max)
+    phase = np.cumsum(f0 / sr)
+    pulses = np.zeros(n)
+    idx = np.nonzero(np.diff(np.floor(phase)))[0] + 1
+    pulses[idx] = 1.0 + rng.normal(0.0, shimmer, idx.size)
+    return pulses
+
+
+def limit_peak(x: np.ndarray, peak: float = 0.99) -> np.ndarray:
+    """``x`` scaled down in place so that its largest magnitude is at most ``peak``."""
+    top = float(np.max(np.abs(x)))
+    if top > peak:
+        x *= peak / top
+    return x

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import signal
 
-from trainer.synth.source_filter import band_noise, butter_sos, formant_sos, raised_ramp
+from trainer.synth.source_filter import band_noise, butter_sos, formant_sos, limit_peak, pulse_train, ramped_segment
 from trainer.synth.syllables import CONSONANT_BURSTS, TONE_CONTOURS, VOWEL_FORMANTS, text_to_syllables
 from trainer.synth.timbre import VoiceTimbre
 
@@ -91,17 +91,36 @@ def _lerp(a: float, b: float, t: float) -> float:
 def render_utterance(text: str, lang: str, voice: VoiceTimbre, cues: CueLevels,
                      rng: np.random.Generator, sr: int = 16000, max_s: float = 3.5) -> np.ndarray:
     """Render `text` as speech-like audio. Returns float32, shape (n_samples,), peak <= 0.99,
-    duration <= max_s seconds (the text's syllables are truncated to fit)."""
+    duration <= max_s seconds (the text's syllables are truncated to fit). The stages below draw
+    from ``rng`` in a fixed order, so a seed gives the same clip."""
     syls = text_to_syllables(text, lang)
     if not syls:
         raise ValueError(f"text has no speakable syllables: {text!r}")
     c = cues
-    # --- timeline (seconds): human timing = log-normal durations, final lengthening, real pauses;
-    # machine timing = isochronous syllables separated by a fixed gap (choppy, robotic).
     lead = rng.uniform(0.28, 0.4)  # leading silence, holds the opening breath
+    plan, end = _timeline(syls, voice, c, rng, lead, max_s)
+    n = int((end + 0.25) * sr)
+    # micro-prosody: smooth jitter (~1% at into=1) and a slow wander, shimmer; all vanish when monotone
+    pulses = pulse_train(rng, _f0_contour(plan, c, rng), n, voice.f0_hz, 0.3 * c.intonation, 0.12 * c.intonation, sr)
+    voiced, rms, cons_segs = _voiced(plan, pulses, voice, c, rng, sr)
+    out = _added_noises(voiced, plan, cons_segs, c, rng, rms, sr)
+    out = _trap_flaws(out, plan, c, rng, lead, sr)
+    out = out[: int(max_s * sr)]
+    # --- hiss: white noise floor at -60 dB (clean room) .. -25 dB (machine extreme) re speech RMS
+    out = out + rng.standard_normal(out.size) * rms * 10.0 ** ((-60.0 + 35.0 * c.hiss) / 20.0)
+    # loudness: speech RMS at -20 dBFS +-3 dB (so level is no cue), then limit the peak
+    out *= 0.1 * 10.0 ** (rng.uniform(-3.0, 3.0) / 20.0) / rms
+    return limit_peak(out).astype(np.float32)
+
+
+def _timeline(syls: list, voice: VoiceTimbre, c: CueLevels, rng: np.random.Generator, lead: float,
+              max_s: float) -> tuple[list[tuple], float]:
+    """The syllables that fit, as ``(syllable, start s, duration s)``, and the time after the last.
+    Human timing = log-normal durations, final lengthening, real pauses; machine timing =
+    isochronous syllables separated by a fixed gap (choppy, robotic)."""
     budget = min(max_s, rng.uniform(2.6, 3.9)) - 0.2
     base = 1.0 / voice.rate_sps
-    t, plan = lead, []  # (syllable, start, duration)
+    t, plan = lead, []
     for i, s in enumerate(syls):
         d = base * float(np.exp(rng.normal(0.0, 0.28 * c.timing)))
         d *= (1.0 + 0.45 * c.timing) if s.phrase_final else 1.0
@@ -115,15 +134,18 @@ def render_utterance(text: str, lang: str, voice: VoiceTimbre, cues: CueLevels,
         t += d + 0.03 * (1.0 - c.timing)
         if s.phrase_final and i + 1 < len(syls):
             t += _lerp(0.07, rng.uniform(0.2, 0.42), c.timing)
-    n = int((t + 0.25) * sr)
-    # --- F0 track in semitones re voice.f0_hz, via control points at 5 points per syllable.
+    return plan, t
+
+
+def _f0_contour(plan: list[tuple], c: CueLevels, rng: np.random.Generator) -> tuple[list, list]:
+    """F0 control points (times s, semitones re the voice's F0), 5 per syllable: declination
+    (-3 st per 2 s, reset at phrases), random phrase accents, syllable scatter, tone contours."""
     into = c.intonation
     ct, cs = [0.0], [0.0]
     phrase_start, accent_gain = plan[0][1], 0.0
     for j, (s, st, d) in enumerate(plan):
         if j == 0 or plan[j - 1][0].phrase_final:
             phrase_start = st
-        # declination (-3 st per 2 s, resets at phrases), random phrase accents, syllable scatter
         decl = -1.5 * into * (st - phrase_start)
         accent_gain = 3.0 * into * rng.uniform(0.5, 1.4) if rng.random() < 0.3 else 0.5 * accent_gain
         off = decl + accent_gain + rng.normal(0.0, 1.3 * into)
@@ -139,16 +161,14 @@ def render_utterance(text: str, lang: str, voice: VoiceTimbre, cues: CueLevels,
             contour = contour + np.linspace(0.0, 4.0 * into, 5)
         ct += list(st + 0.1 * d + np.linspace(0.0, 0.85 * d, 5))
         cs += list(off + contour)
-    tt = np.arange(n) / sr
-    semis = np.interp(tt, ct, cs)
-    # micro-prosody: smooth jitter (~1% at into=1) and a slow wander; both vanish when monotone
-    k = n // 64 + 2
-    semis += np.interp(tt, np.arange(k) * 64 / sr, rng.normal(0.0, 0.3 * into, k))
-    f0 = voice.f0_hz * 2.0 ** (semis / 12.0)
-    phase = np.cumsum(f0 / sr)
-    pulses = np.zeros(n)
-    idx = np.nonzero(np.diff(np.floor(phase)))[0] + 1
-    pulses[idx] = 1.0 + rng.normal(0.0, 0.12 * into, idx.size)  # shimmer
+    return ct, cs
+
+
+def _voiced(plan: list[tuple], pulses: np.ndarray, voice: VoiceTimbre, c: CueLevels, rng: np.random.Generator,
+            sr: int) -> tuple[np.ndarray, float, list[tuple]]:
+    """The voiced signal (pulses through per-vowel formant filters under voicing envelopes, plus
+    the buzz artefacts), its RMS where voiced, and the consonant bursts ``(index, start, length)``."""
+    n = pulses.size
     # --- source: tilted glottal pulses (natural) vs flat pulse train (buzzy vocoder), + aspiration
     tilted = signal.lfilter([1.0 - 0.93], [1.0, -0.93], pulses) * 6.0
     src = (1.0 - 0.6 * c.buzz) * tilted + 1.6 * c.buzz * pulses
@@ -158,22 +178,16 @@ def render_utterance(text: str, lang: str, voice: VoiceTimbre, cues: CueLevels,
     rel = int(sr * _lerp(0.035, 0.0005, c.clicks))
     envs: dict[tuple[int, float], np.ndarray] = {}
     cons_segs = []  # (consonant index, start sample, length)
-    starts = []
     for s, st, d in plan:
         cdur = CONSONANT_BURSTS[s.consonant][1] if s.consonant else 0.0
         a, b = int((st + 0.7 * cdur) * sr), int((st + d) * sr)
-        scale = voice.formant_scale * (1.0 + 0.12 * (1.0 - into) * s.foreign)
-        key = (s.vowel, round(scale, 4))
-        env = envs.setdefault(key, np.zeros(n))
-        seg = np.ones(b - a)
-        m1, m2 = min(att, seg.size // 2), min(rel, seg.size // 2)
-        seg[:m1] *= raised_ramp(m1)
-        seg[seg.size - m2:] *= raised_ramp(m2)[::-1]
+        scale = voice.formant_scale * (1.0 + 0.12 * (1.0 - c.intonation) * s.foreign)
+        env = envs.setdefault((s.vowel, round(scale, 4)), np.zeros(n))
+        seg = ramped_segment(b - a, att, rel)[0]
         env[a:b] = np.maximum(env[a:b], seg * (0.8 if s.tone == 5 else 1.0))
         if s.consonant:
             ca, cb = int(st * sr), int((st + cdur) * sr)
             cons_segs.append((s.consonant, ca, cb - ca))
-        starts.append(int(st * sr))
     voiced = np.zeros(n)
     for (v, scale), env in envs.items():
         voiced += signal.sosfilt(formant_sos(VOWEL_FORMANTS[v], scale, sr), (src + asp) * env)
@@ -189,7 +203,12 @@ def render_utterance(text: str, lang: str, voice: VoiceTimbre, cues: CueLevels,
         a_comb = np.zeros(dly + 1)
         a_comb[0], a_comb[dly] = 1.0, -g
         voiced = signal.lfilter([np.sqrt(1.0 - g * g)], a_comb, voiced)
-    out = voiced
+    return voiced, rms, cons_segs
+
+
+def _added_noises(out: np.ndarray, plan: list[tuple], cons_segs: list[tuple], c: CueLevels,
+                  rng: np.random.Generator, rms: float, sr: int) -> np.ndarray:
+    """``out`` (changed in place) with consonant bursts, breaths, laughter and clicks added."""
     for ci, a, m in cons_segs:  # consonant noise bursts at syllable onsets
         (lo, hi), _, gain = CONSONANT_BURSTS[ci]
         out[a:a + m] += band_noise(rng, m, lo, hi, sr) * np.hanning(m) * gain * rms * 3.0
@@ -211,10 +230,16 @@ def render_utterance(text: str, lang: str, voice: VoiceTimbre, cues: CueLevels,
             out[a:b] += band_noise(rng, b - a, 600, 4000, sr) * np.hanning(b - a) * 0.6 * c.breaths * rms
     # --- clicks: spikes at every syllable join (stronger before digits) scale with `clicks`
     if c.clicks > 0.0:
-        for (s, _, _), p in zip(plan, starts):
+        for s, st, _ in plan:
+            p = int(st * sr)
             amp = c.clicks * 5.0 * rms * (1.4 if s.kind == "digit" else 1.0) * rng.uniform(0.7, 1.0)
             out[p:p + 3] += amp * np.array([1.0, -0.6, 0.3]) * rng.choice([-1.0, 1.0])
-    # --- trap-only flaws: stutter (repeat a syllable) and dropouts (silent holes)
+    return out
+
+
+def _trap_flaws(out: np.ndarray, plan: list[tuple], c: CueLevels, rng: np.random.Generator, lead: float,
+                sr: int) -> np.ndarray:
+    """Trap-only flaws: stutter (a syllable repeated) and dropouts (silent holes after the lead)."""
     if c.stutter > 0.0 and len(plan) > 2:
         for _ in range(1 + int(2 * c.stutter)):
             _, st, d = plan[int(rng.integers(0, len(plan) - 1))]
@@ -224,12 +249,4 @@ def render_utterance(text: str, lang: str, voice: VoiceTimbre, cues: CueLevels,
         for _ in range(int(round(4 * c.dropout))):
             a = int(rng.integers(int(lead * sr), max(int(lead * sr) + 1, out.size - 2400)))
             out[a:a + int(rng.uniform(0.06, 0.12) * sr)] = 0.0
-    out = out[: int(max_s * sr)]
-    # --- hiss: white noise floor at -60 dB (clean room) .. -25 dB (machine extreme) re speech RMS
-    out = out + rng.standard_normal(out.size) * rms * 10.0 ** ((-60.0 + 35.0 * c.hiss) / 20.0)
-    # loudness: speech RMS at -20 dBFS +-3 dB (so level is no cue), then limit the peak
-    out *= 0.1 * 10.0 ** (rng.uniform(-3.0, 3.0) / 20.0) / rms
-    peak = float(np.max(np.abs(out)))
-    if peak > 0.99:
-        out *= 0.99 / peak
-    return out.astype(np.float32)
+    return out

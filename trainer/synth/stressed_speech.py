@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import signal
 
-from trainer.synth.source_filter import band_noise, formant_sos, raised_ramp
+from trainer.synth.source_filter import band_noise, formant_sos, limit_peak, pulse_train, ramped_segment
 from trainer.synth.syllables import CONSONANT_BURSTS, TONE_CONTOURS, VOWEL_FORMANTS, Syllable, text_to_syllables
 from trainer.synth.timbre import VoiceTimbre
 
@@ -99,26 +99,18 @@ def word_syllables(word: str, lang: str) -> list[Syllable]:
     return syls
 
 
-def render_stressed(words: list[str], lang: str, speaker: StressSpeaker, prominence, rng: np.random.Generator,
-                    pause_after=None, sr: int = 16000) -> StressRendering:
-    """Render a word sequence with per-word prominence (shape (n_words,), each in [0, 1]).
-
-    `pause_after[i]` (optional bool per word) inserts a phrase break after word i. Deterministic given
-    the rng state. Output level: speech RMS at `speaker.loudness_db` +- 1 dB, peak <= 0.99."""
-    prom = np.asarray(prominence, dtype=float)
-    if prom.shape != (len(words),) or not len(words):
-        raise ValueError(f"prominence must have shape ({len(words)},), got {prom.shape}")
-    if np.any(prom < 0.0) or np.any(prom > 1.0):
-        raise ValueError("prominence values must be in [0, 1]")
-    pause_after = list(pause_after) if pause_after is not None else [False] * len(words)
+def _stress_timeline(words: list[str], syl_lists: list[list[Syllable]], lang: str, speaker: StressSpeaker,
+                     prom: np.ndarray, pause_after: list, rng: np.random.Generator) -> tuple[list, list, float]:
+    """The plan rows ``(syllable, start s, duration s, F0 offsets in semitones at 5 points, level dB)``,
+    each word's (start, end) in s, and the time after the last syllable: a prominent word is longer,
+    higher and louder by the speaker's cue weights; declination, post-focus compression and phrase
+    breaks as in read speech."""
     wf, we, wd = speaker.cue_weights
-    voice = speaker.timbre
-    base = 1.0 / voice.rate_sps
+    base = 1.0 / speaker.timbre.rate_sps
     # --- timeline: plan rows (syllable, start_s, dur_s, F0 offsets in semitones at 5 points, level dB)
     t = float(rng.uniform(0.15, 0.3))
     plan, word_times = [], []
     phrase_start, pfc = t, 0.0  # pfc: post-focus compression level (0 = none)
-    syl_lists = [word_syllables(w, lang) for w in words]
     for wi, (syls, p) in enumerate(zip(syl_lists, prom)):
         if p > 0.4 and wi > 0 and rng.random() < 0.3 * p:
             t += float(rng.uniform(0.03, 0.1))  # speakers sometimes pause briefly before a focus
@@ -148,21 +140,32 @@ def render_stressed(words: list[str], lang: str, speaker: StressSpeaker, promine
         if pause_after[wi] and wi + 1 < len(words):
             t += float(rng.uniform(0.15, 0.3))
             phrase_start, pfc = t, 0.0  # a new phrase resets declination and compression
-    n = int((t + float(rng.uniform(0.2, 0.3))) * sr)
+    return plan, word_times, t
+
+
+def render_stressed(words: list[str], lang: str, speaker: StressSpeaker, prominence, rng: np.random.Generator,
+                    pause_after=None, sr: int = 16000) -> StressRendering:
+    """Render a word sequence with per-word prominence (shape (n_words,), each in [0, 1]).
+
+    `pause_after[i]` (optional bool per word) inserts a phrase break after word i. Deterministic given
+    the rng state. Output level: speech RMS at `speaker.loudness_db` +- 1 dB, peak <= 0.99."""
+    prom = np.asarray(prominence, dtype=float)
+    if prom.shape != (len(words),) or not len(words):
+        raise ValueError(f"prominence must have shape ({len(words)},), got {prom.shape}")
+    if np.any(prom < 0.0) or np.any(prom > 1.0):
+        raise ValueError("prominence values must be in [0, 1]")
+    pause_after = list(pause_after) if pause_after is not None else [False] * len(words)
+    syl_lists = [word_syllables(w, lang) for w in words]
+    plan, word_times, end = _stress_timeline(words, syl_lists, lang, speaker, prom, pause_after, rng)
+    n = int((end + float(rng.uniform(0.2, 0.3))) * sr)
+    voice = speaker.timbre
     # --- F0 track and glottal pulses
     ct, cs = [0.0], [float(plan[0][3][0])]
     for s, st, d, pts, _ in plan:
         ct += list(st + 0.1 * d + np.linspace(0.0, 0.85 * d, 5))
         cs += list(pts)
-    tt = np.arange(n) / sr
-    semis = np.interp(tt, ct, cs)
-    k = n // 64 + 2
-    semis += np.interp(tt, np.arange(k) * 64 / sr, rng.normal(0.0, 0.25, k))  # micro-prosody jitter
-    f0 = np.minimum(voice.f0_hz * 2.0 ** (semis / 12.0), 480.0)
-    phase = np.cumsum(f0 / sr)
-    pulses = np.zeros(n)
-    idx = np.nonzero(np.diff(np.floor(phase)))[0] + 1
-    pulses[idx] = 1.0 + rng.normal(0.0, 0.08, idx.size)  # shimmer
+    # micro-prosody jitter (0.25 st), shimmer (8 %), F0 capped at 480 Hz
+    pulses = pulse_train(rng, (ct, cs), n, voice.f0_hz, 0.25, 0.08, sr, f0_max=480.0)
     src = signal.lfilter([1.0 - 0.93], [1.0, -0.93], pulses) * 6.0
     src = src + band_noise(rng, n, 400, 6000, sr) * 0.25 * voice.breathiness
     # --- voicing: per-vowel envelopes through formant filters (unit level; gains come after)
@@ -172,10 +175,7 @@ def render_stressed(words: list[str], lang: str, speaker: StressSpeaker, promine
     for s, st, d, _, gain_db in plan:
         cdur = min(CONSONANT_BURSTS[s.consonant][1] if s.consonant else 0.0, 0.5 * d)
         a, b = int((st + 0.7 * cdur) * sr), int((st + d) * sr)
-        seg = np.ones(b - a)
-        m1, m2 = min(att, seg.size // 2), min(rel, seg.size // 2)
-        seg[:m1] *= raised_ramp(m1)
-        seg[seg.size - m2:] *= raised_ramp(m2)[::-1]
+        seg, m1, m2 = ramped_segment(b - a, att, rel)
         env = envs.setdefault(s.vowel, np.zeros(n))
         env[a:b] = np.maximum(env[a:b], seg)
         cores.append((a + m1, max(a + m1 + 1, b - m2), gain_db + _VOWEL_DB[s.vowel]))
@@ -204,8 +204,5 @@ def render_stressed(words: list[str], lang: str, speaker: StressSpeaker, promine
             out[a:a + m] += band_noise(rng, m, lo, hi, sr) * np.hanning(m) * cg * rms * 3.0 * 10.0 ** (gain_db / 20.0)
     out = out + rng.standard_normal(n) * rms * 10.0 ** (-55.0 / 20.0)  # quiet room noise
     out *= 10.0 ** ((speaker.loudness_db + rng.uniform(-1.0, 1.0)) / 20.0) / max(rms, 1e-9)
-    peak = float(np.max(np.abs(out)))
-    if peak > 0.99:
-        out *= 0.99 / peak
-    return StressRendering(out.astype(np.float32), sr, [(float(a), float(b)) for a, b in word_times],
+    return StressRendering(limit_peak(out).astype(np.float32), sr, [(float(a), float(b)) for a, b in word_times],
                            [len(s) for s in syl_lists])
