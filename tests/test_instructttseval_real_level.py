@@ -1,6 +1,8 @@
-"""The InstructTTSEval head's log-mel statistics (``instructttseval.mel_statistics``): golden
-per-bin mean/std, padding invariance, level reaching the head, and the judge folder round trip
-keeping the statistics input (``docs/instructttseval.md``, "What the tower hears")."""
+"""The InstructTTSEval head's log-mel statistics (``instructttseval.mel_statistics``, optionally
+``mel_standardise``d): golden per-bin mean/std, padding invariance, level reaching the head,
+batch-norm standardisation (batch statistics while training, running ones when scoring), and the
+judge folder round trip keeping the statistics input (``docs/instructttseval.md``, "What the tower
+hears")."""
 
 import json
 
@@ -56,9 +58,9 @@ def test_judge_round_trip_keeps_statistics_and_hears_level(tmp_path):
         assert abs(a["p_true_dimensions"] - b["p_true_dimensions"]) < 1e-5
     folder = judge.save_pretrained(tmp_path / "judge")
     head_cfg = json.loads((folder / "judge_config.json").read_text())["head"]
-    assert head_cfg["mel_bins"] == backbone.mel_bins and head_cfg["mel_standardised"] is True
+    assert head_cfg["mel_bins"] == backbone.mel_bins and head_cfg["mel_standardised"] is False
     loaded = load_judge(folder)
-    assert loaded.head.mel_bins == backbone.mel_bins and loaded.head.mel_norm is not None
+    assert loaded.head.mel_bins == backbone.mel_bins and loaded.head.mel_norm is None
     for a, b in zip(scored, loaded.score(inputs, batch_size=2)):
         assert abs(a["p_true_dimensions"] - b["p_true_dimensions"]) < 1e-6
     # a level change alone changes the statistics the head reads (the tower's output need not)
@@ -70,7 +72,7 @@ def test_judge_round_trip_keeps_statistics_and_hears_level(tmp_path):
 
 def test_statistics_are_standardised_by_batch_while_training_and_by_running_values_when_scoring():
     torch.manual_seed(0)
-    head = AttributeHead(16, VALUES, width=8, mel_bins=3)
+    head = AttributeHead(16, VALUES, width=8, mel_bins=3, standardise_mel=True)
     assert head.mel_norm is not None and head.training
     hidden, audio_mask = torch.randn(4, 6, 16), torch.tensor([[0, 1, 1, 1, 0, 0]] * 4, dtype=torch.bool)
     stats = torch.randn(4, 6) * 0.1 + 0.5  # small spread around an offset, as in log-mel statistics
@@ -88,17 +90,25 @@ def test_statistics_are_standardised_by_batch_while_training_and_by_running_valu
     assert one[0].shape == (1, 2, 3)
 
 
-def test_folder_saved_before_standardisation_loads_unscaled(tmp_path):
+def test_standardised_head_round_trips_and_a_folder_without_the_key_loads_unscaled(tmp_path):
     backbone = AudioLLM.tiny("qwen2_5_omni", seed=0)
-    old = InstructionJudge.new_head(backbone, VALUES, width=16, seed=0, read_mel_statistics=True)
-    old.mel_norm = None  # the head as saved before the batch norm existed
-    judge = InstructionJudge(backbone, old, name="tiny-old")
+    head = InstructionJudge.new_head(backbone, VALUES, width=16, seed=0, read_mel_statistics=True,
+                                     standardise_mel=True)
+    head.mel_norm.running_mean.fill_(0.3)  # as after training: the running statistics are saved and read back
+    judge = InstructionJudge(backbone, head, name="tiny-standardised")
     folder = judge.save_pretrained(tmp_path / "judge")
     cfg = json.loads((folder / "judge_config.json").read_text())
-    assert cfg["head"]["mel_standardised"] is False
-    del cfg["head"]["mel_standardised"]  # older folders do not have the key
-    (folder / "judge_config.json").write_text(json.dumps(cfg))
+    assert cfg["head"]["mel_standardised"] is True
     loaded = load_judge(folder)
-    assert loaded.head.mel_norm is None and loaded.head.mel_bins == backbone.mel_bins
+    assert loaded.head.mel_norm is not None and torch.allclose(loaded.head.mel_norm.running_mean,
+                                                               torch.full_like(loaded.head.mel_norm.running_mean, 0.3))
     inputs = [{"wave": _wave(1.0, 0.1), "instruction": "Speak loudly.", "lang": "en"}]
     assert abs(judge.score(inputs)[0]["p_true_dimensions"] - loaded.score(inputs)[0]["p_true_dimensions"]) < 1e-6
+    # a folder saved before the option existed (no key, no batch-norm tensors) loads as it was saved
+    plain = InstructionJudge(backbone, InstructionJudge.new_head(backbone, VALUES, width=16, seed=0,
+                                                                 read_mel_statistics=True), name="tiny-old")
+    old = plain.save_pretrained(tmp_path / "old")
+    cfg = json.loads((old / "judge_config.json").read_text())
+    del cfg["head"]["mel_standardised"]
+    (old / "judge_config.json").write_text(json.dumps(cfg))
+    assert load_judge(old).head.mel_norm is None

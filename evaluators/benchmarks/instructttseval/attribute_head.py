@@ -22,10 +22,10 @@ With ``mel_bins > 0`` the audio classifiers also read the clip's log-mel statist
 mean and standard deviation over the valid frames, :func:`mel_statistics`): a frozen pretrained
 speech tower (Whisper) normalises level and absolute pitch away, which a linear probe shows
 (``scripts/probe_instructttseval_tower.py``, ``docs/instructttseval.md``), while the log-mel still
-carries both. The statistics are standardised per feature first (batch normalisation: batch
-statistics while training, the running ones when scoring): the differences between pitch levels
-are a few hundredths of Whisper's log-mel scale, too small beside the LLM states for the classifier
-to pick up unscaled (as the probe's standardised regression does). Definitions:
+carries both. With ``standardise_mel`` the statistics are standardised per feature first (batch
+normalisation: batch statistics while training, the running ones when scoring), as the probe's
+regression standardises its inputs: pitch levels differ by small amounts on Whisper's log-mel
+scale beside the LLM states the same classifier reads. Definitions:
 ``docs/benchmarks.md#instructttseval``.
 """
 
@@ -48,12 +48,12 @@ class AttributeHead(nn.Module):
         width: hidden width of the classifiers.
         mel_bins: mel bins of the clip features the audio classifiers also read (their per-bin mean
             and std); 0: the hidden states alone.
-        standardise_mel: standardise those statistics by a batch norm (``mel_norm``) first; False
-            only for heads saved before it existed (they read them unscaled).
+        standardise_mel: standardise those statistics by a batch norm (``mel_norm``) first; False:
+            they are read unscaled (heads saved before the option existed, and the measured recipe).
     """
 
     def __init__(self, hidden_size: int, dimension_values: dict[str, list[str]], width: int = 128,
-                 mel_bins: int = 0, standardise_mel: bool = True):
+                 mel_bins: int = 0, standardise_mel: bool = False):
         super().__init__()
         bad = {d: v for d, v in dimension_values.items() if len(v) < 2 or len(set(v)) != len(v)}
         if bad or not dimension_values:

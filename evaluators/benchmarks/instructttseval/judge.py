@@ -104,13 +104,15 @@ class InstructionJudge(JudgePersistence):
 
     @classmethod
     def new_head(cls, backbone: AudioLLM, dimension_values: dict[str, list[str]], width: int = 128,
-                 seed: int = 0, read_mel_statistics: bool = False) -> AttributeHead:
+                 seed: int = 0, read_mel_statistics: bool = False, standardise_mel: bool = False) -> AttributeHead:
         """A freshly initialised attribute head, on the backbone's device, float32; with
-        ``read_mel_statistics`` its audio side also reads the clip's log-mel statistics."""
+        ``read_mel_statistics`` its audio side also reads the clip's log-mel statistics (with
+        ``standardise_mel``, standardised per feature first)."""
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             head = AttributeHead(backbone.model.config.get_text_config().hidden_size, dimension_values, width,
-                                 mel_bins=backbone.mel_bins if read_mel_statistics else 0)
+                                 mel_bins=backbone.mel_bins if read_mel_statistics else 0,
+                                 standardise_mel=standardise_mel)
         return head.to(backbone.device)
 
     # ---- inputs --------------------------------------------------------------------------------

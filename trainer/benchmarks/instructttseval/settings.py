@@ -17,6 +17,7 @@ class InstructFollowSettings:
 
     head_width: int = checked(128, "[1, 65536]")  # hidden width of the attribute head's voice and instruction classifiers
     mel_statistics: bool = False  # the head's audio side also reads each clip's log-mel mean/std per mel bin (level and absolute pitch, which a frozen Whisper tower normalises away)
+    mel_standardise: bool = False  # with mel_statistics: standardise those statistics per feature (batch norm) before the head reads them; not yet measured on the real corpus (docs/instructttseval.md)
     dimension_weight: float = checked(1.0, "[0, 1000]")  # L = CE(verdict) + dimension_weight * (CE(voice values) + CE(stated values)) + follow_weight * BCE(P(follows))
     follow_weight: float = checked(0.0, "[0, 1000]")  # BCE on P(no dimension conflicts); > 0 early pulls the instruction side to "not stated"
     verdict_source: str = checked("label_tokens", choices=VERDICT_SOURCES)  # judge_score from: label_tokens (verbalizer read) | dimensions (no dimension conflicts) | clear_conflict (1 - max_d P(conflict_d))
