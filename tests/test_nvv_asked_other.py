@@ -46,3 +46,15 @@ def test_setting_is_checked():
         assert "asked_other_copies" in str(e)
     else:
         raise AssertionError("45 copies (more than the other types) must be refused")
+
+
+def test_task_adds_the_copies_to_the_training_rows(monkeypatch):
+    import trainer.benchmarks.nvv.task as task_module
+
+    monkeypatch.setattr(task_module, "load_nvv_rows", lambda corpus: [dict(r) for r in ROWS])
+    task = task_module.NvvVerifyTask()
+    rows, summary = task.load_rows("unused", NvvVerifySettings(asked_other_copies=2))
+    assert len(rows) == len(ROWS) + 4 and summary["train"]["asked_other_copies"] == 4
+    assert summary["val"]["items"] == 1 and summary["test"]["items"] == 1  # held-out splits untouched
+    rows, summary = task.load_rows("unused", NvvVerifySettings())
+    assert len(rows) == len(ROWS) and summary["train"]["asked_other_copies"] == 0
