@@ -3,12 +3,13 @@ public repository (lmxue/nvbench) ships: one command a user can rerun (every sta
 
 Stages (``--stages``, run in this order; each one an ``omnijudge score nvv`` per (task, system)):
 
-- ``table3``: for ``--systems`` (default CosyVoice2, gpt-4o, Qwen3-TTS: outputs in EN and ZH), per task
-  folder (``en-prompt``, ``en-tag``, ``zh-prompt``, ``zh-tag``) where the system has outputs:
-  ``score nvv --measure wer,dnsmos --asr ASR`` (EN; ZH: ``dnsmos`` only, as the public CER needs
-  paraformer-zh: ``--paraformer PARAFORMER_DIR`` adds it) plus, on the tag tasks, the verifier
-  (``--judge``, word times from ``--aligner``), then ``metrics nvv --runs`` on each run folder;
-  writes WORK/table3/table3.md (paper Table 3 columns, the ones that cannot run here marked);
+- ``table3``: for ``--systems`` (default CosyVoice2, gpt-4o, Qwen3-TTS: outputs in EN and ZH), on the
+  task folders the paper's Table 3 reads for it (``<lang>-tag`` for the tag-based systems of its
+  Table 2, else ``<lang>-prompt``): ``score nvv --measure wer,dnsmos --asr ASR`` (EN; ZH: ``dnsmos``
+  only, as the public CER needs paraformer-zh: ``--paraformer PARAFORMER_DIR`` adds it) plus, for a
+  tag-based system, the verifier (``--judge``, word times from ``--aligner``), then
+  ``metrics nvv --runs`` on each run folder; writes WORK/table3/table3.md (paper Table 3 columns,
+  the ones that cannot run here marked);
 - ``wer-all``: ``--measure wer`` over every EN output (WORK/results/<task>, the folder
   ``nvv_real_outputs.py`` uses, so earlier rows are reused);
 - ``verifier-all``: the verifier over every output of every task and system (WORK/verifier/...),
@@ -90,6 +91,18 @@ def run(cmd: list[str]) -> bool:
         return e.code in (0, None)
 
 
+def paper_tasks(system: str) -> list[str]:
+    """The task folders Table 3 reads for ``system``: tag-based (a Table 2 system) or prompt-based."""
+    from evaluators.benchmarks.nvv.taxonomy import get_system
+
+    try:
+        get_system(system)
+        kind = "tag"
+    except KeyError:
+        kind = "prompt"
+    return [f"en-{kind}", f"zh-{kind}"]
+
+
 def table3_measures(task: str, args) -> list[str]:
     if task.startswith("en"):
         return ["wer", "dnsmos", f"asr={args.asr}"]
@@ -99,8 +112,8 @@ def table3_measures(task: str, args) -> list[str]:
 def stage_table3(args) -> list[dict]:
     """Score every (task, system) of ``--systems``; returns one row per run from ``metrics nvv --runs``."""
     rows = []
-    for task in sorted(TASKS, key=lambda t: not t.endswith("tag")):  # the verifier's runs first
-        for system in args.systems:
+    for system in args.systems:
+        for task in paper_tasks(system):
             dest = args.work / "table3" / task / system
             if not subset(args.work, task, system, dest, args.per_system):
                 continue
@@ -210,7 +223,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-system", type=int, help="table3 stage: this many outputs of each (task, system), evenly "
                                                     "spaced (default: all; a later run with more reuses the rows)")
     ap.add_argument("--paraformer", help="paraformer-zh folder for Chinese CER (omitted: CER marked, not run)")
+    ap.add_argument("--torch-threads", type=int, help="torch threads (default: torch's; 1 runs faster on a "
+                                                     "busy machine, where a second thread waits to be scheduled)")
     args = ap.parse_args(argv)
+    if args.torch_threads:
+        import torch
+
+        torch.set_num_threads(args.torch_threads)
     unknown = sorted(set(args.stages) - set(STAGES))
     if unknown:
         ap.error(f"--stages: unknown {unknown}; known: {', '.join(STAGES)}")

@@ -60,6 +60,11 @@ def test_score_commands_per_stage(t3):
                                                                                                 "aligner": "a"})
 
 
+def test_paper_tasks_tag_based_for_table2_systems_else_prompt(t3):
+    assert t3.paper_tasks("Cosyvoice2") == ["en-tag", "zh-tag"]  # CosyVoice 2 of Table 2
+    assert t3.paper_tasks("gpt_4o") == ["en-prompt", "zh-prompt"]
+
+
 def test_table3_markdown_marks_what_cannot_run(t3):
     v = lambda x: {"mean": x, "std": 0.0, "n": 1}  # noqa: E731
     rows = [{"system": "gpt_4o", "task": "zh-prompt", "wer": None, "sig": v(3.5), "bak": v(4.0), "ovrl": v(3.2),
