@@ -2,7 +2,8 @@
 (WER/CER, DNSMOS P.835, CLAP) measured on every output before the verifier runs (``docs/nvv.md``).
 
 A measure is any provider with ``name``, ``provenance() -> dict``, ``read(path) -> (wave, warning)``
-(or ``read_item(path, item)`` where reading depends on the item, e.g. its language's ASR) and ``measure(waves, items) -> list[dict]`` (one value row per wave, in order; model loading is the
+(or ``read_item(path, item)`` where reading depends on the item, e.g. its language's ASR) and
+``measure(waves, items) -> list[dict]`` (one value row per wave, in order; model loading is the
 provider's own). Rows go to ``RESULTS/measures/<name>/<system>.jsonl``, one per (system, item):
 ``{"id", "system", "provenance", <values>, "seconds"}`` (``seconds``: that clip's share of read +
 measure time on this machine), or ``"error"`` + ``"error_kind"`` for a missing or unreadable output
