@@ -86,6 +86,7 @@ def test_real_source_config_is_checked():
     assert _real_cfg().source == "real"
 
 
+@pytest.mark.slow   # librosa's phase vocoder and pYIN compile on first use: ~20 s on an idle core
 def test_dsp_edit_realises_its_amounts_on_a_real_recording():
     from trainer.synth.real_speech.conditioning import condition_file
     from trainer.synth.real_speech.recordings import librivox_readings
