@@ -30,7 +30,7 @@ def main() -> None:
 
     from evaluators.backbones import LLM_LINEAR_REGEX
     from evaluators.backbones.full_size import full_size_backbone
-    from trainer.memory_plan import plan
+    from trainer.memory_plan import Recipe, plan
 
     llm = full_size_backbone("qwen3_omni", "cuda", torch.bfloat16, "sdpa")
     torch.cuda.synchronize()
@@ -65,7 +65,7 @@ def main() -> None:
     res["step_s"] = steps
     res["loss"] = float(loss.detach())
     res["peak_gb"] = round(torch.cuda.max_memory_allocated() / 1e9, 2)
-    p = plan("qwen3_omni", 1, 0, 4, 30.0, 32, LLM_LINEAR_REGEX)
+    p = plan(Recipe("qwen3_omni", 1, 0, 4, 30.0, 32, LLM_LINEAR_REGEX))
     res["planned_gb_1gpu_no_runtime"] = round(p.total_gb - p.runtime_gb, 2)
     out.mkdir(parents=True, exist_ok=True)
     (out / "qwen3_omni_step.json").write_text(json.dumps(res, indent=2))

@@ -101,23 +101,41 @@ def activation_bytes_per_clip(name: str, tokens: int, checkpointing: bool, preci
     return layers * per_layer
 
 
-def plan(name: str, gpus: int, zero_stage: int, batch_per_gpu: int, max_seconds: float, lora_r: int,
-         target_regex: str, target_parameters: tuple[str, ...] = (), precision: str = "bf16",
-         checkpointing: bool = True) -> MemoryPlan:
-    """The per-GPU memory of a recipe (see the module docstring)."""
+@dataclass(frozen=True)
+class Recipe:
+    """What one training recipe's per-GPU memory depends on: the backbone (``evaluators.backbones``
+    name), GPUs, ZeRO stage, clips per GPU, longest clip (s), LoRA rank, target module regex and
+    parameter targets, precision (``bf16`` / ``fp16`` / ``fp32``) and gradient checkpointing."""
+
+    backbone: str
+    gpus: int
+    zero_stage: int
+    batch_per_gpu: int
+    max_seconds: float
+    lora_r: int
+    target_regex: str
+    target_parameters: tuple[str, ...] = ()
+    precision: str = "bf16"
+    checkpointing: bool = True
+
+
+def plan(recipe: Recipe) -> MemoryPlan:
+    """The per-GPU memory of ``recipe`` (see the module docstring)."""
     from evaluators.backbones.specs import get_backbone_spec
 
+    r = recipe
+    name, gpus, zero_stage, batch_per_gpu = r.backbone, r.gpus, r.zero_stage, r.batch_per_gpu
     model = meta_model(name)
     params = sum(p.numel() for p in model.parameters())
-    lora = lora_parameter_count(name, lora_r, target_regex, target_parameters)
-    width = _BYTES[precision]
-    tokens = get_backbone_spec(name).audio_tokens(int(max_seconds * 100)) + PROMPT_TOKENS
+    lora = lora_parameter_count(name, r.lora_r, r.target_regex, r.target_parameters)
+    width = _BYTES[r.precision]
+    tokens = get_backbone_spec(name).audio_tokens(int(r.max_seconds * 100)) + PROMPT_TOKENS
     shards = gpus if zero_stage >= 1 else 1
     return MemoryPlan(
         backbone=name, gpus=gpus, zero_stage=zero_stage, batch_per_gpu=batch_per_gpu, tokens=tokens,
         parameters=params, lora_parameters=lora, weights_gb=params * width / 1e9, lora_gb=2 * lora * width / 1e9,
         optimizer_gb=12 * lora / shards / 1e9,
-        activations_gb=batch_per_gpu * activation_bytes_per_clip(name, tokens, checkpointing, width) / 1e9)
+        activations_gb=batch_per_gpu * activation_bytes_per_clip(name, tokens, r.checkpointing, width) / 1e9)
 
 
 def plan_for_config(cfg) -> MemoryPlan:
@@ -127,6 +145,6 @@ def plan_for_config(cfg) -> MemoryPlan:
     precision = "bf16" if cfg.hardware.precision.startswith("bf16") else (
         "fp16" if cfg.hardware.precision.startswith("16") else "fp32")
     devices = cfg.hardware.devices if isinstance(cfg.hardware.devices, int) else 1
-    return plan(cfg.backbone.name, devices * cfg.hardware.num_nodes, zero, cfg.data.batch_size, cfg.max_seconds,
-                cfg.lora.r, cfg.lora.target_regex, tuple(cfg.lora.target_parameters), precision,
-                cfg.backbone.gradient_checkpointing)
+    return plan(Recipe(cfg.backbone.name, devices * cfg.hardware.num_nodes, zero, cfg.data.batch_size, cfg.max_seconds,
+                       cfg.lora.r, cfg.lora.target_regex, tuple(cfg.lora.target_parameters), precision,
+                       cfg.backbone.gradient_checkpointing))
