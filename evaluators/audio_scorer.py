@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evaluators.audio_io import AUDIO_EXTENSIONS, SAMPLE_RATE
-from evaluators.engine import EngineOptions, ResumeRule, score_resumable
+from evaluators.engine import score_resumable
 from evaluators.engine_workers import header_seconds
 from evaluators.failure_isolation import INPUT_ERRORS, error_kind
 from evaluators.item_audio import judge_read_limit, read_item_audio
@@ -24,6 +24,7 @@ from evaluators.jsonl import JsonlError, read_jsonl
 from evaluators.judges.verbalizer import is_finite_result
 from evaluators.output_lock import output_lock
 from evaluators.rows_file import read_done_rows
+from evaluators.run_options import RunOptions
 
 
 @dataclass
@@ -140,35 +141,32 @@ class AudioScorer:
         return {**self.base(it), "error": message, "error_kind": error_kind(e), **self.prov}
 
 
-def score_items(judge, items: list[ScoreItem], out_path: str | Path, batch_size: int = 8,
-                resume_mismatch: str = "refuse", retry_errors: bool = False, vad: bool = True,
-                allow_truncated: bool = False, num_workers: int = 0, max_tokens_per_batch: int | None = None,
-                flush_every: int = 4) -> list[dict]:
+def score_items(judge, items: list[ScoreItem], out_path: str | Path, run: RunOptions = RunOptions(), *,
+                vad: bool = True, max_tokens_per_batch: int | None = None, flush_every: int = 4) -> list[dict]:
     """Score ``items`` into ``out_path`` (JSONL), skipping ids already there. Returns all rows, in
     the order of ``items``.
 
-    The work left is planned into batches of at most ``batch_size`` clips and, with
+    The work left is planned into batches of at most ``run.batch_size`` clips and, with
     ``max_tokens_per_batch``, at most that many padded prompt tokens, shortest clips first; its
-    inputs are prepared by ``num_workers`` data-loader processes (0: this one) while the model runs
+    inputs are prepared by ``run.num_workers`` data-loader processes (0: this one) while the model runs
     (``evaluators/engine.py``). Rows are written as each batch lands, fsynced every ``flush_every``
     batches. Each row: ``id``, ``system``, ``file``, ``score``, ``label``, ``probs`` {label: p},
     ``duration_s``, ``speech_s`` and ``no_speech`` (Silero VAD; left out with ``vad=False``),
     provenance (``judge``, ``checkpoint_sha256``, ``prompt_version``, ``seed``), or ``error`` and
     ``error_kind`` instead of the score fields. Rows another judge wrote are handled by
-    ``resume_mismatch`` (``evaluators.rows_file.check_resume_identity``); ``retry_errors`` scores
-    error rows again. A file cut short of its header is an error row, or with ``allow_truncated``
+    ``run.resume_mismatch`` (``evaluators.rows_file.check_resume_identity``); ``run.retry_errors`` scores
+    error rows again. A file cut short of its header is an error row, or with ``run.allow_truncated``
     scored with a ``warning``. Under a multi-process launcher each rank scores its own shard
     (``evaluators/sharding.py``).
     """
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    scorer = AudioScorer(judge, allow_truncated)
-    options = EngineOptions(batch_size=batch_size, max_tokens_per_batch=max_tokens_per_batch,
-                            num_workers=num_workers, vad=vad, flush_every=flush_every)
+    scorer = AudioScorer(judge, run.allow_truncated)
+    options = run.engine(max_tokens_per_batch=max_tokens_per_batch, vad=vad, flush_every=flush_every)
     new_rows: dict[str, dict] = {}
     with output_lock(out_path):
         score_resumable(DurationJudge(judge), items, scorer, out_path, options,
-                        ResumeRule(lambda it: it.id, lambda r: r["id"], scorer.prov, resume_mismatch, retry_errors),
+                        run.resume(lambda it: it.id, lambda r: r["id"], scorer.prov),
                         on_row=lambda it, row: new_rows.__setitem__(it.id, row))
         by_id = {r["id"]: r for r in read_done_rows(out_path, key=lambda r: r["id"])} | new_rows
     return [by_id[it.id] for it in items if it.id in by_id]

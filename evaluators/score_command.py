@@ -181,6 +181,7 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     from evaluators.output_lock import output_lock
     from evaluators.engine_workers import default_num_workers
     from evaluators.audio_scorer import collect_items, score_items
+    from evaluators.run_options import RunOptions
     from evaluators.rows_file import read_done_rows
     from evaluators.sharding import current_shard, ids_in, mark_done, merge_parts, part_path, shard_items, wait_for_parts
     from evaluators.system_table import format_system_table, system_score_table
@@ -209,9 +210,9 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     shard = current_shard()
     out = Path(args.out)
     workers = default_num_workers() if args.num_workers is None else args.num_workers
-    options = dict(batch_size=args.batch_size, resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
-                   vad=not args.no_vad, allow_truncated=args.allow_truncated,
-                   max_tokens_per_batch=args.max_tokens_per_batch, num_workers=workers)
+    options = dict(run=RunOptions(batch_size=args.batch_size, num_workers=workers, resume_mismatch=args.resume_mismatch,
+                                  retry_errors=args.retry_errors, allow_truncated=args.allow_truncated),
+                   vad=not args.no_vad, max_tokens_per_batch=args.max_tokens_per_batch)
     if shard.world == 1:
         rows = score_items(judge, items, out, **options)
     else:  # one of N launcher processes: its shard into its part; rank 0 merges (evaluators/sharding.py)

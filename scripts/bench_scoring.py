@@ -33,6 +33,7 @@ from evaluators.backbones import AudioLLM
 from evaluators.judges.presets import get_preset
 from evaluators.judges.verbalizer import VerbalizerJudge
 from evaluators.audio_scorer import collect_items, score_items
+from evaluators.run_options import RunOptions
 
 FILE_SR = 24_000  # the files are written at a TTS rate, so every path resamples
 
@@ -137,8 +138,9 @@ def main() -> None:
             times = []
             for rep in range(args.repeats):  # best of N: one run of a few seconds is noisy on a shared machine
                 t0 = time.perf_counter()
-                rows = score_items(judge, items, Path(tmp) / f"{workers}-{rep}.jsonl", batch_size=args.batch_size,
-                                   vad=False, num_workers=workers, max_tokens_per_batch=budget)
+                rows = score_items(judge, items, Path(tmp) / f"{workers}-{rep}.jsonl",
+                                   RunOptions(batch_size=args.batch_size, num_workers=workers), vad=False,
+                                   max_tokens_per_batch=budget)
                 times.append(time.perf_counter() - t0)
             paths[name] = (min(times), {r["id"]: r["score"] for r in rows})
         print(f"{args.clips} clips, {audio_s:.0f} s of audio at {FILE_SR} Hz, batch {args.batch_size}, "

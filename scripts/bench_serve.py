@@ -43,6 +43,7 @@ import soundfile as sf
 from evaluators.benchmarks.att.presets import RELEASED_PROMPT
 from evaluators.benchmarks.emergenttts.prompts import categories, win_rate_prompts
 from evaluators.audio_scorer import ScoreItem, score_items
+from evaluators.run_options import RunOptions
 from evaluators.serve.app import ServeOptions, create_app
 from evaluators.serve.batcher import BatchOptions
 from evaluators.serve.routes import JudgeLoader, ModelRoute, Routes, load_route_judges
@@ -71,8 +72,8 @@ def offline_clips_per_s(judge, paths: list[Path], out: Path, batch_sizes: tuple[
         for k in range(2):
             target = out.with_name(f"offline_b{batch_size}_{k}.jsonl")
             start = time.perf_counter()
-            score_items(judge, [ScoreItem(p.stem, p) for p in paths], target, batch_size=batch_size, vad=False,
-                        num_workers=0)
+            score_items(judge, [ScoreItem(p.stem, p) for p in paths], target, RunOptions(batch_size=batch_size),
+                        vad=False)
             speeds[batch_size] = max(speeds.get(batch_size, 0.0), len(paths) / (time.perf_counter() - start))
     return speeds
 

@@ -143,13 +143,14 @@ def engine_run(judge, clock: BusyClock, items, work: Path, device: str, batch_si
                budget: int | None, num_workers: int) -> dict:
     """One ``score_items`` pass (fresh rows file) -> clips/s, peak memory, device-wait share."""
     from evaluators.audio_scorer import score_items
+    from evaluators.run_options import RunOptions
 
     out = work / "rows.jsonl"
     out.unlink(missing_ok=True)
     reset_peak(device)
     clock.busy = 0.0
     t = time.perf_counter()
-    rows = score_items(judge, items, out, batch_size=batch_size, vad=False, num_workers=num_workers,
+    rows = score_items(judge, items, out, RunOptions(batch_size=batch_size, num_workers=num_workers), vad=False,
                        max_tokens_per_batch=budget)
     wall = time.perf_counter() - t
     errors = [r["error"] for r in rows if "error" in r]

@@ -180,6 +180,7 @@ def _throughput(judge_dir: str, audio: Path, batch_size: int, n_rounds: int = 5)
     4 batches, VAD on), without the VAD pass, and without the VAD pass and fsync (stubbed out)."""
     import evaluators.audio_scorer as scoring
     from evaluators.judges.registry import load_judge
+    from evaluators.run_options import RunOptions
 
     judge = load_judge(judge_dir)
     items = scoring.collect_items(audio)
@@ -192,7 +193,8 @@ def _throughput(judge_dir: str, audio: Path, batch_size: int, n_rounds: int = 5)
                 os.fsync = real_fsync if fsync else (lambda fd: None)
                 try:
                     t0 = time.perf_counter()
-                    scoring.score_items(judge, items, Path(tmp) / f"{mode}-{k}.jsonl", batch_size=batch_size, vad=vad)
+                    scoring.score_items(judge, items, Path(tmp) / f"{mode}-{k}.jsonl", RunOptions(batch_size=batch_size),
+                                        vad=vad)
                     timings[mode].append(time.perf_counter() - t0)
                 finally:
                     os.fsync = real_fsync

@@ -9,6 +9,7 @@ import soundfile as sf
 from evaluators.audio_io import load_audio
 from evaluators.judges.presets import get_preset
 from evaluators.audio_scorer import collect_items, score_items
+from evaluators.run_options import RunOptions
 from evaluators.rows_file import read_done_rows
 from evaluators.system_table import system_score_table
 from evaluators.judges.verbalizer import VerbalizerJudge
@@ -33,7 +34,7 @@ def _add_bad_files(root):
 def test_folder_scoring_rows_provenance_and_errors(judge, audio_folder, tmp_path):
     _add_bad_files(audio_folder)
     out = tmp_path / "scores.jsonl"
-    rows = score_items(judge, collect_items(audio_folder), out, batch_size=3)
+    rows = score_items(judge, collect_items(audio_folder), out, RunOptions(batch_size=3))
     lines = [json.loads(l) for l in out.read_text().splitlines()]
     assert len(lines) == len(rows) == 9
     by_id = {r["id"]: r for r in lines}
@@ -53,7 +54,7 @@ def test_folder_scoring_rows_provenance_and_errors(judge, audio_folder, tmp_path
 def test_resume_skips_done_rows_and_repairs_torn_line(judge, audio_folder, tmp_path):
     out = tmp_path / "scores.jsonl"
     items = collect_items(audio_folder)
-    full = score_items(judge, items, out, batch_size=2)
+    full = score_items(judge, items, out, RunOptions(batch_size=2))
     text = out.read_text().splitlines(keepends=True)
     # simulate a kill mid-write: two complete rows and half of the third
     out.write_text("".join(text[:2]) + text[2][: len(text[2]) // 2])
@@ -61,7 +62,7 @@ def test_resume_skips_done_rows_and_repairs_torn_line(judge, audio_folder, tmp_p
     calls = []
     original = judge.score_prepared
     judge.score_prepared = lambda clips, **kw: calls.append(len(clips)) or original(clips, **kw)
-    resumed = score_items(judge, items, out, batch_size=2)
+    resumed = score_items(judge, items, out, RunOptions(batch_size=2))
     assert sum(calls) == 3  # only the three missing clips were recomputed
     assert [r["id"] for r in resumed] == [r["id"] for r in full]
     final = [json.loads(l) for l in out.read_text().splitlines()]
@@ -116,7 +117,7 @@ def test_a_clip_the_model_fails_on_becomes_its_row_and_the_rest_are_scored(judge
 
     monkeypatch.setattr(judge, "score_prepared", score_prepared)
     out = tmp_path / "scores.jsonl"
-    rows = score_items(judge, items, out, batch_size=4)
+    rows = score_items(judge, items, out, RunOptions(batch_size=4))
     assert len(rows) == len(items)
     bad = [r for r in rows if "error" in r]
     assert [r["id"] for r in bad] == [items[1].id] and "stft: input too small" in bad[0]["error"]
@@ -125,7 +126,7 @@ def test_a_clip_the_model_fails_on_becomes_its_row_and_the_rest_are_scored(judge
     # a failure on every clip is the run's problem, not the clips': it stops the run
     monkeypatch.setattr(judge, "score_prepared", lambda clips, **kw: (_ for _ in ()).throw(RuntimeError("device lost")))
     with pytest.raises(RuntimeError, match="device lost"):
-        score_items(judge, items, tmp_path / "other.jsonl", batch_size=4)
+        score_items(judge, items, tmp_path / "other.jsonl", RunOptions(batch_size=4))
 
 
 def test_done_rows_survive_corrupt_lines_rows_without_id_and_duplicates(tmp_path, caplog):
@@ -146,16 +147,16 @@ def test_resume_refuses_rows_of_another_judge_or_rescores_keeping_the_old_file(j
 
     items = collect_items(audio_folder)
     out = tmp_path / "scores.jsonl"
-    first = score_items(judge, items[:2], out, batch_size=2)
+    first = score_items(judge, items[:2], out, RunOptions(batch_size=2))
     other = VerbalizerJudge(tiny_omni, get_preset("auto-att"), name="another-judge", seed=7)
     with pytest.raises(ResumeMismatchError, match="judge=tiny-test"):
-        score_items(other, items, out, batch_size=2)
+        score_items(other, items, out, RunOptions(batch_size=2))
     assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == [r["id"] for r in first]  # untouched
-    rows = score_items(other, items, out, batch_size=2, resume_mismatch="rescore")
+    rows = score_items(other, items, out, RunOptions(batch_size=2, resume_mismatch="rescore"))
     assert len(rows) == len(items) and {r["judge"] for r in rows} == {"another-judge"}
     aside = tmp_path / "scores.replaced-1.jsonl"
     assert [json.loads(x)["judge"] for x in aside.read_text().splitlines()] == ["tiny-test", "tiny-test"]
-    assert score_items(other, items, out, batch_size=2) == rows  # the same judge resumes as before
+    assert score_items(other, items, out, RunOptions(batch_size=2)) == rows  # the same judge resumes as before
 
 
 def test_a_second_writer_on_the_same_output_is_refused_and_a_dead_ones_lock_taken_over(judge, audio_folder,
@@ -170,12 +171,12 @@ def test_a_second_writer_on_the_same_output_is_refused_and_a_dead_ones_lock_take
     items = collect_items(audio_folder)
     with output_lock(out):
         with pytest.raises(OutputLockedError, match="another run is writing it"):
-            score_items(judge, items, out, batch_size=2)
+            score_items(judge, items, out, RunOptions(batch_size=2))
     assert not out.exists() and not (tmp_path / "scores.jsonl.lock").exists()
     # a lock left by a killed run (its pid is gone) does not block the rerun
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     (tmp_path / "scores.jsonl.lock").write_text(json.dumps({"host": os.uname().nodename, "pid": int(dead.stdout)}))
-    assert len(score_items(judge, items, out, batch_size=2)) == len(items)
+    assert len(score_items(judge, items, out, RunOptions(batch_size=2))) == len(items)
     assert not (tmp_path / "scores.jsonl.lock").exists()
 
 
@@ -187,12 +188,12 @@ def test_one_audio_file_is_one_item(audio_folder):
 def test_retry_errors_scores_fixed_files_again_and_keeps_one_row_per_item(judge, audio_folder, tmp_path):
     _add_bad_files(audio_folder)
     out = tmp_path / "scores.jsonl"
-    score_items(judge, collect_items(audio_folder), out, batch_size=4)
+    score_items(judge, collect_items(audio_folder), out, RunOptions(batch_size=4))
     sf.write(audio_folder / "sysB" / "text.wav", sf.read(audio_folder / "sysA" / "clip0.wav")[0], 16000)  # fixed
     before = out.read_bytes()
-    score_items(judge, collect_items(audio_folder), out, batch_size=4)
+    score_items(judge, collect_items(audio_folder), out, RunOptions(batch_size=4))
     assert out.read_bytes() == before  # a plain rerun keeps error rows as they are
-    rows = score_items(judge, collect_items(audio_folder), out, batch_size=4, retry_errors=True)
+    rows = score_items(judge, collect_items(audio_folder), out, RunOptions(batch_size=4, retry_errors=True))
     lines = [json.loads(l) for l in out.read_text().splitlines()]
     assert len(lines) == len(rows) == 9 and len({r["id"] for r in lines}) == 9
     by_id = {r["id"]: r for r in lines}
@@ -208,7 +209,7 @@ def test_allow_truncated_scores_a_cut_file_with_a_warning_in_its_row(judge, audi
     strict = {r["id"]: r for r in score_items(judge, collect_items(audio_folder), tmp_path / "a.jsonl")}
     assert "truncated: its header claims" in strict["sysA/clip1"]["error"]
     lenient = {r["id"]: r for r in score_items(judge, collect_items(audio_folder), tmp_path / "b.jsonl",
-                                               allow_truncated=True)}
+                                               RunOptions(allow_truncated=True))}
     row = lenient["sysA/clip1"]
     assert "error" not in row and "truncated" in row["warning"] and 0 < row["duration_s"] < 1.2
     assert all("warning" not in r for k, r in lenient.items() if k != "sysA/clip1")
@@ -271,9 +272,9 @@ def test_workers_and_token_budget_give_the_serial_rows(judge, audio_folder, tmp_
     clip per batch in this process: the output set and every score (to 1e-6)."""
     _add_bad_files(audio_folder)
     items = collect_items(audio_folder)
-    serial = score_items(judge, items, tmp_path / "serial.jsonl", batch_size=1, num_workers=0)
+    serial = score_items(judge, items, tmp_path / "serial.jsonl", RunOptions(batch_size=1, num_workers=0))
     budget = judge.estimated_tokens(1.5) * 3
-    piped = score_items(judge, items, tmp_path / "piped.jsonl", batch_size=8, num_workers=2,
+    piped = score_items(judge, items, tmp_path / "piped.jsonl", RunOptions(batch_size=8, num_workers=2),
                         max_tokens_per_batch=budget)
     assert [r["id"] for r in piped] == [r["id"] for r in serial]
     for a, b in zip(serial, piped):

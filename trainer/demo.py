@@ -186,6 +186,35 @@ def _train_and_validate(cfg, runtime: Runtime, timings: dict, prefix: str) -> tu
     return run_dir, validation
 
 
+def _random_tower_comparison(overrides: dict, runtime: Runtime, timings: dict[str, float], corpus_dir: Path) -> dict:
+    """Train and validate the random-tower recipe (:data:`RANDOM_TOWER_CONFIG` with ``overrides``)
+    on the demo's corpus: its report entry (dimensions, trap F1, held-out figures, run folder)."""
+    ccfg = load_config(RANDOM_TOWER_CONFIG, overrides)
+    crun, cval = _train_and_validate(ccfg, runtime, timings, "random_tower_")
+    return {"config": str(RANDOM_TOWER_CONFIG.relative_to(CONFIGS.parents[1])), "tower": ccfg.backbone.tower,
+            "trainable_tower": "audio_tower" in ccfg.lora.extra_trainable,
+            "dimensions": cval["dimensions"], "trap_f1": cval["trap_f1"],
+            "held_out": held_out_figures(crun / "validation_predictions.jsonl", corpus_dir),
+            "run": str(crun.resolve())}
+
+
+def _score_systems(cfg, release_dir: Path, runtime: Runtime, out: Path) -> tuple[list[dict], dict]:
+    """Score the demo's system outputs (the real corpus's, else rendered ones) with the released
+    judge into ``out/scores.jsonl``: the system table, and each system against its construction
+    (real corpus only; else ``{}``)."""
+    real = cfg.task_config.corpus.source == "real"
+    if real:
+        systems_dir = real_system_outputs(Path(cfg.data.corpus_dir), out / "system_outputs")
+    else:
+        systems_dir = render_system_outputs(out / "system_outputs", seed=cfg.task_config.corpus.seed + 1)
+    judge = VerbalizerJudge.from_pretrained(release_dir, **runtime.load_kwargs())
+    _serve_tower_from_cache(judge, cfg)
+    manifest = systems_dir / "manifest.jsonl"
+    items = collect_items(manifest if manifest.is_file() else systems_dir)
+    table = system_score_table(score_items(judge, items, out / "scores.jsonl"))
+    return table, _systems_vs_construction(table, manifest) if real else {}
+
+
 def run_demo(out: Path, config_path: str | Path | None = None, overrides: dict | None = None,
              runtime: Runtime | None = None, compare: bool | None = None) -> dict:
     """Run every stage into ``out``; returns the report dict (also written as ``report.json``).
@@ -221,28 +250,13 @@ def run_demo(out: Path, config_path: str | Path | None = None, overrides: dict |
 
     comparison = None
     if compare:
-        ccfg = load_config(RANDOM_TOWER_CONFIG, {**overrides, "out_dir": str(out / "run_random_tower")})
-        crun, cval = _train_and_validate(ccfg, runtime, timings, "random_tower_")
-        comparison = {"config": str(RANDOM_TOWER_CONFIG.relative_to(CONFIGS.parents[1])), "tower": ccfg.backbone.tower,
-                      "trainable_tower": "audio_tower" in ccfg.lora.extra_trainable,
-                      "dimensions": cval["dimensions"], "trap_f1": cval["trap_f1"],
-                      "held_out": held_out_figures(crun / "validation_predictions.jsonl", Path(cfg.data.corpus_dir)),
-                      "run": str(crun.resolve())}
+        comparison = _random_tower_comparison({**overrides, "out_dir": str(out / "run_random_tower")}, runtime,
+                                              timings, Path(cfg.data.corpus_dir))
         memory["random_tower"] = _peak_memory_mb()
 
     t = time.time()
     before = _tower_cache_stats(cfg)
-    if real:
-        systems_dir = real_system_outputs(Path(cfg.data.corpus_dir), out / "system_outputs")
-    else:
-        systems_dir = render_system_outputs(out / "system_outputs", seed=settings.corpus.seed + 1)
-    judge = VerbalizerJudge.from_pretrained(release_dir, **runtime.load_kwargs())
-    _serve_tower_from_cache(judge, cfg)
-    manifest = systems_dir / "manifest.jsonl"
-    items = collect_items(manifest if manifest.is_file() else systems_dir)
-    scored = score_items(judge, items, out / "scores.jsonl", batch_size=8)
-    table = system_score_table(scored)
-    systems = _systems_vs_construction(table, manifest) if real else {}
+    table, systems = _score_systems(cfg, release_dir, runtime, out)
     cache["score"] = _cache_delta(before, _tower_cache_stats(cfg))
     timings["score_s"] = time.time() - t
     timings["total_s"] = time.time() - t0
