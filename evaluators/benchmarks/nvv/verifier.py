@@ -117,6 +117,9 @@ class NvvVerifierJudge(JudgePersistence):
         type_threshold: P(some NVV at a boundary) = 1 - P(none) at or above which the boundary's most
             likely non-target type is reported as a hallucinated event.
         boundary_margin_s: seconds added on both sides of a boundary's gap before pooling audio.
+        type_gate: the target counts as present only where the type logits say the event at its
+            boundary is the target's type with P(type | some NVV) >= ``type_gate`` (0 = off: the
+            "here" logit alone decides; ``trainer/benchmarks/nvv/asked_other.py`` says why).
     """
 
     kind = "nvv_verifier"
@@ -125,7 +128,7 @@ class NvvVerifierJudge(JudgePersistence):
     def __init__(self, backbone: AudioLLM, head: WordHead, threshold: float = 0.5, type_threshold: float = 0.5,
                  boundary_margin_s: float = 0.12, system_prompt: str | None = None, max_seconds: float | None = None,
                  name: str = "nvv-verifier", checkpoint_hash: str = "none", seed: int = 0,
-                 prompt_version: str = "v1"):
+                 prompt_version: str = "v1", type_gate: float = 0.0):
         self.taxonomy = load_taxonomy()
         self.types = tuple(t.id for t in self.taxonomy.types)
         want = (2 + len(self.types), len(self.types))
@@ -133,7 +136,7 @@ class NvvVerifierJudge(JudgePersistence):
             raise ValueError(f"verifier head must be aligned with (n_outputs, n_conditions) = {want}")
         self.backbone, self.head = backbone, head
         self.threshold, self.type_threshold = threshold, type_threshold
-        self.boundary_margin_s = boundary_margin_s
+        self.boundary_margin_s, self.type_gate = boundary_margin_s, type_gate
         self.system_prompt = system_prompt
         self.max_seconds = min(max_seconds or backbone.max_seconds, backbone.max_seconds)
         self.name, self.checkpoint_hash, self.seed, self.prompt_version = name, checkpoint_hash, seed, prompt_version
@@ -181,6 +184,8 @@ class NvvVerifierJudge(JudgePersistence):
         # with a non-target event in the clip the here-head alone sometimes picks the other event
         best = int(np.argmax(p_here * (p_type[:, t] + _TYPE_FLOOR)))
         present = bool(p_here[best] >= self.threshold)
+        if present and self.type_gate > 0:  # the event heard there must be of the asked type
+            present = bool(p_type[best, t] >= self.type_gate * max(1.0 - p_type[best, 0], 1e-12))
         hallucinated, positions, last = [], [], None
         for b in range(len(p_here)):
             # an event is there when "none" is unlikely; its type is the most likely one (the
@@ -231,7 +236,7 @@ class NvvVerifierJudge(JudgePersistence):
     # ---- folder (JudgePersistence hooks) -------------------------------------------------------
     def _config_extra(self) -> dict:
         return {"prompt": NVV_PROMPT, "prompt_version": self.prompt_version, "system_prompt": self.system_prompt,
-                "threshold": self.threshold, "type_threshold": self.type_threshold,
+                "threshold": self.threshold, "type_threshold": self.type_threshold, "type_gate": self.type_gate,
                 "boundary_margin_s": self.boundary_margin_s, "types": list(self.types),
                 "read_at": "per boundary: hidden state at the unit before it + audio states in the gap",
                 "head": self.head.config.to_dict()}
@@ -247,4 +252,5 @@ class NvvVerifierJudge(JudgePersistence):
                    type_threshold=float(config.get("type_threshold", 0.5)),
                    boundary_margin_s=float(config.get("boundary_margin_s", 0.12)),
                    system_prompt=config.get("system_prompt"), prompt_version=config.get("prompt_version", "v1"),
+                   type_gate=float(config.get("type_gate", 0.0)),
                    **common)

@@ -23,7 +23,7 @@ from trainer.benchmarks.nvv.benchmark_run import SYSTEM, write_benchmark_run
 from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, build_nvv_corpus, unit_times_from_alignment
 from trainer.benchmarks.nvv.corpus_build import build_corpus
 from trainer.benchmarks.nvv.settings import NvvVerifySettings
-from trainer.benchmarks.nvv.validation import choose_type_threshold, validate_nvv_verifier, verifier_scores
+from trainer.benchmarks.nvv.validation import choose_type_gate, choose_type_threshold, validate_nvv_verifier, verifier_scores
 from trainer.task import TaskCommands, TaskCorpus, write_report
 
 if TYPE_CHECKING:
@@ -136,14 +136,20 @@ class NvvVerifyTask:
 
     def calibrate(self, judge: NvvVerifierJudge, rows: list[dict], settings: NvvVerifySettings) -> dict:
         """After training: ``type_threshold`` from the config, else chosen on the val split
-        (:func:`choose_type_threshold`)."""
+        (:func:`choose_type_threshold`); then ``type_gate`` from the config, or chosen on the val
+        split when it is null (:func:`choose_type_gate`)."""
         fixed = settings.type_threshold
         val = [r for r in rows if r["split"] == "val"]
         if fixed is not None or not val:
             judge.type_threshold = fixed if fixed is not None else judge.type_threshold
-            return {"type_threshold": judge.type_threshold,
-                    "chosen_on": "config" if fixed is not None else "default (no val split)"}
-        return choose_type_threshold(judge, val)
+            out = {"type_threshold": judge.type_threshold,
+                   "chosen_on": "config" if fixed is not None else "default (no val split)"}
+        else:
+            out = choose_type_threshold(judge, val)
+        judge.type_gate = settings.type_gate or 0.0
+        if settings.type_gate is None and val:
+            out["type_gate"] = choose_type_gate(judge, val)
+        return out
 
     def predict(self, judge: NvvVerifierJudge, inputs: dict, targets: dict) -> list[dict]:
         logits = judge.slot_logits(inputs).double().cpu().numpy()

@@ -133,6 +133,30 @@ def choose_type_threshold(judge: NvvVerifierJudge, rows: list[dict], batch_size:
             "rule": "max spurious-event F1 (ties: higher threshold)", "sweep": sweep}
 
 
+TYPE_GATE_GRID = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
+
+
+def choose_type_gate(judge: NvvVerifierJudge, rows: list[dict], batch_size: int = 16) -> dict:
+    """The presence type gate (``NvvVerifierJudge.type_gate``) that maximises the verifier-view F1
+    on ``rows`` (held-out validation items; ties go to the lower gate). Sets ``judge.type_gate`` and
+    returns the choice with the F1 and wrong-type presence of every gate tried."""
+    rows = [dict(r, spurious_labels=[judge.label_of(t) for t in r["spurious_types"]]) for r in rows]
+    logits = [o["logits"] for o in results_in_order(SlotLogits(judge), rows, _judge_input, batch_size,
+                                                     "choose type gate")]
+    sweep = []
+    for gate in TYPE_GATE_GRID:
+        judge.type_gate = gate
+        decisions = [judge.decide(lg, r["target_type"]) for r, lg in zip(rows, logits)]
+        s = verifier_scores(rows, decisions, DEFAULT_DELTA[rows[0]["lang"]] if rows else 2)
+        wrong = [d["present"] for r, d in zip(rows, decisions) if r.get("case") == "wrong_type"]
+        sweep.append({"gate": gate, "f1": s["f1"], "presence_accuracy": s["presence_accuracy"],
+                      "wrong_type_reported_present": sum(wrong), "wrong_type_items": len(wrong)})
+    best = max(sweep, key=lambda x: (x["f1"], -x["gate"]))
+    judge.type_gate = best["gate"]
+    return {"type_gate": best["gate"], "chosen_on": f"{len(rows)} validation items",
+            "rule": "max verifier F1 (ties: lower gate)", "sweep": sweep}
+
+
 def rendered_prediction_rows(rows: list[dict], judge: NvvVerifierJudge) -> list[dict]:
     """An oracle verifier's PRED rows: exactly what was rendered (for the benchmark-view check)."""
     out = []
