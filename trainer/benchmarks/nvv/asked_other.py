@@ -7,7 +7,11 @@ items (case ``wrong_type``, 12% by default: 41 of 378 training items at seed 0),
 290 training items where the event at the asked place *is* the target, a head learns "an event is
 here" and not "the asked event is here" (measured: on held-out wrong-type items it reports the
 target 8-9 times in 10, while a linear probe on the same LLM states tells the rendered type from
-the asked one 97-100% of the time; ``scripts/probe_nvv_tower.py``).
+the asked one 97-100% of the time; ``scripts/probe_nvv_tower.py``). The type logits take the same
+shortcut: the asked type is given (prompt label and condition embedding) and is the event's type at
+almost every training event, so they name the asked type where another one was rendered (top-1 on
+15 of 18 held-out wrong-type items). With these copies the type logits hear the type, and the
+verifier's presence gate (``nvv.type_gate``) uses them.
 
 :func:`asked_other_rows` adds, for every training row with a rendered target, ``copies`` rows of
 the same clip asked for other types (drawn in turn from a shuffled cycle over the taxonomy, seeded,
