@@ -15,7 +15,7 @@ from trainer.benchmarks.instructttseval.attributes import dimension_outcomes, fo
 from trainer.benchmarks.instructttseval.corpus import InstructCorpusConfig, build_instruct_corpus
 from trainer.benchmarks.instructttseval.real_corpus import attributes_of
 from trainer.benchmarks.instructttseval.real_instructions import real_near_miss, write_real_instruction
-from trainer.benchmarks.instructttseval.real_voices import (CONTROLLED, UNLABELLED_DIMENSIONS, VOICES, check_clip,
+from trainer.synth.real_speech.measured_voices import (CONTROLLED, UNLABELLED_DIMENSIONS, VOICES, check_clip,
                                                            measured_category)
 from trainer.benchmarks.instructttseval.training_pairs import IGNORE, training_rows
 from trainer.synth.real_speech.recordings import MissingPackage
@@ -94,7 +94,7 @@ def corpus(tmp_path_factory):
 
 @NEEDS_ESPEAK
 def test_espeak_pitch_and_rate_settings_move_the_measured_values():
-    from trainer.benchmarks.instructttseval.real_voices import measure_clip
+    from trainer.synth.real_speech.measured_voices import measure_clip
     from trainer.synth.real_speech.conditioning import condition
     from trainer.synth.real_speech.controls import render_controlled
     from trainer.synth.real_speech.engines import TtsVoice

@@ -14,9 +14,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from trainer.benchmarks.instructttseval.real_voices import measure_clip
+from trainer.synth.real_speech.measured_voices import measure_clip
 from trainer.benchmarks.speecheditbench.delivery_profiles import EMOTION_PROFILES
-from trainer.benchmarks.speecheditbench.judge_corpus import JudgeCorpusConfig, build_judge_corpus, load_judge_rows
+from trainer.benchmarks.speecheditbench.corpus_build import build_corpus
+from trainer.benchmarks.speecheditbench.judge_corpus import JudgeCorpusConfig, load_judge_rows
 from trainer.benchmarks.speecheditbench.real_edits import (
     JITTER,
     REAL_EMOTIONS,
@@ -134,7 +135,7 @@ def test_small_real_corpus_keeps_measured_pairs(tmp_path):
     from trainer.benchmarks.speecheditbench.real_corpus import TOLERANCE
 
     try:
-        summary = build_judge_corpus(_real_cfg(clips_per_speaker=2, render_workers=1), tmp_path)
+        summary = build_corpus(_real_cfg(clips_per_speaker=2, render_workers=1), tmp_path)
     except MissingPackage as e:
         pytest.skip(str(e))
     rows = load_judge_rows(tmp_path, "emotion")

@@ -2,12 +2,12 @@
 pitch level, speed and volume set by construction and checked by measurement.
 
 **The labels come from construction, not from listeners.** Each clip is one engine voice
-(``real_voices.VOICES``) reading one sentence with a pitch level, a speed and a volume drawn per
+(``measured_voices.VOICES``) reading one sentence with a pitch level, a speed and a volume drawn per
 clip; the engine is given the matching F0 target and rate (``trainer.synth.real_speech.controls``),
 the clip goes through the ATT real corpus's channel (16 kHz, 8 kHz band limit, trimmed, active
 speech at -26 dBFS) and is then scaled to the volume's level. Every clip is measured (pYIN median
 F0 and its change between the halves, syllables per second, voiced RMS) and kept only when each
-measured value lands in the band of the value it was made with (``real_voices.check_clip``); the
+measured value lands in the band of the value it was made with (``measured_voices.check_clip``); the
 rest are listed with the reason in ``rejected.jsonl``. The pitch contour is not set (``stand_ins``). Clip rows say ``"labels": "by
 construction"`` and list the dimensions they do not set (``unlabelled``: age, clarity, ...:
 written with placeholder values because the loaders need a full attribute set; no loss and no
@@ -36,7 +36,7 @@ from evaluators.progress import progress_iter
 from trainer.benchmarks.instructttseval.attributes import VALUES, VoiceAttributes, derive_personality
 from trainer.benchmarks.instructttseval.corpus_pairs import PHRASINGS, test_pairs, train_pairs
 from trainer.benchmarks.instructttseval.real_instructions import real_near_miss, write_real_instruction
-from trainer.benchmarks.instructttseval.real_voices import (
+from trainer.synth.real_speech.measured_voices import (
     LEVEL_DBFS,
     PITCH_TARGET_HZ,
     PLACEHOLDERS,
@@ -120,7 +120,7 @@ def _finite(x):
 
 def attributes_of(values: dict) -> VoiceAttributes:
     """The full attribute set of a real clip: its four controlled values, "steady" changes, and the
-    placeholders of :data:`real_voices.PLACEHOLDERS` for what it does not set."""
+    placeholders of :data:`measured_voices.PLACEHOLDERS` for what it does not set."""
     a = {**PLACEHOLDERS, "gender": values["gender"], "pitch": values["pitch"], "speed": values["speed"],
          "volume": values["volume"], "pitch_contour": "steady", "speed_change": "steady", "volume_change": "steady"}
     a["personality"] = derive_personality(a)

@@ -1,6 +1,6 @@
 """APS / DSD / RP instructions for the real-audio corpus: the synthetic corpus's writers
 (``instructions.py``: phrase banks, frames, roles, train / held-out pools) restricted to the four
-dimensions the TTS engines control (``real_voices.CONTROLLED``: gender, pitch level, speed level,
+dimensions the TTS engines control (``measured_voices.CONTROLLED``: gender, pitch level, speed level,
 volume level). No other dimension is ever mentioned, so none can conflict.
 
 * **APS**: one ``dimension: description.`` line per controlled dimension (four lines, not twelve).
@@ -10,7 +10,7 @@ volume level). No other dimension is ever mentioned, so none can conflict.
   explicitly stated dimensions.
 
 Pitch, speed and volume are stated as a level only ("a low pitch", "a fast pace", "a soft volume");
-``described`` records the level with the "steady" change every real clip has (``real_voices``), so
+``described`` records the level with the "steady" change every real clip has (``measured_voices``), so
 outcomes and the judge's value codes use the synthetic corpus's value names unchanged.
 :func:`write_real_instruction` writes an instruction the clip follows; :func:`real_near_miss` one
 with exactly one stated dimension changed.
@@ -37,7 +37,7 @@ from trainer.benchmarks.instructttseval.instructions import (
     roles,
 )
 from trainer.benchmarks.instructttseval.phrases import GENDER_WORDS, PHRASES
-from trainer.benchmarks.instructttseval.real_voices import CONTROLLED
+from trainer.synth.real_speech.measured_voices import CONTROLLED
 
 #: attributes a real role may imply (role wording about anything else would state an uncontrolled value)
 _ROLE_ATTRS = {"gender", "speed", "volume"}

@@ -365,12 +365,10 @@ def build_judge_corpus(cfg: JudgeCorpusConfig, out: str | Path) -> dict:
     ``strength`` (0-1; 0 = neutral). Style adds ``style`` (rendered), ``strength`` (0-4 level) and
     ``scores`` {each of the six styles: 0-4}. Paralinguistic adds ``event_scores`` {breath, laugh,
     cough, sigh: 0-3}, ``events`` [{type, sound, start_s, end_s, level}], and the pair's edit
-    ``operation`` ("add" / "remove") and ``event``. ``source: real`` builds the real-audio emotion
-    corpus instead (``real_corpus.build_real_emotion_corpus``)."""
-    if cfg.source == "real":   # imported here: the real corpus reuses this module's helpers
-        from trainer.benchmarks.speecheditbench.real_corpus import build_real_emotion_corpus
-
-        return build_real_emotion_corpus(cfg, out)
+    ``operation`` ("add" / "remove") and ``event``. ``source: real`` is built by
+    ``real_corpus.build_real_emotion_corpus`` (``corpus_build.build_corpus`` picks one)."""
+    if cfg.source == "real":
+        raise ValueError("speecheditbench.corpus.source: real is built by corpus_build.build_corpus")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     sentences = {lang: split_sentences(sentence_bank(lang), cfg.sentence_fraction,

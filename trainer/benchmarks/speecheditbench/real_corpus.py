@@ -23,12 +23,12 @@ How the edit is made (``method`` in each row):
 Every clip passes the real-audio channel (``real_speech.conditioning``: 16 kHz, 8 kHz band limit,
 trimmed, cropped to :data:`MAX_RAW_S` of the reading) and is measured against the unedited
 reading (pYIN median F0, seconds of non-silent audio, active RMS:
-``instructttseval.real_voices.measure_clip``); a pair is kept only when both clips realise their
+``real_speech.measured_voices.measure_clip``); a pair is kept only when both clips realise their
 tempo, pitch shift and level within :data:`TOLERANCE`, the rest listed with reasons in
 ``rejected.jsonl``.
 
 Carriers and splits (speakers AND sentences held out): TTS voices are the real InstructTTSEval
-corpus's voice split (``instructttseval.real_voices.VOICES``: 14 train, 2 val, 4 test voices), reading
+corpus's voice split (``real_speech.measured_voices.VOICES``: 14 train, 2 val, 4 test voices), reading
 the synthetic corpus's English sentence split (``sentences.split_sentences``, same seed); human
 speakers (``real_speech.recordings``) split by :data:`HUMAN_SETS`, each reading its own prompts. A
 human recording whose text is a val / test sentence of another split is not used.
@@ -46,8 +46,8 @@ from pathlib import Path
 import numpy as np
 
 from evaluators.progress import progress_iter
-from trainer.benchmarks.instructttseval.real_voices import VOICES as TTS_VOICES
-from trainer.benchmarks.instructttseval.real_voices import measure_clip
+from trainer.synth.real_speech.measured_voices import VOICES as TTS_VOICES
+from trainer.synth.real_speech.measured_voices import measure_clip
 from trainer.benchmarks.speecheditbench.judge_corpus import (
     LANGUAGES,
     SPLITS,

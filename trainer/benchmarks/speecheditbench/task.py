@@ -23,7 +23,8 @@ from evaluators.benchmarks.speecheditbench.edit_judge import SpeechEditJudge, tr
 from evaluators.runtime_options import Runtime, batch_size_arg
 from trainer.benchmarks.speecheditbench.card import card_sections
 from trainer.benchmarks.speecheditbench.corpus import build_edited_corpus
-from trainer.benchmarks.speecheditbench.judge_corpus import JudgeCorpusConfig, build_judge_corpus
+from trainer.benchmarks.speecheditbench.corpus_build import build_corpus
+from trainer.benchmarks.speecheditbench.judge_corpus import JudgeCorpusConfig
 from trainer.benchmarks.speecheditbench.rows import training_rows
 from trainer.benchmarks.speecheditbench.settings import SpeechEditJudgeSettings
 from trainer.benchmarks.speecheditbench.validation import judge_metrics, validate_edit_judge
@@ -56,7 +57,7 @@ def synth(out: Path, seed: int, options: dict) -> str:
         values["clips_per_speaker"] = options["clips_per_speaker"]
     if options.get("languages"):
         values["languages"] = tuple(options["languages"])
-    build_judge_corpus(JudgeCorpusConfig(**values), out)
+    build_corpus(JudgeCorpusConfig(**values), out)
     lists = sorted(p.relative_to(out).as_posix() for p in Path(out).rglob("*.jsonl"))
     return (f"judge corpus in {out}: clips and labels in {', '.join(lists)}; counts per criterion, language "
             f"and split in {Path(out) / 'summary.json'}")
@@ -78,7 +79,7 @@ class SpeechEditJudgeTask:
     benchmark = "speecheditbench"
     settings_class = SpeechEditJudgeSettings
     group_key = "lang"
-    corpus = TaskCorpus(files=("summary.json",), build=build_judge_corpus)
+    corpus = TaskCorpus(files=("summary.json",), build=build_corpus)
     commands = TaskCommands(
         synth_help=("SpeechEditBench: the judge corpus (emotion, style, paralinguistic source/edited clips with "
                     "known labels; --edited: the synthetic edited benchmark with one system's outputs)"),

@@ -1,4 +1,4 @@
-"""Voices, attribute settings and measured categories of the real-audio InstructTTSEval corpus.
+"""Voices, attribute settings and measured categories of the real-audio corpora (InstructTTSEval; SpeechEditBench reuses its voices and measurements).
 
 Four dimensions are set by construction with the installed TTS engines
 (``trainer.synth.real_speech.controls``) and checked by measurement; every other dimension of the

@@ -1,0 +1,17 @@
+"""The SpeechEditBench judge corpus from its config: the procedural voices (``judge_corpus``) or real
+speech with emotion-like edits (``source: real``, ``real_corpus``). The switch lives here so that
+neither corpus module imports the other (the real corpus reuses the procedural one's split helpers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trainer.benchmarks.speecheditbench.judge_corpus import JudgeCorpusConfig, build_judge_corpus
+from trainer.benchmarks.speecheditbench.real_corpus import build_real_emotion_corpus
+
+
+def build_corpus(cfg: JudgeCorpusConfig, out: str | Path) -> dict:
+    """Build the corpus ``cfg.source`` names under ``out``; returns its summary (``summary.json``)."""
+    if cfg.source == "real":
+        return build_real_emotion_corpus(cfg, out)
+    return build_judge_corpus(cfg, out)
