@@ -22,27 +22,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
+from tower_probe_common import pooled, stage_states  # scripts/ is on the path when run as a script
 
 DIMENSIONS = ("gender", "pitch", "speed", "volume")
 PROBE_INSTRUCTION = "Speak in a calm, natural voice."
-
-
-def pooled(x: torch.Tensor) -> np.ndarray:
-    """(T, C) states -> (2C,) mean and std over T."""
-    x = x.float()
-    return torch.cat([x.mean(0), x.std(0, unbiased=False)]).numpy()
-
-
-def tower_of(judge):
-    for name, module in judge.backbone.model.named_modules():
-        if name.endswith("audio_tower"):
-            return module
-    raise SystemExit("no audio_tower in the judge's backbone")
 
 
 def clip_stages(judge, tower, wave: np.ndarray, llm: bool) -> dict[str, np.ndarray]:
@@ -88,7 +75,6 @@ def probe(x: dict[str, np.ndarray], y: dict[str, np.ndarray]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     from evaluators.audio_io import load_audio
-    from evaluators.judges.registry import load_judge
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--judge", required=True, help="a trained instructttseval judge folder (its tower is used)")
@@ -97,19 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cache", default=None, help="npz file of pooled states: read when present, else written")
     args = p.parse_args(argv)
     rows = [json.loads(line) for line in (Path(args.corpus) / "clips.jsonl").read_text().splitlines() if line.strip()]
-    if args.cache and Path(args.cache).exists():
-        data = dict(np.load(args.cache, allow_pickle=True))
-    else:
-        judge = load_judge(args.judge)
-        tower = tower_of(judge)
-        start, stages = time.perf_counter(), []
-        for row in rows:
-            wave = load_audio(Path(args.corpus) / row["path"])
-            stages.append(clip_stages(judge, tower, wave, args.llm))
-        print(json.dumps({"clips": len(rows), "seconds": round(time.perf_counter() - start, 1)}), flush=True)
-        data = {k: np.stack([s[k] for s in stages]) for k in stages[0]}
-        if args.cache:
-            np.savez(args.cache, **data)
+    data = stage_states(args.judge, args.cache, rows, lambda judge, tower, row: [clip_stages(
+        judge, tower, load_audio(Path(args.corpus) / row["path"]), args.llm)])
     split = np.array([r["split"] for r in rows])
     for stage in [k for k in ("mel", "tower_pre_ln", "tower", "llm") if k in data]:
         result = {"stage": stage}

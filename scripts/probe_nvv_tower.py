@@ -23,26 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
+from tower_probe_common import pooled, stage_states  # scripts/ is on the path when run as a script
 
 SPLITS = ("train", "val", "test")
-
-
-def pooled(x: torch.Tensor) -> np.ndarray:
-    """(T, C) states -> (2C,) mean and std over T."""
-    x = x.float()
-    return torch.cat([x.mean(0), x.std(0, unbiased=False)]).numpy()
-
-
-def tower_of(judge):
-    for name, module in judge.backbone.model.named_modules():
-        if name.endswith("audio_tower"):
-            return module
-    raise SystemExit("no audio_tower in the judge's backbone")
 
 
 def events_of(row: dict) -> list[tuple[str, list[float]]]:
@@ -125,7 +112,6 @@ def probe(x: dict, y: dict, cats: dict, asked: dict) -> dict:
 def main(argv: list[str] | None = None) -> int:
     from evaluators.audio_io import load_audio
     from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
-    from evaluators.judges.registry import load_judge
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--judge", required=True, help="a trained nvv verifier folder (its tower is used)")
@@ -135,19 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     rows = [json.loads(line) for line in (Path(args.corpus) / "items.jsonl").read_text().splitlines() if line.strip()]
     meta = [(r["split"], ty, r["target_type"]) for r in rows for ty, _ in events_of(r)]
-    if args.cache and Path(args.cache).exists():
-        data = dict(np.load(args.cache, allow_pickle=True))
-    else:
-        judge = load_judge(args.judge)
-        tower = tower_of(judge)
-        start, stages = time.perf_counter(), []
-        for row in rows:
-            stages += clip_stages(judge, tower, row, load_audio(Path(args.corpus) / row["audio"]), args.llm)
-        print(json.dumps({"clips": len(rows), "events": len(stages), "seconds": round(time.perf_counter() - start, 1)}),
-              flush=True)
-        data = {k: np.stack([s[k] for s in stages]) for k in stages[0]}
-        if args.cache:
-            np.savez(args.cache, **data)
+    data = stage_states(args.judge, args.cache, rows, lambda judge, tower, row: clip_stages(
+        judge, tower, row, load_audio(Path(args.corpus) / row["audio"]), args.llm))
     tax = load_taxonomy()
     split = np.array([m[0] for m in meta])
     types = np.array([m[1] for m in meta])
