@@ -11,7 +11,7 @@ import torch
 
 from trainer.benchmarks import COMMAND_TASKS, TASKS
 from trainer.config import TrainConfig
-from trainer.data import JudgeDataModule, RowCollator, TrainingBatch
+from trainer.data import JudgeDataModule, RowCollator, TrainingBatch, monitored_split
 from trainer.module import build_trainable_judge
 from trainer.task import TaskCommands, TaskCorpus, trainable_modules
 from trainer.train import ensure_corpus
@@ -159,3 +159,16 @@ def test_data_module_batches_one_group_each_with_split_row_indices():
     assert sorted(i for b in batches for i in b.row_index.tolist()) == list(range(6))
     assert all(len({rows[i]["group"] for i in b.row_index.tolist()}) == 1 for b in batches)
     assert [b.row_index.tolist() for b in dm.val_dataloader()] == [[0, 1]]  # indices into the test split
+
+
+def test_training_validates_on_val_where_the_corpus_has_it_and_never_sees_test():
+    task = CountingTask()
+    train = [{"id": f"t{i}", "x": i, "y": i, "group": "a", "split": "train"} for i in range(4)]
+    val = [{"id": f"v{i}", "x": 100 + i, "y": 0, "group": "a", "split": "val"} for i in range(3)]
+    test = [{"id": f"s{i}", "x": 200 + i, "y": 0, "group": "a", "split": "test"} for i in range(2)]
+    assert monitored_split(train + val + test) == "val" and monitored_split(train + test) == "test"
+    dm = JudgeDataModule(train + test + val, task, judge=None, batch_size=2)
+    seen = [x for b in dm.val_dataloader() for x in b.inputs["x"].tolist()]
+    assert dm.val_split == "val" and sorted(seen) == [100, 101, 102]  # no test clip
+    dm = JudgeDataModule(train + test, task, judge=None, batch_size=2)
+    assert dm.val_split == "test" and sorted(x for b in dm.val_dataloader() for x in b.inputs["x"].tolist()) == [200, 201]

@@ -90,13 +90,23 @@ class RowCollator:
         return TrainingBatch(inputs, targets, torch.tensor([r["row_index"] for r in rows], dtype=torch.long))
 
 
+def monitored_split(rows: list[dict]) -> str:
+    """The split the training loop validates on at each validation pass: ``"val"`` where the corpus
+    has val rows, else ``"test"`` (older corpora have only train and test).
+
+    Nothing is selected on this pass (the final weights are the last epoch's), but a corpus with a
+    val split keeps its test split unseen until ``omnijudge validate`` reports it."""
+    return "val" if any(r["split"] == "val" for r in rows) else "test"
+
+
 def rows_to_dataset(rows: list[dict]) -> Dataset:
     """An HF ``datasets.Dataset`` of rows (JSON-able fields), each with its ``row_index``."""
     return Dataset.from_list([dict(r, row_index=i) for i, r in enumerate(rows)])
 
 
 class JudgeDataModule(L.LightningDataModule):
-    """Train split in one-group batches (the task's ``group_key``); validation = the test split."""
+    """Train split in one-group batches (the task's ``group_key``); validation on
+    :func:`monitored_split` (val where the corpus has one, else test)."""
 
     def __init__(self, rows: list[dict], task, judge, batch_size: int = 8, seed: int = 0, num_workers: int = 0,
                  start: tuple[int, int] = (0, 0)):
@@ -104,7 +114,8 @@ class JudgeDataModule(L.LightningDataModule):
         self.start = start  # (epoch, batches done) of a resumed run
         self.group_key = task.group_key
         self.train_ds = rows_to_dataset([r for r in rows if r["split"] == "train"])
-        self.val_ds = rows_to_dataset([r for r in rows if r["split"] == "test"])
+        self.val_split = monitored_split(rows)
+        self.val_ds = rows_to_dataset([r for r in rows if r["split"] == self.val_split])
         if len(self.train_ds) == 0:
             raise ValueError("no training rows: check the corpus and the split settings")
         self.collator = RowCollator(task, judge)

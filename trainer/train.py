@@ -17,7 +17,7 @@ from lightning.pytorch.loggers import CSVLogger
 
 from trainer.benchmarks import TASKS
 from trainer.config import TrainConfig
-from trainer.data import JudgeDataModule
+from trainer.data import JudgeDataModule, monitored_split
 from trainer.lora import trainable_parameter_count
 from trainer.module import FiniteTrainingGuard, JudgeModule, build_trainable_judge
 from trainer.resume import ResumeCheckpoint, ResumePosition, SavedRun, check_trainable_state, read_resume_state
@@ -111,7 +111,9 @@ def train(cfg: TrainConfig, resume: bool = True, callbacks: Sequence[L.Callback]
     (run_dir / "labels_summary.json").write_text(json.dumps(label_summary, indent=2))
 
     judge = build_trainable_judge(cfg)  # seeds the run
-    module = JudgeModule(task, judge, cfg, val_rows=[r for r in rows if r["split"] == "test"])
+    val_split = monitored_split(rows)
+    log.info("validation during training on the %s split", val_split)
+    module = JudgeModule(task, judge, cfg, val_rows=[r for r in rows if r["split"] == val_split])
     if saved is not None:  # before any training time: the checkpoint must hold exactly this run's trainable set
         check_trainable_state(last, saved.shapes, module.trainable_shapes())
     n_train, n_total = trainable_parameter_count(module)
@@ -136,7 +138,8 @@ def train(cfg: TrainConfig, resume: bool = True, callbacks: Sequence[L.Callback]
         trainer.fit(module, datamodule=dm, ckpt_path=str(last) if saved is not None else None)
     if trainer.is_global_zero:
         training = {"trainable_parameters": n_train, "total_parameters": n_total,
-                    "train_clips": len(dm.train_ds), "labels": label_summary}
+                    "train_clips": len(dm.train_ds), "labels": label_summary,
+                    "validation_split": val_split}
         if hasattr(task, "calibrate"):  # decision thresholds chosen on held-out rows (optional task hook)
             module.trained.eval()
             with torch.inference_mode():
