@@ -12,8 +12,9 @@ Stages (``--stages``, run in this order; each one an ``omnijudge score nvv`` per
   the ones that cannot run here marked);
 - ``wer-all``: ``--measure wer`` over every EN output (WORK/results/<task>, the folder
   ``nvv_real_outputs.py`` uses, so earlier rows are reused);
-- ``verifier-all``: the verifier over every output of every task and system (WORK/verifier/...),
-  summarised per system in WORK/verifier/summary.md.
+- ``verifier-all``: the verifier over every output of every task and system (WORK/verifier/...;
+  ``--verifier-per-system N``: N evenly spaced outputs of each), summarised per system in
+  WORK/verifier/summary.md.
 
 Each (task, system) run reads only the items that system has outputs for (WORK/.../items.json, a
 subset of the repository's ``dataset/nvbench_data_<lang>.json``): the public outputs are a sample,
@@ -201,7 +202,7 @@ def stage_verifier_all(args) -> None:
         systems = sorted({r["system"] for r in map(json.loads, (args.work / task / "manifest.jsonl").open())})
         for system in systems:
             dest = args.work / "verifier" / task / system
-            subset(args.work, task, system, dest)
+            subset(args.work, task, system, dest, args.verifier_per_system)
             run(score_command(task, dest / "items.json", dest / "outputs", dest / "run", [],
                               {"judge": args.judge, "aligner": args.aligner}))
     lines = verifier_summary(args.work / "verifier")
@@ -222,6 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--aligner", default="whisper-base", help="Whisper giving the verifier its word times")
     ap.add_argument("--per-system", type=int, help="table3 stage: this many outputs of each (task, system), evenly "
                                                     "spaced (default: all; a later run with more reuses the rows)")
+    ap.add_argument("--verifier-per-system", type=int, help="verifier-all stage: this many outputs of each (task, "
+                                                               "system), evenly spaced (default: all; rows of an "
+                                                               "earlier run are reused)")
     ap.add_argument("--paraformer", help="paraformer-zh folder for Chinese CER (omitted: CER marked, not run)")
     ap.add_argument("--torch-threads", type=int, help="torch threads (default: torch's; 1 runs faster on a "
                                                      "busy machine, where a second thread waits to be scheduled)")

@@ -90,3 +90,19 @@ def test_verifier_summary_reads_tables_and_predictions(t3, tmp_path):
     (run / "predictions" / "gpt_4o.jsonl").write_text("".join(json.dumps(p) + "\n" for p in preds))
     lines = t3.verifier_summary(tmp_path)
     assert lines[2] == "| en-tag | gpt_4o | 3 | 0.667 | 1.000 | 0.500 | 0.250 | 0.333 | - | 1 |"
+
+
+def test_verifier_all_runs_each_system_on_at_most_per_system_outputs(t3, tmp_path, monkeypatch):
+    work = _work(tmp_path)
+    for task in ("en-prompt", "en-tag", "zh-prompt"):
+        (work / task).mkdir()
+        (work / task / "manifest.jsonl").write_text("")
+    ran = []
+    monkeypatch.setattr(t3, "run", ran.append)
+    args = type("Args", (), {"work": work, "judge": "J", "aligner": "whisper-base", "verifier_per_system": 1})()
+    t3.stage_verifier_all(args)
+    assert [c[c.index("--outputs") + 1] for c in ran] == [str(work / "verifier" / "zh-tag" / s / "outputs")
+                                                         for s in ("Cosyvoice2", "gpt_4o")]
+    assert all(c[c.index("--judge") + 1] == "J" for c in ran)
+    kept = (work / "verifier" / "zh-tag" / "Cosyvoice2" / "outputs" / "manifest.jsonl").read_text().splitlines()
+    assert len(kept) == 1  # 2 outputs, at most 1 per system
