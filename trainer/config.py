@@ -46,7 +46,7 @@ class BackboneConfig:
     source: str = "tiny"  # "tiny" / "tiny-qwen-vocab" (offline random CPU model, byte / real Qwen vocabulary), "random-full-size" (the published shapes, random weights: speed checks) or a hub id / folder
     tiny_seed: int = checked(0, f"[0, {MAX_SEED}]")  # seed of the tiny random initialisation
     tower: str = checked("random", choices=TOWER_CHOICES)  # audio tower of a tiny backbone: random | whisper-tiny.en | whisper-base (real pretrained Whisper encoder, frozen; its projection is trained)
-    tower_cache: bool = True  # a real tower's outputs computed once per clip and reused across epochs and judges (evaluators/backbones/tower_cache.py)
+    tower_cache: bool = True  # a frozen tower's outputs (a real one, or a tiny backbone's random one) computed once per clip and reused across epochs and judges (evaluators/backbones/tower_cache.py)
     tower_cache_dir: str | None = None  # also keep the tower outputs on disk here (one safetensors per clip); None = memory only
     dtype: str = checked("float32", choices=("float32", "bfloat16", "float16"))  # float32 | bfloat16 | float16 (weights of the frozen base)
     attn_implementation: str | None = None  # e.g. sdpa, flash_attention_2; None = transformers default

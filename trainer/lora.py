@@ -54,7 +54,8 @@ def load_backbone(cfg: TrainConfig) -> AudioLLM:
     """The configured backbone: tiny (offline random, on a random or real ``backbone.tower``),
     ``random-full-size`` (the published shapes with random weights, built on the GPU when there is
     one: ``evaluators/backbones/full_size.py``) or a real checkpoint in ``backbone.dtype`` (read by ``AudioLLM.from_pretrained``, the one dtype map),
-    frozen; a real tower's outputs are served from the tower cache (``backbone.tower_cache``)."""
+    frozen; a frozen tower's outputs (a real one, or a tiny backbone's random one) are served from the
+    tower cache (``backbone.tower_cache``)."""
     bb = cfg.backbone
     if bb.source in TINY_SOURCES:
         audio_llm = AudioLLM.tiny(bb.name, seed=bb.tiny_seed, vocab=TINY_SOURCES[bb.source], tower=bb.tower)
@@ -68,7 +69,9 @@ def load_backbone(cfg: TrainConfig) -> AudioLLM:
         audio_llm = AudioLLM.from_pretrained(bb.source, backbone=bb.name, dtype=bb.dtype,
                                              attn_implementation=bb.attn_implementation)
     audio_llm.model.requires_grad_(False)
-    if bb.tower != RANDOM_TOWER and bb.tower_cache:
+    # a tiny backbone's random tower is as fixed a function of the clip as a real one (the cache key's
+    # fingerprint covers its weights); a tower trained with the judge turns the cache off (apply_lora)
+    if bb.tower_cache and (bb.tower != RANDOM_TOWER or bb.source in TINY_SOURCES):
         enable_tower_cache(audio_llm.model, disk_dir=bb.tower_cache_dir)
     if bb.gradient_checkpointing:
         audio_llm.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
