@@ -22,6 +22,7 @@ class NvvVerifySettings:
     event_weight: float = checked(1.0, "(0, 1000]")  # cross-entropy weight of boundaries holding any NVV (target or spurious) vs none
     asked_other_copies: int = checked(0, "[0, 44]")  # per training item with a rendered target, copies of the clip asked for another type (wrong-type items by construction; asked_other.py)
     type_threshold: float | None = checked(None, "(0, 1)")  # P(NVV at a boundary) to report a non-target event; None = chosen on the val split after training (max spurious-event F1)
+    presence_threshold: float | None = checked(0.5, "(0, 1)")  # P(target here) at its best boundary to report the target; None = chosen on the val split together with type_gate (max verifier F1; presence_choice.py)
     type_gate: float | None = checked(0.0, "[0, 1)")  # present only where P(target type | some NVV) at its boundary >= this (0 = off); None = chosen on the val split after training (max verifier F1)
     corpus: NvvCorpusConfig = field(default_factory=NvvCorpusConfig)  # synthetic NVV corpus, built when data.corpus_dir has none
 

@@ -22,8 +22,10 @@ from trainer.benchmarks.nvv.card import card_sections
 from trainer.benchmarks.nvv.benchmark_run import SYSTEM, write_benchmark_run
 from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, build_nvv_corpus, unit_times_from_alignment
 from trainer.benchmarks.nvv.corpus_build import build_corpus
+from trainer.benchmarks.nvv.presence_choice import choose_presence
 from trainer.benchmarks.nvv.settings import NvvVerifySettings
-from trainer.benchmarks.nvv.validation import choose_type_gate, choose_type_threshold, validate_nvv_verifier, verifier_scores
+from trainer.benchmarks.nvv.validation import (TYPE_GATE_GRID, choose_type_gate, choose_type_threshold,
+                                               validate_nvv_verifier, verifier_scores)
 from trainer.task import TaskCommands, TaskCorpus, write_report
 
 if TYPE_CHECKING:
@@ -136,8 +138,9 @@ class NvvVerifyTask:
 
     def calibrate(self, judge: NvvVerifierJudge, rows: list[dict], settings: NvvVerifySettings) -> dict:
         """After training: ``type_threshold`` from the config, else chosen on the val split
-        (:func:`choose_type_threshold`); then ``type_gate`` from the config, or chosen on the val
-        split when it is null (:func:`choose_type_gate`)."""
+        (:func:`choose_type_threshold`); then ``presence_threshold`` and ``type_gate`` from the
+        config, or chosen on the val split where null: both together (:func:`choose_presence`) when
+        the threshold is null, else the gate alone (:func:`choose_type_gate`)."""
         fixed = settings.type_threshold
         val = [r for r in rows if r["split"] == "val"]
         if fixed is not None or not val:
@@ -146,8 +149,12 @@ class NvvVerifyTask:
                    "chosen_on": "config" if fixed is not None else "default (no val split)"}
         else:
             out = choose_type_threshold(judge, val)
+        judge.threshold = settings.presence_threshold or 0.5
         judge.type_gate = settings.type_gate or 0.0
-        if settings.type_gate is None and val:
+        if settings.presence_threshold is None and val:
+            gates = TYPE_GATE_GRID if settings.type_gate is None else (judge.type_gate,)
+            out["presence"] = choose_presence(judge, val, gates=gates)
+        elif settings.type_gate is None and val:
             out["type_gate"] = choose_type_gate(judge, val)
         return out
 
