@@ -1,5 +1,6 @@
 """The InstructTTSEval head's log-mel statistics (``instructttseval.mel_statistics``, optionally
-``mel_standardise``d): golden per-bin mean/std, padding invariance, level reaching the head,
+``mel_standardise``d, read alone by the ``mel_only`` dimensions): golden per-bin mean/std, padding
+invariance, level reaching the head,
 batch-norm standardisation (batch statistics while training, running ones when scoring), and the
 judge folder round trip keeping the statistics input (``docs/instructttseval.md``, "What the tower
 hears")."""
@@ -112,3 +113,49 @@ def test_standardised_head_round_trips_and_a_folder_without_the_key_loads_unscal
     del cfg["head"]["mel_standardised"]
     (old / "judge_config.json").write_text(json.dumps(cfg))
     assert load_judge(old).head.mel_norm is None
+
+
+def test_mel_only_dimensions_ignore_the_llm_states_and_the_others_read_them():
+    torch.manual_seed(0)
+    head = AttributeHead(16, VALUES, width=8, mel_bins=3, mel_only=("volume",))
+    audio_mask = torch.tensor([[0, 1, 1, 1, 0, 0]] * 2, dtype=torch.bool)
+    stats = torch.randn(2, 6)
+    a1, _ = head(torch.randn(2, 6, 16), audio_mask, ~audio_mask, stats)
+    a2, _ = head(torch.randn(2, 6, 16), audio_mask, ~audio_mask, stats)
+    k_vol, k_gen = head.dims.index("volume"), head.dims.index("gender")
+    assert torch.allclose(a1[:, k_vol], a2[:, k_vol])          # volume: the statistics alone
+    assert not torch.allclose(a1[:, k_gen], a2[:, k_gen])      # gender: the states too
+    a3, _ = head(torch.randn(2, 6, 16), audio_mask, ~audio_mask, stats + 1.0)
+    assert not torch.allclose(a1[:, k_vol], a3[:, k_vol])      # and the statistics do move volume
+    with pytest.raises(ValueError, match="needs the log-mel statistics"):
+        AttributeHead(16, VALUES, width=8, mel_only=("volume",))
+    with pytest.raises(ValueError, match="unknown dimensions"):
+        AttributeHead(16, VALUES, width=8, mel_bins=3, mel_only=("pich",))
+
+
+def test_mel_only_round_trips_and_older_folders_read_the_states(tmp_path):
+    backbone = AudioLLM.tiny("qwen2_5_omni", seed=0)
+    head = InstructionJudge.new_head(backbone, VALUES, width=16, seed=0, read_mel_statistics=True,
+                                     mel_only=("volume",))
+    judge = InstructionJudge(backbone, head, name="tiny-mel-only")
+    folder = judge.save_pretrained(tmp_path / "judge")
+    cfg = json.loads((folder / "judge_config.json").read_text())
+    assert cfg["head"]["mel_only"] == ["volume"]
+    loaded = load_judge(folder)
+    assert loaded.head.mel_only == ("volume",)
+    inputs = [{"wave": _wave(1.0, 0.1), "instruction": "Speak loudly.", "lang": "en"}]
+    assert abs(judge.score(inputs)[0]["p_true_dimensions"] - loaded.score(inputs)[0]["p_true_dimensions"]) < 1e-6
+    del cfg["head"]["mel_only"]
+    (folder / "judge_config.json").write_text(json.dumps(cfg))
+    assert load_judge(folder).head.mel_only == ()
+
+
+def test_mel_only_setting_is_checked_at_config_load():
+    from evaluators.config_input import FieldError
+    from trainer.benchmarks.instructttseval.settings import InstructFollowSettings
+
+    assert InstructFollowSettings(mel_statistics=True, mel_only=["pitch", "volume"]).mel_only == ["pitch", "volume"]
+    with pytest.raises(FieldError, match="mel_statistics"):
+        InstructFollowSettings(mel_only=["pitch"])
+    with pytest.raises(FieldError, match="unknown dimensions"):
+        InstructFollowSettings(mel_statistics=True, mel_only=["pich"])

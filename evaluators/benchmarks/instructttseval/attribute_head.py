@@ -25,7 +25,10 @@ speech tower (Whisper) normalises level and absolute pitch away, which a linear 
 carries both. With ``standardise_mel`` the statistics are standardised per feature first (batch
 normalisation: batch statistics while training, the running ones when scoring), as the probe's
 regression standardises its inputs: pitch levels differ by small amounts on Whisper's log-mel
-scale beside the LLM states the same classifier reads. Definitions:
+scale beside the LLM states the same classifier reads. With ``mel_only`` the named dimensions'
+audio classifiers read the statistics alone (their pooled LLM states are zeroed): a listener
+judges level, pitch and the voice's sex from the sound itself, and the LLM states beside the
+statistics carry the training voices' identity, which a classifier can memorise instead. Definitions:
 ``docs/benchmarks.md#instructttseval``.
 """
 
@@ -50,10 +53,12 @@ class AttributeHead(nn.Module):
             and std); 0: the hidden states alone.
         standardise_mel: standardise those statistics by a batch norm (``mel_norm``) first; False:
             they are read unscaled (heads saved before the option existed, and the measured recipe).
+        mel_only: dimensions whose audio classifier reads the log-mel statistics alone (needs
+            ``mel_bins > 0``); the others read the pooled states and the statistics.
     """
 
     def __init__(self, hidden_size: int, dimension_values: dict[str, list[str]], width: int = 128,
-                 mel_bins: int = 0, standardise_mel: bool = False):
+                 mel_bins: int = 0, standardise_mel: bool = False, mel_only: tuple[str, ...] = ()):
         super().__init__()
         bad = {d: v for d, v in dimension_values.items() if len(v) < 2 or len(set(v)) != len(v)}
         if bad or not dimension_values:
@@ -61,6 +66,11 @@ class AttributeHead(nn.Module):
         self.dimension_values = {d: list(v) for d, v in dimension_values.items()}
         self.dims = list(self.dimension_values)
         self.width, self.mel_bins = width, int(mel_bins)
+        unknown = [d for d in mel_only if d not in self.dimension_values]
+        if unknown or (mel_only and not self.mel_bins):
+            raise ValueError(f"mel_only {list(mel_only)}: " + (f"unknown dimensions {unknown}" if unknown
+                                                                else "needs the log-mel statistics (mel_bins > 0)"))
+        self.mel_only = tuple(d for d in self.dims if d in mel_only)
         n_dims, n_values = len(self.dims), max(len(v) for v in self.dimension_values.values())
         self.text_conv = nn.Conv1d(hidden_size, hidden_size, kernel_size=7, padding=3)
         self.audio_conv = nn.Conv1d(hidden_size, hidden_size, kernel_size=5, padding=2)
@@ -72,6 +82,10 @@ class AttributeHead(nn.Module):
         self.text_out = nn.Parameter(torch.randn(n_dims, n_values + 1, width) * width ** -0.5)
         self.audio_bias = nn.Parameter(torch.zeros(n_dims, n_values))
         self.text_bias = nn.Parameter(torch.zeros(n_dims, n_values + 1))
+        reads = torch.ones(n_dims, 2 * hidden_size + 2 * self.mel_bins)
+        for d in self.mel_only:
+            reads[self.dims.index(d), : 2 * hidden_size] = 0.0  # pooled states not read
+        self.register_buffer("reads", reads, persistent=False)
         valid = torch.zeros(n_dims, n_values, dtype=torch.bool)
         for k, d in enumerate(self.dims):
             valid[k, : len(self.dimension_values[d])] = True
@@ -116,7 +130,7 @@ class AttributeHead(nn.Module):
                 raise ValueError(f"this head reads {2 * self.mel_bins} log-mel statistics per clip, got "
                                  f"{None if mel_stats is None else tuple(mel_stats.shape)}")
             stats = mel_stats.float() if self.mel_norm is None else self._standardise(mel_stats.float())
-            a = torch.cat([a, stats[:, None, :].expand(-1, a.shape[1], -1)], dim=-1)
+            a = torch.cat([a, stats[:, None, :].expand(-1, a.shape[1], -1)], dim=-1) * self.reads
         a = self.audio_proj(a)
         t = self.text_proj(self._pool(text_h, self.queries[1], text_mask))
         audio = torch.einsum("bdw,dvw->bdv", a, self.audio_out) + self.audio_bias

@@ -104,15 +104,16 @@ class InstructionJudge(JudgePersistence):
 
     @classmethod
     def new_head(cls, backbone: AudioLLM, dimension_values: dict[str, list[str]], width: int = 128,
-                 seed: int = 0, read_mel_statistics: bool = False, standardise_mel: bool = False) -> AttributeHead:
+                 seed: int = 0, read_mel_statistics: bool = False, standardise_mel: bool = False,
+                 mel_only: tuple[str, ...] = ()) -> AttributeHead:
         """A freshly initialised attribute head, on the backbone's device, float32; with
         ``read_mel_statistics`` its audio side also reads the clip's log-mel statistics (with
-        ``standardise_mel``, standardised per feature first)."""
+        ``standardise_mel``, standardised per feature first; ``mel_only`` dimensions read them alone)."""
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             head = AttributeHead(backbone.model.config.get_text_config().hidden_size, dimension_values, width,
                                  mel_bins=backbone.mel_bins if read_mel_statistics else 0,
-                                 standardise_mel=standardise_mel)
+                                 standardise_mel=standardise_mel, mel_only=tuple(mel_only))
         return head.to(backbone.device)
 
     # ---- inputs --------------------------------------------------------------------------------
@@ -198,7 +199,8 @@ class InstructionJudge(JudgePersistence):
                 "verdict_source": self.verdict_source, "threshold": self.threshold,
                 "dimensions": list(DIMENSIONS), "outcomes": list(OUTCOMES), "unsupported": list(self.unsupported),
                 "head": {"width": self.head.width, "dimension_values": self.head.dimension_values,
-                         "mel_bins": self.head.mel_bins, "mel_standardised": self.head.mel_norm is not None},
+                         "mel_bins": self.head.mel_bins, "mel_standardised": self.head.mel_norm is not None,
+                         "mel_only": list(self.head.mel_only)},
                 "read_at": "final prompt token (label rows of the LM head); dimensions: attention-pooled audio "
                            "and text states"}
 
@@ -213,7 +215,8 @@ class InstructionJudge(JudgePersistence):
             raise JudgeFolderError(f"{folder}: judge_config.json head has no dimension_values")
         head = AttributeHead(backbone.model.config.get_text_config().hidden_size, head_cfg["dimension_values"],
                              int(head_cfg.get("width", 128)), mel_bins=int(head_cfg.get("mel_bins", 0)),
-                             standardise_mel=bool(head_cfg.get("mel_standardised", False)))  # older folders: unscaled
+                             standardise_mel=bool(head_cfg.get("mel_standardised", False)),  # older folders: unscaled
+                             mel_only=tuple(head_cfg.get("mel_only", ())))
         head = cls._fit_head(head, tensors, folder).to(backbone.device)
         presets = {lang: JudgePreset.from_dict(d) for lang, d in config["prompts"].items()}
         return cls(backbone, head, presets, verdict_source=config.get("verdict_source", "label_tokens"),

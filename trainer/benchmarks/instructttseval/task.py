@@ -147,7 +147,8 @@ class InstructFollowTask:
     def build_judge(self, backbone: AudioLLM, cfg: TrainConfig) -> InstructionJudge:
         s = cfg.task_config
         head = InstructionJudge.new_head(backbone, dimension_values(), width=s.head_width, seed=cfg.seed,
-                                        read_mel_statistics=s.mel_statistics, standardise_mel=s.mel_standardise)
+                                        read_mel_statistics=s.mel_statistics, standardise_mel=s.mel_standardise,
+                                        mel_only=tuple(s.mel_only))
         return InstructionJudge(backbone, head, trained_presets(cfg.system_prompt), verdict_source=s.verdict_source,
                                 threshold=0.5 if s.threshold is None else s.threshold, max_seconds=cfg.max_seconds, name=cfg.judge_name, seed=cfg.seed)
 
