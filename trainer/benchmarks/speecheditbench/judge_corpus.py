@@ -89,7 +89,7 @@ class JudgeCorpusConfig(StrictFromDict):
     sentence_fraction: tuple[float, float] = (0.1, 0.2)  # val / test share of each language's sentences
     clips_per_speaker: int = 8  # clips per speaker and criterion (even: source + edited pairs)
     criteria: tuple[str, ...] = CRITERIA  # which judges' clips to build
-    source: str = "synthetic"  # synthetic (procedural voices) | real (real speech with emotion-like edits of known amount, emotion / en only, labels by construction; real_corpus.py)
+    source: str = "synthetic"  # synthetic (procedural voices) | real (real speech with emotion-like or delivery-style edits of known amount, criteria [emotion] or [style], en only, labels by construction; real_corpus.py, real_style_corpus.py)
     render_workers: int = 2  # (real) processes rendering and measuring pairs (1: in this process)
 
     def __post_init__(self) -> None:
@@ -111,9 +111,9 @@ class JudgeCorpusConfig(StrictFromDict):
             raise ValueError(f"criteria must be distinct values from {CRITERIA}, got {self.criteria}")
         if self.source not in ("synthetic", "real"):
             raise ValueError(f"source must be 'synthetic' or 'real', got {self.source!r}")
-        if self.source == "real" and (self.languages != ("en",) or self.criteria != ("emotion",)):
-            raise ValueError("source real builds the emotion clips in English only: set languages: [en] and "
-                             "criteria: [emotion]")
+        if self.source == "real" and (self.languages != ("en",) or self.criteria not in (("emotion",), ("style",))):
+            raise ValueError("source real builds the emotion clips in English only, or the style clips: set "
+                             "languages: [en] and criteria: [emotion] or [style]")
         if self.render_workers < 1:
             raise ValueError(f"render_workers must be >= 1, got {self.render_workers}")
 
@@ -366,7 +366,8 @@ def build_judge_corpus(cfg: JudgeCorpusConfig, out: str | Path) -> dict:
     ``scores`` {each of the six styles: 0-4}. Paralinguistic adds ``event_scores`` {breath, laugh,
     cough, sigh: 0-3}, ``events`` [{type, sound, start_s, end_s, level}], and the pair's edit
     ``operation`` ("add" / "remove") and ``event``. ``source: real`` is built by
-    ``real_corpus.build_real_emotion_corpus`` (``corpus_build.build_corpus`` picks one)."""
+    ``real_corpus.build_real_emotion_corpus`` or ``real_style_corpus.build_real_style_corpus``
+    (``corpus_build.build_corpus`` picks one)."""
     if cfg.source == "real":
         raise ValueError("speecheditbench.corpus.source: real is built by corpus_build.build_corpus")
     out = Path(out)

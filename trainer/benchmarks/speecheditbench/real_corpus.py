@@ -31,7 +31,8 @@ Carriers and splits (speakers AND sentences held out): TTS voices are the real I
 corpus's voice split (``real_speech.measured_voices.VOICES``: 14 train, 2 val, 4 test voices), reading
 the synthetic corpus's English sentence split (``sentences.split_sentences``, same seed); human
 speakers (``real_speech.recordings``) split by :data:`HUMAN_SETS`, each reading its own prompts. A
-human recording whose text is a val / test sentence of another split is not used.
+human recording whose text another split reads (a TTS sentence or another human set's prompt) is
+not used.
 """
 
 from __future__ import annotations
@@ -136,6 +137,19 @@ def carriers(split: str, sentences: dict[str, list], exclude_texts: set[str]) ->
     return out
 
 
+def split_texts(sentences: dict[str, list]) -> dict[str, set[str]]:
+    """Every text a split could read (normalised): its TTS sentences and its human sets'
+    recordings. A carrier never reads a text of another split: two human sets can share prompts
+    (the Asterisk it and Menardi it sets both say "Ha lasciato la conferenza")."""
+    return {sp: {_norm(s.text) for s in sentences[sp]}
+            | {_norm(r.text) for rec_set in HUMAN_SETS[sp] for r in human_recordings(rec_set)} for sp in SPLITS}
+
+
+def other_splits_texts(split: str, texts: dict[str, set[str]]) -> set[str]:
+    """The texts of every split but ``split`` (what its carriers must not read)."""
+    return set().union(*(texts[o] for o in SPLITS if o != split))
+
+
 def _edits(labels: tuple[str, str], rng: np.random.Generator) -> tuple[EmotionEdit, EmotionEdit]:
     out = []
     for label in labels:
@@ -147,11 +161,10 @@ def _edits(labels: tuple[str, str], rng: np.random.Generator) -> tuple[EmotionEd
 def plan(cfg, sentences: dict[str, list]) -> list[dict]:
     """Every pair to render: carrier, reading, split, method and the two clips' edits."""
     specs = []
-    texts = {sp: {_norm(s.text) for s in sentences[sp]} for sp in SPLITS}
+    texts = split_texts(sentences)
     per = cfg.clips_per_speaker // 2
     for si, split in enumerate(SPLITS):
-        others = set().union(*(texts[o] for o in SPLITS if o != split))
-        voices = carriers(split, sentences, others)
+        voices = carriers(split, sentences, other_splits_texts(split, texts))
         rng = np.random.default_rng([cfg.seed, si, 23])
         targets = _balanced_pairs(REAL_EMOTIONS, len(voices) * per, rng, source_only=("neutral",))
         orders = {v.name: [int(i) for i in rng.permutation(len(v.readings))] for v in voices}
