@@ -1,7 +1,9 @@
 """Emotion accuracy of a judge on the real-audio SpeechEditBench corpus, by carrier (TTS / human),
 edit method (engine / dsp), speaker and label: the rows of ``<corpus>/emotion.jsonl`` joined by id
 with the ``<report>.predictions.jsonl`` that ``omnijudge validate speecheditbench --out <report>``
-writes. Labels are by construction (docs/speecheditbench.md).
+writes. For a style corpus (``<corpus>/style.jsonl``): the decision agreement (target-style score
+>= 3 on both sides) by carrier, speaker, rendered style, its level and the asked target. Labels are
+by construction (docs/speecheditbench.md).
 
     python scripts/speecheditbench_real_breakdown.py --corpus DIR --predictions REPORT.predictions.jsonl
 """
@@ -35,12 +37,30 @@ def breakdown(corpus: Path, predictions: Path) -> dict[str, dict[str, tuple[int,
     return {k: {g: tuple(v) for g, v in sorted(cells.items())} for k, cells in out.items()}
 
 
+def style_breakdown(corpus: Path, predictions: Path) -> dict[str, dict[str, tuple[int, int]]]:
+    """{grouping: {group: (agreeing decisions, questions)}} over the style questions with a prediction."""
+    rows = {r["id"]: r for r in _read(corpus / "style.jsonl")}
+    out: dict[str, dict[str, list[int]]] = {k: defaultdict(lambda: [0, 0]) for k in
+                                             ("carrier", "speaker", "style", "strength", "target", "filler")}
+    for p in _read(predictions):
+        clip, _, target = p["id"].partition("#")
+        row = rows.get(clip)
+        if row is None or not target:
+            continue
+        hit = int((int(p["target_style_score"]) >= 3) == (row["scores"][target] >= 3))
+        for key, cells in out.items():
+            cells[str(target if key == "target" else row.get(key))][0] += hit
+            cells[str(target if key == "target" else row.get(key))][1] += 1
+    return {k: {g: tuple(v) for g, v in sorted(cells.items())} for k, cells in out.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", required=True, type=Path, help="the real-audio corpus folder")
     ap.add_argument("--predictions", required=True, type=Path, help="<report>.predictions.jsonl of validate")
     args = ap.parse_args()
-    for key, cells in breakdown(args.corpus, args.predictions).items():
+    style = (args.corpus / "style.jsonl").is_file() and not (args.corpus / "emotion.jsonl").is_file()
+    for key, cells in (style_breakdown if style else breakdown)(args.corpus, args.predictions).items():
         print(f"{key}: " + ", ".join(f"{g} {c / n:.3f} ({c}/{n})" for g, (c, n) in cells.items()))
 
 

@@ -190,3 +190,24 @@ def test_small_real_style_corpus_keeps_measured_pairs(tmp_path):
     speakers = {sp: {r["speaker"] for r in rows if r["split"] == sp} for sp in ("train", "val", "test")}
     assert not speakers["train"] & speakers["test"] and not speakers["val"] & speakers["test"]
     assert summary["source"] == "real" and summary["criteria"]["style"]["clips"] == len(rows)
+
+
+def test_breakdown_script_counts_style_decisions(tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "speecheditbench_real_breakdown.py"
+    spec = importlib.util.spec_from_file_location("speecheditbench_real_breakdown", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rows = [{"id": "a", "carrier": "tts", "speaker": "v1", "style": "dramatic", "strength": 4, "filler": False,
+             "scores": style_scores("dramatic", 4)},
+            {"id": "b", "carrier": "human", "speaker": "h1", "style": "intimate", "strength": 0, "filler": False,
+             "scores": style_scores("intimate", 0)}]
+    (tmp_path / "style.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    preds = [{"id": "a#dramatic", "target_style_score": 4}, {"id": "a#intimate", "target_style_score": 3},
+             {"id": "b#intimate", "target_style_score": 0}, {"id": "zz#dramatic", "target_style_score": 4}]
+    (tmp_path / "p.jsonl").write_text("".join(json.dumps(p) + "\n" for p in preds))
+    out = mod.style_breakdown(tmp_path, tmp_path / "p.jsonl")
+    assert out["carrier"] == {"human": (1, 1), "tts": (1, 2)}
+    assert out["target"] == {"dramatic": (1, 1), "intimate": (1, 2)}
