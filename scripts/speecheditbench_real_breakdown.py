@@ -54,6 +54,26 @@ def style_breakdown(corpus: Path, predictions: Path) -> dict[str, dict[str, tupl
     return {k: {g: tuple(v) for g, v in sorted(cells.items())} for k, cells in out.items()}
 
 
+def named_style(corpus: Path, predictions: Path, min_level: int = 2) -> tuple[int, int]:
+    """(clips whose highest predicted score is at their rendered style, clips) over the clips
+    rendered at level >= ``min_level`` with all six styles asked (``validate`` asks all six);
+    ties go to the first style in the order asked. Chance is 1/6."""
+    rows = {r["id"]: r for r in _read(corpus / "style.jsonl")}
+    asked: dict[str, dict[str, int]] = defaultdict(dict)
+    for p in _read(predictions):
+        clip, _, target = p["id"].partition("#")
+        if clip in rows and target:
+            asked[clip][target] = int(p["target_style_score"])
+    hits = n = 0
+    for clip, scores in asked.items():
+        row = rows[clip]
+        if row["strength"] < min_level or len(scores) < 6:
+            continue
+        n += 1
+        hits += int(max(scores, key=scores.get) == row["style"])
+    return hits, n
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", required=True, type=Path, help="the real-audio corpus folder")
@@ -62,6 +82,9 @@ def main() -> None:
     style = (args.corpus / "style.jsonl").is_file() and not (args.corpus / "emotion.jsonl").is_file()
     for key, cells in (style_breakdown if style else breakdown)(args.corpus, args.predictions).items():
         print(f"{key}: " + ", ".join(f"{g} {c / n:.3f} ({c}/{n})" for g, (c, n) in cells.items()))
+    if style:
+        hits, n = named_style(args.corpus, args.predictions)
+        print(f"highest score at the rendered style (level >= 2): {hits / max(n, 1):.3f} ({hits}/{n}; chance 0.167)")
 
 
 if __name__ == "__main__":

@@ -211,3 +211,6 @@ def test_breakdown_script_counts_style_decisions(tmp_path):
     out = mod.style_breakdown(tmp_path, tmp_path / "p.jsonl")
     assert out["carrier"] == {"human": (1, 1), "tts": (1, 2)}
     assert out["target"] == {"dramatic": (1, 1), "intimate": (1, 2)}
+    six = [{"id": f"a#{t}", "target_style_score": 4 if t == "dramatic" else 1} for t in STYLES]
+    (tmp_path / "p6.jsonl").write_text("".join(json.dumps(p) + "\n" for p in six + preds[2:]))
+    assert mod.named_style(tmp_path, tmp_path / "p6.jsonl") == (1, 1)   # clip b: level 0, not counted
