@@ -55,9 +55,10 @@ def style_breakdown(corpus: Path, predictions: Path) -> dict[str, dict[str, tupl
 
 
 def named_style(corpus: Path, predictions: Path, min_level: int = 2) -> tuple[int, int]:
-    """(clips whose highest predicted score is at their rendered style, clips) over the clips
-    rendered at level >= ``min_level`` with all six styles asked (``validate`` asks all six);
-    ties go to the first style in the order asked. Chance is 1/6."""
+    """(clips whose rendered style gets a predicted score above every other style's, clips) over
+    the clips rendered at level >= ``min_level`` with all six styles asked (``validate`` asks all
+    six). A tie at the top is a miss (``validate`` asks the rendered style first, so breaking ties
+    by order would credit a judge that answers one score to everything). Chance is at most 1/6."""
     rows = {r["id"]: r for r in _read(corpus / "style.jsonl")}
     asked: dict[str, dict[str, int]] = defaultdict(dict)
     for p in _read(predictions):
@@ -70,7 +71,8 @@ def named_style(corpus: Path, predictions: Path, min_level: int = 2) -> tuple[in
         if row["strength"] < min_level or len(scores) < 6:
             continue
         n += 1
-        hits += int(max(scores, key=scores.get) == row["style"])
+        own = scores.get(row["style"], -1)
+        hits += int(all(own > v for k, v in scores.items() if k != row["style"]))
     return hits, n
 
 
@@ -84,7 +86,8 @@ def main() -> None:
         print(f"{key}: " + ", ".join(f"{g} {c / n:.3f} ({c}/{n})" for g, (c, n) in cells.items()))
     if style:
         hits, n = named_style(args.corpus, args.predictions)
-        print(f"highest score at the rendered style (level >= 2): {hits / max(n, 1):.3f} ({hits}/{n}; chance 0.167)")
+        print(f"rendered style scored above the other five (level >= 2): {hits / max(n, 1):.3f} ({hits}/{n}; "
+              f"chance at most 0.167)")
 
 
 if __name__ == "__main__":

@@ -214,3 +214,6 @@ def test_breakdown_script_counts_style_decisions(tmp_path):
     six = [{"id": f"a#{t}", "target_style_score": 4 if t == "dramatic" else 1} for t in STYLES]
     (tmp_path / "p6.jsonl").write_text("".join(json.dumps(p) + "\n" for p in six + preds[2:]))
     assert mod.named_style(tmp_path, tmp_path / "p6.jsonl") == (1, 1)   # clip b: level 0, not counted
+    ties = [{**p, "target_style_score": 0} for p in six]   # one answer to everything names nothing
+    (tmp_path / "p0.jsonl").write_text("".join(json.dumps(p) + "\n" for p in ties))
+    assert mod.named_style(tmp_path, tmp_path / "p0.jsonl") == (0, 1)
