@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
-    from evaluators.benchmarks.speecheditbench.scorer import score_speecheditbench
+    from evaluators.benchmarks.speecheditbench.scorer import EditScoring, score_speecheditbench
+    from evaluators.run_options import RunOptions
     from trainer.benchmarks.speecheditbench.corpus import SYSTEM, build_edited_corpus
 
     work = Path(tempfile.mkdtemp(prefix="seb_bench_"))
@@ -103,9 +104,10 @@ def main(argv: list[str] | None = None) -> int:
         providers = ProviderSet(**({"asr": args.asr} if args.asr else {}), **({"scene": args.scene} if args.scene else {}))
         spent.clear()
         t0 = time.perf_counter()
-        result = score_speecheditbench(items, outputs, work / name, providers=providers, manifest=manifest,
-                                       source_root=corpus, tasks=args.tasks, n_resamples=1000, num_workers=workers,
-                                       chunk=args.chunk)
+        scoring = EditScoring(manifest=manifest, source_root=corpus, tasks=args.tasks, n_resamples=1000,
+                              chunk=args.chunk)
+        result = score_speecheditbench(items, outputs, work / name, providers=providers, scoring=scoring,
+                                       run=RunOptions(num_workers=workers))
         return time.perf_counter() - t0, result
 
     run("warm-up", 0)

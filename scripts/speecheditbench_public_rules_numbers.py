@@ -27,7 +27,7 @@ import opencc
 import evaluators.benchmarks.speecheditbench.criteria as C
 import evaluators.benchmarks.speecheditbench.prosody as P
 import evaluators.benchmarks.speecheditbench.text as T
-from evaluators.benchmarks.speecheditbench.scorer import score_speecheditbench
+from evaluators.benchmarks.speecheditbench.scorer import EditScoring, score_speecheditbench
 from trainer.benchmarks.speecheditbench.corpus import SYSTEM, build_edited_corpus
 
 TASKS = ["content", "emotion", "style", "paralinguistic", "prosody", "compositional"]
@@ -92,7 +92,7 @@ def main() -> None:
         for rules in ("before", "after"):
             with previous_rules() if rules == "before" else contextlib.nullcontext():
                 result = score_speecheditbench(root / "corpus" / "data", outputs, root / f"{name}-{rules}".replace(" ", "_"),
-                                               manifest=manifest, tasks=TASKS, n_resamples=100)
+                                               scoring=EditScoring(manifest=manifest, tasks=TASKS, n_resamples=100))
             table[(name, rules)] = rates(result)
     print("| manifest | task | TS before | TS after | PS before | PS after | JS before | JS after |")
     print("|---|---|---|---|---|---|---|---|")

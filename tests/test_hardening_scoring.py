@@ -239,7 +239,7 @@ def test_instructttseval_items_leading_outside_outputs_are_their_own_error_rows(
 
 
 def test_speecheditbench_sample_ids_leading_outside_outputs_are_their_own_error_rows(tmp_path):
-    from evaluators.benchmarks.speecheditbench.scorer import score_speecheditbench
+    from evaluators.benchmarks.speecheditbench.scorer import EditScoring, score_speecheditbench
     from trainer.benchmarks.speecheditbench.corpus import SYSTEM, build_edited_corpus
 
     build_edited_corpus(tmp_path, seed=0)
@@ -248,8 +248,8 @@ def test_speecheditbench_sample_ids_leading_outside_outputs_are_their_own_error_
     hostile = [dict(rows[0], sample_id="../../../../secret"), dict(rows[1], sample_id="y" * 3000)]
     samples.write_text("".join(json.dumps(r) + "\n" for r in rows + hostile))
     outputs = tmp_path / "outputs" / SYSTEM
-    result = score_speecheditbench(tmp_path / "data", outputs, tmp_path / "res", manifest=outputs / "manifest.jsonl",
-                                   tasks=["content"], n_resamples=50)
+    result = score_speecheditbench(tmp_path / "data", outputs, tmp_path / "res", scoring=EditScoring(
+        manifest=outputs / "manifest.jsonl", tasks=["content"], n_resamples=50))
     by_id = {r["sample_id"]: r for r in result["rows"]}
     assert by_id["../../../../secret"]["error_kind"] == "item" and "leads outside" in by_id["../../../../secret"]["error"]
     assert "file name of" in by_id["y" * 3000]["error"]

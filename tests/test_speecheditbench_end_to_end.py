@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from evaluators.benchmarks.speecheditbench.metrics import metrics_from_files
-from evaluators.benchmarks.speecheditbench.scorer import score_speecheditbench
+from evaluators.benchmarks.speecheditbench.scorer import EditScoring, score_speecheditbench
+from evaluators.run_options import RunOptions
 from trainer.benchmarks.speecheditbench.corpus import SYSTEM, build_edited_corpus
 
 FAST_TASKS = ["content", "emotion", "style", "paralinguistic", "prosody", "compositional"]
@@ -25,10 +26,10 @@ def _truth(root):
     return {(r["task"], r["sample_id"]): r for r in map(json.loads, (root / "truth.jsonl").open())}
 
 
-def _score(root, out, tasks=FAST_TASKS, **kw):
+def _score(root, out, tasks=FAST_TASKS, num_workers=0, **kw):
     outputs = root / "outputs" / SYSTEM
-    return score_speecheditbench(root / "data", outputs, out, manifest=outputs / "manifest.jsonl", tasks=tasks,
-                                 n_resamples=200, **kw)
+    scoring = EditScoring(manifest=outputs / "manifest.jsonl", tasks=tasks, n_resamples=200, **kw)
+    return score_speecheditbench(root / "data", outputs, out, scoring=scoring, run=RunOptions(num_workers=num_workers))
 
 
 def test_every_criterion_decides_as_built(corpus, tmp_path):
@@ -133,8 +134,8 @@ def test_providers_run_for_real_and_a_rerun_reads_their_caches(corpus, tmp_path,
         providers = ProviderSet(**tiny_providers, batch_size=4)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = score_speecheditbench(items, outputs, out, providers=providers, tasks=["speaker", "acoustic"],
-                                           thresholds=thresholds, n_resamples=100)
+            result = score_speecheditbench(items, outputs, out, providers=providers, scoring=EditScoring(
+                tasks=["speaker", "acoustic"], thresholds=thresholds, n_resamples=100))
         return result, providers
 
     first, providers = run()
@@ -182,16 +183,16 @@ def test_a_local_judge_answers_where_the_manifest_has_no_verdict(corpus, tmp_pat
     manifest = tmp_path / "manifest.jsonl"
     manifest.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "emotion"}) + "\n" for r in rows))
     judge = load_edit_judge("emotion", "seb-emotion", base="tiny")
-    result = score_speecheditbench(corpus / "data", outputs, tmp_path / "run", manifest=manifest,
-                                   judges={"emotion": judge}, tasks=["emotion"], n_resamples=100)
+    result = score_speecheditbench(corpus / "data", outputs, tmp_path / "run", judges={"emotion": judge},
+                                   scoring=EditScoring(manifest=manifest, tasks=["emotion"], n_resamples=100))
     for row in result["rows"]:
         assert row["uses"]["judge:emotion"] == json.dumps(judge.provenance(), sort_keys=True)
         taxonomy = "playfulness" if row["language"] == "zh" else "excited"
         assert taxonomy in row["diagnostics"]["emotion_probs"]
         assert row["target_success"] == (row["diagnostics"]["predicted_emotion"] == row["diagnostics"]["target_emotion"])
     # no judge and no verdict: the item's row says so (emotion counts it as a failure, as published)
-    bare = score_speecheditbench(corpus / "data", outputs, tmp_path / "bare", manifest=manifest, tasks=["emotion"],
-                                 n_resamples=100)
+    bare = score_speecheditbench(corpus / "data", outputs, tmp_path / "bare",
+                                 scoring=EditScoring(manifest=manifest, tasks=["emotion"], n_resamples=100))
     assert all(r["target_success"] is False and "no emotion judge given" in r["error"] for r in bare["rows"])
 
 
@@ -204,8 +205,8 @@ def test_scene_and_dnsmos_values_from_the_manifest_replace_their_providers(corpu
                                        "source_dnsmos": {"sig": 3.1, "bak": 2.0, "ovrl": 2.5}}}
     manifest = tmp_path / "manifest.jsonl"
     manifest.write_text("".join(json.dumps({**r, **given.get(r["sample_id"], {})}) + "\n" for r in rows))
-    result = score_speecheditbench(corpus / "data", outputs, tmp_path / "run", manifest=manifest, tasks=["acoustic"],
-                                   n_resamples=100)
+    result = score_speecheditbench(corpus / "data", outputs, tmp_path / "run",
+                                   scoring=EditScoring(manifest=manifest, tasks=["acoustic"], n_resamples=100))
     by_id = {r["sample_id"]: r for r in result["rows"]}
     crowd, enhanced = by_id["acoustic_noise_crowd"], by_id["acoustic_enhance_done"]
     assert crowd["target_success"] is True and crowd["uses"]["scene"] == "manifest"

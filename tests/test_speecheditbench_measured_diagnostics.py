@@ -15,7 +15,7 @@ from test_speecheditbench_diagnostics import tiny_utmos  # noqa: F401 - the stan
 from evaluators.benchmarks.speecheditbench.breakdowns import subtype
 from evaluators.benchmarks.speecheditbench.items import EditItem
 from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
-from evaluators.benchmarks.speecheditbench.scorer import item_fields, score_speecheditbench
+from evaluators.benchmarks.speecheditbench.scorer import EditScoring, item_fields, score_speecheditbench
 from evaluators.item_audio import read_item_audio
 
 
@@ -130,8 +130,8 @@ def test_a_rerun_keeps_utmos_rows_and_leaving_utmos_out_remeasures(corpus, utmos
 
     def run(**kw):
         providers = ProviderSet(**kw)
-        result = score_speecheditbench(corpus / "data", outputs, out, providers=providers, tasks=["style"],
-                                       manifest=outputs / "manifest.jsonl", n_resamples=50)
+        result = score_speecheditbench(corpus / "data", outputs, out, providers=providers, scoring=EditScoring(
+            tasks=["style"], manifest=outputs / "manifest.jsonl", n_resamples=50))
         return result, providers
 
     with one_thread():
@@ -178,8 +178,8 @@ def test_source_similarity_with_the_speaker_model(corpus, tiny_wavlm, tmp_path):
     outputs, out = _outputs(corpus), tmp_path / "run"
     providers = ProviderSet(speaker=str(tiny_wavlm), source_similarity=True, batch_size=4)
     with one_thread():
-        result = score_speecheditbench(corpus / "data", outputs, out, providers=providers, tasks=["style"],
-                                       manifest=outputs / "manifest.jsonl", n_resamples=50)
+        result = score_speecheditbench(corpus / "data", outputs, out, providers=providers, scoring=EditScoring(
+            tasks=["style"], manifest=outputs / "manifest.jsonl", n_resamples=50))
         sources = {i.sample_id: i.source for i in load_items(corpus / "data", ["style"])}
         model = WavLMSpeaker.from_pretrained(tiny_wavlm)
         found = result["rows"]

@@ -74,7 +74,8 @@ def cmd_score(args) -> int:
     from evaluators.benchmarks.speecheditbench.judges import load_edit_judge
     from evaluators.benchmarks.speecheditbench.metrics import format_markdown
     from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
-    from evaluators.benchmarks.speecheditbench.scorer import score_speecheditbench
+    from evaluators.benchmarks.speecheditbench.scorer import EditScoring, score_speecheditbench
+    from evaluators.run_options import RunOptions
     from evaluators.runtime_options import runtime_from_args
     from evaluators.benchmarks.speecheditbench.scorer import RESULT_NAMES
     from evaluators.score_command import benchmark_num_workers, check_results_folder
@@ -95,12 +96,13 @@ def cmd_score(args) -> int:
     judges = {c: load_edit_judge(c, s, runtime, args.backbone, args.base) for c, s in specs.items()}
     ids = {c: judge_identity(s) + (f"@base={args.base}" if args.base and not Path(s).is_dir() else "")
            for c, s in specs.items()}
-    result = score_speecheditbench(
-        args.items, args.outputs, args.out, providers=providers, judges=judges, judge_ids=ids,
-        manifest=args.manifest, tasks=args.tasks, system=args.system, speed_duration=args.speed_duration,
-        source_root=args.source_root, batch_size=args.batch_size, retry_errors=args.retry_errors,
-        allow_truncated=args.allow_truncated, missing_as_failure=args.missing_as_failure,
-        num_workers=benchmark_num_workers(args, None))
+    scoring = EditScoring(manifest=args.manifest, tasks=args.tasks, system=args.system,
+                          speed_duration=args.speed_duration, source_root=args.source_root,
+                          missing_as_failure=args.missing_as_failure)
+    run = RunOptions(batch_size=args.batch_size, num_workers=benchmark_num_workers(args, None),
+                     retry_errors=args.retry_errors, allow_truncated=args.allow_truncated)
+    result = score_speecheditbench(args.items, args.outputs, args.out, providers=providers, judges=judges,
+                                   judge_ids=ids, scoring=scoring, run=run)
     print(format_markdown({result["system"]: result["report"]}))
     n_err = sum(1 for r in result["rows"] if r.get("error") and not r.get("missing"))
     n_missing = sum(1 for r in result["rows"] if r.get("missing"))

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import evaluators.benchmarks.speecheditbench.criteria as C
@@ -51,8 +52,9 @@ from evaluators.benchmarks.speecheditbench.prosody import warm_f0_tracker
 from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
 from evaluators.benchmarks.speecheditbench.thresholds import PUBLIC, Thresholds
 from evaluators.output_lock import output_lock
-from evaluators.engine import EngineOptions, score_work
+from evaluators.engine import score_work
 from evaluators.rows_file import read_done_rows, replace_file
+from evaluators.run_options import RunOptions
 
 #: Tasks whose failed measurements count as failures in the public evaluator (others are left out).
 ERRORS_FAIL = ("content", "emotion", "style", "paralinguistic")
@@ -60,6 +62,30 @@ ERRORS_FAIL = ("content", "emotion", "style", "paralinguistic")
 
 #: What ``score_speecheditbench`` writes into its results folder.
 RESULT_NAMES = ("scores.jsonl", "scores.jsonl.lock", "table.json", "table.md", "radar.png", "cache")
+
+
+@dataclass(frozen=True)
+class EditScoring:
+    """What one SpeechEditBench run scores and how it reports (the options beside :class:`RunOptions`).
+
+    ``manifest``: JSONL of values supplied with the outputs (``manifest.ManifestValues``); ``tasks``:
+    only these tasks (None: all); ``system``: the name rows and tables carry (None: the outputs
+    folder's name); ``thresholds``: the criteria's thresholds (``thresholds.PUBLIC``: the public
+    evaluator's); ``speed_duration``: a speed edit's duration, ``"speech"`` (speech-active seconds,
+    Silero VAD; the paper) or ``"file"`` (whole-file seconds; the public evaluator); ``source_root``:
+    the folder the items' audio paths are relative to (None: found from the item file upwards);
+    ``chunk``: items per engine pool (measured together); ``missing_as_failure``: a missing output
+    counts as a failure in the tables; ``n_resamples``: bootstrap resamples of the CIs."""
+
+    manifest: str | Path | None = None
+    tasks: list[str] | None = None
+    system: str | None = None
+    thresholds: Thresholds = PUBLIC
+    speed_duration: str = "speech"
+    source_root: str | Path | None = None
+    chunk: int = 32
+    missing_as_failure: bool = False
+    n_resamples: int = 10_000
 
 
 def item_fields(item: EditItem, system: str) -> dict:
@@ -220,14 +246,15 @@ class EditRows:
         return self.finish(job, job)
 
 
-def score_rows(items: list[EditItem], outputs: Path, scores_path: Path, system: str, providers: ProviderSet,
-               judges: dict, judge_ids: dict, manifest: ManifestValues, th: Thresholds = PUBLIC,
-               speed_duration: str = "speech", chunk: int = 32, batch_size: int = 8,
-               retry_errors: bool = False, allow_truncated: bool = False, num_workers: int = 0) -> list[dict]:
-    """Measure and evaluate the items whose row is not already done, ``chunk`` at a time, on the
-    scoring engine: their audio read and signals measured by ``num_workers`` data-loader processes
-    (0: in this one); returns the latest row of every item, in item order."""
+def score_rows(items: list[EditItem], outputs: Path, scores_path: Path, system: str, measurer: MeasurementPass,
+               scoring: EditScoring = EditScoring(), run: RunOptions = RunOptions()) -> list[dict]:
+    """Measure (``measurer``: the providers, manifest values and judges) and evaluate the items whose
+    row is not already done, ``scoring.chunk`` at a time, on the scoring engine: their audio read and
+    signals measured by ``run.num_workers`` data-loader processes (0: in this one); error rows are
+    measured again with ``run.retry_errors``. Returns the latest row of every item, in item order."""
     key = lambda r: r["id"]  # noqa: E731
+    providers, manifest, judge_ids = measurer.providers, measurer.manifest, measurer.judge_ids
+    th, speed_duration = scoring.thresholds, scoring.speed_duration
     done = {r["id"]: r for r in read_done_rows(scores_path)}
     todo: list[Job] = []
     missing_rows: list[dict] = []
@@ -235,7 +262,7 @@ def score_rows(items: list[EditItem], outputs: Path, scores_path: Path, system: 
         uses = planned_uses(item, providers, judge_ids, manifest, th, speed_duration)
         old = done.get(f"{item.task}/{item.sample_id}")
         if old is not None and not old.get("missing") and old.get("uses") == uses \
-                and not (retry_errors and "error" in old):
+                and not (run.retry_errors and "error" in old):
             continue
         try:
             path, problem = resolve_output(item, outputs), None
@@ -256,14 +283,13 @@ def score_rows(items: list[EditItem], outputs: Path, scores_path: Path, system: 
         job.measured.speed_duration = speed_duration
         todo.append(job)
     scores_path.parent.mkdir(parents=True, exist_ok=True)
-    if num_workers > 1 and any(needs_f0(job) for job in todo):
+    if run.num_workers > 1 and any(needs_f0(job) for job in todo):
         warm_f0_tracker()
-    options = EngineOptions(batch_size=batch_size, num_workers=num_workers, pool_size=chunk, vad=False)
     with scores_path.open("a", encoding="utf-8") as out:
         if missing_rows:
             _write_rows(out, missing_rows)
-        score_work(MeasurementPass(providers, manifest, judges, judge_ids), todo,
-                   EditRows(system, th, speed_duration, allow_truncated), out, options)
+        score_work(measurer, todo, EditRows(system, th, speed_duration, run.allow_truncated), out,
+                   run.engine(pool_size=scoring.chunk, vad=False))
     latest: dict[str, dict] = {}
     for r in read_done_rows(scores_path):
         latest[key(r)] = r  # a later row (re-measured, or an output that appeared) replaces an older one
@@ -280,23 +306,21 @@ def _compact(scores_path: Path, latest: dict[str, dict]) -> None:
 
 def score_speecheditbench(items_path: str | Path, outputs: str | Path, out_dir: str | Path, *,
                           providers: ProviderSet | None = None, judges: dict | None = None,
-                          judge_ids: dict | None = None, manifest: str | Path | None = None,
-                          tasks: list[str] | None = None, system: str | None = None,
-                          thresholds: Thresholds = PUBLIC, speed_duration: str = "speech",
-                          source_root: str | Path | None = None, chunk: int = 32, batch_size: int = 8,
-                          retry_errors: bool = False, allow_truncated: bool = False,
-                          missing_as_failure: bool = False, n_resamples: int = 10_000, num_workers: int = 0) -> dict:
+                          judge_ids: dict | None = None, scoring: EditScoring = EditScoring(),
+                          run: RunOptions = RunOptions()) -> dict:
     """Score one system's outputs for every item; write ``scores.jsonl``, ``table.json|.md`` and
-    ``radar.png`` into ``out_dir``. Returns ``{"system", "report", "rows"}``. ``num_workers``:
-    data-loader processes for the audio and signal half (:func:`score_rows`)."""
+    ``radar.png`` into ``out_dir``. Returns ``{"system", "report", "rows"}``. ``scoring``: what is
+    scored and how it reports (:class:`EditScoring`); ``run``: batch size, data-loader processes for
+    the audio and signal half, error retries and truncated files (:func:`score_rows`)."""
     from evaluators.benchmarks.speecheditbench.metrics import format_markdown, plot_radar, system_report
 
+    thresholds, speed_duration = scoring.thresholds, scoring.speed_duration
     if speed_duration not in ("speech", "file"):
         raise ValueError(f"speed_duration {speed_duration!r} is not speech or file")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    items = load_items(items_path, tasks, source_root)
-    system = system or Path(outputs).resolve().name
+    items = load_items(items_path, scoring.tasks, scoring.source_root)
+    system = scoring.system or Path(outputs).resolve().name
     providers = providers or ProviderSet()
     if providers.cache_dir is None:
         providers.cache_dir = out_dir / "cache"
@@ -305,10 +329,9 @@ def score_speecheditbench(items_path: str | Path, outputs: str | Path, out_dir: 
     # what rows record as each judge: given by the CLI (spec + weights hash), else its provenance
     judge_ids = judge_ids or {c: json.dumps(j.provenance(), sort_keys=True) for c, j in judges.items()}
     with output_lock(scores_path):
-        rows = score_rows(items, Path(outputs), scores_path, system, providers, judges, judge_ids,
-                          ManifestValues.load(manifest), thresholds, speed_duration, chunk, batch_size,
-                          retry_errors, allow_truncated, num_workers)
-    report = system_report(rows, missing_as_failure=missing_as_failure, n_resamples=n_resamples)
+        measurer = MeasurementPass(providers, ManifestValues.load(scoring.manifest), judges, judge_ids)
+        rows = score_rows(items, Path(outputs), scores_path, system, measurer, scoring, run)
+    report = system_report(rows, missing_as_failure=scoring.missing_as_failure, n_resamples=scoring.n_resamples)
     report["thresholds"] = thresholds.as_dict()
     report["speed_duration"] = speed_duration
     tables = {system: report}
