@@ -23,6 +23,7 @@ import torch
 from evaluators.backbones import AudioLLM
 from evaluators.benchmarks.instructttseval.judge import InstructionJudge
 from evaluators.benchmarks.instructttseval.scorer import score_instructttseval
+from evaluators.run_options import RunOptions
 from evaluators.judges.registry import load_judge
 from trainer.benchmarks.instructttseval.corpus import InstructCorpusConfig, build_instruct_corpus, write_benchmark_items
 
@@ -48,11 +49,11 @@ def main() -> None:
         items, outputs = bench[f"items_{args.lang}"], bench["outputs"]
         clips = sorted(outputs.rglob("*.wav"))
         audio_s = sum(sf.info(p).duration for p in clips)
-        score_instructttseval(judge, items, outputs, tmp / "warm", batch_size=4, n_resamples=100)
+        score_instructttseval(judge, items, outputs, tmp / "warm", n_resamples=100, run=RunOptions(batch_size=4))
         results = {}
         for bs in (1, args.batch_size):
             t = time.perf_counter()
-            score_instructttseval(judge, items, outputs, tmp / f"b{bs}", batch_size=bs, n_resamples=100)
+            score_instructttseval(judge, items, outputs, tmp / f"b{bs}", n_resamples=100, run=RunOptions(batch_size=bs))
             dt = time.perf_counter() - t
             rows = {(r["id"], r["task"]): r for r in map(json.loads, open(tmp / f"b{bs}" / "scores.jsonl"))}
             results[bs] = (rows, dt)

@@ -212,6 +212,7 @@ def test_confined_path_golden(tmp_path, relative, ok):
 def test_instructttseval_items_leading_outside_outputs_are_their_own_error_rows(tmp_path):
     from evaluators.benchmarks.instructttseval.judge import InstructionJudge
     from evaluators.benchmarks.instructttseval.scorer import score_instructttseval
+    from evaluators.run_options import RunOptions
 
     backbone = AudioLLM.tiny("qwen2_5_omni", seed=0)
     judge = InstructionJudge(backbone, InstructionJudge.new_head(backbone, {"gender": ["male", "female"]}, width=16,
@@ -228,7 +229,8 @@ def test_instructttseval_items_leading_outside_outputs_are_their_own_error_rows(
             {"id": long_id, "text": "Hi.", "APS": {"instruction": "gender: Male."}}]
     items = tmp_path / "items.jsonl"
     items.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    result = score_instructttseval(judge, items, outputs, tmp_path / "res", n_resamples=50, num_workers=0)
+    result = score_instructttseval(judge, items, outputs, tmp_path / "res", n_resamples=50,
+                                   run=RunOptions(num_workers=0))
     by_id = {r["id"]: r for r in result["rows"]}
     assert isinstance(by_id["en_0"]["judge_score"], bool)
     assert by_id["en_1"]["judge_score"] is None and "leads outside" in by_id["en_1"]["error"]

@@ -22,6 +22,7 @@ from evaluators.benchmarks.instructttseval.prompts import (
     public_template_for_format,
 )
 from evaluators.benchmarks.instructttseval.scorer import score_instructttseval
+from evaluators.run_options import RunOptions
 from evaluators.judges.presets import get_preset
 from evaluators.judges.registry import load_judge
 from evaluators.judges.verbalizer import VerbalizerJudge
@@ -144,7 +145,7 @@ def test_scorer_rows_nulls_and_resume(tiny_judge, tmp_path):
             else:
                 sf.write(path, _wave(1.0 + k, 150 + 30 * k, k), 16000)
     out = tmp_path / "results"
-    result = score_instructttseval(tiny_judge, items, outputs, out, batch_size=4, n_resamples=200)
+    result = score_instructttseval(tiny_judge, items, outputs, out, n_resamples=200, run=RunOptions(batch_size=4))
     rows = [json.loads(x) for x in (out / "scores.jsonl").read_text().splitlines()]
     assert len(rows) == 9
     nulls = {(r["id"], r["task"]): r["error"] for r in rows if r["judge_score"] is None}
@@ -162,19 +163,19 @@ def test_scorer_rows_nulls_and_resume(tiny_judge, tmp_path):
     assert (out / "table.md").read_text().startswith("| system | APS | DSD | RP | Avg |")
     assert (out / "dimension_failures.png").is_file()
     # inputs prepared by two data-loader workers: the same rows
-    score_instructttseval(tiny_judge, items, outputs, tmp_path / "workers", batch_size=4, n_resamples=200,
-                          num_workers=2)
+    score_instructttseval(tiny_judge, items, outputs, tmp_path / "workers", n_resamples=200,
+                          run=RunOptions(batch_size=4, num_workers=2))
     in_workers = [json.loads(x) for x in (tmp_path / "workers" / "scores.jsonl").read_text().splitlines()]
     assert [(r["id"], r["task"], r["judge_score"], r.get("error")) for r in in_workers] == \
         [(r["id"], r["task"], r["judge_score"], r.get("error")) for r in rows]
     for a, b in zip(in_workers, rows):  # the model's thread count differs: float sums may too
         assert a.get("p_true", 0.0) == pytest.approx(b.get("p_true", 0.0), abs=1e-6)
     # rerun with the output still missing: no new row
-    score_instructttseval(tiny_judge, items, outputs, out, batch_size=4, n_resamples=200)
+    score_instructttseval(tiny_judge, items, outputs, out, n_resamples=200, run=RunOptions(batch_size=4))
     assert len((out / "scores.jsonl").read_text().splitlines()) == 9
     # rerun: nothing recomputed but the missing output, which has appeared since
     sf.write(outputs / "gen_wav" / "en_1_DSD.wav", _wave(2.0), 16000)
-    score_instructttseval(tiny_judge, items, outputs, out, batch_size=4, n_resamples=200)
+    score_instructttseval(tiny_judge, items, outputs, out, n_resamples=200, run=RunOptions(batch_size=4))
     rows2 = [json.loads(x) for x in (out / "scores.jsonl").read_text().splitlines()]
     assert len(rows2) == 10 and rows2[-1]["id"] == "en_1" and isinstance(rows2[-1]["judge_score"], bool)
     results = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
@@ -185,7 +186,7 @@ def test_scorer_rows_nulls_and_resume(tiny_judge, tmp_path):
     tiny_judge.name, name = "another-judge", tiny_judge.name
     try:
         with pytest.raises(ResumeMismatchError, match="another judge"):
-            score_instructttseval(tiny_judge, items, outputs, out, batch_size=4, n_resamples=200)
+            score_instructttseval(tiny_judge, items, outputs, out, n_resamples=200, run=RunOptions(batch_size=4))
     finally:
         tiny_judge.name = name
 

@@ -30,7 +30,8 @@ from evaluators.failure_isolation import error_kind
 from evaluators.output_lock import output_lock
 from evaluators.item_audio import judge_read_limit, read_item_audio
 from evaluators.rows_file import read_done_rows, resume_rows
-from evaluators.engine import EngineOptions, ScorerFunctions, score_work
+from evaluators.engine import ScorerFunctions, score_work
+from evaluators.run_options import RunOptions
 
 #: What ``score_instructttseval`` writes into its results folder.
 RESULT_NAMES = ("scores.jsonl", "scores.jsonl.lock", "results.jsonl", "table.json", "table.md",
@@ -115,14 +116,13 @@ def collect_work(items: list[InstructItem], outputs: str | Path, tasks: tuple[st
     return work
 
 
-def judge_pairs(judge, work: list[Work], scores_path: Path, system: str, batch_size: int = 8,
-                resume_mismatch: str = "refuse", retry_errors: bool = False,
-                allow_truncated: bool = False, num_workers: int = 0) -> list[dict]:
-    """Judge the pairs not yet in ``scores_path`` (appending their rows); returns every row. Rows
-    another judge wrote are handled by ``resume_mismatch``, error rows by ``retry_errors``
-    (``evaluators.rows_file.resume_rows``); ``num_workers`` prepare the inputs (``evaluators/engine.py``)."""
+def judge_pairs(judge, work: list[Work], scores_path: Path, system: str, run: RunOptions = RunOptions()) -> list[dict]:
+    """Judge the pairs not yet in ``scores_path`` (appending their rows, ``run.batch_size`` pairs per
+    forward pass); returns every row. Rows another judge wrote are handled by ``run.resume_mismatch``,
+    error rows by ``run.retry_errors`` (``evaluators.rows_file.resume_rows``); ``run.num_workers``
+    prepare the inputs (``evaluators/engine.py``)."""
     scores_path.parent.mkdir(parents=True, exist_ok=True)
-    rows = resume_rows(scores_path, judge.provenance(), None, resume_mismatch, retry_errors)
+    rows = resume_rows(scores_path, judge.provenance(), None, run.resume_mismatch, run.retry_errors)
     done_keys = {(r["id"], r["task"]) for r in rows if r.get("error_kind") != MISSING}
     still_missing = {(r["id"], r["task"]) for r in rows if r.get("error_kind") == MISSING}
     # a pair whose output was missing is judged again once the file exists; while it is still
@@ -142,7 +142,7 @@ def judge_pairs(judge, work: list[Work], scores_path: Path, system: str, batch_s
         instruction = w.item.tasks[w.task].get("instruction") or ""
         if not instruction.strip():
             raise ValueError(f"{w.item.id} {w.task}: empty instruction")
-        wave, note = read_item_audio(w.path, judge_read_limit(judge), allow_truncated)
+        wave, note = read_item_audio(w.path, judge_read_limit(judge), run.allow_truncated)
         return {"wave": wave, "instruction": instruction, "lang": w.item.lang, "warning": note}
 
     def finish(w: Work, result: dict) -> dict:
@@ -153,8 +153,7 @@ def judge_pairs(judge, work: list[Work], scores_path: Path, system: str, batch_s
         return {**base(w), "judge_score": None, "error": str(e), "error_kind": kind, **prov}
 
     with scores_path.open("a", encoding="utf-8") as out:
-        score_work(judge, todo, ScorerFunctions(prepare, finish, fail), out,
-                   EngineOptions(batch_size=batch_size, num_workers=num_workers))
+        score_work(judge, todo, ScorerFunctions(prepare, finish, fail), out, run.engine())
         out.flush()
         os.fsync(out.fileno())
     latest = {(r["id"], r["task"]): r for r in read_done_rows(scores_path)}  # a rerun's row replaces a missing one
@@ -190,14 +189,14 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def score_instructttseval(judge, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
-                          system: str | None = None, batch_size: int = 8, n_resamples: int = 10_000,
-                          resume_mismatch: str = "refuse", retry_errors: bool = False,
-                          allow_truncated: bool = False, num_workers: int = 0,
-                          instruction_type: str = "ALL") -> dict:
+def score_instructttseval(judge, items_path: str | Path, outputs: str | Path, out_dir: str | Path, *,
+                          system: str | None = None, n_resamples: int = 10_000, instruction_type: str = "ALL",
+                          run: RunOptions = RunOptions()) -> dict:
     """Judge one system's outputs for every item and task (``instruction_type`` APS, DSD or RP:
     that task only, as the public script's ``--instruction_type``); write the files listed in the
-    module docstring. Returns ``{"system", "table", "rows"}`` (``table`` as ``metrics.task_scores``)."""
+    module docstring, the tables with ``n_resamples`` bootstrap resamples. ``run``: batch size,
+    workers and resume rules (:func:`judge_pairs`). Returns ``{"system", "table", "rows"}``
+    (``table`` as ``metrics.task_scores``)."""
     tasks = instruction_tasks(instruction_type)
     judge = instruction_judge(judge)
     out_dir = Path(out_dir)
@@ -205,8 +204,7 @@ def score_instructttseval(judge, items_path: str | Path, outputs: str | Path, ou
     items = load_items(items_path)
     system = system or Path(outputs).resolve().name
     with output_lock(out_dir / "scores.jsonl"):
-        score_rows = judge_pairs(judge, collect_work(items, outputs, tasks), out_dir / "scores.jsonl", system, batch_size,
-                                 resume_mismatch, retry_errors, allow_truncated, num_workers)
+        score_rows = judge_pairs(judge, collect_work(items, outputs, tasks), out_dir / "scores.jsonl", system, run)
     results = merge_results(items, score_rows, tasks)
     _write_atomic(out_dir / "results.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results))
     tables = system_tables({system: results}, field="judge_score", missing_as_false=False, n_resamples=n_resamples)
