@@ -31,6 +31,7 @@ from evaluators.backbones import AudioLLM
 from evaluators.benchmarks.nvv.items import load_items, position_units
 from evaluators.benchmarks.nvv.scorer import collect_outputs, verify_outputs
 from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
+from evaluators.run_options import RunOptions
 from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, build_nvv_corpus
 from trainer.benchmarks.nvv.task import load_nvv_rows
 
@@ -85,7 +86,8 @@ def bench_scorer(verifier, corpus: Path, args) -> None:
     for workers in (0, args.num_workers):
         pred_dir = corpus / "bench" / f"pred-{workers}"
         t = time.perf_counter()
-        verify_outputs(verifier, items, outputs, pred_dir, batch_size=args.batch_size, num_workers=workers)
+        verify_outputs(verifier, items, outputs, pred_dir,
+                       run=RunOptions(batch_size=args.batch_size, num_workers=workers))
         dt = time.perf_counter() - t
         rows = [json.loads(x) for x in (pred_dir / "bench.jsonl").read_text().splitlines()]
         results[workers] = ({r["id"]: r for r in rows}, dt)

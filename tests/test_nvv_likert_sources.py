@@ -13,7 +13,7 @@ from evaluators.benchmarks.nvv.items import load_items
 from evaluators.benchmarks.nvv.likert import format_likert_table, likert_table, rankings, rate_outputs, read_ratings
 from evaluators.benchmarks.nvv.likert_sources import SCORE_RANGE, mode_of, source_text
 from evaluators.benchmarks.nvv.public_ratings import read_public_ratings
-from evaluators.benchmarks.nvv.scorer import NvvOutput, score_nvv
+from evaluators.benchmarks.nvv.scorer import NvvModels, NvvOutput, score_nvv
 
 ITEMS = [
     {"id": "en_1", "text": "I see. So that is it.", "text_with_mark": "I see. <ah> So that is it.",
@@ -85,7 +85,7 @@ def test_rate_outputs_sends_the_caption_to_prompt_criteria(tmp_path, items_file)
 
 def test_score_nvv_rates_without_a_verifier(tmp_path, items_file):
     rater = RecordingRater()
-    rows = score_nvv(None, items_file, _outputs(tmp_path), tmp_path / "res", raters={"overall_if": rater})
+    rows = score_nvv(NvvModels(raters={"overall_if": rater}), items_file, _outputs(tmp_path), tmp_path / "res")
     assert rows == [] and rater.texts == [ITEMS[0]["caption_with_nvb"]]
     table = json.loads((tmp_path / "res" / "likert_table.json").read_text())
     (row,) = table["rows"]
@@ -93,7 +93,7 @@ def test_score_nvv_rates_without_a_verifier(tmp_path, items_file):
         ("gemini_pro", "overall_if", 3.0, 1, 1)
     assert not (tmp_path / "res" / "table.json").exists()
     with pytest.raises(ValueError, match="nothing to run"):
-        score_nvv(None, items_file, _outputs(tmp_path / "b"), tmp_path / "res2")
+        score_nvv(NvvModels(), items_file, _outputs(tmp_path / "b"), tmp_path / "res2")
 
 
 def _score_nvv_cli(argv):

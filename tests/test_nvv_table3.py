@@ -8,7 +8,7 @@ import pytest
 import soundfile as sf
 from conftest import speechlike
 
-from evaluators.benchmarks.nvv.scorer import score_nvv
+from evaluators.benchmarks.nvv.scorer import NvvModels, score_nvv
 from evaluators.benchmarks.nvv.table3 import format_table3, table3
 
 ITEMS = [{"id": f"en_{k}", "text": f"Word number {k}.", "text_with_mark": f"Word <ah> number {k}.",
@@ -52,14 +52,14 @@ def setup(tmp_path):
 def test_measure_pass_rows_resume_and_table(tmp_path, setup):
     items, outs = setup
     m = CountingMeasure()
-    assert score_nvv(None, items, outs, tmp_path / "run1", measures=[m]) == []
+    assert score_nvv(NvvModels(measures=[m]), items, outs, tmp_path / "run1") == []
     rows = [json.loads(x) for x in (tmp_path / "run1" / "measures" / "dnsmos" / "sysA.jsonl").read_text().splitlines()]
     assert [r["id"] for r in rows] == ["en_1", "en_2", "en_3"] and m.n == 2
     assert rows[0]["sig"] == 0.5 and rows[0]["seconds"] >= 0 and "too short" in rows[2]["error"]
-    score_nvv(None, items, outs, tmp_path / "run1", measures=[m])  # cached: nothing measured again
+    score_nvv(NvvModels(measures=[m]), items, outs, tmp_path / "run1")  # cached: nothing measured again
     assert m.n == 2
     with pytest.raises(ValueError, match="measured by"):
-        score_nvv(None, items, outs, tmp_path / "run1", measures=[CountingMeasure("v2")])
+        score_nvv(NvvModels(measures=[CountingMeasure("v2")]), items, outs, tmp_path / "run1")
     (t,) = json.loads((tmp_path / "run1" / "table3.json").read_text())
     assert t["sig"] == {"mean": 0.75, "std": 0.0, "n": 1} and t["wer"] is None and t["lang"] == "EN"
     assert (t["n_dnsmos"], t["n_errors_dnsmos"]) == (2, 1)

@@ -245,7 +245,8 @@ def cmd_score_nvv(args) -> int:
     require_model(args.aligner, "--aligner", "a manifest with each output's word_timestamps")
     for spec in (args.raters or {}).values():
         require_preset_base(spec)
-    from evaluators.benchmarks.nvv.scorer import format_table, score_nvv
+    from evaluators.benchmarks.nvv.scorer import NvvModels, NvvScoring, format_table, score_nvv
+    from evaluators.run_options import RunOptions
     from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
     from evaluators.runtime_options import runtime_from_args
     from evaluators.benchmarks.nvv.likert import load_likert_rater
@@ -266,12 +267,12 @@ def cmd_score_nvv(args) -> int:
         verifier, aligner = None, (WhisperAligner(args.aligner, device=runtime_from_args(args).device,
                                                   language=args.aligner_language) if args.aligner else None)
     raters = {c: load_likert_rater(c, j, runtime_from_args(args)) for c, j in (args.raters or {}).items()}
-    rows = score_nvv(verifier, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
-                     lang=args.lang, delta=args.delta, batch_size=args.batch_size,
+    scoring = NvvScoring(system=args.system, lang=args.lang, delta=args.delta, protocol=args.protocol,
+                         supported_types=args.supported_types, task_mode=args.task_mode)
+    run = RunOptions(batch_size=args.batch_size, num_workers=benchmark_num_workers(args, aligner),
                      resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
-                     allow_truncated=args.allow_truncated, protocol=args.protocol,
-                     supported_types=args.supported_types, raters=raters,
-                     num_workers=benchmark_num_workers(args, aligner), task_mode=args.task_mode, measures=measures)
+                     allow_truncated=args.allow_truncated)
+    rows = score_nvv(NvvModels(verifier, aligner, raters, measures), args.items, args.outputs, args.out, scoring, run)
     if rows:
         print(format_table(rows))
     if measures:

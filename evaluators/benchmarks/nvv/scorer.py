@@ -44,13 +44,45 @@ from evaluators.output_lock import output_lock
 from evaluators.outputs_manifest import read_outputs_manifest
 from evaluators.item_audio import read_item_audio
 from evaluators.rows_file import read_done_rows
-from evaluators.engine import EngineOptions, ResumeRule, ScorerFunctions, score_resumable
+from evaluators.engine import ScorerFunctions, score_resumable
+from evaluators.run_options import RunOptions
 from evaluators.word_alignment import Aligner, timed_words, transcript_word_times
 
 log = logging.getLogger(__name__)
 #: What ``score_nvv`` writes into its results folder (with raters, ``likert_<criterion>_per_type.png`` too).
 RESULT_NAMES = ("predictions", "predictions.lock", "metrics", "likert", "table.json", "table.md", "per_type_f1.png",
                 "likert_table.json", "likert_table.md", "measures", "table3.json", "table3.md")
+
+
+@dataclass(frozen=True)
+class NvvModels:
+    """What runs over the outputs of one ``score nvv`` run: ``verifier`` (tag verification: metrics
+    and the tag table; None: none, e.g. a prompt-based system only rated), ``aligner`` (word times
+    for outputs whose manifest has none), ``raters`` (criterion -> verbalizer judge or aligned rater:
+    Likert ratings, ``likert.py``) and ``measures`` (providers of ``measure_pass.py``: WER/CER,
+    DNSMOS, CLAP)."""
+
+    verifier: object = None
+    aligner: Aligner | None = None
+    raters: dict | None = None
+    measures: list | None = None
+
+
+@dataclass(frozen=True)
+class NvvScoring:
+    """What one ``score nvv`` run scores and how it reports (the options beside :class:`RunOptions`):
+    ``system`` (the name of a flat outputs folder; None: the folder's name), ``lang`` (force the
+    items' language), ``delta`` (position tolerance in units; None: 2 words EN / 5 characters ZH),
+    ``protocol`` (``"paper"`` or ``"upstream"``), ``supported_types`` (types or tag spellings a
+    tag-based system supports; None: Table 2's, else all) and ``task_mode`` (which source text the
+    raters read, ``likert_sources.py``)."""
+
+    system: str | None = None
+    lang: str | None = None
+    delta: int | None = None
+    protocol: str = "paper"
+    supported_types: list[str] | None = None
+    task_mode: str | None = None
 
 
 @dataclass
@@ -92,12 +124,11 @@ def collect_outputs(outputs: str | Path, items: list[NVVItem], system: str | Non
 
 
 def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pred_dir: Path,
-                   aligner: Aligner | None = None, batch_size: int = 8, resume_mismatch: str = "refuse",
-                   retry_errors: bool = False, allow_truncated: bool = False, num_workers: int = 0) -> None:
+                   aligner: Aligner | None = None, run: RunOptions = RunOptions()) -> None:
     """Append one verifier row per not-yet-done (system, item) to ``pred_dir/<system>.jsonl``,
-    verifying ``batch_size`` outputs per forward pass (rows do not depend on it). Rows another
-    verifier wrote are handled by ``resume_mismatch``, error rows by ``retry_errors``
-    (``evaluators.rows_file.resume_rows``); ``num_workers`` prepare the inputs
+    verifying ``run.batch_size`` outputs per forward pass (rows do not depend on it). Rows another
+    verifier wrote are handled by ``run.resume_mismatch``, error rows by ``run.retry_errors``
+    (``evaluators.rows_file.resume_rows``); ``run.num_workers`` prepare the inputs
     (``evaluators/engine.py``)."""
     by_id = {it.id: it for it in items}
     by_safe_id = {sanitize_item_id(k): it for k, it in by_id.items()}
@@ -110,7 +141,7 @@ def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pre
             raise FileNotFoundError("no output file for this item")
         it = by_id.get(o.id) or by_safe_id[o.id]
         # read whole: the aligner times words over the full clip
-        wave, note = read_item_audio(o.path, None, allow_truncated)
+        wave, note = read_item_audio(o.path, None, run.allow_truncated)
         timed = timed_words(wave, o.word_timestamps, aligner, "the verifier needs word times")
         times = transcript_word_times(timed, position_units(it.reference_text, it.lang), duration_s=len(wave) / SR)
         return {"wave": wave, "text": it.reference_text, "lang": it.lang, "target_type": it.target_type,
@@ -134,9 +165,7 @@ def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pre
                     "error": str(e) if o.problem else f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
 
         score_resumable(verifier, [o for o in outputs if o.system == name], ScorerFunctions(prepare, finish, fail), path,
-                        EngineOptions(batch_size=batch_size, num_workers=num_workers),
-                        ResumeRule(lambda o: o.id, lambda r: r["id"], mismatch=resume_mismatch,
-                                   retry_errors=retry_errors))
+                        run.engine(), run.resume(lambda o: o.id, lambda r: r["id"]))
 
 
 def table_row(name: str, report: dict) -> dict:
@@ -196,44 +225,41 @@ def _is_table2_system(name: str) -> bool:
         return False
 
 
-def score_nvv(verifier, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
-              aligner: Aligner | None = None, system: str | None = None, lang: str | None = None,
-              delta: int | None = None, batch_size: int = 8, resume_mismatch: str = "refuse",
-              retry_errors: bool = False, allow_truncated: bool = False, protocol: str = "paper",
-              supported_types=None, raters: dict | None = None, num_workers: int = 0,
-              task_mode: str | None = None, measures: list | None = None) -> list[dict]:
+def score_nvv(models: NvvModels, items_path: str | Path, outputs: str | Path, out_dir: str | Path,
+              scoring: NvvScoring = NvvScoring(), run: RunOptions = RunOptions()) -> list[dict]:
     """Verify every output (resumable), score each system, write predictions, metrics, the table and
-    the heatmap under ``out_dir``; returns the table rows.
+    the heatmap under ``out_dir``; returns the table rows. ``run``: batch size, data-loader
+    processes, resume rules and truncated files of every pass (verifier, raters, measures).
 
-    ``protocol="paper"``: a system named as in paper Table 2 (or given ``supported_types``) gets that
-    coverage and is scored on its supported types; otherwise coverage is assumed 1.0 and the report
-    says so. ``protocol="upstream"``: missing or unreadable outputs have no row, as the public
+    ``scoring.protocol="paper"``: a system named as in paper Table 2 (or given ``supported_types``)
+    gets that coverage and is scored on its supported types; otherwise coverage is assumed 1.0 and
+    the report says so. ``protocol="upstream"``: missing or unreadable outputs have no row, as the public
     verifier writes none for them, so they lower coverage instead of counting as misses.
-    ``raters`` (criterion -> verbalizer judge or aligned rater): Likert ratings of every output too
-    (``likert.py``), written to ``likert/`` with ``likert_table.json/.md`` and per-type heatmaps.
-    ``num_workers`` data-loader processes read, align and prepare the outputs while the model runs
-    (``evaluators/engine.py``). ``verifier=None`` (raters only, e.g. a prompt-based system): no
-    predictions, metrics or tag table; returns []. ``task_mode``: which source text the raters read
-    (``likert_sources.py``). ``measures`` (providers of ``measure_pass.py``: WER/CER, DNSMOS, CLAP):
-    measured first into ``measures/``; with them ``table3.json/.md`` (the full Table 3 of this run,
-    ``table3.py``) is written too."""
+    ``models.raters``: Likert ratings of every output too (``likert.py``), written to ``likert/`` with
+    ``likert_table.json/.md`` and per-type heatmaps. ``run.num_workers`` data-loader processes read,
+    align and prepare the outputs while the model runs (``evaluators/engine.py``).
+    ``models.verifier=None`` (raters only, e.g. a prompt-based system): no predictions, metrics or
+    tag table; returns []. ``models.measures``: measured first into ``measures/``; with them
+    ``table3.json/.md`` (the full Table 3 of this run, ``table3.py``) is written too."""
+    verifier, aligner, raters, measures = models.verifier, models.aligner, models.raters, models.measures
+    protocol, delta, supported_types = scoring.protocol, scoring.delta, scoring.supported_types
     if verifier is None and not raters and not measures:
         raise ValueError("score nvv: nothing to run; give a verifier (--judge), --raters and/or --measure")
-    items = load_items(items_path, lang=lang)
+    items = load_items(items_path, lang=scoring.lang)
     out_dir = Path(out_dir)
-    expected = collect_outputs(outputs, items, system)
+    expected = collect_outputs(outputs, items, scoring.system)
     with output_lock(out_dir / "predictions"):
         for m in measures or []:  # before the models: a measure needs no judge (engine pre-pass)
-            measure_outputs(m, items, expected, out_dir / "measures", batch_size=batch_size,
-                            resume_mismatch=resume_mismatch, retry_errors=retry_errors, num_workers=num_workers)
+            measure_outputs(m, items, expected, out_dir / "measures", batch_size=run.batch_size,
+                            resume_mismatch=run.resume_mismatch, retry_errors=run.retry_errors,
+                            num_workers=run.num_workers)
         if verifier is not None:
-            verify_outputs(verifier, items, expected, out_dir / "predictions", aligner, batch_size=batch_size,
-                           resume_mismatch=resume_mismatch, retry_errors=retry_errors,
-                           allow_truncated=allow_truncated, num_workers=num_workers)
+            verify_outputs(verifier, items, expected, out_dir / "predictions", aligner, run)
         if raters:
-            rate_outputs(raters, items, expected, out_dir / "likert", batch_size=batch_size,
-                         resume_mismatch=resume_mismatch, retry_errors=retry_errors, allow_truncated=allow_truncated,
-                         aligner=aligner, num_workers=num_workers, task_mode=task_mode)
+            rate_outputs(raters, items, expected, out_dir / "likert", batch_size=run.batch_size,
+                         resume_mismatch=run.resume_mismatch, retry_errors=run.retry_errors,
+                         allow_truncated=run.allow_truncated, aligner=aligner, num_workers=run.num_workers,
+                         task_mode=scoring.task_mode)
     if raters:
         write_likert_outputs(likert_table(read_ratings([out_dir / "likert"])), out_dir)
     if verifier is None:
