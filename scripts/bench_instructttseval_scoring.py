@@ -25,6 +25,7 @@ from evaluators.benchmarks.instructttseval.judge import InstructionJudge
 from evaluators.benchmarks.instructttseval.scorer import score_instructttseval
 from evaluators.run_options import RunOptions
 from evaluators.judges.registry import load_judge
+from trainer.benchmarks.instructttseval.attributes import dimension_values
 from trainer.benchmarks.instructttseval.corpus import InstructCorpusConfig, build_instruct_corpus, write_benchmark_items
 
 
@@ -41,7 +42,7 @@ def main() -> None:
         judge = load_judge(args.judge)
     else:
         llm = AudioLLM.tiny()
-        judge = InstructionJudge(llm, InstructionJudge.new_head(llm))
+        judge = InstructionJudge(llm, InstructionJudge.new_head(llm, dimension_values()))
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         cfg = InstructCorpusConfig(seed=0, languages=(args.lang,), speakers=(1, 0, args.test_speakers))
