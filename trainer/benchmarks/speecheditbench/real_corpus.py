@@ -266,21 +266,28 @@ def _rejected(spec: dict, why: list[str]) -> dict:
             "edits": [e.as_dict() for e in spec["edits"]], "why": why}
 
 
+def plan_and_render(cfg, out: Path, criterion: str, plan_pairs, render) -> tuple[dict, list[dict], list[dict]]:
+    """The shared steps of a real-speech corpus build: held-out EN sentences (``cfg.seed``,
+    ``cfg.sentence_fraction``), ``plan_pairs(cfg, sentences)`` -> pair specs, then ``render((spec,
+    out))`` for each (``cfg.render_workers`` processes; ``render`` must be a module-level function).
+    Returns (sentences by language, specs, one ``{"rows", "why"}`` result per spec, in order)."""
+    (out / "clips" / criterion).mkdir(parents=True, exist_ok=True)
+    sentences = {"en": split_sentences(sentence_bank("en"), cfg.sentence_fraction,
+                                       np.random.default_rng([cfg.seed, LANGUAGES.index("en"), 5]))}
+    specs = plan_pairs(cfg, sentences["en"])
+    jobs = [(s, str(out)) for s in specs]
+    if cfg.render_workers > 1 and jobs:
+        with ProcessPoolExecutor(max_workers=min(cfg.render_workers, len(jobs))) as pool:
+            return sentences, specs, list(pool.map(render, jobs, chunksize=2))
+    return sentences, specs, [render(j) for j in progress_iter(jobs, f"real speecheditbench {criterion}")]
+
+
 def build_real_emotion_corpus(cfg, out: str | Path) -> dict:
     """Build the corpus (module docstring) from a ``JudgeCorpusConfig`` with ``source: real``
     (``clips_per_speaker`` clips per carrier, ``sentence_fraction``, ``seed``, ``render_workers``).
     Returns the summary (also ``summary.json``)."""
     out = Path(out)
-    (out / "clips" / "emotion").mkdir(parents=True, exist_ok=True)
-    sentences = {"en": split_sentences(sentence_bank("en"), cfg.sentence_fraction,
-                                       np.random.default_rng([cfg.seed, LANGUAGES.index("en"), 5]))}
-    specs = plan(cfg, sentences["en"])
-    jobs = [(s, str(out)) for s in specs]
-    if cfg.render_workers > 1:
-        with ProcessPoolExecutor(max_workers=min(cfg.render_workers, len(jobs))) as pool:
-            results = list(pool.map(render_pair, jobs, chunksize=2))
-    else:
-        results = [render_pair(j) for j in progress_iter(jobs, "real speecheditbench emotion")]
+    sentences, specs, results = plan_and_render(cfg, out, "emotion", plan, render_pair)
     rows = [r for res in results if not res["why"] for r in res["rows"]]
     rejected = [_rejected(s, res["why"]) for s, res in zip(specs, results) if res["why"]]
     write_jsonl(out / "emotion.jsonl", rows)

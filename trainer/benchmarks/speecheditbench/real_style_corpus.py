@@ -26,15 +26,19 @@ are listed with reasons in ``rejected.jsonl``.
 from __future__ import annotations
 
 import json
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
-from evaluators.progress import progress_iter
 from trainer.benchmarks.speecheditbench.delivery_profiles import style_scores
-from trainer.benchmarks.speecheditbench.judge_corpus import LANGUAGES, SPLITS, _pairs_of, _summary
-from trainer.benchmarks.speecheditbench.real_corpus import _reading_audio, carriers, other_splits_texts, split_texts
+from trainer.benchmarks.speecheditbench.judge_corpus import SPLITS, _pairs_of, _summary
+from trainer.benchmarks.speecheditbench.real_corpus import (
+    _reading_audio,
+    carriers,
+    other_splits_texts,
+    plan_and_render,
+    split_texts,
+)
 from trainer.benchmarks.speecheditbench.real_edits import draw_jitter
 from trainer.benchmarks.speecheditbench.real_style_edits import (
     StyleEdit,
@@ -44,7 +48,6 @@ from trainer.benchmarks.speecheditbench.real_style_edits import (
     plan_style_edit,
     predicted,
 )
-from trainer.benchmarks.speecheditbench.sentences import sentence_bank, split_sentences
 from trainer.synth.corpus_io import write_jsonl, write_wav
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE, condition
 from trainer.synth.real_speech.controls import render_controlled
@@ -203,16 +206,7 @@ def build_real_style_corpus(cfg, out: str | Path) -> dict:
     """Build the corpus (module docstring) from a ``JudgeCorpusConfig`` with ``source: real`` and
     ``criteria: [style]``. Returns the summary (also ``summary.json``)."""
     out = Path(out)
-    (out / "clips" / "style").mkdir(parents=True, exist_ok=True)
-    sentences = {"en": split_sentences(sentence_bank("en"), cfg.sentence_fraction,
-                                       np.random.default_rng([cfg.seed, LANGUAGES.index("en"), 5]))}
-    specs = plan(cfg, sentences["en"])
-    jobs = [(s, str(out)) for s in specs]
-    if cfg.render_workers > 1:
-        with ProcessPoolExecutor(max_workers=min(cfg.render_workers, len(jobs))) as pool:
-            results = list(pool.map(render_pair, jobs, chunksize=2))
-    else:
-        results = [render_pair(j) for j in progress_iter(jobs, "real speecheditbench style")]
+    sentences, specs, results = plan_and_render(cfg, out, "style", plan, render_pair)
     rows = [r for res in results if not res["why"] for r in res["rows"]]
     rejected = [{"pair_id": s["pair_id"], "split": s["split"], "speaker": s["carrier"].name,
                  "sentence_id": s["reading"].sentence_id, "styles": s["styles"], "levels": s["levels"],
