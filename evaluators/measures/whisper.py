@@ -15,16 +15,8 @@ via Large-Scale Weak Supervision"):
   detected by the model when it is None). Timestamp and other special tokens the model may emit are
   left out of the text. Features pad or cut every clip to 30 s, so a transcript never depends on
   its batch.
-- **Word timestamps.** The cross-attention alignment released with Whisper: the decoder is re-run
-  on the prompt and the decoded text tokens (teacher forcing); the cross-attention of the heads in
-  the checkpoint's ``generation_config.json`` ``alignment_heads`` is cut to the clip's own encoder
-  frames (20 ms each), normalised over the tokens, median-filtered over time (width
-  ``config.median_filter_width``) and averaged over heads; dynamic time warping then maps tokens
-  to frames. Token ``k`` spans from where the path enters the row predicting it to where it
-  enters the next row (the first token starts at 0 s); a word spans its tokens. This is the
-  arithmetic of transformers' ``generate(return_token_timestamps=True)`` on one clip, done here
-  clip by clip: the batched form normalises over the padding rows of clips that finished early,
-  so there a clip's times depend on what else is in its batch. Here they never do.
+- **Word timestamps.** The cross-attention alignment released with Whisper, clip by clip, so a
+  clip's times never depend on its batch (``whisper_alignment``).
 - **Words.** Tokens are joined into whole UTF-8 characters, then into words at a leading space
   or punctuation (in languages written without spaces, e.g. Chinese, each character group is a
   word); opening punctuation joins the next word and closing punctuation the previous one
@@ -52,7 +44,8 @@ from transformers.modeling_outputs import BaseModelOutput
 from evaluators.audio_io import SAMPLE_RATE
 from evaluators.backbones.checkpoint import dtype_name, resolve_dtype
 from evaluators.measures.whisper_checkpoint import PACKAGED_WHISPER, load_checkpoint, resolve, whisper_language_code
-from evaluators.measures.whisper_words import group_words, row_start_frames, token_bytes_of
+from evaluators.measures.whisper_alignment import CrossAttentionAligner
+from evaluators.measures.whisper_words import group_words, token_bytes_of
 
 __all__ = ["PACKAGED_WHISPER", "AsrResult", "LONG_CLIP_POLICIES", "WhisperRunner"]
 
@@ -126,13 +119,6 @@ class WhisperRunner:
                                       .get("transcribe") is not None):
             raise ValueError(f"{source}: a multilingual Whisper generation_config.json needs lang_to_id and "
                              "task_to_id['transcribe']")
-        n_layers = model.config.decoder_layers
-        n_heads = model.config.decoder_attention_heads
-        heads = [(int(layer), int(head)) for layer, head in gen.alignment_heads]
-        bad = [h for h in heads if not (0 <= h[0] < n_layers and 0 <= h[1] < n_heads)]
-        if bad:
-            raise ValueError(f"{source}: alignment_heads {bad} are outside the decoder's {n_layers} layers x "
-                             f"{n_heads} heads")
         self.model = model.eval()
         self.processor = processor
         self.tokenizer = processor.tokenizer
@@ -142,13 +128,13 @@ class WhisperRunner:
         self.batch_size = batch_size
         self.max_new_tokens = max_new_tokens
         self.long_clips = long_clips
-        self.alignment_heads = heads
         self.eos_id = int(gen.eos_token_id if isinstance(gen.eos_token_id, int) else gen.eos_token_id[0])
         encoder = model.model.encoder
         #: Encoder frames per feature frame (the two convolutions' strides: 2) and seconds per
         #: encoder frame (0.02 s for the released checkpoints).
         self.input_stride = int(encoder.conv1.stride[0] * encoder.conv2.stride[0])
         self.seconds_per_frame = fe.hop_length * self.input_stride / fe.sampling_rate
+        self.aligner = CrossAttentionAligner(self.model, self.eos_id, self.seconds_per_frame, source)
 
     @classmethod
     def from_pretrained(cls, path_or_id: str | Path, device: str | torch.device = "cpu",
@@ -305,63 +291,10 @@ class WhisperRunner:
             raise RuntimeError(f"{self.source}: generate() put no language token in the prompt {row[:4]}")
         return by_id[row[1]].strip("<|>")
 
-    @contextlib.contextmanager
-    def _alignment_attention(self) -> Iterator[dict[tuple[int, int], torch.Tensor]]:
-        """While active, decoder forwards run eager attention (the only kind that yields weights)
-        and the cross-attention weights (B, T, frames) of each alignment head are kept, by
-        ``(layer, head)``; the other heads' weights are dropped layer by layer."""
-        captured: dict[tuple[int, int], torch.Tensor] = {}
-        layers = self.model.model.decoder.layers
-        hooks = []
-        for layer in sorted({layer for layer, _ in self.alignment_heads}):
-            heads = sorted({head for lay, head in self.alignment_heads if lay == layer})
-
-            def keep(module, args, output, layer=layer, heads=heads):
-                if output[1] is None:
-                    raise RuntimeError("cross-attention weights are unavailable; eager attention is required")
-                for head in heads:
-                    captured[(layer, head)] = output[1][:, head].detach()
-            hooks.append(layers[layer].encoder_attn.register_forward_hook(keep))
-        config = self.model.config
-        previous = config._attn_implementation
-        config._attn_implementation = "eager"
-        try:
-            yield captured
-        finally:
-            config._attn_implementation = previous
-            for hook in hooks:
-                hook.remove()
-
     def _token_spans(self, encoded: torch.Tensor, frames: list[int], tokens: list[list[int]],
                      codes: list[str]) -> list[np.ndarray]:
-        """Start/end seconds (n_i, 2) of each clip's text tokens (see the module docstring), from
-        encoder states (B, 1500, d) and each clip's usable encoder frames.
-
-        Every token, the last included, has its own row here (the row fed that token). When
-        decoding stopped at ``max_new_tokens`` rather than at end-of-text, transformers' token
-        timestamps have no row for the last token and repeat the previous time instead."""
-        spans = [np.zeros((0, 2)) for _ in tokens]
-        todo = [i for i, t in enumerate(tokens) if t]
-        if not todo:
-            return spans
-        prompts = [self.prompt_ids(codes[i]) for i in todo]
-        inputs = [p + tokens[i] for p, i in zip(prompts, todo)]
-        width = max(len(x) for x in inputs)
-        # Right padding: the decoder is causal, so rows of real tokens never see the padding.
-        ids = torch.full((len(todo), width), self.eos_id, dtype=torch.long)
-        for r, x in enumerate(inputs):
-            ids[r, :len(x)] = torch.tensor(x)
-        with self._alignment_attention() as captured:
-            self.model.model.decoder(input_ids=ids.to(self.device), encoder_hidden_states=encoded[todo],
-                                     use_cache=False)
-        weights = torch.stack([captured[head] for head in self.alignment_heads], dim=1)
-        width_median = int(getattr(self.model.config, "median_filter_width", 7))
-        for r, i in enumerate(todo):
-            first, n = len(prompts[r]), len(tokens[i])
-            starts = row_start_frames(weights[r, :, first:first + n, :frames[i]], width_median)
-            ends = np.round(starts * self.seconds_per_frame, 2)
-            spans[i] = np.stack([np.concatenate([[0.0], ends[:-1]]), ends], axis=1)
-        return spans
+        """Start/end seconds (n_i, 2) of each clip's text tokens (``whisper_alignment``)."""
+        return self.aligner.spans(encoded, frames, [self.prompt_ids(c) for c in codes], tokens)
 
     def _batches(self, waves: Sequence[np.ndarray], language: Sequence[str] | str
                  ) -> Iterator[tuple[list[int], list[np.ndarray], list[str], torch.Tensor, list[int]]]:
