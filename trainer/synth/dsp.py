@@ -8,15 +8,16 @@ cascade resonator are the speech voices' (``syllables.VOWEL_FORMANTS``, ``source
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 from scipy import signal
 
-from trainer.synth.source_filter import formant_sos
+from trainer.synth.source_filter import formant_sos, glottal_source, pulses_at
 from trainer.synth.syllables import VOWEL_FORMANTS
 
-__all__ = ["VOWEL", "samples", "envelope", "f0_track", "voiced", "noise", "click", "place", "lowpass",
+__all__ = ["VOWEL", "Phonation", "samples", "envelope", "f0_track", "voiced", "noise", "click", "place", "lowpass",
            "highpass", "bandpass", "tremolo", "active_rms", "uni", "vox", "mix", "onsets_at"]
 
 VOWEL = {"a": 0, "e": 1, "i": 2, "o": 3, "u": 4, "@": 5}  # rows of VOWEL_FORMANTS (F1-F3 at scale 1)
@@ -96,22 +97,30 @@ def f0_track(n: int, points, sr: int, vibrato_hz: float = 0.0, vibrato_st: float
     return np.clip(f * 2.0 ** (semis / 12.0), 40.0, 2000.0)
 
 
-def voiced(f0: np.ndarray, sr: int, rng: np.random.Generator, vowel: str = "@", formant_scale: float = 1.0,
-           breath: float = 0.1, shimmer: float = 0.05, tilt: float = 0.93, nasal: float = 0.0,
-           rough_hz: float = 0.0) -> np.ndarray:
-    """Glottal-pulse voicing through vowel formants, shape ``f0.shape``.
+@dataclass(frozen=True)
+class Phonation:
+    """How a nonverbal sound is voiced. breath: aspiration noise relative to the pulses (0 = modal,
+    ~1 = very breathy). shimmer: pulse-amplitude scatter (SD). tilt: source low-pass pole (higher =
+    darker). nasal in [0, 1]: crossfade to a closed-mouth murmur (350 Hz low-pass + nasal resonance
+    at ~250 Hz). rough_hz > 0: amplitude flutter at that rate (vocal fry / rattle) -- used by groans,
+    throat clearing, burps, snores."""
 
-    f0: per-sample pitch (Hz). breath: aspiration noise relative to the pulses (0 = modal, ~1 = very
-    breathy). tilt: source low-pass pole (higher = darker). nasal in [0, 1]: crossfade to a
-    closed-mouth murmur (350 Hz low-pass + nasal resonance at ~250 Hz). rough_hz > 0: amplitude
-    flutter at that rate (vocal fry / rattle) -- used by groans, throat clearing, burps, snores."""
+    breath: float = 0.1
+    shimmer: float = 0.05
+    tilt: float = 0.93
+    nasal: float = 0.0
+    rough_hz: float = 0.0
+
+
+def voiced(f0: np.ndarray, sr: int, rng: np.random.Generator, vowel: str = "@", formant_scale: float = 1.0,
+           phonation: Phonation = Phonation()) -> np.ndarray:
+    """Glottal-pulse voicing (per-sample pitch ``f0`` in Hz) through the formants of ``vowel`` (a key
+    of `VOWEL`) at ``formant_scale``, shape ``f0.shape``."""
     n = f0.size
-    phase = np.cumsum(f0 / sr)
-    pulses = np.zeros(n)
-    idx = np.nonzero(np.diff(np.floor(phase)))[0] + 1
-    pulses[idx] = 1.0 + rng.normal(0.0, shimmer, idx.size)
-    src = signal.lfilter([1.0 - tilt], [1.0, -tilt], pulses) * 6.0
-    src = src + rng.standard_normal(n) * 0.08 * breath
+    ph = phonation
+    src = glottal_source(pulses_at(rng, f0, ph.shimmer, sr), ph.tilt, 6.0)
+    src = src + rng.standard_normal(n) * 0.08 * ph.breath
+    nasal, rough_hz = ph.nasal, ph.rough_hz
     if rough_hz > 0.0:
         src *= 0.55 + 0.45 * np.sign(np.sin(2 * np.pi * rough_hz * np.arange(n) / sr + rng.uniform(0, 6.3)))
     out = signal.sosfilt(formant_sos(VOWEL_FORMANTS[VOWEL[vowel]], formant_scale, sr), src)
@@ -174,7 +183,7 @@ def vox(rng, sr, v, dur, points, vowel="@", breath=0.3, env=None, **kw) -> np.nd
     n = samples(dur, sr)
     vib = {k: kw.pop(k) for k in ("vibrato_hz", "vibrato_st", "jitter_st") if k in kw}
     f0 = f0_track(n, [(t, r * v.f0_hz) for t, r in points], sr, rng=rng, **vib)
-    y = voiced(f0, sr, rng, vowel, v.formant_scale, breath + v.breathiness, **kw)
+    y = voiced(f0, sr, rng, vowel, v.formant_scale, Phonation(breath + v.breathiness, **kw))
     return y * (env if env is not None else envelope(n, 0.15, 0.3, "ar"))
 
 

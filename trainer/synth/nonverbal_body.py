@@ -20,6 +20,7 @@ from trainer.synth.dsp import (
     mix,
     noise,
     onsets_at,
+    Phonation,
     place,
     samples,
     tremolo,
@@ -91,7 +92,7 @@ def _wheezing(rng, sr, v, _):
 def _snore(rng, sr, v, _):
     n = samples(uni(rng, 1.0, 1.5), sr)
     f0 = np.full(n, uni(rng, 32, 45))  # soft-palate flutter rate, not the voice's pitch
-    y = voiced(f0, sr, rng, "o", v.formant_scale, 0.5, shimmer=0.2)
+    y = voiced(f0, sr, rng, "o", v.formant_scale, Phonation(0.5, shimmer=0.2))
     y = lowpass(y + 0.05 * noise(n, 100, 600, sr, rng), 700, sr)
     return y * envelope(n, power=1.2)
 
@@ -205,7 +206,7 @@ def _burp(rng, sr, v, _):
     d = uni(rng, 0.4, 0.7)
     n = samples(d, sr)
     f0 = f0_track(n, [(0, uni(rng, 60, 80)), (1, uni(rng, 50, 65))], sr, jitter_st=1.5, rng=rng)
-    return voiced(f0, sr, rng, "o", v.formant_scale, 0.5, shimmer=0.3, rough_hz=uni(rng, 12, 18)) * \
+    return voiced(f0, sr, rng, "o", v.formant_scale, Phonation(0.5, shimmer=0.3, rough_hz=uni(rng, 12, 18))) * \
         envelope(n, 0.05, 0.5, "ar")
 
 

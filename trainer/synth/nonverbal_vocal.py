@@ -9,6 +9,8 @@ module docstring.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from trainer.synth.dsp import (
@@ -27,17 +29,31 @@ from trainer.synth.dsp import (
 __all__ = ["RECIPES"]
 
 
-def _ha(rng, sr, v, dur, ratio, vowel="a", breath=0.5, asp=0.5, nasal=0.0, fall=0.85) -> np.ndarray:
+@dataclass(frozen=True)
+class _LaughStyle:
+    """How a laugh's "ha" syllables sound: vowel (a key of ``dsp.VOWEL``), breathiness of the
+    voicing, /h/ aspiration level and nasal murmur (0..1)."""
+
+    vowel: str = "a"
+    breath: float = 0.5
+    asp: float = 0.5
+    nasal: float = 0.0
+
+
+def _ha(rng, sr, v, dur, ratio, style: _LaughStyle) -> np.ndarray:
     """One laugh syllable: /h/ aspiration onset then a short voiced vowel with a falling pitch."""
     n = samples(dur, sr)
-    y = vox(rng, sr, v, dur, [(0, ratio), (1, ratio * fall)], vowel, breath, envelope(n, power=0.6), nasal=nasal)
+    y = vox(rng, sr, v, dur, [(0, ratio), (1, ratio * 0.85)], style.vowel, style.breath, envelope(n, power=0.6),
+            nasal=style.nasal)
     h = noise(n, 600, 4000, sr, rng) * envelope(n, shape="decay", attack=0.05, release=0.25)
-    return y + asp * h * 0.5
+    return y + style.asp * h * 0.5
 
 
-def _laughs(rng, sr, v, onsets, syl, ratios, amps, **kw) -> np.ndarray:
-    """A train of laugh syllables at the given onsets (s) with per-syllable pitch ratios / amplitudes."""
-    parts = [(t, a * _ha(rng, sr, v, syl * uni(rng, 0.85, 1.15), r, **kw)) for t, r, a in zip(onsets, ratios, amps)]
+def _laughs(rng, sr, v, onsets, syl, ratios, amps, **style) -> np.ndarray:
+    """A train of laugh syllables at the given onsets (s) with per-syllable pitch ratios / amplitudes;
+    ``style``: the fields of `_LaughStyle`."""
+    st = _LaughStyle(**style)
+    parts = [(t, a * _ha(rng, sr, v, syl * uni(rng, 0.85, 1.15), r, st)) for t, r, a in zip(onsets, ratios, amps)]
     return mix(onsets[-1] + syl * 1.2 + 0.03, sr, parts)
 
 

@@ -11,7 +11,9 @@ from functools import lru_cache
 import numpy as np
 from scipy import signal
 
-__all__ = ["butter_sos", "band_noise", "formant_sos", "limit_peak", "pulse_train", "ramped_segment", "raised_ramp"]
+__all__ = ["add_voicing", "butter_sos", "band_noise", "formant_sos", "glottal_source", "limit_peak", "masked_rms",
+           "pulse_train", "pulses_at", "ramped_segment", "raised_ramp", "syllable_f0_times",
+           "windowed_noise"]
 
 
 @lru_cache(maxsize=64)
@@ -31,16 +33,14 @@ def band_noise(rng: np.random.Generator, n: int, lo: float, hi: float, sr: int) 
     return signal.sosfilt(butter_sos(lo, hi, sr), rng.standard_normal(n + pad))[pad:]
 
 
-def formant_sos(f: np.ndarray, scale: float, sr: int) -> np.ndarray:
+def formant_sos(f: np.ndarray, scale: float, sr: int, bw_mult: float = 1.0) -> np.ndarray:
     """Vowel filter: cascade of 4 two-pole resonators (F1-F3 from ``f`` in Hz, shape (3,), times
-    ``scale``, plus a fixed F4 at 3500 Hz x ``scale``), each with unit DC gain (Klatt style);
-    bandwidths 60, 90, 120, 200 Hz. Returns SOS of shape (4, 6)."""
-    freqs = list(f * scale) + [3500.0 * scale]
+    ``scale``, plus a fixed F4 at 3500 Hz x ``scale``; each capped at 0.45 ``sr``), each with unit DC
+    gain (Klatt style); bandwidths 60, 90, 120, 200 Hz times ``bw_mult``. Returns SOS of shape (4, 6)."""
     sos = []
-    for i, fc in enumerate(freqs):
-        bw = (60.0, 90.0, 120.0, 200.0)[i]
-        r = np.exp(-np.pi * bw / sr)
-        a = [1.0, -2 * r * np.cos(2 * np.pi * fc / sr), r * r]
+    for fc, bw in zip(list(f * scale) + [3500.0 * scale], (60.0, 90.0, 120.0, 200.0)):
+        r = np.exp(-np.pi * bw * bw_mult / sr)
+        a = [1.0, -2 * r * np.cos(2 * np.pi * min(fc, 0.45 * sr) / sr), r * r]
         sos.append([sum(a), 0.0, 0.0] + a)
     return np.array(sos)
 
@@ -64,8 +64,8 @@ def pulse_train(rng: np.random.Generator, contour: tuple[list, list], n: int, f0
                 shimmer: float, sr: int, f0_max: float | None = None) -> np.ndarray:
     """Glottal pulses, shape (n,): an F0 track in semitones re ``f0_hz`` through the control points
     ``contour`` = (times in s, semitones), plus a smooth micro-prosody wander (normal, ``jitter_st``
-    semitones, a knot every 64 samples); F0 capped at ``f0_max`` Hz when given; one unit pulse per
-    period with a normal amplitude scatter of ``shimmer``. Draws from ``rng`` in that order."""
+    semitones, a knot every 64 samples); F0 capped at ``f0_max`` Hz when given; pulses as
+    `pulses_at`. Draws from ``rng`` in that order."""
     tt = np.arange(n) / sr
     semis = np.interp(tt, *contour)
     k = n // 64 + 2
@@ -73,11 +73,50 @@ def pulse_train(rng: np.random.Generator, contour: tuple[list, list], n: int, f0
     f0 = f0_hz * 2.0 ** (semis / 12.0)
     if f0_max is not None:
         f0 = np.minimum(f0, f0_max)
+    return pulses_at(rng, f0, shimmer, sr)
+
+
+def pulses_at(rng: np.random.Generator, f0: np.ndarray, shimmer: float, sr: int) -> np.ndarray:
+    """One pulse per period of the per-sample F0 track ``f0`` (Hz), shape ``f0.shape``: amplitude
+    1 with a normal scatter of ``shimmer`` (drawn from ``rng``), on the sample where the phase wraps."""
     phase = np.cumsum(f0 / sr)
-    pulses = np.zeros(n)
+    pulses = np.zeros(f0.size)
     idx = np.nonzero(np.diff(np.floor(phase)))[0] + 1
     pulses[idx] = 1.0 + rng.normal(0.0, shimmer, idx.size)
     return pulses
+
+
+def glottal_source(pulses: np.ndarray, tilt: float, gain: float = 1.0) -> np.ndarray:
+    """Pulses through the one-pole spectral tilt ``(1 - tilt) / (1 - tilt z^-1)`` (higher = darker), times ``gain``."""
+    return signal.lfilter([1.0 - tilt], [1.0, -tilt], pulses) * gain
+
+
+def syllable_f0_times(start_s: float, dur_s: float) -> np.ndarray:
+    """Times (s) of a syllable's 5 F0 control points: from 10% to 95% of its duration."""
+    return start_s + 0.1 * dur_s + np.linspace(0.0, 0.85 * dur_s, 5)
+
+
+def masked_rms(x: np.ndarray, mask: np.ndarray, empty: float = 1e-3) -> float:
+    """RMS of ``x`` where ``mask`` holds (the active-speech level), ``empty`` when it holds nowhere."""
+    return float(np.sqrt(np.mean(x[mask] ** 2))) if mask.any() else empty
+
+
+def windowed_noise(rng: np.random.Generator, band: tuple[float, float], window: np.ndarray, sr: int,
+                   *scales: float) -> np.ndarray:
+    """Band noise (`band_noise`, ``band`` = (lo, hi) Hz) shaped by ``window`` (its length is the
+    burst's), then times each of ``scales`` in turn: consonant bursts, breaths, laughter. The
+    factors are applied in the given order, so each voice keeps its exact arithmetic."""
+    y = band_noise(rng, window.size, band[0], band[1], sr) * window
+    for s in scales:
+        y = y * s
+    return y
+
+
+def add_voicing(envs: dict, key, n: int, start: int, seg: np.ndarray) -> None:
+    """Raise the voicing envelope ``envs[key]`` (created as ``n`` zeros) to at least ``seg`` from
+    sample ``start`` on (in place): overlapping syllables of one vowel share one filter pass."""
+    env = envs.setdefault(key, np.zeros(n))
+    env[start:start + seg.size] = np.maximum(env[start:start + seg.size], seg)
 
 
 def limit_peak(x: np.ndarray, peak: float = 0.99) -> np.ndarray:

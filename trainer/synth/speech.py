@@ -21,7 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import signal
 
-from trainer.synth.source_filter import band_noise, butter_sos, formant_sos, limit_peak, pulse_train, ramped_segment
+from trainer.synth.source_filter import (
+    add_voicing, band_noise, butter_sos, formant_sos, glottal_source, limit_peak,
+    masked_rms, pulse_train, ramped_segment, syllable_f0_times, windowed_noise,
+)
 from trainer.synth.syllables import CONSONANT_BURSTS, TONE_CONTOURS, VOWEL_FORMANTS, text_to_syllables
 from trainer.synth.timbre import VoiceTimbre
 
@@ -159,7 +162,7 @@ def _f0_contour(plan: list[tuple], c: CueLevels, rng: np.random.Generator) -> tu
         contour = np.array(TONE_CONTOURS[tone]) * _lerp(0.35, 1.0, c.tones)
         if s.question:
             contour = contour + np.linspace(0.0, 4.0 * into, 5)
-        ct += list(st + 0.1 * d + np.linspace(0.0, 0.85 * d, 5))
+        ct += list(syllable_f0_times(st, d))
         cs += list(off + contour)
     return ct, cs
 
@@ -170,7 +173,7 @@ def _voiced(plan: list[tuple], pulses: np.ndarray, voice: VoiceTimbre, c: CueLev
     the buzz artefacts), its RMS where voiced, and the consonant bursts ``(index, start, length)``."""
     n = pulses.size
     # --- source: tilted glottal pulses (natural) vs flat pulse train (buzzy vocoder), + aspiration
-    tilted = signal.lfilter([1.0 - 0.93], [1.0, -0.93], pulses) * 6.0
+    tilted = glottal_source(pulses, 0.93, 6.0)
     src = (1.0 - 0.6 * c.buzz) * tilted + 1.6 * c.buzz * pulses
     asp = band_noise(rng, n, 400, 6000, sr) * 0.25 * voice.breathiness * (1.0 - c.buzz)
     # --- voicing envelopes per vowel/formant set; hard gating when clicky
@@ -182,9 +185,8 @@ def _voiced(plan: list[tuple], pulses: np.ndarray, voice: VoiceTimbre, c: CueLev
         cdur = CONSONANT_BURSTS[s.consonant][1] if s.consonant else 0.0
         a, b = int((st + 0.7 * cdur) * sr), int((st + d) * sr)
         scale = voice.formant_scale * (1.0 + 0.12 * (1.0 - c.intonation) * s.foreign)
-        env = envs.setdefault((s.vowel, round(scale, 4)), np.zeros(n))
         seg = ramped_segment(b - a, att, rel)[0]
-        env[a:b] = np.maximum(env[a:b], seg * (0.8 if s.tone == 5 else 1.0))
+        add_voicing(envs, (s.vowel, round(scale, 4)), n, a, seg * (0.8 if s.tone == 5 else 1.0))
         if s.consonant:
             ca, cb = int(st * sr), int((st + cdur) * sr)
             cons_segs.append((s.consonant, ca, cb - ca))
@@ -193,10 +195,10 @@ def _voiced(plan: list[tuple], pulses: np.ndarray, voice: VoiceTimbre, c: CueLev
         voiced += signal.sosfilt(formant_sos(VOWEL_FORMANTS[v], scale, sr), (src + asp) * env)
     voiced *= 0.15
     active = np.sum([e for e in envs.values()], axis=0)
-    rms = float(np.sqrt(np.mean(voiced[active > 0.5] ** 2))) if (active > 0.5).any() else 1e-3
+    rms = masked_rms(voiced, active > 0.5)
     if c.buzz > 0.0:  # vocoder-like buzzy top end: flat pulse harmonics above 3 kHz up to Nyquist
         hf = signal.sosfilt(butter_sos(3000.0, None, sr), pulses) * active
-        hf_rms = float(np.sqrt(np.mean(hf[active > 0.5] ** 2))) if (active > 0.5).any() else 1.0
+        hf_rms = masked_rms(hf, active > 0.5, empty=1.0)
         voiced = voiced + hf * (0.4 * c.buzz * rms / max(hf_rms, 1e-9))
         # metallic ringing: feedback comb at a fixed 200 Hz spacing (inharmonic with F0), power-normalised
         g, dly = 0.82 * c.buzz, sr // 200
@@ -211,7 +213,7 @@ def _added_noises(out: np.ndarray, plan: list[tuple], cons_segs: list[tuple], c:
     """``out`` (changed in place) with consonant bursts, breaths, laughter and clicks added."""
     for ci, a, m in cons_segs:  # consonant noise bursts at syllable onsets
         (lo, hi), _, gain = CONSONANT_BURSTS[ci]
-        out[a:a + m] += band_noise(rng, m, lo, hi, sr) * np.hanning(m) * gain * rms * 3.0
+        out[a:a + m] += windowed_noise(rng, (lo, hi), np.hanning(m), sr, gain, rms, 3.0)
     # --- breaths before the first phrase and in every pause >= 0.15 s
     gaps = [(0.02, plan[0][1])] + [(plan[j][1] + plan[j][2], plan[j + 1][1])
                                    for j in range(len(plan) - 1) if plan[j][0].phrase_final]
@@ -222,12 +224,12 @@ def _added_noises(out: np.ndarray, plan: list[tuple], cons_segs: list[tuple], c:
                 a = int((g1 - 0.02 - bl) * sr)
                 m = int(bl * sr)
                 shape = np.sin(np.pi * np.linspace(0.0, 1.0, m) ** 0.7)  # slow rise, faster fall
-                out[a:a + m] += band_noise(rng, m, 350, 2600, sr) * shape * 0.4 * c.breaths * rms
+                out[a:a + m] += windowed_noise(rng, (350, 2600), shape, sr, 0.4, c.breaths, rms)
     # laughter bursts: breathy aspirated pulses on laugh syllables when human-like
     for s, st, d in plan:
         if s.kind == "laugh":
             a, b = int(st * sr), int((st + d) * sr)
-            out[a:b] += band_noise(rng, b - a, 600, 4000, sr) * np.hanning(b - a) * 0.6 * c.breaths * rms
+            out[a:b] += windowed_noise(rng, (600, 4000), np.hanning(b - a), sr, 0.6, c.breaths, rms)
     # --- clicks: spikes at every syllable join (stronger before digits) scale with `clicks`
     if c.clicks > 0.0:
         for s, st, _ in plan:

@@ -25,7 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import signal
 
-from trainer.synth.source_filter import band_noise, formant_sos, limit_peak, pulse_train, ramped_segment
+from trainer.synth.source_filter import (
+    add_voicing, band_noise, formant_sos, glottal_source, limit_peak, masked_rms,
+    pulse_train, ramped_segment, syllable_f0_times, windowed_noise,
+)
 from trainer.synth.syllables import CONSONANT_BURSTS, TONE_CONTOURS, VOWEL_FORMANTS, Syllable, text_to_syllables
 from trainer.synth.timbre import VoiceTimbre
 
@@ -162,11 +165,11 @@ def render_stressed(words: list[str], lang: str, speaker: StressSpeaker, promine
     # --- F0 track and glottal pulses
     ct, cs = [0.0], [float(plan[0][3][0])]
     for s, st, d, pts, _ in plan:
-        ct += list(st + 0.1 * d + np.linspace(0.0, 0.85 * d, 5))
+        ct += list(syllable_f0_times(st, d))
         cs += list(pts)
     # micro-prosody jitter (0.25 st), shimmer (8 %), F0 capped at 480 Hz
     pulses = pulse_train(rng, (ct, cs), n, voice.f0_hz, 0.25, 0.08, sr, f0_max=480.0)
-    src = signal.lfilter([1.0 - 0.93], [1.0, -0.93], pulses) * 6.0
+    src = glottal_source(pulses, 0.93, 6.0)
     src = src + band_noise(rng, n, 400, 6000, sr) * 0.25 * voice.breathiness
     # --- voicing: per-vowel envelopes through formant filters (unit level; gains come after)
     att, rel = int(0.02 * sr), int(0.03 * sr)
@@ -176,8 +179,7 @@ def render_stressed(words: list[str], lang: str, speaker: StressSpeaker, promine
         cdur = min(CONSONANT_BURSTS[s.consonant][1] if s.consonant else 0.0, 0.5 * d)
         a, b = int((st + 0.7 * cdur) * sr), int((st + d) * sr)
         seg, m1, m2 = ramped_segment(b - a, att, rel)
-        env = envs.setdefault(s.vowel, np.zeros(n))
-        env[a:b] = np.maximum(env[a:b], seg)
+        add_voicing(envs, s.vowel, n, a, seg)
         cores.append((a + m1, max(a + m1 + 1, b - m2), gain_db + _VOWEL_DB[s.vowel]))
         if s.consonant:
             cons.append((s.consonant, int(st * sr), int(cdur * sr), gain_db))
@@ -196,12 +198,12 @@ def render_stressed(words: list[str], lang: str, speaker: StressSpeaker, promine
         gains += [g, g]
     voiced *= np.interp(np.arange(n), knots, gains)
     active = np.sum(list(envs.values()), axis=0) > 0.3
-    rms = float(np.sqrt(np.mean(voiced[active] ** 2))) if active.any() else 1e-3
+    rms = masked_rms(voiced, active)
     out = voiced
     for ci, a, m, gain_db in cons:  # consonant noise bursts, scaled with their syllable's level
         if m > 4:
-            (lo, hi), _, cg = CONSONANT_BURSTS[ci]
-            out[a:a + m] += band_noise(rng, m, lo, hi, sr) * np.hanning(m) * cg * rms * 3.0 * 10.0 ** (gain_db / 20.0)
+            band, _, cg = CONSONANT_BURSTS[ci]
+            out[a:a + m] += windowed_noise(rng, band, np.hanning(m), sr, cg, rms, 3.0, 10.0 ** (gain_db / 20.0))
     out = out + rng.standard_normal(n) * rms * 10.0 ** (-55.0 / 20.0)  # quiet room noise
     out *= 10.0 ** ((speaker.loudness_db + rng.uniform(-1.0, 1.0)) / 20.0) / max(rms, 1e-9)
     return StressRendering(limit_peak(out).astype(np.float32), sr, [(float(a), float(b)) for a, b in word_times],
