@@ -8,6 +8,9 @@ prefer the clean side with probability ``rater_accuracy`` (else a tie or the oth
 stand-in "Gemini" verdict is right with probability ``gemini_accuracy``. Voices ``v0``.. are split
 by voice: the last ``test_voices`` are held out (test), the one before them is ``dev``.
 
+``source: att_real`` builds real-speech pairs from the real-audio ATT corpus instead (``att_real.py``;
+labels by construction, simulated raters).
+
 Output folder::
 
     audio/<id>_a.wav, audio/<id>_b.wav   16-bit PCM mono, 16 kHz
@@ -21,9 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluators.benchmarks.pairs.labels import majority_verdict, parse_gemini_verdict, soft_target
+from evaluators.benchmarks.pairs.labels import soft_target
 from evaluators.config_input import check_fields, checked
 from evaluators.jsonl import read_jsonl
+from trainer.benchmarks.pairs.raters import simulated_labels
 from trainer.synth.corpus_config import StrictFromDict
 from trainer.synth.corpus_io import write_jsonl, write_wav
 from trainer.synth.speech import CueLevels, render_utterance
@@ -49,6 +53,8 @@ class PairsCorpusConfig(StrictFromDict):
     rater_accuracy: float = checked(0.9, "[0, 1]")  # P(a rater prefers the clean reading)
     gemini_accuracy: float = checked(0.8, "[0, 1]")  # P(the stand-in Gemini verdict is right)
     max_seconds: float = checked(2.0, "[0.5, 3.5]")  # longest rendered reading, s
+    source: str = checked("synthetic", choices=("synthetic", "att_real"))  # synthetic (procedural voices, clean vs degraded) | att_real (two clips of one sentence of the real-audio ATT corpus, the higher by-construction score better; att_real.py)
+    att_corpus_dir: str = "data/generated/att_real"  # (att_real) the real-audio ATT corpus read (what configs/att/tiny_real.yaml builds)
 
     def __post_init__(self):
         check_fields(self)
@@ -56,17 +62,12 @@ class PairsCorpusConfig(StrictFromDict):
             raise ValueError("PairsCorpusConfig: n_voices must exceed test_voices + 1 (train, dev, test voices)")
 
 
-def _annotation(rng, clean_side: str, accuracy: float) -> str:
-    u = rng.random()
-    if u < accuracy:
-        return f"{clean_side}+{2 if rng.random() < 0.6 else 1}"
-    if u < accuracy + (1 - accuracy) / 2:
-        return "Tie (both not good)"
-    return f"{'B' if clean_side == 'A' else 'A'}+1"
-
-
 def build_pairs_corpus(cfg: PairsCorpusConfig, out: str | Path) -> Path:
     """Render the corpus into ``out`` (created); returns ``out / "pairs.jsonl"``."""
+    if cfg.source == "att_real":
+        from trainer.benchmarks.pairs.att_real import build_att_real_pairs
+
+        return build_att_real_pairs(cfg, out)
     out = Path(out)
     (out / "audio").mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(cfg.seed)
@@ -85,20 +86,11 @@ def build_pairs_corpus(cfg: PairsCorpusConfig, out: str | Path) -> Path:
             a, b = (clean, bad) if clean_side == "A" else (bad, clean)
             write_wav(out / "audio" / f"{pid}_a.wav", a, SR)
             write_wav(out / "audio" / f"{pid}_b.wav", b, SR)
-            notes = [_annotation(rng, clean_side, cfg.rater_accuracy) for _ in range(cfg.raters)]
-            right = rng.random() < cfg.gemini_accuracy
-            hi, lo = int(rng.integers(7, 10)), int(rng.integers(2, 6))
-            gem_a, gem_b = (hi, lo) if (clean_side == "A") == right else (lo, hi)
-            gemini = f"The first output is {'smooth' if gem_a > gem_b else 'robotic'}.\nOutput A: {gem_a}, Output B: {gem_b}"
             rows.append({"id": pid, "split": split, "subset": "regular" if k < 4 else "expressive",
                          "language_setting": f"{lang}2{lang}", "chosen": True, "voice": f"v{v}",
                          "prompt_audio": None, "prompt_text": None, "target_text": text,
                          "audio_a": f"audio/{pid}_a.wav", "audio_b": f"audio/{pid}_b.wav",
-                         "rater": [f"rater{j:02d}" for j in range(cfg.raters)], "naturalness_annotation": notes,
-                         "audio_a_text_accuracy": [1] * cfg.raters, "audio_b_text_accuracy": [1] * cfg.raters,
-                         "naturalness_label": majority_verdict(notes), "p_a": soft_target(notes),
-                         "gemini": gemini, "gemini_verdict": parse_gemini_verdict(gemini),
-                         "better": clean_side})
+                         **simulated_labels(rng, clean_side, cfg)})
     write_jsonl(out / "pairs.jsonl", rows)
     return out / "pairs.jsonl"
 

@@ -54,7 +54,7 @@ class PairsSettings:
     ties: str = checked("drop", choices=TIES)  # pairs labelled Tie: drop them, or train toward equal scores (target 0.5)
     soft_targets: bool = True  # target = the raters' share preferring A (ties half) instead of the majority's 1 / 0
     in_prompt: InPromptSettings = field(default_factory=InPromptSettings)  # score: in_prompt: the two-clip prompt
-    corpus: PairsCorpusConfig = field(default_factory=PairsCorpusConfig)  # synthetic pairs corpus, built when data.corpus_dir has none
+    corpus: PairsCorpusConfig = field(default_factory=PairsCorpusConfig)  # the corpus built when data.corpus_dir has none: synthetic, or (source: att_real) real-speech pairs
 
     def __post_init__(self):
         check_fields(self)
