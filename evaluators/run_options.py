@@ -1,16 +1,25 @@
 """The options every ``omnijudge score <benchmark>`` run shares, as one type (issue: options are
 types): how many items per forward pass and data-loader workers (:class:`evaluators.engine.EngineOptions`),
 what a rerun keeps (:class:`evaluators.engine.ResumeRule`), and whether a file cut short of its
-header is scored (``evaluators.item_audio.read_item_audio``).
+header is scored (``evaluators.item_audio.read_item_audio``). Each field is also its command-line
+option (:mod:`evaluators.option_types`); building a parser with them imports no model code.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evaluators.engine import EngineOptions, ResumeRule
+from evaluators.option_types import option
+from evaluators.runtime_options import batch_size_arg, non_negative_int_arg
+
+if TYPE_CHECKING:
+    from evaluators.engine import EngineOptions, ResumeRule
+
+#: ``--num-workers``'s help on a scorer of a benchmark's outputs.
+WORKERS_HELP = ("data-loader processes that read the outputs, run the VAD and build features and tokens while the "
+                "model runs (default: the machine's cores minus one, at most 8; 0: none)")
 
 
 @dataclass(frozen=True)
@@ -21,17 +30,25 @@ class RunOptions:
     ``retry_errors``: score error rows again; ``allow_truncated``: score a file cut short of its
     header, with a ``warning`` on its row (else it is an error row)."""
 
-    batch_size: int = 8
-    num_workers: int = 0
-    resume_mismatch: str = "refuse"
-    retry_errors: bool = False
-    allow_truncated: bool = False
+    batch_size: int = option(8, "outputs per forward pass (results do not depend on it)", type=batch_size_arg)
+    num_workers: int = option(0, WORKERS_HELP, type=non_negative_int_arg, cli_default=None)
+    resume_mismatch: str = option("refuse", "when the output holds rows of another judge: refuse (default), or move "
+                                            "that file aside (<stem>.replaced-<n>.jsonl) and score again",
+                                  choices=("refuse", "rescore"))  # evaluators.rows_file.RESUME_MISMATCH
+    retry_errors: bool = option(False, "score the items of earlier error rows again (e.g. after fixing their "
+                                       "files); their old rows are removed")
+    allow_truncated: bool = option(False, "score a file cut short of the length its header claims (as read, with "
+                                          "a 'warning' in its row) instead of giving it an error row")
 
     def engine(self, **more) -> EngineOptions:
         """The engine's options of this run (``more``: the other :class:`EngineOptions` fields)."""
+        from evaluators.engine import EngineOptions
+
         return EngineOptions(batch_size=self.batch_size, num_workers=self.num_workers, **more)
 
     def resume(self, work_key: Callable[[Any], Any], row_key: Callable[[dict], Any],
                prov: dict | None = None) -> ResumeRule:
         """The resume rule of this run for work and rows identified by ``work_key`` / ``row_key``."""
+        from evaluators.engine import ResumeRule
+
         return ResumeRule(work_key, row_key, prov, self.resume_mismatch, self.retry_errors)

@@ -13,6 +13,8 @@ import math
 import os
 from dataclasses import dataclass
 
+from evaluators.option_types import add_options, from_args, option
+
 #: ``--dtype`` values: :data:`evaluators.backbones.checkpoint.DTYPE_CHOICES`, spelled out here so that
 #: a parser is built without importing the backbones (tests/test_cli_help.py checks they agree).
 DTYPE_CHOICES = ("auto", "float32", "bfloat16", "float16")
@@ -50,9 +52,11 @@ class Runtime:
     """Resolved runtime options: ``device`` (e.g. ``cuda:1``), ``dtype`` (a ``--dtype`` value),
     ``attn_implementation`` (None = transformers' default)."""
 
-    device: str = "cpu"
-    dtype: str = "auto"
-    attn_implementation: str | None = None
+    device: str = option("cpu", "cpu, cuda, cuda:1, ... (default auto: cuda when available)", cli_default="auto")
+    dtype: str = option("auto", "weights and compute dtype (default auto: bfloat16 on CUDA, float32 on CPU)",
+                        choices=DTYPE_CHOICES)
+    attn_implementation: str | None = option(None, "attention kernel (default: transformers' choice, sdpa where "
+                                                   "available)", choices=ATTN_CHOICES)
 
     @property
     def torch_dtype(self):
@@ -134,14 +138,9 @@ def probability_arg(text: str) -> float:
 
 def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
     """``--device``, ``--dtype`` and ``--attn-implementation`` on a command that loads a model."""
-    p.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ... (default auto: cuda when available)")
-    p.add_argument("--dtype", default="auto", choices=DTYPE_CHOICES,
-                   help="weights and compute dtype (default auto: bfloat16 on CUDA, float32 on CPU)")
-    p.add_argument("--attn-implementation", default=None, choices=ATTN_CHOICES,
-                   help="attention kernel (default: transformers' choice, sdpa where available)")
+    add_options(p, Runtime)
 
 
 def runtime_from_args(args: argparse.Namespace) -> Runtime:
     """The :class:`Runtime` of parsed arguments (device resolved, e.g. ``auto`` -> ``cuda``)."""
-    return Runtime(device=resolve_device(getattr(args, "device", "auto")), dtype=getattr(args, "dtype", "auto"),
-                   attn_implementation=getattr(args, "attn_implementation", None))
+    return from_args(Runtime, args, device=resolve_device(getattr(args, "device", "auto")))

@@ -13,21 +13,9 @@ import json
 import sys
 from pathlib import Path
 
-from evaluators.runtime_options import (Runtime, add_runtime_arguments, backbone_arg, batch_size_arg,
-                                        non_negative_int_arg, runtime_from_args)
-
-
-def add_resume_arguments(p: argparse.ArgumentParser, judge_identity: bool = True) -> None:
-    """What a rerun does with the rows already in its output (``evaluators.rows_file.resume_rows``):
-    ``--retry-errors`` for error rows; with ``judge_identity``, ``--resume-mismatch`` for rows another
-    judge wrote (a scorer whose rows record what measured them re-measures those rows instead)."""
-    if judge_identity:
-        p.add_argument("--resume-mismatch", choices=("refuse", "rescore"), default="refuse",
-                       help="when the output holds rows of another judge: refuse (default), or move that file "
-                            "aside (<stem>.replaced-<n>.jsonl) and score again")
-    p.add_argument("--retry-errors", action="store_true",
-                   help="score the items of earlier error rows again (e.g. after fixing their files); "
-                        "their old rows are removed")
+from evaluators.option_types import add_options, from_args
+from evaluators.run_options import RunOptions
+from evaluators.runtime_options import Runtime, add_runtime_arguments, backbone_arg, batch_size_arg, runtime_from_args
 
 
 def add_preset_arguments(p: argparse.ArgumentParser) -> None:
@@ -40,29 +28,20 @@ def add_preset_arguments(p: argparse.ArgumentParser) -> None:
                         "a Hugging Face Hub download unless it is in the local cache; 'tiny' = offline random)")
 
 
-def add_audio_input_arguments(p: argparse.ArgumentParser) -> None:
-    """How a scorer treats damaged audio (``evaluators.audio_io.load_audio``)."""
-    p.add_argument("--allow-truncated", action="store_true",
-                   help="score a file cut short of the length its header claims (as read, with a 'warning' "
-                        "in its row) instead of giving it an error row")
-
-
 def add_audio_score_arguments(p: argparse.ArgumentParser) -> None:
     """The options of audio scoring (``score audio``, ``score att``)."""
     p.add_argument("--judge", required=True, help="judge folder (judge_config.json) or preset name (a preset loads "
                                                   "its base model: see --base; auto-att-released is on the Hub)")
     p.add_argument("--audio", required=True, help="folder of audio (recursive) or JSONL manifest {id, audio, [system]}")
     p.add_argument("--out", required=True, help="output JSONL, resumed when it exists")
-    add_resume_arguments(p)
-    add_audio_input_arguments(p)
-    p.add_argument("--batch-size", type=batch_size_arg, default=8,
-                   help="most clips per forward pass (scores do not depend on it)")
+    add_options(p, RunOptions, only=("resume_mismatch", "retry_errors", "allow_truncated", "batch_size"),
+                help={"batch_size": "most clips per forward pass (scores do not depend on it)"})
     p.add_argument("--max-tokens-per-batch", type=batch_size_arg, default=None,
                    help="most padded prompt tokens per forward pass (clips x longest); batches are planned over "
                         "the whole run, shortest clips first, so short clips go in large batches")
-    p.add_argument("--num-workers", type=non_negative_int_arg, default=None,
-                   help="data-loader processes that decode, resample, run the VAD and build features and tokens "
-                        "while the model runs (default: the machine's cores minus one, at most 8; 0: none)")
+    add_options(p, RunOptions, only=("num_workers",), help={"num_workers": (
+        "data-loader processes that decode, resample, run the VAD and build features and tokens while the model "
+        "runs (default: the machine's cores minus one, at most 8; 0: none)")})
     p.add_argument("--table", help="also write the per-system table (JSON) here")
     p.add_argument("--no-vad", action="store_true",
                    help="skip the Silero voice-activity pass (rows then lack speech_s / no_speech)")
@@ -73,13 +52,6 @@ def add_audio_score_arguments(p: argparse.ArgumentParser) -> None:
     add_preset_arguments(p)
 
 
-def add_benchmark_workers_argument(p: argparse.ArgumentParser) -> None:
-    """``--num-workers`` of a benchmark scorer (:func:`benchmark_num_workers`)."""
-    p.add_argument("--num-workers", type=non_negative_int_arg, default=None,
-                   help="data-loader processes that read the outputs, run the VAD and build features and tokens "
-                        "while the model runs (default: the machine's cores minus one, at most 8; 0: none)")
-
-
 #: What ``--num-workers`` adds to its help on a scorer that also has ``--aligner``.
 ALIGNER_WORKERS_HELP = "; with --aligner they also time the words, except on a GPU (a forked worker cannot use one)"
 
@@ -88,18 +60,15 @@ def add_output_scoring_arguments(p: argparse.ArgumentParser, items: str, outputs
                                  judge: str | None = None, judge_identity: bool = True) -> None:
     """The options every benchmark scorer shares (``omnijudge score <benchmark>``); the strings
     describe this benchmark's files. ``judge``: the help of ``--judge`` (None: the scorer names its
-    judges its own way); ``judge_identity``: see :func:`add_resume_arguments`."""
+    judges its own way); ``judge_identity``: whether rows record the judge that wrote them (else the
+    scorer re-measures the rows of another judge and has no ``--resume-mismatch``)."""
     p.add_argument("--items", required=True, help=items)
     p.add_argument("--outputs", required=True, help=outputs)
     if judge is not None:
         p.add_argument("--judge", required=True, help=judge)
     p.add_argument("--out", required=True, help=out)
     p.add_argument("--system", help="system name when OUTPUTS holds one system (default: folder name)")
-    p.add_argument("--batch-size", type=batch_size_arg, default=8,
-                   help="outputs per forward pass (results do not depend on it)")
-    add_benchmark_workers_argument(p)
-    add_resume_arguments(p, judge_identity)
-    add_audio_input_arguments(p)
+    add_options(p, RunOptions, skip=() if judge_identity else ("resume_mismatch",))
     add_runtime_arguments(p)
 
 
@@ -149,6 +118,12 @@ def benchmark_num_workers(args, aligner) -> int:
     return workers
 
 
+def run_options(args, aligner=None) -> RunOptions:
+    """The :class:`RunOptions` of a scorer's parsed arguments (``--num-workers`` resolved by
+    :func:`benchmark_num_workers`)."""
+    return from_args(RunOptions, args, num_workers=benchmark_num_workers(args, aligner))
+
+
 def load_verbalizer(judge: str, runtime: Runtime | None = None, backbone: str | None = None, base: str | None = None,
                     exact_length_batches: bool = False):
     """A verbalizer judge from a judge folder (any other kind is refused, naming it) or a preset."""
@@ -179,9 +154,7 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     from evaluators.judges.folder import JudgeFolderError
     from evaluators.output_guard import check_json_file, check_output_paths, check_rows_file
     from evaluators.output_lock import output_lock
-    from evaluators.engine_workers import default_num_workers
     from evaluators.audio_scorer import collect_items, score_items
-    from evaluators.run_options import RunOptions
     from evaluators.rows_file import read_done_rows
     from evaluators.sharding import current_shard, ids_in, mark_done, merge_parts, part_path, shard_items, wait_for_parts
     from evaluators.system_table import format_system_table, system_score_table
@@ -209,10 +182,7 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
         raise ValueError(f"{args.audio}: no audio files ({', '.join(AUDIO_EXTENSIONS)})")
     shard = current_shard()
     out = Path(args.out)
-    workers = default_num_workers() if args.num_workers is None else args.num_workers
-    options = dict(run=RunOptions(batch_size=args.batch_size, num_workers=workers, resume_mismatch=args.resume_mismatch,
-                                  retry_errors=args.retry_errors, allow_truncated=args.allow_truncated),
-                   vad=not args.no_vad, max_tokens_per_batch=args.max_tokens_per_batch)
+    options = dict(run=run_options(args), vad=not args.no_vad, max_tokens_per_batch=args.max_tokens_per_batch)
     if shard.world == 1:
         rows = score_items(judge, items, out, **options)
     else:  # one of N launcher processes: its shard into its part; rank 0 merges (evaluators/sharding.py)

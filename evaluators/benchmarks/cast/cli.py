@@ -127,17 +127,13 @@ def cmd_score_cast(args) -> int:
     require_model(args.aligner, "--aligner", "a manifest with each output's word_timestamps")
     from evaluators.benchmarks.cast.scorer import score_cast
     from evaluators.benchmarks.cast.scorer import RESULT_NAMES, load_scoring_items
-    from evaluators.run_options import RunOptions
-    from evaluators.score_command import benchmark_num_workers, check_results_folder, judge_and_aligner
+    from evaluators.score_command import check_results_folder, judge_and_aligner, run_options
 
     check_results_folder(args, RESULT_NAMES)
     load_scoring_items(args.items)  # a bad or empty item file stops the run before a model loads
     detector, aligner = judge_and_aligner(args, stress_detector_class(args.judge))
-    run = RunOptions(batch_size=args.batch_size, num_workers=benchmark_num_workers(args, aligner),
-                     resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
-                     allow_truncated=args.allow_truncated)
     metrics = score_cast(detector, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
-                         n_resamples=args.n_resamples, run=run)
+                         n_resamples=args.n_resamples, run=run_options(args, aligner))
     print(format_cast_table(metrics["groups"]))
     from evaluators.rows_file import read_done_rows
     from evaluators.run_summary import report_errors

@@ -64,8 +64,7 @@ def cmd_score(args) -> int:
     from evaluators.runtime_options import runtime_from_args
     from evaluators.benchmarks.instructttseval.items import load_items
     from evaluators.benchmarks.instructttseval.scorer import RESULT_NAMES
-    from evaluators.run_options import RunOptions
-    from evaluators.score_command import benchmark_num_workers, check_results_folder, load_verbalizer
+    from evaluators.score_command import check_results_folder, load_verbalizer, run_options
 
     check_results_folder(args, RESULT_NAMES)
     load_items(args.items)  # a bad or empty item file stops the run before a model loads
@@ -77,11 +76,8 @@ def cmd_score(args) -> int:
     if not args.verdict_only:
         from evaluators.benchmarks.instructttseval.public_reply import with_public_reply
         judge = with_public_reply(judge)  # the drop-in also answers the 12 dimension fields
-    run = RunOptions(batch_size=args.batch_size, num_workers=benchmark_num_workers(args, None),
-                     resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
-                     allow_truncated=args.allow_truncated)
     result = score_instructttseval(judge, args.items, args.outputs, args.out, system=args.system,
-                                   instruction_type=args.instruction_type, run=run)
+                                   instruction_type=args.instruction_type, run=run_options(args))
     print(format_markdown({result["system"]: result["table"]}))
     n_null = sum(r.get("judge_score") is None for r in result["rows"])
     if n_null:

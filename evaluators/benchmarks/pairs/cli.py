@@ -41,11 +41,10 @@ def cmd_score_pairs(args) -> int:
     require_preset_base(args.judge)  # a preset's base the Hub cannot give stops the run before torch is imported
     from evaluators.benchmarks.pairs.metrics import format_pairs_table, pairs_metrics, read_pairs
     from evaluators.benchmarks.pairs.scorer import score_pairs
-    from evaluators.engine_workers import default_num_workers
     from evaluators.jsonl import report_json
     from evaluators.output_guard import check_json_file, check_output_paths, check_rows_file
-    from evaluators.run_options import RunOptions
     from evaluators.runtime_options import runtime_from_args
+    from evaluators.score_command import run_options
 
     pairs = read_pairs(args.pairs)  # a bad pairs file stops the run before a model loads
     check_output_paths({"--out": args.out, "--report": args.report}, {"--pairs": args.pairs},
@@ -55,10 +54,7 @@ def cmd_score_pairs(args) -> int:
         check_json_file(args.report, "--report")
     judge = load_pair_judge(args.judge, runtime_from_args(args))
     rows = score_pairs(judge, args.pairs, args.out, splits=tuple(args.split) if args.split else None, swap=args.swap,
-                       run=RunOptions(batch_size=args.batch_size,
-                                      num_workers=default_num_workers() if args.num_workers is None else args.num_workers,
-                                      resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
-                                      allow_truncated=args.allow_truncated))
+                       run=run_options(args))
     n_err = sum("error" in r for r in rows)
     print(f"{len(rows)} rows in {args.out} ({n_err} errors)", file=sys.stderr)
     if any(p.get("naturalness_label") for p in pairs) and not args.swap:
@@ -74,9 +70,9 @@ def cmd_score_pairs(args) -> int:
 
 def add_score_parser(ssub):
     """Add ``pairs`` to the ``score`` command's subparsers; returns the parser."""
-    from evaluators.runtime_options import add_runtime_arguments, batch_size_arg
-    from evaluators.score_command import (add_audio_input_arguments, add_benchmark_workers_argument,
-                                          add_resume_arguments)
+    from evaluators.option_types import add_options
+    from evaluators.run_options import RunOptions
+    from evaluators.runtime_options import add_runtime_arguments
 
     c = ssub.add_parser("pairs", help="A/B naturalness verdicts with P(A better) for every pair of a pairs file "
                                       "(SpeechJudge format), one row per pair, resumable")
@@ -90,11 +86,8 @@ def add_score_parser(ssub):
     c.add_argument("--swap", action="store_true", help="present every pair as (B, A): with metrics pairs "
                                                        "--swapped, the swap consistency measured")
     c.add_argument("--report", help="also write the metrics JSON here (labelled pairs files)")
-    c.add_argument("--batch-size", type=batch_size_arg, default=8,
-                   help="most clips per forward pass (a pair is two; results do not depend on it)")
-    add_benchmark_workers_argument(c)
-    add_resume_arguments(c)
-    add_audio_input_arguments(c)
+    add_options(c, RunOptions, help={"batch_size": "most clips per forward pass (a pair is two; results do not "
+                                                   "depend on it)"})
     add_runtime_arguments(c)
     c.set_defaults(func=cmd_score_pairs)
     return c

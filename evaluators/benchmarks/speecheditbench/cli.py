@@ -75,10 +75,9 @@ def cmd_score(args) -> int:
     from evaluators.benchmarks.speecheditbench.metrics import format_markdown
     from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
     from evaluators.benchmarks.speecheditbench.scorer import EditScoring, score_speecheditbench
-    from evaluators.run_options import RunOptions
     from evaluators.runtime_options import runtime_from_args
     from evaluators.benchmarks.speecheditbench.scorer import RESULT_NAMES
-    from evaluators.score_command import benchmark_num_workers, check_results_folder
+    from evaluators.score_command import check_results_folder, run_options
 
     check_results_folder(args, RESULT_NAMES, {"--manifest": args.manifest, "--utmos": args.utmos})
     runtime = runtime_from_args(args)
@@ -99,10 +98,8 @@ def cmd_score(args) -> int:
     scoring = EditScoring(manifest=args.manifest, tasks=args.tasks, system=args.system,
                           speed_duration=args.speed_duration, source_root=args.source_root,
                           missing_as_failure=args.missing_as_failure)
-    run = RunOptions(batch_size=args.batch_size, num_workers=benchmark_num_workers(args, None),
-                     retry_errors=args.retry_errors, allow_truncated=args.allow_truncated)
     result = score_speecheditbench(args.items, args.outputs, args.out, providers=providers, judges=judges,
-                                   judge_ids=ids, scoring=scoring, run=run)
+                                   judge_ids=ids, scoring=scoring, run=run_options(args))
     print(format_markdown({result["system"]: result["report"]}))
     n_err = sum(1 for r in result["rows"] if r.get("error") and not r.get("missing"))
     n_missing = sum(1 for r in result["rows"] if r.get("missing"))
