@@ -116,6 +116,7 @@ def _write_card(out: Path, rows: list[dict], att_dir: Path, cfg) -> None:
         part = [r for r in rows if r["split"] == split]
         clips = {c for r in part for c in (r["audio_a"], r["audio_b"])}
         voices = {v for r in part for v in (r["voice_a"], r["voice_b"])}
-        lines.append(f"| {split} | {count[split]} | {len(clips)} | {len(voices)} | {len({r['sentence_id'] for r in part})} |")
+        sentences = {r["sentence_id"] for r in part}
+        lines.append(f"| {split} | {count[split]} | {len(clips)} | {len(voices)} | {len(sentences)} |")
     lines += ["", f"Seed {cfg.seed}. Format: docs/data.md#pairs; how it is built: docs/pairs.md.", ""]
     (out / "corpus_card.md").write_text("\n".join(lines), encoding="utf-8")

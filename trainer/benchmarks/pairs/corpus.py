@@ -50,7 +50,7 @@ class PairsCorpusConfig(StrictFromDict):
     test_voices: int = checked(2, "[1, 100]")  # held-out voices (split test); the voice before them is dev
     sentences_per_voice: int = checked(8, "[1, 8]")  # readings per voice (EN and ZH alternate)
     raters: int = checked(3, "[1, 9]")  # simulated raters per pair
-    rater_accuracy: float = checked(0.9, "[0, 1]")  # P(a rater prefers the clean reading)
+    rater_accuracy: float = checked(0.9, "[0, 1]")  # P(a rater prefers the better side: the clean reading, or the higher construction score)
     gemini_accuracy: float = checked(0.8, "[0, 1]")  # P(the stand-in Gemini verdict is right)
     max_seconds: float = checked(2.0, "[0.5, 3.5]")  # longest rendered reading, s
     source: str = checked("synthetic", choices=("synthetic", "att_real"))  # synthetic (procedural voices, clean vs degraded) | att_real (two clips of one sentence of the real-audio ATT corpus, the higher by-construction score better; att_real.py)
