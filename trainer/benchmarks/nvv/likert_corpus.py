@@ -36,7 +36,8 @@ from scipy.signal import resample_poly
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
 from evaluators.progress import progress_iter
-from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, render_item, sentence_bank
+from trainer.benchmarks.nvv.corpus import NvvCorpusConfig, sentence_bank
+from trainer.benchmarks.nvv.render import render_item
 from trainer.benchmarks.nvv.sounds import LOW_SNR_TYPES
 from trainer.benchmarks.nvv.texts import boundaries, mark_text, pick_gt_position, sentence_id, tokens
 from trainer.synth.corpus_config import StrictFromDict
@@ -100,7 +101,7 @@ def degrade(y: np.ndarray, kind: str, rng: np.random.Generator, sr: int) -> np.n
 
 
 def _spec(lang: str, text: str, split: str, rng: np.random.Generator, factors: dict) -> dict:
-    """A ``corpus.render_item`` spec realising the accuracy and integration factors."""
+    """A ``render.render_item`` spec realising the accuracy and integration factors."""
     tax = load_taxonomy()
     types = [t.id for t in tax.types if t.id not in LOW_SNR_TYPES]  # quiet types would blur PE and accuracy
     ty = str(rng.choice(types))
