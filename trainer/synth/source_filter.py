@@ -1,8 +1,13 @@
 """Source-filter building blocks of the procedural voices (numpy/scipy only).
 
 Filters are second-order sections (SOS, shape (n_sections, 6)) for `scipy.signal.sosfilt`;
-frequencies are in Hz, ``sr`` is the sample rate in Hz and every array is float64 mono. Used by
-`speech.py`, `stressed_speech.py`, `dsp.py` and the InstructTTSEval voice.
+frequencies are in Hz, ``sr`` is the sample rate in Hz and every array is float64 mono. These are
+the stages every procedural voice renders with -- the plain ATT voice (`speech.py`), the stressed
+voice (`stressed_speech.py`), the nonverbal sounds (`dsp.py`) and the InstructTTSEval voice: glottal
+pulses (`pulse_train`, `pulses_at`, `fractional_pulses`) and their tilt (`glottal_source`), voicing
+envelopes (`ramped_segment`, `add_voicing`), vowel formants (`formant_sos`), shaped noise
+(`windowed_noise`: consonants, breaths), levels (`masked_rms`) and limiting. The voices differ in
+their plans (timing, F0, levels per syllable) and settings, not in these stages.
 """
 from __future__ import annotations
 
@@ -11,9 +16,9 @@ from functools import lru_cache
 import numpy as np
 from scipy import signal
 
-__all__ = ["add_voicing", "butter_sos", "band_noise", "formant_sos", "glottal_source", "limit_peak", "masked_rms",
-           "pulse_train", "pulses_at", "ramped_segment", "raised_ramp", "syllable_f0_times",
-           "windowed_noise"]
+__all__ = ["add_voicing", "butter_sos", "band_noise", "dispersion_sos", "formant_sos", "fractional_pulses",
+           "glottal_source", "limit_peak", "masked_rms", "pulse_train", "pulses_at", "ramped_segment", "raised_ramp",
+           "soft_limit", "syllable_f0_times", "windowed_noise"]
 
 
 @lru_cache(maxsize=64)
@@ -86,6 +91,35 @@ def pulses_at(rng: np.random.Generator, f0: np.ndarray, shimmer: float, sr: int)
     return pulses
 
 
+def fractional_pulses(rng: np.random.Generator, f0: np.ndarray, jitter: float, shimmer: float, rough: np.ndarray,
+                      sr: int) -> tuple[np.ndarray, np.ndarray]:
+    """Glottal pulses at fractional positions (split between two samples), shape ``f0.shape``, and the
+    glottal phase (cycles): cycle jitter (SD, fraction of a period), shimmer and, where the weight
+    ``rough`` (per sample, 0..1) is up, period doubling (alternate pulses weaker and shifted) plus
+    strong jitter -- a hoarse or creaky voice. Draws jitter then shimmer from ``rng``."""
+    total = f0.size
+    phase = np.cumsum(f0 / sr)
+    idx = np.nonzero(np.diff(np.floor(phase)))[0] + 1
+    frac = (np.ceil(phase[idx - 1]) - phase[idx - 1]) / np.maximum(phase[idx] - phase[idx - 1], 1e-9)
+    per, rw = sr / f0[idx], rough[idx]
+    alt = np.where(np.arange(idx.size) % 2 == 0, 1.0, -1.0)
+    pos = idx - 1 + frac + per * (rng.normal(0.0, 1.0, idx.size) * (jitter + 0.03 * rw) + alt * 0.02 * rw)
+    amp = (1.0 + rng.normal(0.0, shimmer, idx.size)) * (1.0 - 0.3 * rw * (alt < 0))
+    pos = np.clip(pos, 0, total - 2)
+    i0 = pos.astype(int)
+    pulses = np.zeros(total)
+    np.add.at(pulses, i0, amp * (1.0 - (pos - i0)))
+    np.add.at(pulses, i0 + 1, amp * (pos - i0))
+    return pulses, phase
+
+
+@lru_cache(maxsize=1)
+def dispersion_sos() -> np.ndarray:
+    """First-order all-pass cascade: smears each glottal pulse over a few ms (flat magnitude),
+    trimming the crest factor (~0.5 dB) so loud speech needs less peak limiting."""
+    return np.array([[a, 1.0, 0.0, 1.0, a, 0.0] for a in (-0.7, -0.6, -0.5, -0.4, 0.5, 0.6)])
+
+
 def glottal_source(pulses: np.ndarray, tilt: float, gain: float = 1.0) -> np.ndarray:
     """Pulses through the one-pole spectral tilt ``(1 - tilt) / (1 - tilt z^-1)`` (higher = darker), times ``gain``."""
     return signal.lfilter([1.0 - tilt], [1.0, -tilt], pulses) * gain
@@ -117,6 +151,13 @@ def add_voicing(envs: dict, key, n: int, start: int, seg: np.ndarray) -> None:
     sample ``start`` on (in place): overlapping syllables of one vowel share one filter pass."""
     env = envs.setdefault(key, np.zeros(n))
     env[start:start + seg.size] = np.maximum(env[start:start + seg.size], seg)
+
+
+def soft_limit(x: np.ndarray, knee: float = 0.8, ceil: float = 0.985) -> np.ndarray:
+    """Identity below ``knee``, tanh-saturating to ``ceil`` above (continuous slope): the level
+    compression of shouting, used instead of hard clipping."""
+    mag = np.abs(x)
+    return np.where(mag > knee, np.sign(x) * (knee + (ceil - knee) * np.tanh((mag - knee) / (ceil - knee))), x)
 
 
 def limit_peak(x: np.ndarray, peak: float = 0.99) -> np.ndarray:
