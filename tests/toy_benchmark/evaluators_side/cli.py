@@ -20,16 +20,14 @@ def format_toy_table(metrics: dict) -> str:
 def cmd_score_toy(args) -> int:
     """Check the inputs, load the judge, score, print the table."""
     from evaluators.runtime_options import runtime_from_args
-    from evaluators.score_command import benchmark_num_workers, check_results_folder, load_verbalizer
+    from evaluators.score_command import check_results_folder, load_verbalizer, run_options
     from toy_benchmark.evaluators_side.items import load_items
     from toy_benchmark.evaluators_side.scorer import RESULT_NAMES, score_toy
 
     check_results_folder(args, RESULT_NAMES)
     load_items(args.items)  # a bad item file stops the run before a model loads
     judge = load_verbalizer(args.judge, runtime_from_args(args), backbone=args.backbone, base=args.base)
-    metrics = score_toy(judge, args.items, args.outputs, args.out, system=args.system, batch_size=args.batch_size,
-                        num_workers=benchmark_num_workers(args, None), resume_mismatch=args.resume_mismatch,
-                        retry_errors=args.retry_errors, allow_truncated=args.allow_truncated)
+    metrics = score_toy(judge, args.items, args.outputs, args.out, system=args.system, run=run_options(args))
     print(format_toy_table(metrics))
     if metrics["errors"]:
         print(f"{len(metrics['errors'])} outputs missing or unreadable (listed in {args.out}/metrics.json)",

@@ -15,13 +15,14 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluators.engine import EngineOptions, ScorerFunctions, score_work
+from evaluators.engine import ScorerFunctions, score_work
 from evaluators.failure_isolation import error_kind
 from evaluators.item_audio import judge_read_limit, read_item_audio
 from evaluators.item_paths import confined_path
 from evaluators.output_lock import output_lock
 from evaluators.outputs_manifest import read_outputs_manifest
 from evaluators.rows_file import read_done_rows, resume_rows
+from evaluators.run_options import RunOptions
 from toy_benchmark.evaluators_side.items import load_items
 from toy_benchmark.evaluators_side.metrics import toy_metrics
 
@@ -66,18 +67,18 @@ def _row_key(row: dict) -> tuple:
 
 
 def score_toy(judge, items_path: str | Path, outputs: str | Path, out_dir: str | Path, *, system: str | None = None,
-              splits: tuple[str, ...] | None = None, batch_size: int = 8, num_workers: int = 0,
-              resume_mismatch: str = "refuse", retry_errors: bool = False, allow_truncated: bool = False) -> dict:
+              splits: tuple[str, ...] | None = None, run: RunOptions = RunOptions()) -> dict:
     """Score every output of the items (those of ``splits`` when given) into
     ``out_dir/predictions.jsonl`` (resumed; one writer at a time) and write ``out_dir/metrics.json``;
-    returns the metrics (:func:`toy_metrics`, with ``errors`` listed)."""
+    returns the metrics (:func:`toy_metrics`, with ``errors`` listed). ``run``: batch size, workers,
+    what a rerun keeps (:class:`evaluators.run_options.RunOptions`)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     pred_path = out_dir / "predictions.jsonl"
     with output_lock(pred_path):
         items = [it for it in load_items(items_path) if splits is None or it.get("split") in splits]
         prov = judge.provenance()
-        done = {_row_key(r) for r in resume_rows(pred_path, prov, _row_key, resume_mismatch, retry_errors)}
+        done = {_row_key(r) for r in resume_rows(pred_path, prov, _row_key, run.resume_mismatch, run.retry_errors)}
         todo = [o for o in collect_outputs(outputs, items, system) if (o.system, o.id) not in done]
 
         def prepare(o: ToyOutput) -> dict:
@@ -85,7 +86,7 @@ def score_toy(judge, items_path: str | Path, outputs: str | Path, out_dir: str |
                 raise ValueError(o.problem)
             if o.path is None:
                 raise FileNotFoundError("no output file for this item")
-            wave, note = read_item_audio(o.path, judge_read_limit(judge), allow_truncated)
+            wave, note = read_item_audio(o.path, judge_read_limit(judge), run.allow_truncated)
             return {"wave": wave, "warning": note}
 
         def finish(o: ToyOutput, result: dict) -> dict:
@@ -96,8 +97,7 @@ def score_toy(judge, items_path: str | Path, outputs: str | Path, out_dir: str |
                     **prov}
 
         with pred_path.open("a", encoding="utf-8") as f:
-            score_work(judge, todo, ScorerFunctions(prepare, finish, fail), f,
-                       EngineOptions(batch_size=batch_size, num_workers=num_workers))
+            score_work(judge, todo, ScorerFunctions(prepare, finish, fail), f, run.engine())
         wanted = {it["id"] for it in items}
         rows = [r for r in read_done_rows(pred_path, key=_row_key) if str(r["id"]) in wanted]
     threshold = judge.preset.positive_threshold

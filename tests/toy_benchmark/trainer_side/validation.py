@@ -6,6 +6,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from evaluators.run_options import RunOptions
 from evaluators.runtime_options import Runtime
 from evaluators.score_command import load_verbalizer
 from toy_benchmark.evaluators_side.scorer import score_toy
@@ -21,7 +22,7 @@ def validate_folder(judge_dir: str | Path, corpus_dir: str | Path, out: str | Pa
 
     def run(folder: Path) -> dict:
         metrics = score_toy(judge, corpus / "items.jsonl", corpus / "clips", folder, system="corpus",
-                            splits=(split,), batch_size=batch_size, resume_mismatch="rescore")
+                            splits=(split,), run=RunOptions(batch_size=batch_size, resume_mismatch="rescore"))
         return {**metrics, "split": split, "judge": judge.name}
 
     if out:
