@@ -16,6 +16,9 @@ def card_sections(config: dict, validation: dict | None) -> list[str]:
     """What the judge outputs, how to run it on the benchmark, and its validation table."""
     criterion = config.get("criterion", "emotion")
     lines = [f"SpeechEditBench {criterion} judge: {_WHAT.get(criterion, criterion)}.", "",
+             "Its training labels come from construction, not from listeners: procedural voices rendered with a "
+             "known emotion, style or event, or real speech with edits of known amount or procedural events "
+             "spliced in at known levels (docs/speecheditbench.md).", "",
              f"Prompts (version {config.get('prompt_version')}):", ""]
     for lang, preset in (config.get("prompts") or {}).items():
         lines.append(f"- {lang}: `{preset.get('prompt')!r}`")

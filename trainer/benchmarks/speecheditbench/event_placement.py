@@ -4,13 +4,13 @@ is spliced into speech with room noise and faded edges. Used by ``judge_corpus.p
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from evaluators.benchmarks.speecheditbench.criteria import EVENTS
 from trainer.benchmarks.speecheditbench.delivery_profiles import SR
-from trainer.benchmarks.speecheditbench.sentences import Sentence
 from trainer.synth.dsp import active_rms
 from trainer.synth.nonverbal import render_nonverbal
 
@@ -54,15 +54,22 @@ def event_audio(kind: str, level: int, voice, rng: np.random.Generator) -> tuple
     if kind == "cough" and level == 3:
         y = np.concatenate([y, np.zeros(int(rng.uniform(0.12, 0.25) * SR)),
                             render_nonverbal(sound, rng, SR, 1.0, voice)])
-    gain = 10.0 ** ((EVENT_LEVEL_DB[level] + _EVENT_OFFSET_DB[kind]) / 20.0) / active_rms(y, SR)
+    gain = 10.0 ** (intended_level_db(kind, level) / 20.0) / active_rms(y, SR)
     return sound, y * gain
 
 
-def event_boundary(kind: str, sentence: Sentence, taken: set[int], rng: np.random.Generator) -> int:
-    """A boundary for an event, weighted by kind (``_PLACEMENT``), not one already taken."""
-    n = len(sentence.words)
+def intended_level_db(kind: str, level: int) -> float:
+    """An event's "on" level re the speech's at presence ``level`` (1-3), dB."""
+    return EVENT_LEVEL_DB[level] + _EVENT_OFFSET_DB[kind]
+
+
+def event_boundary(kind: str, pause_after: Sequence[bool], taken: set[int], rng: np.random.Generator) -> int:
+    """A boundary for an event among the ``len(pause_after) + 1`` around the words (or stretches of
+    speech) whose ``pause_after`` flags say where phrases break, weighted by kind (``_PLACEMENT``),
+    not one already taken."""
+    n = len(pause_after)
     start, phrase, inner, end = _PLACEMENT[kind]
-    w = np.array([start] + [phrase if sentence.pause_after[i - 1] else inner for i in range(1, n)] + [end])
+    w = np.array([start] + [phrase if pause_after[i - 1] else inner for i in range(1, n)] + [end])
     w[list(taken)] = 0.0
     return int(rng.choice(n + 1, p=w / w.sum()))
 
@@ -79,7 +86,7 @@ def insert_events(speech: np.ndarray, word_times: list, events: list[Event], rng
             for e in events}
     parts, records, pos, shift = [], [], 0, 0.0
     for e in sorted(events, key=lambda e: e.boundary):
-        cut = max(pos, int(cuts[e.boundary] * SR))
+        cut = min(max(pos, int(cuts[e.boundary] * SR)), speech.size)  # an end cut may fall past the last sample
         left = speech[pos:cut].astype(float)
         _fade(left, out=True)
         pre, post = np.zeros(int(e.pre_s * SR)), np.zeros(int(e.post_s * SR))
@@ -132,3 +139,38 @@ def second_event(event: str, voice, rng: np.random.Generator) -> tuple | None:
     kind = [k for k in EVENTS if k != event][int(rng.integers(len(EVENTS) - 1))]
     level = int(rng.integers(1, 4))
     return (kind, level, *event_audio(kind, level, voice, rng))
+
+
+@dataclass(frozen=True)
+class PairSounds:
+    """The sounds of one add / remove pair, drawn before the speech they go into: the target event's
+    presence (source, edited), its audio per present level (:func:`event_audio`) and maybe a second,
+    untouched event (:func:`second_event`)."""
+
+    event: str
+    levels: tuple[int, int]
+    target: dict[int, tuple[str, np.ndarray]]
+    other: tuple | None
+
+    def extra_s(self) -> float:
+        """Most seconds the events add to a clip (each brings at most 0.35 s of pauses: ``event_gaps``)."""
+        sounds = [max(y.size for _, y in self.target.values())] + ([self.other[3].size] if self.other else [])
+        return sum(sounds) / SR + 0.35 * len(sounds)
+
+
+def pair_sounds(operation: str, event: str, voice, rng: np.random.Generator) -> PairSounds:
+    """Presence levels (:func:`presence_levels`), the target's sounds and the second event of a pair."""
+    levels = presence_levels(operation, rng)
+    target = {lv: event_audio(event, lv, voice, rng) for lv in set(levels) if lv > 0}
+    return PairSounds(event, levels, target, second_event(event, voice, rng))
+
+
+def pair_events(sounds: PairSounds, pause_after: Sequence[bool], rng: np.random.Generator) -> list[list[Event]]:
+    """The events of the source and of the edited clip: the target at the same boundary in both (at
+    its level there; none at level 0), the second event (if any) at another boundary in both."""
+    b_target, gaps = event_boundary(sounds.event, pause_after, set(), rng), event_gaps(rng)
+    other = sounds.other
+    shared = [] if other is None else [Event(other[0], other[1], event_boundary(other[0], pause_after, {b_target}, rng),
+                                             other[2], other[3], *event_gaps(rng))]
+    return [shared + ([Event(sounds.event, lv, b_target, *sounds.target[lv], *gaps)] if lv > 0 else [])
+            for lv in sounds.levels]

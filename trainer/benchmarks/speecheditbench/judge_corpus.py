@@ -53,14 +53,10 @@ from trainer.benchmarks.speecheditbench.delivery_profiles import (
 from trainer.benchmarks.speecheditbench.event_placement import (
     EVENT_LEVEL_DB,
     EVENT_SOUNDS,
-    Event,
-    event_audio,
-    event_boundary,
-    event_gaps,
     event_scores,
     insert_events,
-    presence_levels,
-    second_event,
+    pair_events,
+    pair_sounds,
 )
 from trainer.benchmarks.speecheditbench.sentences import Sentence, sentence_bank, split_sentences
 from trainer.synth.corpus_config import StrictFromDict
@@ -89,7 +85,7 @@ class JudgeCorpusConfig(StrictFromDict):
     sentence_fraction: tuple[float, float] = (0.1, 0.2)  # val / test share of each language's sentences
     clips_per_speaker: int = 8  # clips per speaker and criterion (even: source + edited pairs)
     criteria: tuple[str, ...] = CRITERIA  # which judges' clips to build
-    source: str = "synthetic"  # synthetic (procedural voices) | real (real speech with emotion-like or delivery-style edits of known amount, criteria [emotion] or [style], en only, labels by construction; real_corpus.py, real_style_corpus.py)
+    source: str = "synthetic"  # synthetic (procedural voices) | real (real speech with emotion-like or delivery-style edits of known amount or procedural events spliced in, criteria [emotion], [style] or [paralinguistic], en only, labels by construction; real_corpus.py, real_style_corpus.py, real_paralinguistic.py)
     render_workers: int = 2  # (real) processes rendering and measuring pairs (1: in this process)
 
     def __post_init__(self) -> None:
@@ -111,9 +107,10 @@ class JudgeCorpusConfig(StrictFromDict):
             raise ValueError(f"criteria must be distinct values from {CRITERIA}, got {self.criteria}")
         if self.source not in ("synthetic", "real"):
             raise ValueError(f"source must be 'synthetic' or 'real', got {self.source!r}")
-        if self.source == "real" and (self.languages != ("en",) or self.criteria not in (("emotion",), ("style",))):
-            raise ValueError("source real builds the emotion clips in English only, or the style clips: set "
-                             "languages: [en] and criteria: [emotion] or [style]")
+        if self.source == "real" and (self.languages != ("en",) or len(self.criteria) != 1):
+            raise ValueError("source real builds the emotion clips in English only, or the style clips, or the "
+                             "paralinguistic clips: set languages: [en] and criteria: [emotion], [style] or "
+                             "[paralinguistic]")
         if self.render_workers < 1:
             raise ValueError(f"render_workers must be >= 1, got {self.render_workers}")
 
@@ -255,11 +252,8 @@ def _style_pair(slot: _Slot, styles: tuple[str, str], levels: tuple[int, int], r
 def _paralinguistic_pair(slot: _Slot, operation: str, event: str, rng: np.random.Generator):
     """One neutral reading with the target event at the source / edited presence levels (the same
     place in both), plus maybe a second, untouched event type present in both clips."""
-    levels = presence_levels(operation, rng)
-    target = {lv: event_audio(event, lv, slot.speaker.timbre, rng) for lv in set(levels) if lv > 0}
-    other = second_event(event, slot.speaker.timbre, rng)
-    sounds = [max(y.size for _, y in target.values())] + ([other[3].size] if other else [])
-    extra_s = sum(sounds) / SR + 0.35 * len(sounds)  # each event brings at most 0.35 s of pauses (``event_gaps``)
+    sounds = pair_sounds(operation, event, slot.speaker.timbre, rng)
+    extra_s = sounds.extra_s()
 
     def render(s: Sentence):
         speech, info = render_delivery(list(s.words), slot.lang, slot.speaker, NEUTRAL, 0.0, rng,
@@ -267,12 +261,8 @@ def _paralinguistic_pair(slot: _Slot, operation: str, event: str, rng: np.random
         return [speech.size / SR + extra_s], (speech, info)
 
     sentence, (speech, info) = _render_fitting(slot, render, _MAX_S - 0.8 - extra_s, rng)
-    b_target, gaps = event_boundary(event, sentence, set(), rng), event_gaps(rng)
-    shared = [] if other is None else [Event(other[0], other[1], event_boundary(other[0], sentence, {b_target}, rng),
-                                              other[2], other[3], *event_gaps(rng))]
     rows = []
-    for role, lv in zip(("source", "edited"), levels):
-        events = shared + ([Event(event, lv, b_target, *target[lv], *gaps)] if lv > 0 else [])
+    for role, events in zip(("source", "edited"), pair_events(sounds, sentence.pause_after, rng)):
         wave, records = insert_events(speech, info["word_times"], events, rng)
         wave = _pad(wave, rng)
         rows.append(({**_row(slot, "paralinguistic", sentence, role, wave), "event_scores": event_scores(events),
@@ -366,8 +356,8 @@ def build_judge_corpus(cfg: JudgeCorpusConfig, out: str | Path) -> dict:
     ``scores`` {each of the six styles: 0-4}. Paralinguistic adds ``event_scores`` {breath, laugh,
     cough, sigh: 0-3}, ``events`` [{type, sound, start_s, end_s, level}], and the pair's edit
     ``operation`` ("add" / "remove") and ``event``. ``source: real`` is built by
-    ``real_corpus.build_real_emotion_corpus`` or ``real_style_corpus.build_real_style_corpus``
-    (``corpus_build.build_corpus`` picks one)."""
+    ``real_corpus.build_real_emotion_corpus``, ``real_style_corpus.build_real_style_corpus`` or
+    ``real_paralinguistic.build_real_paralinguistic_corpus`` (``corpus_build.build_corpus`` picks one)."""
     if cfg.source == "real":
         raise ValueError("speecheditbench.corpus.source: real is built by corpus_build.build_corpus")
     out = Path(out)

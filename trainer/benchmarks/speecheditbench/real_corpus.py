@@ -158,23 +158,33 @@ def _edits(labels: tuple[str, str], rng: np.random.Generator) -> tuple[EmotionEd
     return out[0], out[1]
 
 
-def plan(cfg, sentences: dict[str, list]) -> list[dict]:
-    """Every pair to render: carrier, reading, split, method and the two clips' edits."""
-    specs = []
+def planned_readings(cfg, sentences: dict[str, list], salt: int, targets_of):
+    """Each split's carriers and ``cfg.clips_per_speaker // 2`` pairs per carrier: yields (split
+    index, split, pair index, carrier, reading, target, the split's rng) in order, the targets from
+    ``targets_of(n_pairs, rng)`` (balanced over the split), each carrier's readings in a drawn order.
+    The rng is the split's (seed ``[cfg.seed, split index, salt]``): a consumer may draw more from it."""
     texts = split_texts(sentences)
     per = cfg.clips_per_speaker // 2
     for si, split in enumerate(SPLITS):
         voices = carriers(split, sentences, other_splits_texts(split, texts))
-        rng = np.random.default_rng([cfg.seed, si, 23])
-        targets = _balanced_pairs(REAL_EMOTIONS, len(voices) * per, rng, source_only=("neutral",))
+        rng = np.random.default_rng([cfg.seed, si, salt])
+        targets = targets_of(len(voices) * per, rng)
         orders = {v.name: [int(i) for i in rng.permutation(len(v.readings))] for v in voices}
-        for j, labels in enumerate(targets):
+        for j, target in enumerate(targets):
             voice = voices[j // per]
             reading = voice.readings[orders[voice.name][(j % per) % len(voice.readings)]]
-            engine = voice.tts is not None and voice.pitch_control and rng.random() < ENGINE_SHARE
-            specs.append({"pair_id": f"emo-real-{split}-{j:04d}", "split": split, "carrier": voice,
-                          "reading": reading, "method": "engine" if engine else "dsp",
-                          "edits": _edits(labels, rng), "seed": [cfg.seed, si, j, 3]})
+            yield si, split, j, voice, reading, target, rng
+
+
+def plan(cfg, sentences: dict[str, list]) -> list[dict]:
+    """Every pair to render: carrier, reading, split, method and the two clips' edits."""
+    specs = []
+    targets_of = lambda n, rng: _balanced_pairs(REAL_EMOTIONS, n, rng, source_only=("neutral",))  # noqa: E731
+    for si, split, j, voice, reading, labels, rng in planned_readings(cfg, sentences, 23, targets_of):
+        engine = voice.tts is not None and voice.pitch_control and rng.random() < ENGINE_SHARE
+        specs.append({"pair_id": f"emo-real-{split}-{j:04d}", "split": split, "carrier": voice,
+                      "reading": reading, "method": "engine" if engine else "dsp",
+                      "edits": _edits(labels, rng), "seed": [cfg.seed, si, j, 3]})
     return specs
 
 
