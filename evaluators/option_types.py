@@ -1,13 +1,10 @@
-"""Command-line options generated from typed option dataclasses (docs/layout.md: options are types).
+"""Command-line options generated from typed option dataclasses, as ``trainer/config.py`` reads YAML.
 
-A field declared with :func:`option` is also a command-line option: ``--field-name``, defaulting
-to the field's default, with the help, argparse ``type=`` validator (e.g.
-:func:`evaluators.runtime_options.batch_size_arg`), choices, metavar and nargs given there; a
-``bool`` field is a ``store_true`` flag. :func:`add_options` adds a dataclass's options to a parser
-and :func:`from_args` builds the dataclass back from the parsed arguments, so an option shared by
-many commands (``--device``, ``--batch-size``, ...) is declared once, beside the field it fills.
-``trainer/config.py`` does the same for YAML run configs. Building a parser with these imports no
-model code (``omnijudge --help`` stays fast).
+A field declared with :func:`option` is also the option ``--field-name``: the field's default, and
+the help, argparse ``type=`` validator (e.g. ``evaluators.runtime_options.batch_size_arg``), choices,
+metavar and nargs given there; a ``bool`` field is a ``store_true`` flag. :func:`add_options` adds a
+dataclass's options to a parser, :func:`from_args` builds the dataclass back from parsed arguments:
+an option many commands share (``--device``, ``--batch-size``) is declared once, on its field.
 """
 
 from __future__ import annotations
@@ -17,8 +14,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-#: The key of an option field's description in ``dataclasses.Field.metadata``.
-OPTION = "option"
+OPTION = "option"  # the key of an option field's description in its metadata
 
 
 def option(default: Any, help: str, *, type: Callable[[str], Any] | None = None, choices: Iterable | None = None,

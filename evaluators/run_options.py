@@ -24,11 +24,8 @@ WORKERS_HELP = ("data-loader processes that read the outputs, run the VAD and bu
 
 @dataclass(frozen=True)
 class RunOptions:
-    """``batch_size``: items per forward pass (rows do not depend on it); ``num_workers``:
-    data-loader processes preparing inputs while the model runs (0: this process);
-    ``resume_mismatch``: what to do with rows another judge wrote (``evaluators.rows_file.RESUME_MISMATCH``);
-    ``retry_errors``: score error rows again; ``allow_truncated``: score a file cut short of its
-    header, with a ``warning`` on its row (else it is an error row)."""
+    """The shared options of a scorer run, each field as its option's help says (``num_workers`` 0:
+    this process; the option's default None: the machine's, ``evaluators.score_command.run_options``)."""
 
     batch_size: int = option(8, "outputs per forward pass (results do not depend on it)", type=batch_size_arg)
     num_workers: int = option(0, WORKERS_HELP, type=non_negative_int_arg, cli_default=None)

@@ -49,8 +49,8 @@ def resolve_device(device: str | None) -> str:
 
 @dataclass(frozen=True)
 class Runtime:
-    """Resolved runtime options: ``device`` (e.g. ``cuda:1``), ``dtype`` (a ``--dtype`` value),
-    ``attn_implementation`` (None = transformers' default)."""
+    """Resolved runtime options: ``device`` (e.g. ``cuda:1``; ``auto`` resolved by :func:`runtime_from_args`),
+    ``dtype`` (a ``--dtype`` value), ``attn_implementation`` (None = transformers' default)."""
 
     device: str = option("cpu", "cpu, cuda, cuda:1, ... (default auto: cuda when available)", cli_default="auto")
     dtype: str = option("auto", "weights and compute dtype (default auto: bfloat16 on CUDA, float32 on CPU)",

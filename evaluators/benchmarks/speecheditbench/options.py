@@ -13,16 +13,11 @@ from evaluators.option_types import option
 
 @dataclass(frozen=True)
 class EditScoring:
-    """What one SpeechEditBench run scores and how it reports.
-
-    ``manifest``: JSONL of values supplied with the outputs (``manifest.ManifestValues``); ``tasks``:
-    only these tasks (None: all); ``system``: the name rows and tables carry (None: the outputs
-    folder's name); ``thresholds``: the criteria's thresholds (``thresholds.PUBLIC``: the public
-    evaluator's); ``speed_duration``: a speed edit's duration, ``"speech"`` (speech-active seconds,
-    Silero VAD; the paper) or ``"file"`` (whole-file seconds; the public evaluator); ``source_root``:
-    the folder the items' audio paths are relative to (None: found from the item file upwards);
-    ``chunk``: items per engine pool (measured together); ``missing_as_failure``: a missing output
-    counts as a failure in the tables; ``n_resamples``: bootstrap resamples of the CIs."""
+    """What one SpeechEditBench run scores and how it reports: the option fields as their help says
+    (``manifest``: read by ``manifest.ManifestValues``; ``tasks`` None: all); ``system``: the name rows
+    and tables carry (None: the outputs folder's name); ``thresholds``: the criteria's thresholds
+    (``thresholds.PUBLIC``: the public evaluator's); ``chunk``: items per engine pool (measured
+    together); ``n_resamples``: bootstrap resamples of the CIs."""
 
     manifest: str | Path | None = option(None, "JSONL of values supplied with the outputs (asr_text, "
                                                "word_timestamps, speaker_similarity, scene_scores, dnsmos, rt60_s, "

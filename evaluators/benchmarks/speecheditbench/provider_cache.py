@@ -83,15 +83,9 @@ class ProviderSet:
     """The run's providers by spec (hub id or folder), loaded on first use.
 
     Attributes:
-        asr / asr_zh: Whisper checkpoints for EN and ZH outputs (``asr_zh`` defaults to ``asr``).
-        speaker: a WavLM x-vector checkpoint, ``resemblyzer`` (GE2E, offline) or ``auto`` (resolved on
-            construction: ``providers.speaker.resolve_speaker``); scene: an AudioSet classifier checkpoint.
-        utmos: a UTMOS22 checkpoint (file or folder, ``providers.diagnostics``) scoring every output's
-            naturalness; None: not measured.
-        source_similarity: also measure the speaker similarity between each item's source clip and
-            its output, with the ``speaker`` model (its embeddings share the ``speaker`` cache).
-        distillmos: score every output's quality with DistillMOS (``evaluators.measures.distillmos``,
-            weights in its package), the diagnostic ``distillmos``.
+        asr ... source_similarity: the options of ``score speecheditbench`` (their help says what each
+            is); ``speaker`` ``auto`` is resolved on construction (``providers.speaker.resolve_speaker``);
+            ``source_similarity``'s embeddings share the ``speaker`` cache.
         device: torch device for the models; batch_size: clips per forward pass.
         cache_dir: where the per-provider caches live (None: no disk cache).
     """
