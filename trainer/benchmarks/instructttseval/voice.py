@@ -22,7 +22,7 @@ from scipy import signal
 
 from trainer.benchmarks.instructttseval.attributes import VoiceAttributes
 from trainer.benchmarks.instructttseval.voice_plan import (
-    SCHWA, Speaker, VoiceSettings, accents, draw, f0_track, plan_timeline, syllable_shapes, voice_settings,
+    Draws, SCHWA, Speaker, VoiceSettings, accents, f0_track, plan_timeline, syllable_shapes, voice_settings,
 )
 from trainer.synth.dsp import lowpass
 from trainer.synth.source_filter import (
@@ -141,7 +141,7 @@ def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Spe
     if not syls:
         raise ValueError(f"text has no speakable syllables: {text!r}")
     v = voice_settings(attrs, speaker)
-    dr = draw(rng, len(syls))
+    dr = Draws.from_rng(rng, len(syls))
     n = len(syls)
     segs, t_end, hes_pauses = plan_timeline(syls, n, v, dr)
     while t_end + dr.trail > max_s and n > 3:  # drop syllables from the end until the clip fits

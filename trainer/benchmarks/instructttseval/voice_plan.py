@@ -16,7 +16,7 @@ from trainer.benchmarks.instructttseval.attributes import VoiceAttributes
 from trainer.synth.source_filter import syllable_f0_times
 from trainer.synth.syllables import TONE_CONTOURS
 
-__all__ = ["Speaker", "VoiceSettings", "voice_settings", "Draws", "draw", "plan_timeline", "accents",
+__all__ = ["Speaker", "VoiceSettings", "voice_settings", "Draws", "plan_timeline", "accents",
            "syllable_shapes", "f0_track", "SCHWA", "NASAL"]
 
 _BASE_F0 = {"male": 115.0, "female": 210.0}  # Hz, young adult norms
@@ -119,14 +119,15 @@ class Draws(NamedTuple):
     pause_len: np.ndarray
     rep_frac: float
 
-
-def draw(rng: np.random.Generator, n_syllables: int) -> Draws:
-    n = n_syllables + 1
-    d_noise, mono = rng.normal(0.0, 0.1, n), rng.normal(0.0, 0.25, n)
-    lead, trail = rng.uniform(0.2, 0.4), rng.uniform(0.2, 0.4)
-    phrase_gap = rng.uniform(0.12, 0.2, n)
-    return Draws(d_noise, mono, lead, trail, phrase_gap, int(rng.integers(2, 4)), rng.uniform(0.4, 0.8, 3),
-                  rng.uniform(0.15, 0.85))
+    @classmethod
+    def from_rng(cls, rng: np.random.Generator, n_syllables: int) -> "Draws":
+        """The draws for a text of ``n_syllables``, in a fixed order."""
+        n = n_syllables + 1
+        d_noise, mono = rng.normal(0.0, 0.1, n), rng.normal(0.0, 0.25, n)
+        lead, trail = rng.uniform(0.2, 0.4), rng.uniform(0.2, 0.4)
+        phrase_gap = rng.uniform(0.12, 0.2, n)
+        return cls(d_noise, mono, lead, trail, phrase_gap, int(rng.integers(2, 4)), rng.uniform(0.4, 0.8, 3),
+                   rng.uniform(0.15, 0.85))
 
 
 def _durations(syls: list, n: int, v: VoiceSettings, dr: Draws) -> tuple[np.ndarray, np.ndarray]:
