@@ -35,16 +35,9 @@ from evaluators.backbones import AudioLLM
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, position_units
 from evaluators.benchmarks.nvv.presets import RUBRICS
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
-from evaluators.benchmarks.nvv.verifier import boundary_example, collate_boundary_examples
-from evaluators.judges.folder import HEAD_WEIGHTS, JudgeFolderError
-from evaluators.judges.persistence import JudgePersistence
-from evaluators.judges.slot_head import (
-    WordHead,
-    WordHeadConfig,
-    logits_in_input_order,
-    slot_head_config,
-    slot_head_logits,
-)
+from evaluators.benchmarks.nvv.verifier import BoundaryReading, BoundarySlotJudge
+from evaluators.judges.folder import JudgeFolderError
+from evaluators.judges.slot_head import WordHead, WordHeadConfig, logits_in_input_order, slot_head_config
 
 #: criteria this rater kind serves (tag-based, about the NVV itself) -> their rating values
 ALIGNED_CRITERIA = ("nvv_accuracy", "nvv_pe")
@@ -127,28 +120,28 @@ def pooled_rating_logits(slot_logits: torch.Tensor, slot_mask: torch.Tensor, n_r
     return pooled + agree.unsqueeze(-1) * match
 
 
-class AlignedLikertRater(JudgePersistence):
+class AlignedLikertRater(BoundarySlotJudge):
     """NVV Likert rater on aligned boundary slots (judge kind ``nvv_likert_aligned``).
 
     ``score`` inputs: ``{"wave", "text", "lang", "target_type", "tag_positions", "unit_times"}``
     (``tag_positions``: boundaries, in ``text``'s units, where the transcript holds the target tag);
     outputs ``{"score", "label", "probabilities"}``: the expected rating, the most likely rating and
-    P(rating) per value.
+    P(rating) per value. Slot logits (B, S, 1 + n_ratings + n_types): attention logit, rating
+    logits, heard-type logits, per boundary slot. ``reading``: :class:`BoundaryReading`.
     """
 
     kind = "nvv_likert_aligned"
-    head_file = HEAD_WEIGHTS
     needs_word_times = True
 
-    def __init__(self, backbone: AudioLLM, head: RaterHead, criterion: str, boundary_margin_s: float = 0.12,
-                 system_prompt: str | None = None, max_seconds: float | None = None, name: str | None = None,
-                 checkpoint_hash: str = "none", seed: int = 0, prompt_version: str = "v1"):
+    def __init__(self, backbone: AudioLLM, head: RaterHead, criterion: str,
+                 reading: BoundaryReading = BoundaryReading(), *, max_seconds: float | None = None,
+                 name: str | None = None, seed: int = 0, prompt_version: str = "v1"):
         if criterion not in ALIGNED_CRITERIA:
             raise ValueError(f"aligned Likert raters serve {ALIGNED_CRITERIA}, not {criterion!r}")
+        super().__init__(backbone, head, reading, max_seconds=max_seconds,
+                         name=name or f"nvv-likert-aligned-{criterion}", seed=seed, prompt_version=prompt_version)
         self.criterion = criterion
         self.values = rating_values(criterion)
-        self.taxonomy = load_taxonomy()
-        self.types = tuple(t.id for t in self.taxonomy.types)
         want = rater_head_config(criterion)
         got = head.config
         if (got.mode, got.n_outputs, got.n_conditions, got.n_slot_features) != (
@@ -157,12 +150,6 @@ class AlignedLikertRater(JudgePersistence):
                              f"n_conditions={want.n_conditions}, n_slot_features={want.n_slot_features}")
         if tuple(head.match.shape) != (len(self.values),):
             raise ValueError(f"rater head has {tuple(head.match.shape)} match weights, not ({len(self.values)},)")
-        self.backbone, self.head = backbone, head
-        self.boundary_margin_s = boundary_margin_s
-        self.system_prompt = system_prompt
-        self.max_seconds = min(max_seconds or backbone.max_seconds, backbone.max_seconds)
-        self.name = name or f"nvv-likert-aligned-{criterion}"
-        self.checkpoint_hash, self.seed, self.prompt_version = checkpoint_hash, seed, prompt_version
 
     @property
     def value_range(self) -> tuple[float, float]:
@@ -170,32 +157,17 @@ class AlignedLikertRater(JudgePersistence):
 
     def prompt(self, target_type: str) -> str:
         c = RUBRICS["criteria"][self.criterion]
-        return RATER_PROMPT.format(metric=c["metric"], label=self.taxonomy.get(target_type).labels[0],
-                                   definition=c["definition"])
+        return RATER_PROMPT.format(metric=c["metric"], label=self.label_of(target_type), definition=c["definition"])
 
-    # ---- inputs --------------------------------------------------------------------------------
     def prepare(self, wave: np.ndarray, text: str, lang: str, target_type: str, tag_positions: list[int],
                 unit_times: list) -> dict:
-        """One example (``boundary_example``) with the tag features and the tag's type (``condition``,
-        read by the type match only)."""
-        if target_type not in self.types:
-            raise ValueError(f"unknown target type {target_type!r}")
-        ex = boundary_example(self.backbone, wave, text, lang, self.prompt(target_type), unit_times,
-                              self.boundary_margin_s, self.system_prompt, self.max_seconds)
-        ex["condition"] = self.types.index(target_type)
+        """One example (:meth:`boundary_example`) with the tag features; the tag's type
+        (``condition``) is read by the type match only."""
+        ex = self.boundary_example(wave, text, lang, target_type, unit_times)
         ex["slot_features"] = tag_features(len(position_units(text, lang)) + 1, tag_positions, lang)
         return ex
 
-    def collate(self, examples: list[dict]) -> dict[str, torch.Tensor]:
-        """Batch of prepared examples (``collate_boundary_examples``; slot features included)."""
-        return collate_boundary_examples(self.backbone, examples)
-
     # ---- ratings -------------------------------------------------------------------------------
-    def slot_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """(B, S, 1 + n_ratings + n_types): attention logit, rating logits, heard-type logits, per
-        boundary slot."""
-        return slot_head_logits(self.backbone, self.head, batch)
-
     def type_logits(self, slot_logits: torch.Tensor) -> torch.Tensor:
         """(B, S, n_types): the heard-type columns of :meth:`slot_logits`."""
         return slot_logits[..., 1 + len(self.values):]
@@ -251,9 +223,6 @@ class AlignedLikertRater(JudgePersistence):
                            "tag features; ratings pooled over boundaries by a learned attention",
                 "head": self.head.config.to_dict()}
 
-    def _head_tensors(self) -> dict[str, torch.Tensor]:
-        return self.head.state_dict()  # the slot head's tensors (slots.*) and the match weights (match)
-
     @classmethod
     def _check_config(cls, folder: Path, config: dict, tensors) -> None:
         if config.get("criterion") not in ALIGNED_CRITERIA:
@@ -266,7 +235,5 @@ class AlignedLikertRater(JudgePersistence):
         hidden = backbone.model.config.get_text_config().hidden_size
         head = RaterHead(hidden, slot_head_config(folder, config), len(rating_values(config["criterion"])))
         head = cls._fit_head(head, tensors, folder).to(backbone.device)
-        return cls(backbone, head, criterion=config["criterion"],
-                   boundary_margin_s=float(config.get("boundary_margin_s", 0.12)),
-                   system_prompt=config.get("system_prompt"), prompt_version=config.get("prompt_version", "v1"),
-                   **common)
+        return cls(backbone, head, config["criterion"], BoundaryReading.from_config(config),
+                   prompt_version=config.get("prompt_version", "v1"), **common)

@@ -16,6 +16,7 @@ scoring time, the corpus's own timing in training).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -74,98 +75,144 @@ def boundary_spans(unit_times: list, duration_s: float, margin_s: float) -> np.n
     return np.stack([np.clip(left - margin_s, 0, duration_s), np.clip(right + margin_s, 0, duration_s)], axis=1)
 
 
-def boundary_example(backbone: AudioLLM, wave: np.ndarray, text: str, lang: str, prompt: str, unit_times: list,
-                     margin_s: float, system_prompt: str | None, max_seconds: float) -> dict:
-    """One aligned boundary-slot example: ``prompt``, then the transcript unit by unit; slot ``b``
-    reads the text state at the end of unit ``b - 1`` (of the prompt for ``b = 0``) and the audio
-    in the gap before unit ``b`` (:func:`boundary_spans`). ``unit_times`` (n_units, 2) seconds."""
-    units = position_units(text, lang)
-    if not units:
-        raise ValueError("transcript has no words")
-    if len(unit_times) != len(units):
-        raise ValueError(f"{len(unit_times)} unit timestamps for {len(units)} {('characters' if lang == 'zh' else 'words')}")
-    wave, _ = prepare_segments(wave, policy="truncate", max_seconds=max_seconds)[0]
-    feats, n_valid = backbone.features(wave)
-    segments = [prompt + "\nTranscript:" + ("" if lang == "zh" else " ")] + transcript_pieces(units, lang)
-    ids, ends = backbone.encode_segments(n_valid, segments, system_prompt)
-    spans = boundary_spans(unit_times, len(wave) / SAMPLE_RATE, margin_s)
-    audio_id = backbone.tokenizer.convert_tokens_to_ids(backbone.audio_token)
-    ex = {"input_ids": np.asarray(ids, dtype=np.int64), "input_features": feats, "n_frames": n_valid,
-          "word_pos": np.asarray(ends, dtype=np.int64)}
-    ex.update(span_example_fields(spans, n_valid, ids, audio_id, backbone.spec.audio_tokens))
-    return ex
+@dataclass(frozen=True)
+class BoundaryReading:
+    """How a boundary-slot judge reads a clip: ``margin_s`` seconds added on both sides of a
+    boundary's gap before pooling audio; ``system_prompt`` (None: the backbone's)."""
+
+    margin_s: float = 0.12
+    system_prompt: str | None = None
+
+    @classmethod
+    def from_config(cls, config: dict) -> "BoundaryReading":
+        """The reading a judge folder's ``judge_config.json`` records."""
+        return cls(float(config.get("boundary_margin_s", 0.12)), config.get("system_prompt"))
 
 
-def collate_boundary_examples(backbone: AudioLLM, examples: list[dict]) -> dict[str, torch.Tensor]:
-    """Batch :func:`boundary_example` examples (``collate_slots``) with their ``condition`` (B,)
-    (the target / tag type index)."""
-    batch = collate_slots(backbone, examples)
-    batch["condition"] = torch.as_tensor([e["condition"] for e in examples], dtype=torch.long)
-    return batch
+@dataclass(frozen=True)
+class VerifierDecision:
+    """The verifier's decision thresholds (:class:`NvvVerifierJudge`'s ``threshold``,
+    ``type_threshold`` and ``type_gate``)."""
+
+    threshold: float = 0.5
+    type_threshold: float = 0.5
+    type_gate: float = 0.0
+
+    @classmethod
+    def from_config(cls, config: dict) -> "VerifierDecision":
+        """The thresholds a judge folder's ``judge_config.json`` records."""
+        return cls(float(config.get("threshold", 0.5)), float(config.get("type_threshold", 0.5)),
+                   float(config.get("type_gate", 0.0)))
 
 
-class NvvVerifierJudge(JudgePersistence):
+class BoundarySlotJudge(JudgePersistence):
+    """A judge that reads a clip at its transcript boundaries with an aligned slot head (the
+    verifier and ``aligned_rater.AlignedLikertRater``): backbone, head, reading (``boundary_margin_s``,
+    ``system_prompt``), the taxonomy and ``JudgePersistence``'s provenance fields. A kind supplies
+    ``prompt(target_type)``, the instruction before the transcript."""
+
+    head_file = HEAD_WEIGHTS
+
+    def __init__(self, backbone: AudioLLM, head: torch.nn.Module, reading: BoundaryReading, *,
+                 max_seconds: float | None, name: str, seed: int, prompt_version: str):
+        self.taxonomy = load_taxonomy()
+        self.types = tuple(t.id for t in self.taxonomy.types)
+        self.backbone, self.head = backbone, head
+        self.boundary_margin_s, self.system_prompt = reading.margin_s, reading.system_prompt
+        self.max_seconds = min(max_seconds or backbone.max_seconds, backbone.max_seconds)
+        self.name, self.checkpoint_hash, self.seed, self.prompt_version = name, "none", seed, prompt_version
+
+    def label_of(self, type_id: str) -> str:
+        return self.taxonomy.get(type_id).labels[0]
+
+    def prompt(self, target_type: str) -> str:
+        raise NotImplementedError
+
+    def boundary_example(self, wave: np.ndarray, text: str, lang: str, target_type: str, unit_times: list) -> dict:
+        """One aligned boundary-slot example: :meth:`prompt`, then the transcript unit by unit; slot
+        ``b`` reads the text state at the end of unit ``b - 1`` (of the prompt for ``b = 0``) and the
+        audio in the gap before unit ``b`` (:func:`boundary_spans`); ``condition``: the target's
+        type index. ``unit_times`` (n_units, 2) seconds."""
+        if target_type not in self.types:
+            raise ValueError(f"unknown target type {target_type!r}")
+        prompt = self.prompt(target_type)
+        units = position_units(text, lang)
+        if not units:
+            raise ValueError("transcript has no words")
+        if len(unit_times) != len(units):
+            raise ValueError(f"{len(unit_times)} unit timestamps for {len(units)} "
+                             f"{('characters' if lang == 'zh' else 'words')}")
+        wave, _ = prepare_segments(wave, policy="truncate", max_seconds=self.max_seconds)[0]
+        backbone = self.backbone
+        feats, n_valid = backbone.features(wave)
+        segments = [prompt + "\nTranscript:" + ("" if lang == "zh" else " ")] + transcript_pieces(units, lang)
+        ids, ends = backbone.encode_segments(n_valid, segments, self.system_prompt)
+        spans = boundary_spans(unit_times, len(wave) / SAMPLE_RATE, self.boundary_margin_s)
+        audio_id = backbone.tokenizer.convert_tokens_to_ids(backbone.audio_token)
+        ex = {"input_ids": np.asarray(ids, dtype=np.int64), "input_features": feats, "n_frames": n_valid,
+              "word_pos": np.asarray(ends, dtype=np.int64)}
+        ex.update(span_example_fields(spans, n_valid, ids, audio_id, backbone.spec.audio_tokens))
+        ex["condition"] = self.types.index(target_type)
+        return ex
+
+    def collate(self, examples: list[dict]) -> dict[str, torch.Tensor]:
+        """Backbone batch + ``slot_index`` / ``slot_mask`` (B, S), span fields (slot features when
+        the examples have them) and ``condition`` (B,), the target / tag type index."""
+        batch = collate_slots(self.backbone, examples)
+        batch["condition"] = torch.as_tensor([e["condition"] for e in examples], dtype=torch.long)
+        return batch
+
+    def slot_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """(B, S, n_outputs) head logits per boundary slot (the kind's docstring names the columns)."""
+        return slot_head_logits(self.backbone, self.head, batch)
+
+    def _head_tensors(self) -> dict[str, torch.Tensor]:
+        return self.head.state_dict()
+
+
+class NvvVerifierJudge(BoundarySlotJudge):
     """GT-conditioned NVV presence / placement / spurious-event verifier (judge kind ``nvv_verifier``).
 
     ``score`` inputs: ``{"wave", "text", "lang", "target_type", "unit_times"}``; outputs: the
-    decisions of :meth:`verify`.
+    decisions of :meth:`verify`. Slot logits (S, 2 + n_types): target-here logit, then none + type
+    logits, per boundary.
 
     Args:
         backbone: the audio-LLM (``model`` may be peft-wrapped).
         head: an aligned ``WordHead`` with ``n_outputs = 2 + n_types`` and ``n_conditions = n_types``.
-        threshold: P(target at a boundary) at or above which the target counts as present.
-        type_threshold: P(some NVV at a boundary) = 1 - P(none) at or above which the boundary's most
-            likely non-target type is reported as a hallucinated event.
-        boundary_margin_s: seconds added on both sides of a boundary's gap before pooling audio.
-        type_gate: the target counts as present only where the type logits say the event at its
-            boundary is the target's type with P(type | some NVV) >= ``type_gate`` (0 = off: the
-            "here" logit alone decides; ``trainer/benchmarks/nvv/asked_other.py`` says why).
+        decision: ``threshold``: P(target at a boundary) at or above which the target counts as
+            present; ``type_threshold``: P(some NVV at a boundary) = 1 - P(none) at or above which the
+            boundary's most likely non-target type is reported as a hallucinated event; ``type_gate``:
+            the target counts as present only where the type logits say the event at its boundary is
+            the target's type with P(type | some NVV) >= ``type_gate`` (0 = off: the "here" logit
+            alone decides; ``trainer/benchmarks/nvv/asked_other.py`` says why).
+        reading: :class:`BoundaryReading` (boundary margin, system prompt).
     """
 
     kind = "nvv_verifier"
-    head_file = HEAD_WEIGHTS
 
-    def __init__(self, backbone: AudioLLM, head: WordHead, threshold: float = 0.5, type_threshold: float = 0.5,
-                 boundary_margin_s: float = 0.12, system_prompt: str | None = None, max_seconds: float | None = None,
-                 name: str = "nvv-verifier", checkpoint_hash: str = "none", seed: int = 0,
-                 prompt_version: str = "v1", type_gate: float = 0.0):
-        self.taxonomy = load_taxonomy()
-        self.types = tuple(t.id for t in self.taxonomy.types)
+    def __init__(self, backbone: AudioLLM, head: WordHead, decision: VerifierDecision = VerifierDecision(),
+                 reading: BoundaryReading = BoundaryReading(), *, max_seconds: float | None = None,
+                 name: str = "nvv-verifier", seed: int = 0, prompt_version: str = "v1"):
+        super().__init__(backbone, head, reading, max_seconds=max_seconds, name=name, seed=seed,
+                         prompt_version=prompt_version)
         want = (2 + len(self.types), len(self.types))
         if (head.config.n_outputs, head.config.n_conditions) != want or head.config.mode != "aligned":
             raise ValueError(f"verifier head must be aligned with (n_outputs, n_conditions) = {want}")
-        self.backbone, self.head = backbone, head
-        self.threshold, self.type_threshold = threshold, type_threshold
-        self.boundary_margin_s, self.type_gate = boundary_margin_s, type_gate
-        self.system_prompt = system_prompt
-        self.max_seconds = min(max_seconds or backbone.max_seconds, backbone.max_seconds)
-        self.name, self.checkpoint_hash, self.seed, self.prompt_version = name, checkpoint_hash, seed, prompt_version
+        self.threshold, self.type_threshold = decision.threshold, decision.type_threshold
+        self.type_gate = decision.type_gate
 
     @classmethod
     def new_head(cls, backbone: AudioLLM, config: WordHeadConfig | None = None, seed: int = 0) -> WordHead:
         """A freshly initialised verifier head (default shape: :func:`verifier_head_config`)."""
         return new_slot_head(backbone, config or verifier_head_config(), seed=seed)
 
-    def label_of(self, type_id: str) -> str:
-        return self.taxonomy.get(type_id).labels[0]
+    def prompt(self, target_type: str) -> str:
+        return NVV_PROMPT.format(label=self.label_of(target_type))
 
-    # ---- inputs --------------------------------------------------------------------------------
     def prepare(self, wave: np.ndarray, text: str, lang: str, target_type: str, unit_times: list) -> dict:
-        """One example; ``unit_times`` (n_units, 2) seconds. Slots are the n_units + 1 boundaries."""
-        if target_type not in self.types:
-            raise ValueError(f"unknown target type {target_type!r}")
-        ex = boundary_example(self.backbone, wave, text, lang, NVV_PROMPT.format(label=self.label_of(target_type)),
-                              unit_times, self.boundary_margin_s, self.system_prompt, self.max_seconds)
-        ex["condition"] = self.types.index(target_type)
-        return ex
-
-    def collate(self, examples: list[dict]) -> dict[str, torch.Tensor]:
-        """Backbone batch + ``slot_index`` / ``slot_mask`` (B, S), span fields, ``condition`` (B,)."""
-        return collate_boundary_examples(self.backbone, examples)
-
-    def slot_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """(B, S, 2 + n_types): target-here logit, then none + type logits, per boundary slot."""
-        return slot_head_logits(self.backbone, self.head, batch)
+        """One example (:meth:`boundary_example`); slots are the n_units + 1 boundaries."""
+        return self.boundary_example(wave, text, lang, target_type, unit_times)
 
     # ---- decisions -----------------------------------------------------------------------------
     def decide(self, logits: np.ndarray, target_type: str, type_threshold: float | None = None) -> dict:
@@ -241,16 +288,9 @@ class NvvVerifierJudge(JudgePersistence):
                 "read_at": "per boundary: hidden state at the unit before it + audio states in the gap",
                 "head": self.head.config.to_dict()}
 
-    def _head_tensors(self) -> dict[str, torch.Tensor]:
-        return self.head.state_dict()
-
     @classmethod
     def _from_folder(cls, folder: Path, backbone: AudioLLM, config: dict, tensors, **common) -> "NvvVerifierJudge":
         """A verifier with the slot head ``config["head"]`` describes and its saved weights."""
         head = cls._fit_head(new_slot_head(backbone, slot_head_config(folder, config)), tensors, folder)
-        return cls(backbone, head, threshold=float(config.get("threshold", 0.5)),
-                   type_threshold=float(config.get("type_threshold", 0.5)),
-                   boundary_margin_s=float(config.get("boundary_margin_s", 0.12)),
-                   system_prompt=config.get("system_prompt"), prompt_version=config.get("prompt_version", "v1"),
-                   type_gate=float(config.get("type_gate", 0.0)),
-                   **common)
+        return cls(backbone, head, VerifierDecision.from_config(config), BoundaryReading.from_config(config),
+                   prompt_version=config.get("prompt_version", "v1"), **common)

@@ -26,6 +26,7 @@ import torch.nn.functional as F
 from evaluators.audio_io import load_audio, prepare_segments
 from evaluators.benchmarks.nvv.items import count_units
 from evaluators.benchmarks.nvv.aligned_rater import AlignedLikertRater, new_rater_head
+from evaluators.benchmarks.nvv.verifier import BoundaryReading
 from evaluators.judges.folder import read_judge_config
 from evaluators.judges.registry import load_judge
 from evaluators.judges.verbalizer import VerbalizerJudge
@@ -118,9 +119,8 @@ class NvvLikertTask:
         if s.rater == "verbalizer":
             return build_verbalizer_judge(backbone, cfg, s.preset)
         head = new_rater_head(backbone, s.criterion, s.head_width, s.head_mixer_layers, seed=cfg.seed)
-        return AlignedLikertRater(backbone, head, s.criterion, boundary_margin_s=s.boundary_margin_s,
-                                  system_prompt=cfg.system_prompt, max_seconds=cfg.max_seconds, name=cfg.judge_name,
-                                  seed=cfg.seed)
+        return AlignedLikertRater(backbone, head, s.criterion, BoundaryReading(s.boundary_margin_s, cfg.system_prompt),
+                                  max_seconds=cfg.max_seconds, name=cfg.judge_name, seed=cfg.seed)
 
     def example(self, judge, row: dict) -> dict:
         if isinstance(judge, AlignedLikertRater):

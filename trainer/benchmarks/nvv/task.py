@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, count_units
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
-from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
+from evaluators.benchmarks.nvv.verifier import BoundaryReading, NvvVerifierJudge
 from evaluators.jsonl import read_jsonl
 from evaluators.runtime_options import Runtime
 from trainer.benchmarks.nvv.asked_other import ASKED_OTHER_SEP, asked_other_rows
@@ -104,8 +104,8 @@ class NvvVerifyTask:
 
     def build_judge(self, backbone: AudioLLM, cfg: TrainConfig) -> NvvVerifierJudge:
         head = NvvVerifierJudge.new_head(backbone, cfg.task_config.head, seed=cfg.seed)
-        return NvvVerifierJudge(backbone, head, system_prompt=cfg.system_prompt, max_seconds=cfg.max_seconds,
-                                name=cfg.judge_name, seed=cfg.seed)
+        return NvvVerifierJudge(backbone, head, reading=BoundaryReading(system_prompt=cfg.system_prompt),
+                                max_seconds=cfg.max_seconds, name=cfg.judge_name, seed=cfg.seed)
 
     def example(self, judge: NvvVerifierJudge, row: dict) -> dict:
         return judge.prepare(load_audio(row["path"]), row["text"], row["lang"], row["target_type"], row["unit_times"])
