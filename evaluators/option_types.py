@@ -23,9 +23,9 @@ def option(default: Any, help: str, *, type: Callable[[str], Any] | None = None,
     """A dataclass field that is also the command-line option ``--<name>``: ``default`` is the
     field's default, ``cli_default`` the option's where it differs (a value the command resolves
     after parsing, e.g. ``--device auto``); the other arguments are ``add_argument``'s."""
-    meta = {"help": help, "type": type, "choices": choices, "metavar": metavar, "nargs": nargs,
-            "cli_default": cli_default}
-    return dataclasses.field(default=default, metadata={OPTION: meta})
+    given = {"help": help, "type": type, "choices": choices, "metavar": metavar, "nargs": nargs}
+    meta = {k: v for k, v in given.items() if v is not None}
+    return dataclasses.field(default=default, metadata={OPTION: meta, "cli_default": cli_default})
 
 
 def option_fields(cls) -> dict[str, dataclasses.Field]:
@@ -33,28 +33,19 @@ def option_fields(cls) -> dict[str, dataclasses.Field]:
     return {f.name: f for f in dataclasses.fields(cls) if OPTION in f.metadata}
 
 
-def flag_of(name: str) -> str:
-    """The option of field ``name``: ``batch_size`` -> ``--batch-size``."""
-    return "--" + name.replace("_", "-")
-
-
 def add_options(parser: argparse.ArgumentParser, cls, only: Iterable[str] | None = None, skip: Iterable[str] = (),
                 help: Mapping[str, str] | None = None) -> None:
-    """Add the options of dataclass ``cls`` to ``parser``: every option field in declaration order
-    but those in ``skip``, or only the fields ``only`` in that order; ``help`` replaces a field's
-    help on this command (a command that words it for its own inputs)."""
+    """Add the options of dataclass ``cls`` to ``parser`` (``--batch-size`` for ``batch_size``):
+    every option field in declaration order but those in ``skip``, or only the fields ``only`` in
+    that order; ``help`` replaces a field's help on this command (worded for its own inputs)."""
     found = option_fields(cls)
-    names = list(only) if only is not None else [n for n in found if n not in set(skip)]
-    for name in names:
+    for name in list(only) if only is not None else [n for n in found if n not in set(skip)]:
         f = found[name]
-        meta = f.metadata[OPTION]
-        text = (help or {}).get(name, meta["help"])
+        kwargs = {**f.metadata[OPTION], "help": (help or {}).get(name, f.metadata[OPTION]["help"])}
         if f.type in ("bool", bool):
-            parser.add_argument(flag_of(name), action="store_true", help=text)
-            continue
-        kwargs = {k: meta[k] for k in ("type", "choices", "metavar", "nargs") if meta[k] is not None}
-        default = f.default if meta["cli_default"] is dataclasses.MISSING else meta["cli_default"]
-        parser.add_argument(flag_of(name), default=default, help=text, **kwargs)
+            kwargs["action"] = "store_true"
+        default = f.default if f.metadata["cli_default"] is dataclasses.MISSING else f.metadata["cli_default"]
+        parser.add_argument("--" + name.replace("_", "-"), default=default, **kwargs)
 
 
 def from_args(cls, args: argparse.Namespace, **given):
