@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 from evaluators.config_input import short_repr
@@ -68,11 +69,6 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _interval(value_range: tuple[float, float]) -> str:
-    lo, hi = value_range
-    return f"[{lo:g}, {hi:g}]"
-
-
 def _given(row: dict, key: str, where: str, required: bool, nullable: bool, error: type[JsonlError]):
     """``row[key]``, or ``_ABSENT`` where the caller returns None (an absent key that is not
     ``required``, a null that is ``nullable``); an absent required key raises naming it."""
@@ -82,28 +78,35 @@ def _given(row: dict, key: str, where: str, required: bool, nullable: bool, erro
     return _ABSENT if value is None and nullable else value
 
 
-def require_number(row: dict, key: str, where: str, *, finite: bool = True,
-                   value_range: tuple[float, float] | None = None, integer: bool = False, nullable: bool = False,
-                   required: bool = True, range_name: str = "", error: type[JsonlError] = JsonlError) -> float | None:
-    """``row[key]`` as a number, checked: a JSON number (``true``/``false`` and numeric strings are
-    refused), finite when ``finite`` (JSON ``NaN``/``Infinity``/``1e999`` are refused), an integer when
-    ``integer``, within ``value_range`` (inclusive) when given. ``nullable``: a JSON null is returned
-    as None (the caller says what null means); ``required=False``: an absent key is None too.
+@dataclass(frozen=True)
+class Bounds:
+    """The values a number field may take (:func:`require_number`): ``low`` to ``high``, inclusive,
+    whole numbers only when ``integer``; ``name`` (e.g. the option that set the bounds) is added to
+    the message of a value outside them."""
 
-    Raises ``error`` as ``where: 'key' must be ..., got <value>``; ``range_name`` (e.g. the option
-    that set ``value_range``) is added to the message.
+    low: float = -math.inf
+    high: float = math.inf
+    integer: bool = False
+    name: str = ""
+
+
+def require_number(row: dict, key: str, where: str, bounds: Bounds = Bounds(), *, nullable: bool = False,
+                   required: bool = True, error: type[JsonlError] = JsonlError) -> float | None:
+    """``row[key]`` as a number, checked: a finite JSON number (``true``/``false``, numeric strings
+    and JSON ``NaN``/``Infinity``/``1e999`` are refused) within ``bounds``. ``nullable``: a JSON null
+    is returned as None (the caller says what null means); ``required=False``: an absent key is None too.
+
+    Raises ``error`` as ``where: 'key' must be ..., got <value>``.
     """
     value = _given(row, key, where, required, nullable, error)
     if value is _ABSENT:
         return None
-    kind = "an integer" if integer else "a finite number" if finite else "a number"
-    if not _is_number(value) or (integer and not isinstance(value, int)):
+    kind = "an integer" if bounds.integer else "a finite number"
+    if not _is_number(value) or (bounds.integer and not isinstance(value, int)) or not math.isfinite(value):
         raise error(f"{where}: '{key}' must be {kind}, got {shown(value)}")
-    if finite and not math.isfinite(value):
-        raise error(f"{where}: '{key}' must be {kind}, got {shown(value)}")
-    if value_range is not None and not value_range[0] <= value <= value_range[1]:
-        suffix = f" ({range_name})" if range_name else ""
-        raise error(f"{where}: '{key}' must be {kind} in {_interval(value_range)}{suffix}, got {shown(value)}")
+    if not bounds.low <= value <= bounds.high:
+        suffix = f" ({bounds.name})" if bounds.name else ""
+        raise error(f"{where}: '{key}' must be {kind} in [{bounds.low:g}, {bounds.high:g}]{suffix}, got {shown(value)}")
     return value
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from evaluators.cli import main
-from evaluators.jsonl import JsonlError, reject_duplicate_ids, report_json, require_id, require_number
+from evaluators.jsonl import Bounds, JsonlError, reject_duplicate_ids, report_json, require_id, require_number
 from evaluators.runtime_options import finite_float_arg, non_negative_float_arg, probability_arg
 
 
@@ -75,9 +75,9 @@ def test_field_checks_and_strict_json():
     for key in ("s", "n", "missing"):
         with pytest.raises(JsonlError, match=f"f:1: .*'{key}'"):
             require_number(row, key, "f:1")
-    assert require_number(row, "ok", "f:1", value_range=(0, 5)) == 3
+    assert require_number(row, "ok", "f:1", Bounds(0, 5)) == 3
     with pytest.raises(JsonlError, match=r"'ok' must be a finite number in \[0, 1\] \(--x\), got 3"):
-        require_number(row, "ok", "f:1", value_range=(0, 1), range_name="--x")
+        require_number(row, "ok", "f:1", Bounds(0, 1, name="--x"))
     assert require_number(row, "nul", "f:1", nullable=True) is None
     assert require_id(row, "f:1") == "7"
     with pytest.raises(JsonlError, match="f:2: duplicate id 'a' \\(first at f:1\\)"):

@@ -27,6 +27,7 @@ import math
 from pathlib import Path
 
 from evaluators.jsonl import (
+    Bounds,
     JsonlError,
     read_jsonl,
     reject_duplicate_ids,
@@ -75,7 +76,7 @@ def load_labels(path: str | Path) -> list[dict]:
         kind = require_string(row, "kind", where, choices=LABEL_KINDS, required=False)
         require_string(row, "split", where, required=False)
         if kind in (None, "eval"):
-            require_number(row, "target", where, value_range=(0.0, 1.0))
+            require_number(row, "target", where, Bounds(0.0, 1.0))
             row["voice"] = require_id(row, where, "voice")
             row["dimension"] = require_id(row, where, "dimension")
     return rows
@@ -106,8 +107,7 @@ def load_predictions(path: str | Path, score_key: str = "score",
         if score_key not in row:
             raise JsonlError(f"{where}: missing field '{score_key}' (--score-key); a row without a score "
                              "needs a null score or an 'error' field")
-        value = require_number(row, score_key, where, value_range=(lo, hi), nullable=True,
-                               range_name="--value-range")
+        value = require_number(row, score_key, where, Bounds(lo, hi, name="--value-range"), nullable=True)
         if value is not None:
             preds[pid] = (float(value) - lo) / (hi - lo)
     return preds

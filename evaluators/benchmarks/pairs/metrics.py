@@ -182,7 +182,7 @@ def read_prediction_rows(path: str | Path, order: str = "AB") -> list[dict]:
     to ``order`` (``"AB"`` for ``--predictions``, ``"BA"`` for the rows of a ``--swap`` run, where it
     must be present); unless an error row, a ``verdict`` in A/B/Tie and ``p_a`` in [0, 1]. An empty
     file is refused."""
-    from evaluators.jsonl import require_id, require_number
+    from evaluators.jsonl import Bounds, require_id, require_number
 
     rows = read_jsonl(path, required=("id",))
     refuse_empty(rows, path, "prediction rows")
@@ -197,7 +197,7 @@ def read_prediction_rows(path: str | Path, order: str = "AB") -> list[dict]:
             continue
         if r.get("verdict") not in VERDICTS:
             raise ValueError(f"{where}: 'verdict' must be one of {list(VERDICTS)}, got {shown(r.get('verdict'))}")
-        require_number(r, "p_a", where, value_range=(0.0, 1.0))
+        require_number(r, "p_a", where, Bounds(0.0, 1.0))
     refuse_duplicates(rows, path, lambda r: r["id"], what="prediction for id")
     return rows
 

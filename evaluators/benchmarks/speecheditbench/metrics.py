@@ -31,6 +31,7 @@ from evaluators.benchmarks.speecheditbench.breakdowns import (
 )
 from evaluators.benchmarks.speecheditbench.items import SHORT, TASKS
 from evaluators.jsonl import (
+    Bounds,
     read_jsonl,
     reject_duplicate_ids,
     require_bool,
@@ -339,8 +340,7 @@ def _result_rows_where(path: str | Path) -> list[tuple[dict, str]]:
             row["id"] = require_id(row, where)
             for k in ("missing", "preservation_applies"):
                 require_bool(row, k, where, required=False)
-            require_number(row, "component_count", where, integer=True, value_range=(0, float("inf")),
-                           nullable=True, required=False)
+            require_number(row, "component_count", where, Bounds(0, integer=True), nullable=True, required=False)
             _check_components(row.get("components"), where, "components")
             _check_language(row, where)
             out.append((row, where))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from evaluators.jsonl import read_jsonl, require_number, row_where
+from evaluators.jsonl import Bounds, read_jsonl, require_number, row_where
 from toy_benchmark.evaluators_side.items import load_items
 
 
@@ -43,7 +43,7 @@ def read_prediction_rows(path: str | Path) -> list[dict]:
     rows = read_jsonl(path, required=("id",))
     for r in rows:
         if "error" not in r:
-            require_number(r, "score", row_where(path, r), value_range=(0.0, 1.0))
+            require_number(r, "score", row_where(path, r), Bounds(0.0, 1.0))
     return rows
 
 
