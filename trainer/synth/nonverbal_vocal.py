@@ -52,8 +52,8 @@ def _ha(rng, sr, v, dur, ratio, style: _LaughStyle) -> np.ndarray:
 def _laughs(rng, sr, v, onsets, syl, ratios, amps, **style) -> np.ndarray:
     """A train of laugh syllables at the given onsets (s) with per-syllable pitch ratios / amplitudes;
     ``style``: the fields of `_LaughStyle`."""
-    st = _LaughStyle(**style)
-    parts = [(t, a * _ha(rng, sr, v, syl * uni(rng, 0.85, 1.15), r, st)) for t, r, a in zip(onsets, ratios, amps)]
+    how = _LaughStyle(**style)
+    parts = [(t, a * _ha(rng, sr, v, syl * uni(rng, 0.85, 1.15), r, how)) for t, r, a in zip(onsets, ratios, amps)]
     return mix(onsets[-1] + syl * 1.2 + 0.03, sr, parts)
 
 

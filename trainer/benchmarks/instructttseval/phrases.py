@@ -44,23 +44,14 @@ def _frozen(x):
 
 _BANKS = _frozen(yaml.safe_load(resources.files(__package__).joinpath("phrases.yaml").read_text(encoding="utf-8")))
 
-#: Chinese APS line keys, one per benchmark dimension.
+# each table is documented where it is written, in phrases.yaml
 ZH_DIMENSION_NAMES: dict[str, str] = _BANKS["zh_dimension_names"]
-#: Words filling the ``{g}`` slot of pitch phrases.
 GENDER_WORDS: dict[str, dict[str, str]] = _BANKS["gender_words"]
 PHRASES: dict[str, dict[str, dict[str, tuple[str, ...]]]] = _BANKS["phrases"]
-#: How a directive names the speaker, keyed by (gender or None, age or None); same pool order.
 SPEAKERS: dict[str, dict[tuple[str | None, str | None], tuple[str, ...]]] = {
     lang: {tuple(None if part == "any" else part for part in key.split("/")): v for key, v in bank.items()}
     for lang, bank in _BANKS["speakers"].items()}
-#: The neutral accent the procedural voices cannot change (never a described value).
 ACCENT: dict[str, tuple[str, ...]] = _BANKS["accent"]
-#: DSD sentence frames: ``lead`` opens with the speaker and a list, ``speaker`` is the speaker alone,
-#: ``open`` opens with a list, ``more`` carries a further list.
 DSD_FRAMES: dict[str, dict[str, tuple[str, ...]]] = _BANKS["dsd_frames"]
-#: RP sentence frames: ``role`` sets the scene, ``speaker`` states an explicit gender/age, ``items``
-#: states the other explicit dimensions.
 RP_FRAMES: dict[str, dict[str, tuple[str, ...]]] = _BANKS["rp_frames"]
-#: Role-play scenarios (``en``, ``zh``, ``implies``: values the role states, ``fits``: values it merely
-#: suggests); roles at index % 3 == 2 form the test pool.
 ROLES: tuple[dict, ...] = _BANKS["roles"]
