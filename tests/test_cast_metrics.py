@@ -19,6 +19,7 @@ from evaluators.benchmarks.cast import (
     normalize_word,
     tokenize,
 )
+from evaluators.benchmarks.cast.metrics import Bootstrap
 from evaluators.benchmarks.cast.cli import add_metrics_parser
 from evaluators.jsonl import JsonlError
 from evaluators.metrics.correlation import bootstrap_ci
@@ -57,7 +58,7 @@ def metric(report, name):
 
 
 def run(items, predictions, **kw):
-    kw.setdefault("n_resamples", 500)
+    kw.setdefault("bootstrap", Bootstrap(500))
     return cast_metrics(items, predictions, **kw)
 
 
@@ -211,8 +212,8 @@ def test_ci_contains_point_and_is_deterministic():
     # Pairs p1, p3 fully right; p2, p4 always stress the A word (side B wrong).
     rows = [{"id": f"{p}{s}", "stressed_words": [PAIRS[p][2] if s == "B" and p in ("p1", "p3") else PAIRS[p][1]]}
             for p in PAIRS for s in "AB"]
-    r1 = cast_metrics(make_items(), rows, n_resamples=10000, seed=3)
-    r2 = cast_metrics(make_items(), rows, n_resamples=10000, seed=3)
+    r1 = cast_metrics(make_items(), rows, bootstrap=Bootstrap(10000, 3))
+    r2 = cast_metrics(make_items(), rows, bootstrap=Bootstrap(10000, 3))
     assert r1 == r2
     for name in ("hit", "contrast", "correct"):
         m = r1["overall"][name]
@@ -224,7 +225,7 @@ def test_ci_contains_point_and_is_deterministic():
     assert r1["ci_resampling"] == {"hit": "items", "contrast": "items", "correct": "pairs"}
     _, lo, hi = bootstrap_ci(np.array([100.0, 0.0, 100.0, 0.0]), n_resamples=10000, seed=3)
     assert (r1["overall"]["correct"]["low"], r1["overall"]["correct"]["high"]) == (lo, hi)
-    r3 = cast_metrics(make_items(), rows, n_resamples=10000, seed=4)
+    r3 = cast_metrics(make_items(), rows, bootstrap=Bootstrap(10000, 4))
     assert r3["overall"]["correct"]["value"] == 50.0
 
 
@@ -235,7 +236,7 @@ def test_cast_table_system_by_mode():
     perfect = preds(lambda w, o, ws: [w], mode="explicit") + preds(lambda w, o, ws: list(ws), mode="none")
     biased = preds(lambda w, o, ws: [w], mode="concat")
     biased = [{**r, "stressed_words": [PAIRS[r["id"][:2]][1]]} for r in biased]
-    rows = cast_table(make_items(), {"sysB": biased, "sysA": perfect}, n_resamples=200)
+    rows = cast_table(make_items(), {"sysB": biased, "sysA": perfect}, bootstrap=Bootstrap(200))
     # Systems in the order given, modes in the paper's order (none, concat, instruct, explicit).
     assert [(r["system"], r["mode"]) for r in rows] == [("sysB", "concat"), ("sysA", "none"), ("sysA", "explicit")]
     values = [(r["hit"]["value"], r["contrast"]["value"], r["correct"]["value"]) for r in rows]
@@ -318,7 +319,7 @@ def test_cli_on_fixture(tmp_path, capsys):
     assert "Hit" in captured.err
     # Two files = two systems named after the files.
     other = write_jsonl(tmp_path / "every.jsonl", preds(lambda w, o, ws: list(ws)))
-    report = cast_metrics_from_files(items, [pred, other], n_resamples=100)
+    report = cast_metrics_from_files(items, [pred, other], bootstrap=Bootstrap(100))
     assert {g["system"]: g["correct"]["value"] for g in report["groups"]} == {"pred": 100.0, "every": 0.0}
 
 

@@ -43,7 +43,7 @@ def format_agreement_table(detectors: dict, digits: int = 2) -> str:
 
 def cmd_metrics_cast(args) -> int:
     """Compute the report, print it as JSON (and the Table 3 text on stderr), optionally save it."""
-    from evaluators.benchmarks.cast.metrics import cast_metrics_from_files
+    from evaluators.benchmarks.cast.metrics import Bootstrap, cast_metrics_from_files
     from evaluators.jsonl import report_json
     from evaluators.output_guard import check_output_paths, check_report_output
 
@@ -65,7 +65,7 @@ def cmd_metrics_cast(args) -> int:
         raise ValueError("--predictions needs --items (Table 3) or --listeners (detector validation)")
     else:
         report = cast_metrics_from_files(args.items, args.predictions, threshold=args.threshold,
-                                         n_resamples=args.n_resamples, seed=args.seed, per_item=args.per_item)
+                                         bootstrap=Bootstrap(args.n_resamples, args.seed), per_item=args.per_item)
     text = report_json(report, indent=2, ensure_ascii=False)  # undefined numbers as null, never bare NaN
     print(text)
     if args.table and "groups" in report:

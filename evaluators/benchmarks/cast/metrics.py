@@ -41,7 +41,7 @@ Conventions
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -52,7 +52,7 @@ from evaluators.jsonl import JsonlError, read_jsonl
 from evaluators.metrics.correlation import binary_f1, bootstrap_ci
 from evaluators.text_units import normalize_word, tokenize
 
-__all__ = ["MODES", "cast_metrics", "cast_metrics_from_files", "cast_table", "find_spans", "normalize_word",
+__all__ = ["MODES", "Bootstrap", "cast_metrics", "cast_metrics_from_files", "cast_table", "find_spans", "normalize_word",
            "tokenize"]
 
 def _word_decisions(item: _Item, pred: _Pred) -> tuple[list[tuple[bool, bool]], bool]:
@@ -92,31 +92,37 @@ class _Records:
         self.not_in_transcript += other.not_in_transcript
 
 
-def _ci(values: list[bool], n_resamples: int, seed: int, alpha: float) -> dict:
+@dataclass(frozen=True)
+class Bootstrap:
+    """Settings of the percentile-bootstrap CIs: resamples, seed, ``alpha`` (0.05 -> 95 % CI)."""
+
+    n_resamples: int = 10000
+    seed: int = 0
+    alpha: float = 0.05
+
+
+def _ci(values: list[bool], boot: Bootstrap) -> dict:
     if not values:
         return {"value": None, "low": None, "high": None, "pm": None, "n": 0}
     point, low, high = bootstrap_ci(100.0 * np.asarray(values, dtype=np.float64),
-                                    n_resamples=n_resamples, alpha=alpha, seed=seed)
+                                    n_resamples=boot.n_resamples, alpha=boot.alpha, seed=boot.seed)
     return {"value": point, "low": low, "high": high, "pm": (high - low) / 2, "n": len(values)}
 
 
-def _summary(rec: _Records, n_resamples: int, seed: int, alpha: float) -> dict:
+def _summary(rec: _Records, boot: Bootstrap) -> dict:
     pred = [1.0 if p else 0.0 for p, _ in rec.decisions]
     prf = binary_f1(pred, [g for _, g in rec.decisions], threshold=0.5)
     unit = "mixed" if len(rec.units) > 1 else next(iter(rec.units), None)
     return {
         "n_items": len(rec.hit), "n_pairs": len(rec.correct),
-        "hit": _ci(rec.hit, n_resamples, seed, alpha),
-        "contrast": _ci(rec.contrast, n_resamples, seed, alpha),
-        "correct": _ci(rec.correct, n_resamples, seed, alpha),
+        "hit": _ci(rec.hit, boot), "contrast": _ci(rec.contrast, boot), "correct": _ci(rec.correct, boot),
         "word_prf": {**prf, "unit": unit},
         "targets_not_in_transcript": rec.not_in_transcript,
     }
 
 
 def cast_metrics(items: Sequence[dict], predictions: Sequence[dict] | Mapping[str, Sequence[dict]], *,
-                 threshold: float = 0.5, n_resamples: int = 10000, seed: int = 0, alpha: float = 0.05,
-                 per_item: bool = False, items_source: str = "<items>",
+                 threshold: float = 0.5, bootstrap: Bootstrap = Bootstrap(), per_item: bool = False, items_source: str = "<items>",
                  predictions_source: str | Mapping[str, str] = "<predictions>") -> dict:
     """CAST Hit / Pair-Contrast / Pair-Correct (%) with bootstrap CIs, overall and per (system, mode).
 
@@ -125,7 +131,7 @@ def cast_metrics(items: Sequence[dict], predictions: Sequence[dict] | Mapping[st
         predictions: PRED rows (a ``system`` field splits them into systems), or several prediction
             sets ``{system name: PRED rows}`` (a row's own ``system`` field overrides the name).
         threshold: per-word probability at or above which a word counts as stressed.
-        n_resamples, seed, alpha: bootstrap settings (``alpha`` = 0.05 -> 95 % CI).
+        bootstrap: the CIs' settings (:class:`Bootstrap`).
         per_item: also return ``per_item`` records ``{id, pair_id, side, system, mode, hit, contrast, correct}``.
         items_source, predictions_source: names for error messages (per set name for a mapping).
 
@@ -175,13 +181,13 @@ def cast_metrics(items: Sequence[dict], predictions: Sequence[dict] | Mapping[st
                 incomplete.append({**info, "reason": problem})
             else:
                 _score_pair(rec, sides, slots, info, per_item)
-        groups.append({"system": system, "mode": mode, **_summary(rec, n_resamples, seed, alpha)})
+        groups.append({"system": system, "mode": mode, **_summary(rec, bootstrap)})
         overall.extend(rec)
 
     report = {
-        "threshold": threshold, "n_resamples": n_resamples, "seed": seed, "alpha": alpha,
+        "threshold": threshold, **asdict(bootstrap),
         "ci_resampling": {"hit": "items", "contrast": "items", "correct": "pairs"},
-        "overall": _summary(overall, n_resamples, seed, alpha),
+        "overall": _summary(overall, bootstrap),
         "groups": groups,
         "missing_predictions": missing,
         "incomplete_pairs": incomplete,
@@ -269,7 +275,7 @@ def cast_table(items: Sequence[dict], prediction_sets: Mapping[str, Sequence[dic
     Args:
         items: ITEMS rows.
         prediction_sets: ``{system name: PRED rows}``; a row's own ``system`` field overrides the name.
-        **kwargs: ``threshold``, ``n_resamples``, ``seed``, ``alpha`` as in :func:`cast_metrics`.
+        **kwargs: ``threshold``, ``bootstrap`` as in :func:`cast_metrics`.
 
     Returns:
         ``[{"system", "mode", "hit", "contrast", "correct", "n_pairs"}]`` with each metric

@@ -26,7 +26,7 @@ import numpy as np
 
 from evaluators.audio_io import AUDIO_EXTENSIONS
 from evaluators.backbones import SAMPLE_RATE as SR
-from evaluators.benchmarks.cast.metrics import MODES, parse_items, cast_metrics, tokenize
+from evaluators.benchmarks.cast.metrics import MODES, Bootstrap, parse_items, cast_metrics, tokenize
 from evaluators.jsonl import read_jsonl, shown
 from evaluators.failure_isolation import error_kind
 from evaluators.output_lock import output_lock
@@ -214,7 +214,7 @@ def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resam
         else:  # a row an earlier version wrote for a manifest line of no CAST mode: not a prediction
             log.warning("%s: row %s has mode %s, not one of %s; left out of the metrics", pred_path,
                         shown(r["id"]), shown(r.get("mode")), list(MODES))
-    metrics = cast_metrics(items, preds, threshold=detector.threshold, n_resamples=n_resamples,
+    metrics = cast_metrics(items, preds, threshold=detector.threshold, bootstrap=Bootstrap(n_resamples),
                            items_source=str(items_path), predictions_source=str(pred_path))
     metrics["errors"] = [{"id": r["id"], "system": r["system"], "mode": r["mode"], "error": r["error"]}
                          for r in preds if "error" in r]

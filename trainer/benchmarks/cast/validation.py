@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from evaluators.audio_io import load_audio
-from evaluators.benchmarks.cast.metrics import cast_metrics
+from evaluators.benchmarks.cast.metrics import Bootstrap, cast_metrics
 from evaluators.engine import results_in_order
 from evaluators.judges.word_tagger import WordTaggerJudge
 
@@ -63,7 +63,7 @@ def validate_stress_judge(judge: WordTaggerJudge, rows: list[dict], split: str =
                  "word": word_f1(sub_probs, [r["labels"] for r in sub_rows], judge.threshold)}
         items, preds = cast_rows(sub_rows, sub_probs)
         if items:
-            m = cast_metrics(items, preds, threshold=judge.threshold, n_resamples=n_resamples, seed=seed)
+            m = cast_metrics(items, preds, threshold=judge.threshold, bootstrap=Bootstrap(n_resamples, seed))
             entry["cast"] = {k: m["overall"][k] for k in ("hit", "contrast", "correct", "n_items", "n_pairs")}
             entry["cast"]["incomplete_pairs"] = len(m["incomplete_pairs"])
         report["languages"][lang] = entry
