@@ -33,7 +33,7 @@ import types
 from pathlib import Path
 
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, NVVItem, count_units, load_items
-from evaluators.benchmarks.nvv.protocols import nvv_metrics_from_files
+from evaluators.benchmarks.nvv.protocols import MetricRules, nvv_metrics_from_files
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
 from evaluators.benchmarks.nvv.verifier import insert_tag
 
@@ -191,11 +191,11 @@ def main() -> None:
                                 "--pos_unit", "word" if lang == "en" else "char", "--per_tag", "1",
                                 "--save_json", str(metrics_json)], check=True, capture_output=True)
                 theirs = json.loads(metrics_json.read_text())["runs"][0]
-                mine = nvv_metrics_from_files(items_path, [pred_file], protocol="upstream")
+                mine = nvv_metrics_from_files(items_path, [pred_file], MetricRules("upstream"))
                 diffs += [f"{shape} {a}: ours {mine[a]!r} public {theirs[b]!r}" for a, b in COMPARED
                           if not close(mine[a], theirs[b])]
-            mine = nvv_metrics_from_files(items_path, [ours_rows], protocol="upstream")
-            paper = nvv_metrics_from_files(items_path, [ours_rows], protocol="paper")
+            mine = nvv_metrics_from_files(items_path, [ours_rows], MetricRules("upstream"))
+            paper = nvv_metrics_from_files(items_path, [ours_rows], MetricRules("paper"))
             paper_diffs = [f"paper {k}: {paper[k]!r} by hand {v!r}" for k, v in truth.items()
                            if not (paper[k] == v or (v is not None and paper[k] is not None and abs(paper[k] - v) < 1e-12))]
             n_files += 1

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from evaluators.benchmarks.nvv import (
-    N_TYPES, NVVDataError, Prediction, count_units, get_system, load_items, load_predictions,
+    N_TYPES, MetricRules, NVVDataError, Prediction, count_units, get_system, load_items, load_predictions,
     load_system_vocabularies, load_taxonomy, match_positions, normalise_spelling, nvv_metrics_from_files,
     parse_marked_text, score_item, score_run)
 from evaluators.benchmarks.nvv.cli import add_metrics_parser
@@ -142,9 +142,9 @@ def test_golden_run_totals(items_file, tmp_path):
     assert r["per_type"]["laugh"]["tp"] == 1 and r["per_type"]["laugh"]["fp"] == 1
     assert r["per_type"]["swallow"]["fn"] == 1 and r["per_category"]["oral_misc"]["recall"] == 0.0
     assert r["spurious_by_type"] == {"cough": 1}
-    ev = nvv_metrics_from_files(items_file, [p], multi="event")
+    ev = nvv_metrics_from_files(items_file, [p], MetricRules(multi="event"))
     assert (ev["tp"], ev["fp"], ev["fn"]) == (2, 1, 3) and ev["f1"] == pytest.approx(0.5)
-    assert nvv_metrics_from_files(items_file, [p], delta=1)["tp"] == 1  # en_1 is 2 words off
+    assert nvv_metrics_from_files(items_file, [p], MetricRules(delta=1))["tp"] == 1  # en_1 is 2 words off
 
 
 def test_no_predictions_and_coverage_override(items):
@@ -259,7 +259,7 @@ def test_real_files_full_alias_coverage():
 def test_real_files_oracle_predictions(tmp_path):
     raw = json.loads(REAL["en"].read_text())
     rows = [row(x["id"], twm=x["text_with_mark"]) for x in raw]
-    r = nvv_metrics_from_files(REAL["en"], [write_jsonl(tmp_path / "p.jsonl", rows)], system="Dia")
+    r = nvv_metrics_from_files(REAL["en"], [write_jsonl(tmp_path / "p.jsonl", rows)], MetricRules(system="Dia"))
     assert (r["precision"], r["recall"], r["ntd"], r["n_scored"]) == (1.0, 1.0, 0.0, 13 * 50)
     assert r["coverage"] == pytest.approx(13 / 45) and r["n_spurious_exempt"] == 0
 

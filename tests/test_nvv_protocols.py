@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.benchmarks.nvv import NVVDataError, load_items, nvv_metrics_from_files, score_run_with
+from evaluators.benchmarks.nvv import MetricRules, NVVDataError, load_items, nvv_metrics_from_files, score_run_with
 from evaluators.benchmarks.nvv.cli import add_metrics_parser
 from evaluators.benchmarks.nvv.predictions import load_predictions
 from evaluators.benchmarks.nvv.upstream import metric_units, verifier_units
@@ -72,7 +72,7 @@ def test_unit_counters_by_hand():
 
 
 def test_upstream_by_hand(files):
-    r = nvv_metrics_from_files(*files, protocol="upstream")
+    r = nvv_metrics_from_files(*files, MetricRules("upstream"))
     # TP 2 (en_1, en_4), FP 5 (en_2 1, en_3 1, en_4 3), FN 2 (en_2, en_6)
     assert (r["tp"], r["fp"], r["fn"]) == (2, 5, 2)
     assert r["precision"] == pytest.approx(2 / 7) and r["recall"] == pytest.approx(1 / 2)
@@ -104,7 +104,7 @@ def test_upstream_reads_the_public_pred_pos(tmp_path, files):
     p = tmp_path / "pub.json"
     p.write_text(json.dumps(pub))
     assert load_predictions(p)[0].pred_pos == (7, 6)
-    r = nvv_metrics_from_files(items, [p], protocol="upstream")
+    r = nvv_metrics_from_files(items, [p], MetricRules("upstream"))
     assert (r["tp"], r["fp"], r["fn"], r["coverage"]) == (0, 1, 1, pytest.approx(1 / 6))  # |7 - 4| = 3 > 2
 
 
@@ -113,7 +113,7 @@ def test_upstream_zh_counts_spaces_in_the_truth(tmp_path):
     items.write_text(json.dumps([{"id": "zh_1", "text": "好的 我知道了。", "non_verbal_events": ["sigh"],
                                   "text_with_mark": "好的 <sigh>我知道了。"}], ensure_ascii=False), encoding="utf-8")
     rows = write(tmp_path / "zh.jsonl", [{"id": "zh_1", "present": True, "text_with_mark": "好的 <sigh>我知道了。"}])
-    up = nvv_metrics_from_files(items, [rows], protocol="upstream")
+    up = nvv_metrics_from_files(items, [rows], MetricRules("upstream"))
     # truth: len("好的 ") = 3, L = len(text) = 8; a row without pred_pos is counted the same way: d = 0
     assert (up["tp"], up["tpd"], up["ntd"]) == (1, 0.0, 0.0)
     # the verifier's row stores pred_pos as the public verifier script: 2 non-space characters -> d = 1
@@ -123,7 +123,7 @@ def test_upstream_zh_counts_spaces_in_the_truth(tmp_path):
     stored = {"id": "zh_1", "present": True, "text_with_mark": "好的 <sigh>我知道了。",
               **verifier_record_fields(item, True, "好的 <sigh>我知道了。")}
     assert stored["pred_pos"] == {"index": 2, "n_units": 7, "norm": 2 / 7}
-    up = nvv_metrics_from_files(items, [write(tmp_path / "zh_pos.jsonl", [stored])], protocol="upstream")
+    up = nvv_metrics_from_files(items, [write(tmp_path / "zh_pos.jsonl", [stored])], MetricRules("upstream"))
     assert (up["tp"], up["tpd"], up["ntd"]) == (1, 1.0, pytest.approx(1 / 8))
     paper = nvv_metrics_from_files(items, [rows])
     assert (paper["tp"], paper["ntd"]) == (1, 0.0)
@@ -134,17 +134,17 @@ def test_upstream_refuses_coverage_options(files):
     its, preds = load_items(items), load_predictions(rows)
     for kw in ({"system": "Dia"}, {"coverage": 0.5}, {"supported_types": ["laugh"]}):
         with pytest.raises(ValueError, match="--protocol upstream"):
-            score_run_with("upstream", its, preds, **kw)
+            score_run_with(its, preds, MetricRules("upstream", **kw))
     with pytest.raises(ValueError, match="--multi event"):
-        score_run_with("upstream", its, preds, multi="event")
+        score_run_with(its, preds, MetricRules("upstream", multi="event"))
 
 
 def test_supported_types_set_coverage_and_scope(files):
-    r = nvv_metrics_from_files(*files, supported_types=["laugh", "<sighing>", "groan"])
+    r = nvv_metrics_from_files(*files, MetricRules(supported_types=["laugh", "<sighing>", "groan"]))
     assert r["coverage"] == pytest.approx(3 / 45) and r["n_scored"] == 4 and r["warnings"] == []
     assert r["coverage_source"] == "supported types given"
     with pytest.raises(ValueError, match="'kazoo' is not"):
-        nvv_metrics_from_files(*files, supported_types=["kazoo"])
+        nvv_metrics_from_files(*files, MetricRules(supported_types=["kazoo"]))
 
 
 def test_string_present_other_than_true_false_is_refused(tmp_path):

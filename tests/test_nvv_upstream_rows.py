@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from evaluators.benchmarks.nvv import load_items, nvv_metrics_from_files
+from evaluators.benchmarks.nvv import MetricRules, load_items, nvv_metrics_from_files
 from evaluators.benchmarks.nvv.upstream import verifier_record_fields
 
 ITEMS = [{"id": "en_1", "text": "Well — I can't go.", "text_with_mark": "Well — <sigh> I can't go.",
@@ -45,20 +45,20 @@ def test_both_row_shapes_by_hand(tmp_path, items):
     with_pos = {**bare, **verifier_record_fields(item, True, PLACED)}
     # truth: "Well — " = 2 whitespace tokens; L = 5 tokens (Well, —, I, can't, go.)
     # without pred_pos: "Well — I can't " = 4 tokens -> d = 2 <= 2, matched, NTD = 2 / 5
-    r = nvv_metrics_from_files(items, [_write(tmp_path / "bare.jsonl", [bare])], protocol="upstream")
+    r = nvv_metrics_from_files(items, [_write(tmp_path / "bare.jsonl", [bare])], MetricRules("upstream"))
     assert (r["tp"], r["fp"], r["fn"], r["tpd"]) == (1, 3, 0, 2.0) and r["ntd"] == pytest.approx(2 / 5)
     assert r["precision"] == pytest.approx(1 / 4) and r["recall"] == 1.0
     # with pred_pos: index 3 -> d = 1, NTD = 1 / 5 (L from the truth's tokens); the 3 reported events count
-    r = nvv_metrics_from_files(items, [_write(tmp_path / "pos.jsonl", [with_pos])], protocol="upstream")
+    r = nvv_metrics_from_files(items, [_write(tmp_path / "pos.jsonl", [with_pos])], MetricRules("upstream"))
     assert (r["tp"], r["fp"], r["fn"], r["tpd"]) == (1, 3, 0, 1.0) and r["ntd"] == pytest.approx(1 / 5)
 
 
 def test_a_row_target_tag_is_the_token_searched(tmp_path, items):
     row = {"id": "en_1", "present": True, "target_tag": "<sighs>", "text_with_mark": "Well <sighs> — I can't go."}
-    r = nvv_metrics_from_files(items, [_write(tmp_path / "t.jsonl", [row])], protocol="upstream")
+    r = nvv_metrics_from_files(items, [_write(tmp_path / "t.jsonl", [row])], MetricRules("upstream"))
     assert (r["tp"], r["tpd"]) == (1, 1.0)  # "Well " = 1 token, truth 2
     row["target_tag"] = "sighs"  # not spelled <...>: the item's <sigh> is searched and not found
-    r = nvv_metrics_from_files(items, [_write(tmp_path / "u.jsonl", [row])], protocol="upstream")
+    r = nvv_metrics_from_files(items, [_write(tmp_path / "u.jsonl", [row])], MetricRules("upstream"))
     assert (r["tp"], r["fp"], r["fn"]) == (0, 1, 1)
 
 
@@ -67,10 +67,10 @@ def test_zh_row_without_pred_pos_counts_len(tmp_path):
     items.write_text(json.dumps([{"id": "zh_1", "text": "我不知道。", "text_with_mark": "我<sigh>不知道。",
                                   "non_verbal_events": ["sigh"]}], ensure_ascii=False), encoding="utf-8")
     row = {"id": "zh_1", "present": True, "text_with_mark": "我不 知<sigh>道。"}
-    r = nvv_metrics_from_files(items, [_write(tmp_path / "z.jsonl", [row])], protocol="upstream")
+    r = nvv_metrics_from_files(items, [_write(tmp_path / "z.jsonl", [row])], MetricRules("upstream"))
     assert (r["tp"], r["tpd"]) == (1, 3.0) and r["ntd"] == pytest.approx(3 / 5)  # len("我不 知") = 4, truth 1
     (item,) = load_items(items)
     stored = {**row, **verifier_record_fields(item, True, row["text_with_mark"])}
     assert stored["pred_pos"]["index"] == 3  # non-space characters
-    r = nvv_metrics_from_files(items, [_write(tmp_path / "zp.jsonl", [stored])], protocol="upstream")
+    r = nvv_metrics_from_files(items, [_write(tmp_path / "zp.jsonl", [stored])], MetricRules("upstream"))
     assert (r["tp"], r["tpd"]) == (1, 2.0)

@@ -27,7 +27,7 @@ from evaluators.benchmarks.nvv.items import (
 )
 from evaluators.benchmarks.nvv.metrics import aggregate_runs, match_positions, score_item, score_run
 from evaluators.benchmarks.nvv.predictions import Prediction, load_predictions
-from evaluators.benchmarks.nvv.protocols import PROTOCOLS, nvv_metrics_from_files, score_run_with
+from evaluators.benchmarks.nvv.protocols import PROTOCOLS, MetricRules, nvv_metrics_from_files, score_run_with
 from evaluators.benchmarks.nvv.upstream import score_run_upstream
 from evaluators.benchmarks.nvv.cli import add_metrics_parser, add_score_parser
 from evaluators.benchmarks.nvv.presets import PRESETS
@@ -50,8 +50,8 @@ from evaluators.benchmarks.spec import Benchmark
 BENCHMARK = Benchmark(add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser, presets=PRESETS)
 
 __all__ = [
-    "BENCHMARK", "N_TYPES", "NVVDataError", "NVVEvent", "NVVItem", "PROTOCOLS", "Prediction", "SystemVocabulary",
-    "Taxonomy",
+    "BENCHMARK", "MetricRules", "N_TYPES", "NVVDataError", "NVVEvent", "NVVItem", "PROTOCOLS", "Prediction",
+    "SystemVocabulary", "Taxonomy",
     "UnknownTagError", "aggregate_runs", "count_units", "coverage_of", "get_system", "load_items",
     "load_predictions", "load_system_vocabularies", "load_taxonomy", "match_positions", "normalise_spelling",
     "nvv_metrics_from_files", "parse_marked_text", "score_item", "score_run", "score_run_upstream",

@@ -42,7 +42,7 @@ def _warn(report: dict, command: str) -> None:
 def cmd_metrics_nvv(args) -> int:
     """Compute the report, print it as JSON, optionally save it (``--out``). Bad input -> exit message."""
     from evaluators.benchmarks.nvv.likert import LIKERT_OUTPUT_NAMES
-    from evaluators.benchmarks.nvv.protocols import nvv_metrics_from_files
+    from evaluators.benchmarks.nvv.protocols import MetricRules, nvv_metrics_from_files
     from evaluators.jsonl import report_json
     from evaluators.output_guard import check_report_output
 
@@ -57,9 +57,8 @@ def cmd_metrics_nvv(args) -> int:
     if not args.predictions or not args.items:
         raise ValueError("give --items and --predictions (tag metrics), --likert (ratings), or --runs (Table 3)")
     try:
-        report = nvv_metrics_from_files(args.items, args.predictions, lang=args.lang, delta=args.delta,
-                                        system=args.system, coverage=args.coverage, multi=args.multi,
-                                        protocol=args.protocol, supported_types=args.supported_types)
+        rules = MetricRules(args.protocol, args.delta, args.system, args.supported_types, args.coverage, args.multi)
+        report = nvv_metrics_from_files(args.items, args.predictions, rules, lang=args.lang)
     except KeyError as e:  # an unknown --system or type name: the taxonomy's message says which
         raise ValueError(e.args[0] if e.args else str(e)) from e
     text = report_json(report, indent=2, ensure_ascii=False)  # undefined numbers as null, never bare NaN

@@ -39,7 +39,8 @@ from evaluators.item_audio import read_item_audio
 from evaluators.jsonl import (Bounds, JsonlError, read_jsonl, reject_duplicate_ids, require_id, require_number,
                               require_string, row_where)
 from evaluators.metrics.correlation import bootstrap_ci
-from evaluators.engine import EngineOptions, ResumeRule, ScorerFunctions, score_resumable
+from evaluators.engine import ScorerFunctions, score_resumable
+from evaluators.run_options import RunOptions
 from evaluators.word_alignment import timed_words, transcript_word_times
 
 
@@ -59,14 +60,13 @@ def load_likert_rater(criterion: str, judge: str, runtime=None):
     return load_verbalizer(judge, runtime)
 
 
-def rate_outputs(raters: dict, items: list[NVVItem], outputs: list, out_dir: Path, batch_size: int = 8,
-                 resume_mismatch: str = "refuse", retry_errors: bool = False, allow_truncated: bool = False,
-                 aligner=None, num_workers: int = 0, task_mode: str | None = None) -> None:
+def rate_outputs(raters: dict, items: list[NVVItem], outputs: list, out_dir: Path, aligner=None,
+                 run: RunOptions = RunOptions(), task_mode: str | None = None) -> None:
     """Append one rating row per not-yet-rated (criterion, system, item) to
     ``out_dir/<criterion>/<system>.jsonl``; ``raters``: criterion -> verbalizer judge or
     ``AlignedLikertRater``; ``outputs``: the scorer's ``NvvOutput`` list (``path`` None = missing);
-    ``aligner``: word times for aligned raters where the manifest has none; ``num_workers``: data-loader
-    processes preparing the inputs (``evaluators/engine.py``). A verbalizer rater
+    ``aligner``: word times for aligned raters where the manifest has none; ``run``: batch size,
+    data-loader processes, resume rules and truncated files (``evaluators/engine.py``). A verbalizer rater
     reads the source text the public rater sends (``likert_sources.py``: the caption for prompt-based
     criteria or ``task_mode="prompt"``, the tagged transcript otherwise); a criterion the public rater
     does not ask in ``task_mode`` raises ValueError before anything is rated."""
@@ -85,7 +85,7 @@ def rate_outputs(raters: dict, items: list[NVVItem], outputs: list, out_dir: Pat
             if o.path is None:
                 raise FileNotFoundError("no output file for this item")
             it = item_of(o)
-            wave, note = read_item_audio(o.path, None, allow_truncated)
+            wave, note = read_item_audio(o.path, None, run.allow_truncated)
             if not aligned:
                 return {"wave": wave, "fields": {"text": source_text(it, criterion, task_mode)}, "warning": note}
             timed = timed_words(wave, o.word_timestamps, aligner, "an aligned Likert rater needs word times")
@@ -114,9 +114,7 @@ def rate_outputs(raters: dict, items: list[NVVItem], outputs: list, out_dir: Pat
                         "error_kind": error_kind(e)}
 
             score_resumable(rater, [o for o in outputs if o.system == name], ScorerFunctions(prepare, finish, fail),
-                            path, EngineOptions(batch_size=batch_size, num_workers=num_workers),
-                            ResumeRule(lambda o: item_of(o).id, lambda r: r["id"], mismatch=resume_mismatch,
-                                       retry_errors=retry_errors))
+                            path, run.engine(), run.resume(lambda o: item_of(o).id, lambda r: r["id"]))
 
 
 def read_ratings(paths) -> list[list[dict]]:

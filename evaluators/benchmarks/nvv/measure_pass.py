@@ -22,9 +22,10 @@ from pathlib import Path
 import numpy as np
 
 from evaluators.audio_io import sanitize_item_id
-from evaluators.engine import EngineOptions, score_work
+from evaluators.engine import score_work
 from evaluators.failure_isolation import ITEM_ERRORS, error_kind
 from evaluators.rows_file import drop_error_rows, move_aside, read_done_rows
+from evaluators.run_options import RunOptions
 
 VALUE_COLUMNS = {"wer": ("wer",), "dnsmos": ("sig", "bak", "ovrl"), "dnsmos_personalized": ("sig", "bak", "ovrl"),
                  "clap": ("clap",)}
@@ -93,20 +94,20 @@ class MeasureRows:
                 "error": f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
 
 
-def measure_outputs(measure, items: Sequence, outputs: Sequence, out_dir: Path, batch_size: int = 8,
-                    resume_mismatch: str = "refuse", retry_errors: bool = False, num_workers: int = 0) -> None:
+def measure_outputs(measure, items: Sequence, outputs: Sequence, out_dir: Path, run: RunOptions = RunOptions()) -> None:
     """Append one row per not-yet-measured (system, item) to ``out_dir/<measure.name>/<system>.jsonl``,
-    on the scoring engine (``num_workers`` processes read the audio while the measure runs).
+    on the scoring engine (``run.num_workers`` processes read the audio while the measure runs; its
+    batch size, resume mismatch and retry rules apply).
     ``items``: ``NVVItem``s; ``outputs``: the scorer's ``NvvOutput``s (``path`` None = missing)."""
     by_id = {it.id: it for it in items}
     by_id.update({sanitize_item_id(k): it for k, it in list(by_id.items())})
     prov = measure.provenance()
     folder = out_dir / measure.name
     folder.mkdir(parents=True, exist_ok=True)
-    options = EngineOptions(batch_size=batch_size, pool_size=batch_size, num_workers=num_workers, vad=False)
+    options = run.engine(pool_size=run.batch_size, vad=False)
     for system in sorted({o.system for o in outputs}):
         path = folder / f"{sanitize_item_id(system)}.jsonl"
-        done = _resumed(path, prov, resume_mismatch, retry_errors)
+        done = _resumed(path, prov, run.resume_mismatch, run.retry_errors)
         todo = [o for o in outputs if o.system == system and by_id[o.id].id not in done]
         with path.open("a", encoding="utf-8") as f:
             score_work(MeasureModel(measure), todo, MeasureRows(measure, by_id, prov), f, options)

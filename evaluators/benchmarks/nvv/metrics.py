@@ -194,16 +194,7 @@ def score_run(items: list[NVVItem], predictions: list[Prediction], *, delta: int
     possible for rows not read by ``load_predictions``, which refuses them): the last row wins
     (public code) and the ids are listed.
     """
-    if multi not in ("utterance", "event"):
-        raise ValueError(f"multi must be 'utterance' or 'event', got {multi!r}")
-    if delta is not None and (isinstance(delta, bool) or not isinstance(delta, int) or delta < 0):
-        raise ValueError(f"--delta must be an integer >= 0 (units), got {delta!r}")
-    if coverage is not None and (isinstance(coverage, bool) or not isinstance(coverage, (int, float))
-                                 or not 0.0 <= coverage <= 1.0):  # NaN fails the comparison too
-        raise ValueError(f"--coverage must be a share in [0, 1], got {coverage!r}")
-    if system is not None and supported_types is not None:
-        raise ValueError("give --system or --supported-types, not both")
-    tax = load_taxonomy()
+    _check_run_options(delta, coverage, multi, system, supported_types)
     supported = None
     if system is not None:
         vocab = get_system(system)
@@ -218,44 +209,13 @@ def score_run(items: list[NVVItem], predictions: list[Prediction], *, delta: int
         if p.id in by_id:
             dup.add(p.id)
         by_id[p.id] = p
-    item_ids = {it.id for it in items}
     scope = [it for it in items if supported is None or it.target_type in supported]
     langs = sorted({it.lang for it in scope})
-    counts = defaultdict(lambda: [0, 0, 0, []])  # type -> tp, fp, fn, [(d, L)]
-    n_items = Counter()
-    missing, spurious_by_type = [], Counter()
-    n_unplaced = n_exempt = n_mismatch = 0
+    tally = _RunTally()
     for it in scope:
-        d = delta if delta is not None else DEFAULT_DELTA[it.lang]
-        pred = by_id.get(it.id)
-        if pred is None:
-            missing.append(it.id)
-        s = score_item(it, pred, d, multi)
-        c = counts[it.target_type]
-        c[0] += s.tp
-        c[1] += s.fp
-        c[2] += s.fn
-        if s.distance is not None and s.tp:
-            c[3].append((s.distance, s.n_units))
-        n_items[it.target_type] += 1
-        spurious_by_type.update(s.spurious)
-        n_unplaced += s.unplaced
-        n_exempt += s.exempt
-        n_mismatch += s.text_mismatch
-    tot = [sum(c[k] for c in counts.values()) for k in range(3)]
-    report = _prf(*tot, [x for c in counts.values() for x in c[3]])
+        tally.add(it, by_id.get(it.id), delta if delta is not None else DEFAULT_DELTA[it.lang], multi)
+    report = _prf(*tally.totals(list(tally.counts.values())))
     report.update(coverage=cov, ca_f1=_harmonic(report["f1"], cov))
-    per_type, per_cat = {}, {}
-    for t in tax.types:
-        if n_items[t.id]:
-            c = counts[t.id]
-            per_type[t.id] = {"category": t.category, "n_items": n_items[t.id], **_prf(c[0], c[1], c[2], c[3])}
-    for cat in tax.categories:
-        ids = [t for t in tax.types_in(cat) if t in per_type]
-        if ids:
-            cs = [counts[t] for t in ids]
-            per_cat[cat] = {"n_items": sum(n_items[t] for t in ids), "n_types": len(ids),
-                            **_prf(*(sum(c[k] for c in cs) for k in range(3)), [x for c in cs for x in c[3]])}
     report.update({
         "n_items": len(items), "n_scored": len(scope), "n_out_of_scope": len(items) - len(scope),
         "n_predictions": len(predictions),
@@ -270,15 +230,78 @@ def score_run(items: list[NVVItem], predictions: list[Prediction], *, delta: int
                             else "supported types given" if supported is not None
                             else "assumed 1.0 (no system or supported types given)"),
         "warnings": warnings,
-        "missing_ids": missing,
-        "extra_ids": sorted(set(by_id) - item_ids),
+        "missing_ids": tally.missing,
+        "extra_ids": sorted(set(by_id) - {it.id for it in items}),
         "duplicate_ids": sorted(dup),
-        "n_spurious": sum(spurious_by_type.values()), "n_spurious_exempt": n_exempt,
-        "spurious_by_type": dict(sorted(spurious_by_type.items())),
-        "n_unplaced": n_unplaced, "n_text_mismatch": n_mismatch,
-        "per_type": per_type, "per_category": per_cat,
+        "n_spurious": sum(tally.spurious_by_type.values()), "n_spurious_exempt": tally.n_exempt,
+        "spurious_by_type": dict(sorted(tally.spurious_by_type.items())),
+        "n_unplaced": tally.n_unplaced, "n_text_mismatch": tally.n_mismatch,
+        **tally.breakdown(),
     })
     return report
+
+
+def _check_run_options(delta, coverage, multi: str, system, supported_types) -> None:
+    """Refuse :func:`score_run` options it cannot score under (ValueError naming the option)."""
+    if multi not in ("utterance", "event"):
+        raise ValueError(f"multi must be 'utterance' or 'event', got {multi!r}")
+    if delta is not None and (isinstance(delta, bool) or not isinstance(delta, int) or delta < 0):
+        raise ValueError(f"--delta must be an integer >= 0 (units), got {delta!r}")
+    if coverage is not None and (isinstance(coverage, bool) or not isinstance(coverage, (int, float))
+                                 or not 0.0 <= coverage <= 1.0):  # NaN fails the comparison too
+        raise ValueError(f"--coverage must be a share in [0, 1], got {coverage!r}")
+    if system is not None and supported_types is not None:
+        raise ValueError("give --system or --supported-types, not both")
+
+
+@dataclass
+class _RunTally:
+    """The item scores of one run summed: per target type ``counts`` [tp, fp, fn, [(d_u, L_u) of
+    matched utterances]] and ``n_items``; over the run the missing ids, spurious reports by type and
+    the unplaced / exempt / text-mismatch counts."""
+
+    counts: dict = field(default_factory=lambda: defaultdict(lambda: [0, 0, 0, []]))
+    n_items: Counter = field(default_factory=Counter)
+    missing: list = field(default_factory=list)
+    spurious_by_type: Counter = field(default_factory=Counter)
+    n_unplaced: int = 0
+    n_exempt: int = 0
+    n_mismatch: int = 0
+
+    def add(self, it: NVVItem, pred: Prediction | None, delta: int, multi: str) -> None:
+        if pred is None:
+            self.missing.append(it.id)
+        s = score_item(it, pred, delta, multi)
+        c = self.counts[it.target_type]
+        for k, n in enumerate((s.tp, s.fp, s.fn)):
+            c[k] += n
+        if s.distance is not None and s.tp:
+            c[3].append((s.distance, s.n_units))
+        self.n_items[it.target_type] += 1
+        self.spurious_by_type.update(s.spurious)
+        self.n_unplaced += s.unplaced
+        self.n_exempt += s.exempt
+        self.n_mismatch += s.text_mismatch
+
+    @staticmethod
+    def totals(cs: list) -> tuple:
+        """(tp, fp, fn, [(d_u, L_u)]) summed over the per-type ``counts`` entries ``cs``."""
+        return (*(sum(c[k] for c in cs) for k in range(3)), [x for c in cs for x in c[3]])
+
+    def breakdown(self) -> dict:
+        """``per_type`` and ``per_category`` metrics (taxonomy order, scored types only)."""
+        tax = load_taxonomy()
+        per_type, per_cat = {}, {}
+        for t in tax.types:
+            if self.n_items[t.id]:
+                per_type[t.id] = {"category": t.category, "n_items": self.n_items[t.id],
+                                  **_prf(*self.totals([self.counts[t.id]]))}
+        for cat in tax.categories:
+            ids = [t for t in tax.types_in(cat) if t in per_type]
+            if ids:
+                per_cat[cat] = {"n_items": sum(self.n_items[t] for t in ids), "n_types": len(ids),
+                                **_prf(*self.totals([self.counts[t] for t in ids]))}
+        return {"per_type": per_type, "per_category": per_cat}
 
 
 def _mean_std(values: list) -> tuple[float | None, float | None]:

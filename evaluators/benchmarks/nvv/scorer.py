@@ -34,7 +34,7 @@ from evaluators.backbones import SAMPLE_RATE as SR
 from evaluators.benchmarks.nvv.items import NVVItem, load_items, position_units
 from evaluators.benchmarks.nvv.likert import likert_table, rate_outputs, read_ratings, write_likert_outputs
 from evaluators.benchmarks.nvv.predictions import prediction_from_row
-from evaluators.benchmarks.nvv.protocols import score_run_with
+from evaluators.benchmarks.nvv.protocols import MetricRules, score_run_with
 from evaluators.benchmarks.nvv.taxonomy import get_system, load_taxonomy
 from evaluators.benchmarks.nvv.measure_pass import measure_outputs
 from evaluators.benchmarks.nvv.table3 import format_table3, table3
@@ -250,16 +250,11 @@ def score_nvv(models: NvvModels, items_path: str | Path, outputs: str | Path, ou
     expected = collect_outputs(outputs, items, scoring.system)
     with output_lock(out_dir / "predictions"):
         for m in measures or []:  # before the models: a measure needs no judge (engine pre-pass)
-            measure_outputs(m, items, expected, out_dir / "measures", batch_size=run.batch_size,
-                            resume_mismatch=run.resume_mismatch, retry_errors=run.retry_errors,
-                            num_workers=run.num_workers)
+            measure_outputs(m, items, expected, out_dir / "measures", run)
         if verifier is not None:
             verify_outputs(verifier, items, expected, out_dir / "predictions", aligner, run)
         if raters:
-            rate_outputs(raters, items, expected, out_dir / "likert", batch_size=run.batch_size,
-                         resume_mismatch=run.resume_mismatch, retry_errors=run.retry_errors,
-                         allow_truncated=run.allow_truncated, aligner=aligner, num_workers=run.num_workers,
-                         task_mode=scoring.task_mode)
+            rate_outputs(raters, items, expected, out_dir / "likert", aligner, run, scoring.task_mode)
     if raters:
         write_likert_outputs(likert_table(read_ratings([out_dir / "likert"])), out_dir)
     if verifier is None:
@@ -274,9 +269,9 @@ def score_nvv(models: NvvModels, items_path: str | Path, outputs: str | Path, ou
                  if protocol == "paper" or "error" not in r]
         if protocol == "paper":
             named = name if supported_types is None and _is_table2_system(name) else None
-            report = score_run_with("paper", items, preds, delta=delta, system=named, supported_types=supported_types)
+            report = score_run_with(items, preds, MetricRules("paper", delta, named, supported_types))
         else:
-            report = score_run_with(protocol, items, preds, delta=delta)
+            report = score_run_with(items, preds, MetricRules(protocol, delta))
         report["errors"] = [{"id": r["id"], "error": r["error"]} for r in done if "error" in r]
         report["n_errors"] = len(report["errors"])
         report["n_no_speech"] = sum(bool(r.get("no_speech")) for r in done)  # verified, but no speech heard
