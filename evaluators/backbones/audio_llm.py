@@ -10,6 +10,7 @@ features and ``<|AUDIO|>`` counts from the processors' arithmetic
 from __future__ import annotations
 
 import json
+from dataclasses import astuple, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -71,6 +72,20 @@ def _recorded_tower(path: Path) -> str:
         return RANDOM_TOWER
 
 
+@dataclass(frozen=True)
+class Origin:
+    """Where a backbone's weights came from, recorded with it and enough to rebuild a tiny one:
+    ``source`` (hub id, folder or ``tiny-random:...``); ``tiny_seed``, ``tiny_vocab``: seed and
+    vocabulary (:data:`TINY_VOCABS`) of a tiny random backbone built in memory (seed None otherwise);
+    ``tower``: the audio tower, "random" (initialised with the model) or a real tower of
+    :data:`evaluators.backbones.whisper_towers.TOWERS` whose weights were loaded exactly."""
+
+    source: str
+    tiny_seed: int | None = None
+    tiny_vocab: str = "byte"
+    tower: str = RANDOM_TOWER
+
+
 class AudioLLM(nn.Module):
     """A transformers audio-LLM plus the pieces that turn audio + prompt into its inputs.
 
@@ -80,23 +95,15 @@ class AudioLLM(nn.Module):
     """
 
     def __init__(self, model: PreTrainedModel, tokenizer, feature_extractor: WhisperFeatureExtractor,
-                 spec: BackboneSpec, source: str, tiny_seed: int | None = None, chat_template: str | None = None,
-                 template_source: str = "", attn_implementation: str | None = None, tiny_vocab: str = "byte",
-                 tower: str = RANDOM_TOWER):
+                 spec: BackboneSpec, origin: Origin, chat_template: str | None = None, template_source: str = "",
+                 attn_implementation: str | None = None):
         super().__init__()
         self.model = model
         self.tokenizer = tokenizer
         self.tokenizer.padding_side = "left"
         self.feature_extractor = feature_extractor
         self.spec = spec
-        self.source = source
-        #: seed of a tiny random backbone built in memory (it can be rebuilt exactly); None otherwise
-        self.tiny_seed = tiny_seed
-        #: vocabulary of a tiny random backbone (:data:`TINY_VOCABS`), to rebuild it exactly
-        self.tiny_vocab = tiny_vocab
-        #: the audio tower: "random" (initialised with the model) or a real tower of
-        #: :data:`evaluators.backbones.whisper_towers.TOWERS` whose weights were loaded exactly
-        self.tower = tower
+        self.source, self.tiny_seed, self.tiny_vocab, self.tower = astuple(origin)  # see :class:`Origin`
         self.chat_template = chat_template or packaged_chat_template(spec.name)
         self.template_source = template_source or f"packaged:{spec.name}"
         self.attn_implementation = attn_implementation
@@ -153,8 +160,8 @@ class AudioLLM(nn.Module):
         source = (f"tiny-random:{backbone}:seed{seed}" + (":qwen-vocab" if vocab == "qwen" else "")
                   + (f":tower-{TOWERS[tower].folder_name}" if tower != RANDOM_TOWER else ""))
         mel_bins = audio["num_mel_bins"] if audio else QWEN_MEL_BINS
-        return cls(model, tokenizer, tiny_feature_extractor(spec, mel_bins), spec, source=source, tiny_seed=seed,
-                   template_source=f"packaged:{backbone}", tiny_vocab=vocab, tower=tower)
+        return cls(model, tokenizer, tiny_feature_extractor(spec, mel_bins), spec, Origin(source, seed, vocab, tower),
+                   template_source=f"packaged:{backbone}")
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path, backbone: str | None = None,
@@ -182,9 +189,8 @@ class AudioLLM(nn.Module):
         if fe.feature_size != model.config.audio_config.num_mel_bins:
             raise ValueError(f"{path / 'preprocessor_config.json'}: feature_size {fe.feature_size} but the audio "
                              f"encoder takes {model.config.audio_config.num_mel_bins} mel bins")
-        return cls(model, tokenizer, fe, spec, source=str(name_or_path), chat_template=template,
-                   template_source=template_source, attn_implementation=attn_implementation,
-                   tower=_recorded_tower(path))
+        return cls(model, tokenizer, fe, spec, Origin(str(name_or_path), tower=_recorded_tower(path)),
+                   chat_template=template, template_source=template_source, attn_implementation=attn_implementation)
 
     def save_pretrained(self, out_dir: str | Path) -> None:
         """Write model (safetensors), tokenizer with its chat template, feature extractor and the

@@ -16,7 +16,7 @@ import copy
 import torch
 from transformers import PretrainedConfig, Qwen2_5OmniThinkerConfig, Qwen2AudioConfig, Qwen3OmniMoeThinkerConfig
 
-from evaluators.backbones.audio_llm import AudioLLM, tiny_feature_extractor
+from evaluators.backbones.audio_llm import AudioLLM, Origin, tiny_feature_extractor
 from evaluators.backbones.chat_prompt import packaged_chat_template
 from evaluators.backbones.specs import get_backbone_spec
 from evaluators.backbones.tiny_tokenizer import build_tiny_tokenizer
@@ -130,5 +130,5 @@ def full_size_backbone(name: str, device: str | torch.device, dtype: torch.dtype
             model = spec.model_class(cfg).eval()
     finally:
         torch.set_default_dtype(previous)
-    return AudioLLM(model, tok, tiny_feature_extractor(spec), spec, source=f"{RANDOM_FULL_SIZE}:{name}",
+    return AudioLLM(model, tok, tiny_feature_extractor(spec), spec, Origin(f"{RANDOM_FULL_SIZE}:{name}"),
                     attn_implementation=attn)
