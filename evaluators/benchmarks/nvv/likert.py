@@ -80,12 +80,8 @@ def rate_outputs(raters: dict, items: list[NVVItem], outputs: list, out_dir: Pat
         aligned = isinstance(rater, AlignedLikertRater)
 
         def prepare(o) -> dict:
-            if o.problem is not None:
-                raise ValueError(o.problem)
-            if o.path is None:
-                raise FileNotFoundError("no output file for this item")
-            it = item_of(o)
-            wave, note = read_item_audio(o.path, None, run.allow_truncated)
+            path, it = o.checked_path(), item_of(o)
+            wave, note = read_item_audio(path, None, run.allow_truncated)
             if not aligned:
                 return {"wave": wave, "fields": {"text": source_text(it, criterion, task_mode)}, "warning": note}
             timed = timed_words(wave, o.word_timestamps, aligner, "an aligned Likert rater needs word times")

@@ -72,14 +72,11 @@ class MeasureRows:
         self.measure, self.by_id, self.prov = measure, by_id, prov
 
     def prepare(self, o) -> dict:
-        if o.problem is not None:
-            raise ValueError(o.problem)
-        if o.path is None:
-            raise FileNotFoundError("no output file for this item")
+        path = o.checked_path()
         t0 = time.perf_counter()
         try:
             item_reader = getattr(self.measure, "read_item", None)  # a reader that depends on the item's language
-            wave, warning = item_reader(o.path, self.by_id[o.id]) if item_reader else self.measure.read(o.path)
+            wave, warning = item_reader(path, self.by_id[o.id]) if item_reader else self.measure.read(path)
         except OSError as e:  # any unreadable file is this output's row
             if isinstance(e, ITEM_ERRORS):
                 raise

@@ -53,7 +53,7 @@ from evaluators.benchmarks.nvv.taxonomy import (
     load_taxonomy,
     normalise_spelling,
 )
-from evaluators.benchmarks.nvv.predictions import Prediction
+from evaluators.benchmarks.nvv.predictions import Prediction, predictions_by_id
 
 RUN_METRICS = ("precision", "recall", "f1", "ntd", "tpd", "coverage", "ca_f1", "tp", "fp", "fn")
 COVERAGE_ASSUMED = ("coverage assumed 1.0: no --system or --supported-types given, so every one of the "
@@ -203,12 +203,7 @@ def score_run(items: list[NVVItem], predictions: list[Prediction], *, delta: int
         supported = resolve_supported_types(supported_types)
     cov = coverage if coverage is not None else (len(supported) / N_TYPES if supported is not None else 1.0)
     warnings = [COVERAGE_ASSUMED] if coverage is None and supported is None else []
-    by_id: dict[str, Prediction] = {}
-    dup = set()
-    for p in predictions:
-        if p.id in by_id:
-            dup.add(p.id)
-        by_id[p.id] = p
+    by_id, dup = predictions_by_id(predictions)
     scope = [it for it in items if supported is None or it.target_type in supported]
     langs = sorted({it.lang for it in scope})
     tally = _RunTally()

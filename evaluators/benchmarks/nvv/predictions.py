@@ -102,6 +102,17 @@ def load_predictions(path: str | Path) -> list[Prediction]:
     return predictions
 
 
+def predictions_by_id(predictions: list[Prediction]) -> tuple[dict[str, Prediction], set[str]]:
+    """Rows by id, the last row of an id winning (as the public metric script keeps it), and the
+    ids given more than once."""
+    by_id, dup = {}, set()
+    for p in predictions:
+        if p.id in by_id:
+            dup.add(p.id)
+        by_id[p.id] = p
+    return by_id, dup
+
+
 def _read_predictions(path: str | Path) -> list[Prediction]:
     path = Path(path)
     text = path.read_text(encoding="utf-8")

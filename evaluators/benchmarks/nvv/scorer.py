@@ -96,6 +96,14 @@ class NvvOutput:
     #: why its manifest line cannot be used (``file:line: key: what``), its error row's reason
     problem: str | None = None
 
+    def checked_path(self) -> Path:
+        """``path``; raises the reason this output has no usable file (its error row's reason)."""
+        if self.problem is not None:
+            raise ValueError(self.problem)
+        if self.path is None:
+            raise FileNotFoundError("no output file for this item")
+        return self.path
+
 
 def collect_outputs(outputs: str | Path, items: list[NVVItem], system: str | None = None) -> list[NvvOutput]:
     """Every (system, item) expected, with its file (None when missing)."""
@@ -135,13 +143,9 @@ def verify_outputs(verifier, items: list[NVVItem], outputs: list[NvvOutput], pre
     pred_dir.mkdir(parents=True, exist_ok=True)
 
     def prepare(o: NvvOutput) -> dict:
-        if o.problem is not None:
-            raise ValueError(o.problem)
-        if o.path is None:
-            raise FileNotFoundError("no output file for this item")
-        it = by_id.get(o.id) or by_safe_id[o.id]
+        path, it = o.checked_path(), by_id.get(o.id) or by_safe_id[o.id]
         # read whole: the aligner times words over the full clip
-        wave, note = read_item_audio(o.path, None, run.allow_truncated)
+        wave, note = read_item_audio(path, None, run.allow_truncated)
         timed = timed_words(wave, o.word_timestamps, aligner, "the verifier needs word times")
         times = transcript_word_times(timed, position_units(it.reference_text, it.lang), duration_s=len(wave) / SR)
         return {"wave": wave, "text": it.reference_text, "lang": it.lang, "target_type": it.target_type,

@@ -40,7 +40,7 @@ import re
 from collections import defaultdict
 
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, UNIT, NVVItem
-from evaluators.benchmarks.nvv.predictions import Prediction
+from evaluators.benchmarks.nvv.predictions import Prediction, predictions_by_id
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
 
 _VERIFIER_WORD = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z0-9]+)?")
@@ -124,12 +124,7 @@ def score_run_upstream(items: list[NVVItem], predictions: list[Prediction], *, d
     """One synthesis run (one PRED file) scored as the public scripts score it; JSON-ready dict with
     the paper protocol's keys plus the public script's names (``reference_size_R``, ...)."""
     tax = load_taxonomy()
-    by_id: dict[str, Prediction] = {}
-    dup = set()
-    for p in predictions:
-        if p.id in by_id:
-            dup.add(p.id)
-        by_id[p.id] = p  # the public metric script keeps the last record of an id
+    by_id, dup = predictions_by_id(predictions)  # the public metric script keeps the last record of an id
     item_ids = {it.id for it in items}
     paired = [it for it in items if it.id in by_id]
     tot = [0, 0, 0]

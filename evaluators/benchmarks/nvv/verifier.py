@@ -98,12 +98,6 @@ class VerifierDecision:
     type_threshold: float = 0.5
     type_gate: float = 0.0
 
-    @classmethod
-    def from_config(cls, config: dict) -> "VerifierDecision":
-        """The thresholds a judge folder's ``judge_config.json`` records."""
-        return cls(float(config.get("threshold", 0.5)), float(config.get("type_threshold", 0.5)),
-                   float(config.get("type_gate", 0.0)))
-
 
 class BoundarySlotJudge(JudgePersistence):
     """A judge that reads a clip at its transcript boundaries with an aligned slot head (the
@@ -124,9 +118,6 @@ class BoundarySlotJudge(JudgePersistence):
 
     def label_of(self, type_id: str) -> str:
         return self.taxonomy.get(type_id).labels[0]
-
-    def prompt(self, target_type: str) -> str:
-        raise NotImplementedError
 
     def boundary_example(self, wave: np.ndarray, text: str, lang: str, target_type: str, unit_times: list) -> dict:
         """One aligned boundary-slot example: :meth:`prompt`, then the transcript unit by unit; slot
@@ -292,5 +283,7 @@ class NvvVerifierJudge(BoundarySlotJudge):
     def _from_folder(cls, folder: Path, backbone: AudioLLM, config: dict, tensors, **common) -> "NvvVerifierJudge":
         """A verifier with the slot head ``config["head"]`` describes and its saved weights."""
         head = cls._fit_head(new_slot_head(backbone, slot_head_config(folder, config)), tensors, folder)
-        return cls(backbone, head, VerifierDecision.from_config(config), BoundaryReading.from_config(config),
+        decision = VerifierDecision(float(config.get("threshold", 0.5)), float(config.get("type_threshold", 0.5)),
+                                    float(config.get("type_gate", 0.0)))
+        return cls(backbone, head, decision, BoundaryReading.from_config(config),
                    prompt_version=config.get("prompt_version", "v1"), **common)
