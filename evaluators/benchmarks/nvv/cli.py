@@ -245,13 +245,12 @@ def cmd_score_nvv(args) -> int:
     for spec in (args.raters or {}).values():
         require_preset_base(spec)
     from evaluators.benchmarks.nvv.scorer import NvvModels, NvvScoring, format_table, score_nvv
-    from evaluators.run_options import RunOptions
     from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
     from evaluators.runtime_options import runtime_from_args
     from evaluators.benchmarks.nvv.likert import load_likert_rater
     from evaluators.benchmarks.nvv.items import load_items
     from evaluators.benchmarks.nvv.scorer import RESULT_NAMES
-    from evaluators.score_command import benchmark_num_workers, check_results_folder, judge_and_aligner
+    from evaluators.score_command import check_results_folder, judge_and_aligner, run_options
 
     check_results_folder(args, RESULT_NAMES)
     load_items(args.items, lang=args.lang)  # a bad or empty item file stops the run before a model loads
@@ -268,10 +267,8 @@ def cmd_score_nvv(args) -> int:
     raters = {c: load_likert_rater(c, j, runtime_from_args(args)) for c, j in (args.raters or {}).items()}
     scoring = NvvScoring(system=args.system, lang=args.lang, delta=args.delta, protocol=args.protocol,
                          supported_types=args.supported_types, task_mode=args.task_mode)
-    run = RunOptions(batch_size=args.batch_size, num_workers=benchmark_num_workers(args, aligner),
-                     resume_mismatch=args.resume_mismatch, retry_errors=args.retry_errors,
-                     allow_truncated=args.allow_truncated)
-    rows = score_nvv(NvvModels(verifier, aligner, raters, measures), args.items, args.outputs, args.out, scoring, run)
+    rows = score_nvv(NvvModels(verifier, aligner, raters, measures), args.items, args.outputs, args.out, scoring,
+                     run_options(args, aligner))
     if rows:
         print(format_table(rows))
     if measures:

@@ -269,13 +269,10 @@ def score_nvv(models: NvvModels, items_path: str | Path, outputs: str | Path, ou
     for name in sorted({o.system for o in expected}):
         pred_path = out_dir / "predictions" / f"{sanitize_item_id(name)}.jsonl"
         done = read_done_rows(pred_path, key=lambda r: r["id"])
-        preds = [prediction_from_row(r, f"{pred_path}:{i + 1}") for i, r in enumerate(done)
-                 if protocol == "paper" or "error" not in r]
-        if protocol == "paper":
-            named = name if supported_types is None and _is_table2_system(name) else None
-            report = score_run_with(items, preds, MetricRules("paper", delta, named, supported_types))
-        else:
-            report = score_run_with(items, preds, MetricRules(protocol, delta))
+        paper = protocol == "paper"
+        preds = [prediction_from_row(r, f"{pred_path}:{n}") for n, r in enumerate(done, 1) if paper or "error" not in r]
+        named = name if paper and supported_types is None and _is_table2_system(name) else None
+        report = score_run_with(items, preds, MetricRules(protocol, delta, named, supported_types if paper else None))
         report["errors"] = [{"id": r["id"], "error": r["error"]} for r in done if "error" in r]
         report["n_errors"] = len(report["errors"])
         report["n_no_speech"] = sum(bool(r.get("no_speech")) for r in done)  # verified, but no speech heard
