@@ -292,20 +292,29 @@ def plan_and_render(cfg, out: Path, criterion: str, plan_pairs, render) -> tuple
     return sentences, specs, [render(j) for j in progress_iter(jobs, f"real speecheditbench {criterion}")]
 
 
+def build_real_corpus(cfg, out: str | Path, criterion: str, plan_pairs, render, rejected_of, extra) -> dict:
+    """The shared build of a real-speech corpus: :func:`plan_and_render`, then ``<criterion>.jsonl``
+    (the rows of the pairs whose ``why`` is empty), ``rejected.jsonl`` (``rejected_of(spec, why)``
+    per other pair) and ``summary.json``: the counts (``judge_corpus._summary``), planned / kept
+    pairs, speakers per split and ``extra(rows)`` (the corpus's ``labels`` note and its own counts).
+    Returns the summary."""
+    out = Path(out)
+    sentences, specs, results = plan_and_render(cfg, out, criterion, plan_pairs, render)
+    rows = [r for res in results if not res["why"] for r in res["rows"]]
+    rejected = [rejected_of(s, res["why"]) for s, res in zip(specs, results) if res["why"]]
+    write_jsonl(out / f"{criterion}.jsonl", rows)
+    write_jsonl(out / "rejected.jsonl", rejected)
+    summary = _summary(cfg, sentences, {criterion: rows})
+    summary.update({"source": "real", **extra(rows), "planned_pairs": len(specs), "kept_pairs": len(specs) - len(rejected),
+                    "speakers": {sp: sorted({r["speaker"] for r in rows if r["split"] == sp}) for sp in SPLITS}})
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+    return summary
+
+
 def build_real_emotion_corpus(cfg, out: str | Path) -> dict:
     """Build the corpus (module docstring) from a ``JudgeCorpusConfig`` with ``source: real``
     (``clips_per_speaker`` clips per carrier, ``sentence_fraction``, ``seed``, ``render_workers``).
     Returns the summary (also ``summary.json``)."""
-    out = Path(out)
-    sentences, specs, results = plan_and_render(cfg, out, "emotion", plan, render_pair)
-    rows = [r for res in results if not res["why"] for r in res["rows"]]
-    rejected = [_rejected(s, res["why"]) for s, res in zip(specs, results) if res["why"]]
-    write_jsonl(out / "emotion.jsonl", rows)
-    write_jsonl(out / "rejected.jsonl", rejected)
-    summary = _summary(cfg, sentences, {"emotion": rows})
-    summary.update({"source": "real", "labels": LABELS_NOTE, "emotions": list(REAL_EMOTIONS), "left_out": LEFT_OUT,
-                    "planned_pairs": len(specs), "kept_pairs": len(specs) - len(rejected),
-                    "speakers": {sp: sorted({r["speaker"] for r in rows if r["split"] == sp}) for sp in SPLITS},
-                    "methods": {m: sum(r["method"] == m for r in rows) for m in ("engine", "dsp")}})
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
-    return summary
+    return build_real_corpus(cfg, out, "emotion", plan, render_pair, _rejected, lambda rows: {
+        "labels": LABELS_NOTE, "emotions": list(REAL_EMOTIONS), "left_out": LEFT_OUT,
+        "methods": {m: sum(r["method"] == m for r in rows) for m in ("engine", "dsp")}})

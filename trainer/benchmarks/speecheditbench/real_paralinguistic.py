@@ -30,7 +30,6 @@ listed with reasons in ``rejected.jsonl``.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -44,10 +43,10 @@ from trainer.benchmarks.speecheditbench.event_placement import (
     pair_events,
     pair_sounds,
 )
-from trainer.benchmarks.speecheditbench.judge_corpus import SPLITS, _pairs_of, _summary
-from trainer.benchmarks.speecheditbench.real_corpus import _reading_audio, plan_and_render, planned_readings
+from trainer.benchmarks.speecheditbench.judge_corpus import SPLITS, _pairs_of
+from trainer.benchmarks.speecheditbench.real_corpus import _reading_audio, build_real_corpus, planned_readings
 from trainer.benchmarks.speecheditbench.real_style_edits import _room, chunks
-from trainer.synth.corpus_io import write_jsonl, write_wav
+from trainer.synth.corpus_io import write_wav
 from trainer.synth.dsp import active_rms
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE, band_limit, limit_peak
 from trainer.synth.real_speech.recordings import SPEAKERS
@@ -179,22 +178,16 @@ def render_pair(job: tuple[dict, str]) -> dict:
     return {"rows": [r for r, _ in clips], "why": why}
 
 
+def _rejected(spec: dict, why: list[str]) -> dict:
+    return {"pair_id": spec["pair_id"], "split": spec["split"], "speaker": spec["carrier"].name,
+            "sentence_id": spec["reading"].sentence_id, "operation": spec["operation"], "event": spec["event"],
+            "why": why}
+
+
 def build_real_paralinguistic_corpus(cfg, out: str | Path) -> dict:
     """Build the corpus (module docstring) from a ``JudgeCorpusConfig`` with ``source: real`` and
     ``criteria: [paralinguistic]``. Returns the summary (also ``summary.json``)."""
-    out = Path(out)
-    sentences, specs, results = plan_and_render(cfg, out, "paralinguistic", plan, render_pair)
-    rows = [r for res in results if not res["why"] for r in res["rows"]]
-    rejected = [{"pair_id": s["pair_id"], "split": s["split"], "speaker": s["carrier"].name,
-                 "sentence_id": s["reading"].sentence_id, "operation": s["operation"], "event": s["event"],
-                 "why": res["why"]} for s, res in zip(specs, results) if res["why"]]
-    write_jsonl(out / "paralinguistic.jsonl", rows)
-    write_jsonl(out / "rejected.jsonl", rejected)
-    summary = _summary(cfg, sentences, {"paralinguistic": rows})
-    summary.update({"source": "real", "labels": LABELS_NOTE, "planned_pairs": len(specs),
-                    "kept_pairs": len(specs) - len(rejected),
-                    "speakers": {sp: sorted({r["speaker"] for r in rows if r["split"] == sp}) for sp in SPLITS},
-                    "presence": {sp: {str(k): sum(r["event_scores"][r["event"]] == k for r in rows if r["split"] == sp)
-                                      for k in range(4)} for sp in SPLITS}})
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
-    return summary
+    return build_real_corpus(cfg, out, "paralinguistic", plan, render_pair, _rejected, lambda rows: {
+        "labels": LABELS_NOTE,
+        "presence": {sp: {str(k): sum(r["event_scores"][r["event"]] == k for r in rows if r["split"] == sp)
+                          for k in range(4)} for sp in SPLITS}})

@@ -25,19 +25,16 @@ are listed with reasons in ``rejected.jsonl``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from trainer.benchmarks.speecheditbench.delivery_profiles import style_scores
-from trainer.benchmarks.speecheditbench.judge_corpus import SPLITS, _pairs_of, _summary
+from trainer.benchmarks.speecheditbench.judge_corpus import _pairs_of
 from trainer.benchmarks.speecheditbench.real_corpus import (
     _reading_audio,
-    carriers,
-    other_splits_texts,
-    plan_and_render,
-    split_texts,
+    build_real_corpus,
+    planned_readings,
 )
 from trainer.benchmarks.speecheditbench.real_edits import draw_jitter
 from trainer.benchmarks.speecheditbench.real_style_edits import (
@@ -48,7 +45,7 @@ from trainer.benchmarks.speecheditbench.real_style_edits import (
     plan_style_edit,
     predicted,
 )
-from trainer.synth.corpus_io import write_jsonl, write_wav
+from trainer.synth.corpus_io import write_wav
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE, condition
 from trainer.synth.real_speech.controls import render_controlled
 from trainer.synth.real_speech.measured_voices import MIN_PYIN_VOICED
@@ -131,21 +128,10 @@ def check_edit(want: dict, got: dict) -> list[str]:
 
 def plan(cfg, sentences: dict[str, list]) -> list[dict]:
     """Every pair to render: carrier, reading, split, the two clips' (style, level)."""
-    specs = []
-    texts = split_texts(sentences)
-    per = cfg.clips_per_speaker // 2
-    for si, split in enumerate(SPLITS):
-        voices = carriers(split, sentences, other_splits_texts(split, texts))
-        rng = np.random.default_rng([cfg.seed, si, 29])
-        targets = _pairs_of("style", "en", len(voices) * per, rng)
-        orders = {v.name: [int(i) for i in rng.permutation(len(v.readings))] for v in voices}
-        for j, (styles, levels) in enumerate(targets):
-            voice = voices[j // per]
-            reading = voice.readings[orders[voice.name][(j % per) % len(voice.readings)]]
-            specs.append({"pair_id": f"style-real-{split}-{j:04d}", "split": split, "carrier": voice,
-                          "reading": reading, "styles": tuple(styles), "levels": tuple(int(x) for x in levels),
-                          "seed": [cfg.seed, si, j, 5]})
-    return specs
+    targets_of = lambda n, rng: _pairs_of("style", "en", n, rng)  # noqa: E731
+    return [{"pair_id": f"style-real-{split}-{j:04d}", "split": split, "carrier": voice, "reading": reading,
+             "styles": tuple(styles), "levels": tuple(int(x) for x in levels), "seed": [cfg.seed, si, j, 5]}
+            for si, split, j, voice, reading, (styles, levels), _ in planned_readings(cfg, sentences, 29, targets_of)]
 
 
 def _filler(spec: dict) -> tuple[np.ndarray | None, dict | None]:
@@ -205,18 +191,9 @@ def render_pair(job: tuple[dict, str]) -> dict:
 def build_real_style_corpus(cfg, out: str | Path) -> dict:
     """Build the corpus (module docstring) from a ``JudgeCorpusConfig`` with ``source: real`` and
     ``criteria: [style]``. Returns the summary (also ``summary.json``)."""
-    out = Path(out)
-    sentences, specs, results = plan_and_render(cfg, out, "style", plan, render_pair)
-    rows = [r for res in results if not res["why"] for r in res["rows"]]
-    rejected = [{"pair_id": s["pair_id"], "split": s["split"], "speaker": s["carrier"].name,
-                 "sentence_id": s["reading"].sentence_id, "styles": s["styles"], "levels": s["levels"],
-                 "why": res["why"]} for s, res in zip(specs, results) if res["why"]]
-    write_jsonl(out / "style.jsonl", rows)
-    write_jsonl(out / "rejected.jsonl", rejected)
-    summary = _summary(cfg, sentences, {"style": rows})
-    summary.update({"source": "real", "labels": LABELS_NOTE, "planned_pairs": len(specs),
-                    "kept_pairs": len(specs) - len(rejected),
-                    "speakers": {sp: sorted({r["speaker"] for r in rows if r["split"] == sp}) for sp in SPLITS},
-                    "fillers": sum(r["filler"] for r in rows)})
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
-    return summary
+    def rejected(s: dict, why: list[str]) -> dict:
+        return {"pair_id": s["pair_id"], "split": s["split"], "speaker": s["carrier"].name,
+                "sentence_id": s["reading"].sentence_id, "styles": s["styles"], "levels": s["levels"], "why": why}
+
+    return build_real_corpus(cfg, out, "style", plan, render_pair, rejected, lambda rows: {
+        "labels": LABELS_NOTE, "fillers": sum(r["filler"] for r in rows)})
