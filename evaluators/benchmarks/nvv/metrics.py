@@ -151,8 +151,11 @@ def score_item(item: NVVItem, pred: Prediction | None, delta: int, multi: str = 
     return s
 
 
-def _prf(tp: int, fp: int, fn: int, dists: list[tuple[float, int]]) -> dict:
-    """P/R/F1 and NTD/TPD from counts; ``dists`` = (d_u, L_u) of matched utterances."""
+def _prf(counts: list) -> dict:
+    """P/R/F1 and NTD/TPD from per-type counts [tp, fp, fn, [(d_u, L_u) of matched utterances]],
+    summed over the list."""
+    tp, fp, fn = (sum(c[k] for c in counts) for k in range(3))
+    dists = [x for c in counts for x in c[3]]
     ntd = [d / L for d, L in dists if L > 0]
     return {
         "precision": tp / (tp + fp) if tp + fp else 0.0,
@@ -209,7 +212,7 @@ def score_run(items: list[NVVItem], predictions: list[Prediction], *, delta: int
     tally = _RunTally()
     for it in scope:
         tally.add(it, by_id.get(it.id), delta if delta is not None else DEFAULT_DELTA[it.lang], multi)
-    report = _prf(*tally.totals(list(tally.counts.values())))
+    report = _prf(list(tally.counts.values()))
     report.update(coverage=cov, ca_f1=_harmonic(report["f1"], cov))
     report.update({
         "n_items": len(items), "n_scored": len(scope), "n_out_of_scope": len(items) - len(scope),
@@ -278,11 +281,6 @@ class _RunTally:
         self.n_exempt += s.exempt
         self.n_mismatch += s.text_mismatch
 
-    @staticmethod
-    def totals(cs: list) -> tuple:
-        """(tp, fp, fn, [(d_u, L_u)]) summed over the per-type ``counts`` entries ``cs``."""
-        return (*(sum(c[k] for c in cs) for k in range(3)), [x for c in cs for x in c[3]])
-
     def breakdown(self) -> dict:
         """``per_type`` and ``per_category`` metrics (taxonomy order, scored types only)."""
         tax = load_taxonomy()
@@ -290,12 +288,12 @@ class _RunTally:
         for t in tax.types:
             if self.n_items[t.id]:
                 per_type[t.id] = {"category": t.category, "n_items": self.n_items[t.id],
-                                  **_prf(*self.totals([self.counts[t.id]]))}
+                                  **_prf([self.counts[t.id]])}
         for cat in tax.categories:
             ids = [t for t in tax.types_in(cat) if t in per_type]
             if ids:
                 per_cat[cat] = {"n_items": sum(self.n_items[t] for t in ids), "n_types": len(ids),
-                                **_prf(*self.totals([self.counts[t] for t in ids]))}
+                                **_prf([self.counts[t] for t in ids])}
         return {"per_type": per_type, "per_category": per_cat}
 
 
