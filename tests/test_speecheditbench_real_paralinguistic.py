@@ -7,6 +7,7 @@ the level check names what was not realised."""
 from __future__ import annotations
 
 from collections import Counter
+from itertools import combinations
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from evaluators.benchmarks.speecheditbench.criteria import EVENTS
 from trainer.benchmarks.speecheditbench.event_placement import intended_level_db
 from trainer.benchmarks.speecheditbench.judge_corpus import JudgeCorpusConfig
-from trainer.benchmarks.speecheditbench.real_corpus import Carrier, Reading
+from trainer.benchmarks.speecheditbench.real_corpus import Carrier, Reading, held_out_sentences
 from trainer.benchmarks.speecheditbench.real_paralinguistic import (
     LABELS_NOTE,
     LEAD_S,
@@ -49,32 +50,26 @@ def _db(x: np.ndarray) -> float:
 
 def test_real_paralinguistic_config_is_checked():
     assert _cfg().criteria == ("paralinguistic",)
-    with pytest.raises(ValueError, match="paralinguistic clips"):
-        JudgeCorpusConfig(source="real", languages=("en",), criteria=("style", "paralinguistic"))
-    with pytest.raises(ValueError, match="paralinguistic clips"):
-        JudgeCorpusConfig(source="real", languages=("en", "zh"), criteria=("paralinguistic",))
+    for criteria, languages in ((("style", "paralinguistic"), ("en",)), (("paralinguistic",), ("en", "zh"))):
+        with pytest.raises(ValueError, match="paralinguistic clips"):
+            JudgeCorpusConfig(source="real", languages=languages, criteria=criteria)
 
 
-def test_plan_holds_out_voices_speakers_and_sentences():
-    from trainer.benchmarks.speecheditbench.sentences import sentence_bank, split_sentences
-
+def test_plan_holds_out_voices_speakers_and_sentences_with_balanced_cells():
     cfg = _cfg(clips_per_speaker=16)
-    sentences = split_sentences(sentence_bank("en"), cfg.sentence_fraction, np.random.default_rng([cfg.seed, 0, 5]))
     try:
-        specs = plan(cfg, sentences)
+        specs = plan(cfg, held_out_sentences(cfg))
     except MissingPackage as e:
         pytest.skip(str(e))
-    by = {sp: [s for s in specs if s["split"] == sp] for sp in ("train", "val", "test")}
-    speakers = {sp: {s["carrier"].name for s in v} for sp, v in by.items()}
-    texts = {sp: {s["reading"].text.lower() for s in v} for sp, v in by.items()}
-    ids = {sp: {s["reading"].sentence_id for s in v} for sp, v in by.items()}
-    for a, b in (("train", "val"), ("train", "test"), ("val", "test")):
-        assert not speakers[a] & speakers[b] and not texts[a] & texts[b] and not ids[a] & ids[b]
-    for sp, v in by.items():
-        assert {s["carrier"].tts is None for s in v} == {True, False}, sp
-        cells = Counter((s["operation"], s["event"]) for s in v)
-        assert set(cells) == {(op, e) for op in ("add", "remove") for e in EVENTS}, sp
-        assert max(cells.values()) - min(cells.values()) <= 1, sp
+    for what in (lambda s: s["carrier"].name, lambda s: s["reading"].text.lower(), lambda s: s["reading"].sentence_id):
+        held = [{what(s) for s in specs if s["split"] == sp} for sp in ("train", "val", "test")]
+        assert all(held) and not any(a & b for a, b in combinations(held, 2))
+    cells = {(op, e) for op in ("add", "remove") for e in EVENTS}
+    for sp in ("train", "val", "test"):
+        mine = [s for s in specs if s["split"] == sp]
+        counts = Counter((s["operation"], s["event"]) for s in mine)
+        assert set(counts) == cells and max(counts.values()) - min(counts.values()) <= 1, sp
+        assert {s["carrier"].tts is None for s in mine} == {True, False}, sp   # human and TTS carriers
 
 
 def _pair(tmp_path, k: int) -> tuple[dict, list[dict], np.ndarray, np.ndarray]:

@@ -264,16 +264,33 @@ def render_pair(job: tuple[dict, str]) -> dict:
             clips.append((_row(spec, role, edit, wave, got), wave))
     except (RuntimeError, ValueError, OSError, ArithmeticError) as e:   # one reading's problem is that pair's reason
         return {"rows": [], "why": [f"render failed: {e}"]}
+    return pair_result(out, clips, why)
+
+
+def pair_result(out: str | Path, clips: list[tuple[dict, np.ndarray]], why: list[str]) -> dict:
+    """A rendered pair's ``{"rows", "why"}``; its clips ((row, wave) each) are written under ``out``
+    only when ``why`` is empty (both clips realise their plan)."""
     if not why:
         for row, wave in clips:
             write_wav(Path(out) / row["path"], wave, SAMPLE_RATE)
     return {"rows": [r for r, _ in clips], "why": why}
 
 
-def _rejected(spec: dict, why: list[str]) -> dict:
+def rejected_row(spec: dict, why: list[str], **plan_fields) -> dict:
+    """A ``rejected.jsonl`` row: the pair, its carrier and reading, what it planned, why it was dropped."""
     return {"pair_id": spec["pair_id"], "split": spec["split"], "speaker": spec["carrier"].name,
-            "sentence_id": spec["reading"].sentence_id, "method": spec["method"],
-            "edits": [e.as_dict() for e in spec["edits"]], "why": why}
+            "sentence_id": spec["reading"].sentence_id, **plan_fields, "why": why}
+
+
+def _rejected(spec: dict, why: list[str]) -> dict:
+    return rejected_row(spec, why, method=spec["method"], edits=[e.as_dict() for e in spec["edits"]])
+
+
+def held_out_sentences(cfg) -> dict[str, list]:
+    """The English sentences by split (``cfg.sentence_fraction``, ``cfg.seed``): the synthetic
+    corpus's split, what the TTS carriers read."""
+    return split_sentences(sentence_bank("en"), cfg.sentence_fraction,
+                           np.random.default_rng([cfg.seed, LANGUAGES.index("en"), 5]))
 
 
 def plan_and_render(cfg, out: Path, criterion: str, plan_pairs, render) -> tuple[dict, list[dict], list[dict]]:
@@ -282,8 +299,7 @@ def plan_and_render(cfg, out: Path, criterion: str, plan_pairs, render) -> tuple
     out))`` for each (``cfg.render_workers`` processes; ``render`` must be a module-level function).
     Returns (sentences by language, specs, one ``{"rows", "why"}`` result per spec, in order)."""
     (out / "clips" / criterion).mkdir(parents=True, exist_ok=True)
-    sentences = {"en": split_sentences(sentence_bank("en"), cfg.sentence_fraction,
-                                       np.random.default_rng([cfg.seed, LANGUAGES.index("en"), 5]))}
+    sentences = {"en": held_out_sentences(cfg)}
     specs = plan_pairs(cfg, sentences["en"])
     jobs = [(s, str(out)) for s in specs]
     if cfg.render_workers > 1 and jobs:

@@ -44,9 +44,14 @@ from trainer.benchmarks.speecheditbench.event_placement import (
     pair_sounds,
 )
 from trainer.benchmarks.speecheditbench.judge_corpus import SPLITS, _pairs_of
-from trainer.benchmarks.speecheditbench.real_corpus import _reading_audio, build_real_corpus, planned_readings
+from trainer.benchmarks.speecheditbench.real_corpus import (
+    _reading_audio,
+    build_real_corpus,
+    pair_result,
+    planned_readings,
+    rejected_row,
+)
 from trainer.benchmarks.speecheditbench.real_style_edits import _room, chunks
-from trainer.synth.corpus_io import write_wav
 from trainer.synth.dsp import active_rms
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE, band_limit, limit_peak
 from trainer.synth.real_speech.recordings import SPEAKERS
@@ -172,16 +177,11 @@ def render_pair(job: tuple[dict, str]) -> dict:
             clips.append((_row(spec, role, wave, events, records, settings), wave))
     except (RuntimeError, ValueError, OSError, ArithmeticError, IndexError) as e:  # that pair's reason
         return {"rows": [], "why": [f"render failed: {e}"]}
-    if not why:
-        for row, wave in clips:
-            write_wav(Path(out) / row["path"], wave, SAMPLE_RATE)
-    return {"rows": [r for r, _ in clips], "why": why}
+    return pair_result(out, clips, why)
 
 
 def _rejected(spec: dict, why: list[str]) -> dict:
-    return {"pair_id": spec["pair_id"], "split": spec["split"], "speaker": spec["carrier"].name,
-            "sentence_id": spec["reading"].sentence_id, "operation": spec["operation"], "event": spec["event"],
-            "why": why}
+    return rejected_row(spec, why, operation=spec["operation"], event=spec["event"])
 
 
 def build_real_paralinguistic_corpus(cfg, out: str | Path) -> dict:

@@ -34,7 +34,9 @@ from trainer.benchmarks.speecheditbench.judge_corpus import _pairs_of
 from trainer.benchmarks.speecheditbench.real_corpus import (
     _reading_audio,
     build_real_corpus,
+    pair_result,
     planned_readings,
+    rejected_row,
 )
 from trainer.benchmarks.speecheditbench.real_edits import draw_jitter
 from trainer.benchmarks.speecheditbench.real_style_edits import (
@@ -45,7 +47,6 @@ from trainer.benchmarks.speecheditbench.real_style_edits import (
     plan_style_edit,
     predicted,
 )
-from trainer.synth.corpus_io import write_wav
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE, condition
 from trainer.synth.real_speech.controls import render_controlled
 from trainer.synth.real_speech.measured_voices import MIN_PYIN_VOICED
@@ -182,18 +183,14 @@ def render_pair(job: tuple[dict, str]) -> dict:
             clips.append((_row(spec, role, edit, wave, got, want), wave))
     except (RuntimeError, ValueError, OSError, ArithmeticError, IndexError) as e:  # that pair's reason
         return {"rows": [], "why": [f"render failed: {e}"]}
-    if not why:
-        for row, wave in clips:
-            write_wav(Path(out) / row["path"], wave, SAMPLE_RATE)
-    return {"rows": [r for r, _ in clips], "why": why}
+    return pair_result(out, clips, why)
 
 
 def build_real_style_corpus(cfg, out: str | Path) -> dict:
     """Build the corpus (module docstring) from a ``JudgeCorpusConfig`` with ``source: real`` and
     ``criteria: [style]``. Returns the summary (also ``summary.json``)."""
     def rejected(s: dict, why: list[str]) -> dict:
-        return {"pair_id": s["pair_id"], "split": s["split"], "speaker": s["carrier"].name,
-                "sentence_id": s["reading"].sentence_id, "styles": s["styles"], "levels": s["levels"], "why": why}
+        return rejected_row(s, why, styles=s["styles"], levels=s["levels"])
 
     return build_real_corpus(cfg, out, "style", plan, render_pair, rejected, lambda rows: {
         "labels": LABELS_NOTE, "fillers": sum(r["filler"] for r in rows)})
