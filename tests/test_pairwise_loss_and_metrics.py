@@ -72,7 +72,7 @@ def test_accuracy_groups_gemini_and_counts():
     assert {k: (v["hits"], v["n"]) for k, v in m["by_subset"].items()} == {"regular": (2, 3), "expressive": (0, 1)}
     # gemini decisive on p0, p1, p2: the judge agrees with it on p0 and p2; gemini is right on p0 only
     assert (m["gemini"]["judge_vs_gemini"]["hits"], m["gemini"]["judge_vs_gemini"]["n"]) == (2, 3)
-    assert (m["gemini"]["gemini_vs_humans"]["hits"], m["gemini"]["gemini_vs_humans"]["n"]) == (1, 3)
+    assert (m["gemini"]["gemini_vs_raters"]["hits"], m["gemini"]["gemini_vs_raters"]["n"]) == (1, 3)
     assert (m["n_tie_labels"], m["n_missing"], m["n_errors"], m["n_judge_ties"]) == (1, 1, 1, 1)
     assert m["swap_consistency"]["how"] == "per-clip scores (by construction)" and m["swap_consistency"]["value"] == 1.0
     assert m["published"]["SpeechJudge-BTRM"] == 0.727 and m["published"]["SpeechJudge-GRM"] == 0.772

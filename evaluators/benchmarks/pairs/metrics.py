@@ -135,7 +135,7 @@ def pairs_metrics(pairs: list[dict], preds: list[dict], swapped: list[dict] | No
     """The validation report of judge rows ``preds`` (``score pairs`` output) on labelled ``pairs``.
 
     Keys: ``accuracy`` (vs the majority label), ``by_language_setting``, ``by_subset``, ``gemini``
-    (``judge_vs_gemini``, ``gemini_vs_humans``), ``swap_consistency``, ``accuracy_forward_only``
+    (``judge_vs_gemini``, ``gemini_vs_raters``), ``swap_consistency``, ``accuracy_forward_only``
     (in-prompt judges: the verdict of the given order alone), ``vs_known`` (synthetic corpora with
     a ``better`` field), counts over the scored splits (``n_pairs``, ``n_tie_labels``, ``n_missing``,
     ``n_errors``, ``n_judge_ties``), ``splits_not_scored`` (``{split: pairs}`` of the splits without any
@@ -159,7 +159,7 @@ def pairs_metrics(pairs: list[dict], preds: list[dict], swapped: list[dict] | No
         "by_language_setting": _grouped(judged, "language_setting"),
         "by_subset": _grouped(judged, "subset"),
         "gemini": {"judge_vs_gemini": _accuracy(gem, "gemini_verdict"),
-                   "gemini_vs_humans": _accuracy([(p, p["gemini_verdict"]) for p, _ in gem], "naturalness_label")},
+                   "gemini_vs_raters": _accuracy([(p, p["gemini_verdict"]) for p, _ in gem], "naturalness_label")},
         "swap_consistency": swap_consistency({p["id"]: by_id[p["id"]] for p in pairs if p["id"] in by_id}, sw),
         "n_pairs": len(pairs),
         "n_tie_labels": sum(p.get("naturalness_label") == "Tie" for p in pairs),
@@ -229,7 +229,7 @@ def format_pairs_table(report: dict) -> str:
     for title, key in (("language setting", "by_language_setting"), ("subset", "by_subset")):
         lines += [f"  {title} {g}: {cell(m)}" for g, m in report[key].items()]
     lines.append(f"agreement with gemini-2.5-flash: {cell(report['gemini']['judge_vs_gemini'])}; "
-                 f"gemini vs humans: {cell(report['gemini']['gemini_vs_humans'])}")
+                 f"gemini vs raters: {cell(report['gemini']['gemini_vs_raters'])}")
     sc = report["swap_consistency"]
     lines.append(f"swap consistency: {cell(sc)} ({sc['how']})")
     lines.append(f"{report['n_pairs']} pairs: {report['n_missing']} without a row, {report['n_errors']} error rows, "

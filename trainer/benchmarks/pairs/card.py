@@ -34,7 +34,7 @@ def card_sections(config: dict, validation: dict | None) -> list[str]:
         lines += [f"| {g} | {_pct(m)} |" for g, m in validation.get(key, {}).items()]
     gem = validation.get("gemini", {})
     lines += ["", f"Agreement with gemini-2.5-flash's verdict: {_pct(gem.get('judge_vs_gemini'))}; "
-                  f"gemini-2.5-flash vs the raters: {_pct(gem.get('gemini_vs_humans'))}.",
+                  f"gemini-2.5-flash vs the raters: {_pct(gem.get('gemini_vs_raters'))}.",
               f"Swap consistency: {_pct(validation.get('swap_consistency'))}.", ""]
     return lines
 
