@@ -154,11 +154,12 @@ def test_every_command_and_subcommand_has_a_help_that_exits_0():
 
 @pytest.fixture(scope="module")
 def judge_folder(tmp_path_factory):
+    from evaluators.judges.head_prompt import HeadPrompt
     from evaluators.judges.word_tagger import WordTaggerJudge
 
     llm = AudioLLM.tiny()
     folder = tmp_path_factory.mktemp("judge") / "final"
-    WordTaggerJudge(llm, WordTaggerJudge.new_head(llm), prompt="Mark stressed words.").save_pretrained(folder)
+    WordTaggerJudge(llm, WordTaggerJudge.new_head(llm), HeadPrompt("Mark stressed words.")).save_pretrained(folder)
     return folder
 
 

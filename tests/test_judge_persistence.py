@@ -28,6 +28,7 @@ def test_push_to_hub_uploads_the_saved_folder(tiny_omni, monkeypatch):
     """``push_to_hub`` creates the (private) repository and uploads what ``save_pretrained`` writes."""
     import huggingface_hub
 
+    from evaluators.judges.head_prompt import HeadPrompt
     from evaluators.judges.word_tagger import WordTaggerJudge
 
     calls = []
@@ -45,7 +46,7 @@ def test_push_to_hub_uploads_the_saved_folder(tiny_omni, monkeypatch):
             return f"https://huggingface.co/{repo_id}/commit/0"
 
     monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
-    judge = WordTaggerJudge(tiny_omni, WordTaggerJudge.new_head(tiny_omni), prompt="Mark stress.", name="det")
+    judge = WordTaggerJudge(tiny_omni, WordTaggerJudge.new_head(tiny_omni), HeadPrompt("Mark stress."), name="det")
     url = judge.push_to_hub("someone/det", extra={"task": "cast"})
     assert url.endswith("/commit/0")
     assert calls[0] == ("create", "someone/det", True, True)

@@ -127,12 +127,13 @@ def judges(tiny_omni):
     from evaluators.benchmarks.speecheditbench.edit_judge import SpeechEditJudge
     from evaluators.judges.in_prompt_pair import InPromptPairJudge
     from evaluators.judges.presets import get_preset
+    from evaluators.judges.head_prompt import HeadPrompt
     from evaluators.judges.scalar_reward import ScalarRewardJudge
     from evaluators.judges.verbalizer import VerbalizerJudge
     from evaluators.judges.word_tagger import WordTaggerJudge
 
     return {"verbalizer": VerbalizerJudge(tiny_omni, get_preset("auto-att")),
-            "word_tagger": WordTaggerJudge(tiny_omni, WordTaggerJudge.new_head(tiny_omni), prompt="Mark stress."),
+            "word_tagger": WordTaggerJudge(tiny_omni, WordTaggerJudge.new_head(tiny_omni), HeadPrompt("Mark stress.")),
             "nvv_verifier": NvvVerifierJudge(tiny_omni, NvvVerifierJudge.new_head(tiny_omni)),
             "nvv_likert_aligned": AlignedLikertRater(tiny_omni, new_rater_head(tiny_omni, "nvv_pe"), "nvv_pe"),
             "scalar_reward": ScalarRewardJudge(tiny_omni, ScalarRewardJudge.new_head(tiny_omni)),

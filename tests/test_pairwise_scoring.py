@@ -12,6 +12,7 @@ import pytest
 from evaluators.benchmarks.pairs.metrics import pairs_metrics, read_pairs
 from evaluators.benchmarks.pairs.scorer import score_pairs
 from evaluators.cli import main
+from evaluators.judges.head_prompt import HeadPrompt
 from evaluators.judges.scalar_reward import ScalarRewardJudge
 from trainer.benchmarks.pairs.corpus import PairsCorpusConfig, build_pairs_corpus
 
@@ -25,9 +26,8 @@ def corpus(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def judge(tiny_omni):
-    return ScalarRewardJudge(tiny_omni, ScalarRewardJudge.new_head(tiny_omni, seed=1), prompt="Score it.",
-                             prompt_before_audio="Text: {text}", system_prompt="You judge speech.",
-                             prompt_version="t1", name="tiny-reward")
+    return ScalarRewardJudge(tiny_omni, ScalarRewardJudge.new_head(tiny_omni, seed=1),
+                             HeadPrompt("Score it.", "Text: {text}", "You judge speech.", "t1"), name="tiny-reward")
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +99,7 @@ def test_a_verbalizer_judge_scores_pairs_by_its_expected_value(corpus, tiny_omni
 def test_other_judge_kinds_are_refused_by_name(tiny_omni, corpus, tmp_path, capsys):
     from evaluators.judges.word_tagger import WordTaggerJudge
 
-    det = WordTaggerJudge(tiny_omni, WordTaggerJudge.new_head(tiny_omni), prompt="x").save_pretrained(tmp_path / "d")
+    det = WordTaggerJudge(tiny_omni, WordTaggerJudge.new_head(tiny_omni), HeadPrompt("x")).save_pretrained(tmp_path / "d")
     assert main(["score", "pairs", "--judge", str(det), "--pairs", str(corpus / "pairs.jsonl"),
                  "--out", str(tmp_path / "o.jsonl")]) == 2
     assert "'word_tagger' judge" in capsys.readouterr().err

@@ -9,6 +9,7 @@ import soundfile as sf
 
 from evaluators.backbones import AudioLLM
 from evaluators.cli import main
+from evaluators.judges.head_prompt import HeadPrompt
 from evaluators.judges.word_tagger import WordTaggerJudge
 
 from conftest import speechlike
@@ -17,7 +18,7 @@ from conftest import speechlike
 @pytest.fixture(scope="module")
 def tagger():
     llm = AudioLLM.tiny()
-    return WordTaggerJudge(llm, WordTaggerJudge.new_head(llm), prompt="Mark stressed words.")
+    return WordTaggerJudge(llm, WordTaggerJudge.new_head(llm), HeadPrompt("Mark stressed words."))
 
 
 def test_word_positions_are_each_words_last_token(tagger):

@@ -30,10 +30,7 @@ from evaluators.hub_access import require_model
 from evaluators.backbones import detect_backbone
 from evaluators.judges.folder import ADAPTER_WEIGHTS, FORMAT, FORMAT_VERSION, JUDGE_CONFIG, read_json_object
 from evaluators.judges.scalar_reward import (
-    SPEECHJUDGE_PROMPT,
-    SPEECHJUDGE_PROMPT_BEFORE_AUDIO,
-    SPEECHJUDGE_PROMPT_VERSION,
-    SPEECHJUDGE_SYSTEM_PROMPT,
+    SPEECHJUDGE,
     ScalarRewardJudge,
     config_fields,
     head_shape_error,
@@ -243,8 +240,7 @@ def import_btrm(ckpt_dir: str | Path, base: str | Path = DEFAULT_BASE, out: str 
     # is named, never loaded, so importing needs no 7B model in memory.
     config = {"format": FORMAT, "format_version": FORMAT_VERSION, "kind": ScalarRewardJudge.kind,
               "judge_name": name, "backbone": BACKBONE, "base_model": base,
-              **config_fields(SPEECHJUDGE_PROMPT, SPEECHJUDGE_PROMPT_BEFORE_AUDIO, SPEECHJUDGE_SYSTEM_PROMPT,
-                              SPEECHJUDGE_PROMPT_VERSION, hidden),
+              **config_fields(SPEECHJUDGE, hidden),
               "max_seconds": seconds, "seed": 0,
               "imported_from": {"format": "SpeechJudge BTRM (lora/ + reward_head.pt)", "paper": PAPER,
                                 "checkpoint": str(ckpt.resolve()), "adapter_file": adapter_path.name,

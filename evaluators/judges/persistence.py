@@ -61,6 +61,8 @@ class JudgePersistence:
     #: True: ``checkpoint_sha256`` hashes adapter + head file; False: the adapter file alone
     #: (``"base-only"`` without one), as the kinds written first always did.
     hashes_head: ClassVar[bool] = False
+    #: What :meth:`from_pretrained` measures of the folder's weights; ``"none"`` for a judge built in memory.
+    checkpoint_hash: str = "none"
 
     # ---- hooks (per kind) --------------------------------------------------------------------------
     def _config_extra(self) -> dict:

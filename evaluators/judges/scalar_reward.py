@@ -24,6 +24,7 @@ from torch import nn
 from evaluators.audio_io import prepare_segments
 from evaluators.backbones import AudioLLM
 from evaluators.judges.folder import JudgeFolderError, check_finite_tensors
+from evaluators.judges.head_prompt import HeadPrompt
 from evaluators.judges.persistence import JudgePersistence
 from evaluators.length_batches import in_input_order
 
@@ -49,6 +50,9 @@ SPEECHJUDGE_PROMPT_BEFORE_AUDIO = "".join(SPEECHJUDGE_TEXT_ITEMS)
 SPEECHJUDGE_PROMPT = ("Analysis the output above, and score it with number from 1 to 10. Note that: you only need "
                       "to reply me a score (such as 7) and nothing else.")
 SPEECHJUDGE_PROMPT_VERSION = "speechjudge-btrm"
+#: SpeechJudge BTRM's whole prompt, the default of a ``scalar_reward`` judge.
+SPEECHJUDGE = HeadPrompt(SPEECHJUDGE_PROMPT, SPEECHJUDGE_PROMPT_BEFORE_AUDIO, SPEECHJUDGE_SYSTEM_PROMPT,
+                         SPEECHJUDGE_PROMPT_VERSION)
 READ_AT = "Linear(hidden, 1) on the final-layer hidden state at the last prompt token (left padding)"
 
 
@@ -71,8 +75,8 @@ class ScalarRewardJudge(JudgePersistence):
     (SpeechJudge: ``{"text": target text}``); outputs: ``{"score": reward}`` (unbounded, higher is
     better). :meth:`compare` judges a pair as SpeechJudge's pairwise inference does.
 
-    The prompt is ``system_prompt``, then one user turn of ``prompt_before_audio``, the clip,
-    ``prompt``, rendered by the backbone's chat template with the generation prompt added. The
+    The prompt is its system prompt, then one user turn of text before the clip, the clip, text
+    after it, rendered by the backbone's chat template with the generation prompt added. The
     head runs in float32 on the hidden state whatever the backbone's dtype (SpeechJudge runs it in
     bfloat16, so bfloat16 rewards can differ from its pipeline's in the last bits; in float32 they
     match to about 1e-5).
@@ -80,38 +84,29 @@ class ScalarRewardJudge(JudgePersistence):
     Args:
         backbone: the audio-LLM (``model`` may be peft-wrapped).
         head: ``nn.Linear(hidden, 1)``; kept in float32 on the backbone's device.
-        prompt / prompt_before_audio / system_prompt: the prompt pieces (default: SpeechJudge BTRM's).
-        prompt_version: recorded on every score row.
+        prompt: the prompt pieces and version (default: SpeechJudge BTRM's, :data:`SPEECHJUDGE`).
         max_seconds: longest clip scored; longer clips are truncated with a ``LongClipWarning``
             (None: what the checkpoint's processor keeps, 300 s for Qwen2.5-Omni).
-        name / checkpoint_hash / seed: provenance written on every score row.
+        name / seed: provenance written on every score row.
     """
 
     kind = "scalar_reward"
     head_file = REWARD_HEAD
     hashes_head = True
 
-    def __init__(self, backbone: AudioLLM, head: nn.Linear, prompt: str = SPEECHJUDGE_PROMPT,
-                 prompt_before_audio: str = SPEECHJUDGE_PROMPT_BEFORE_AUDIO,
-                 system_prompt: str | None = SPEECHJUDGE_SYSTEM_PROMPT,
-                 prompt_version: str = SPEECHJUDGE_PROMPT_VERSION, max_seconds: float | None = None,
-                 name: str = "scalar-reward", checkpoint_hash: str = "none", seed: int = 0):
+    def __init__(self, backbone: AudioLLM, head: nn.Linear, prompt: HeadPrompt = SPEECHJUDGE,
+                 max_seconds: float | None = None, name: str = "scalar-reward", seed: int = 0):
         hidden = backbone.model.config.get_text_config().hidden_size
         problem = head_shape_error(head.weight.shape, head.bias.shape if head.bias is not None else (), hidden)
         if problem:
             raise ValueError(f"reward head: {problem}")
         self.backbone = backbone
         self.head = head.to(device=backbone.device, dtype=torch.float32).eval()
-        self.prompt = prompt
-        self.prompt_before_audio = prompt_before_audio
-        self.system_prompt = system_prompt
-        self.prompt_version = prompt_version
+        self.prompt, self.prompt_version = prompt, prompt.version
         self.max_seconds = min(max_seconds or backbone.max_seconds, backbone.max_seconds)
-        self.name = name
-        self.checkpoint_hash = checkpoint_hash
-        self.seed = seed
+        self.name, self.seed = name, seed
         self.config: dict = {}
-        self._prompt_fields = _fields_of(prompt_before_audio) | _fields_of(prompt)
+        self._prompt_fields = _fields_of(prompt.before_audio) | _fields_of(prompt.text)
 
     @classmethod
     def new_head(cls, backbone: AudioLLM, seed: int = 0) -> nn.Linear:
@@ -128,11 +123,11 @@ class ScalarRewardJudge(JudgePersistence):
     def user_text(self, fields: dict | None = None) -> tuple[str, str]:
         """The user text (before, after the audio) with the per-item ``fields`` filled in."""
         if not self._prompt_fields:
-            return self.prompt_before_audio, self.prompt
+            return self.prompt.before_audio, self.prompt.text
         missing = self._prompt_fields - set(fields or {})
         if missing:
             raise ValueError(f"judge {self.name!r} needs prompt fields {sorted(missing)} (inputs' 'fields')")
-        return self.prompt_before_audio.format(**fields), self.prompt.format(**fields)
+        return self.prompt.before_audio.format(**fields), self.prompt.text.format(**fields)
 
     def prepare(self, wave: np.ndarray, fields: dict | None = None) -> dict:
         """Model inputs of one clip (mono float32, 16 kHz): ``input_ids`` (T,), ``input_features``
@@ -141,7 +136,7 @@ class ScalarRewardJudge(JudgePersistence):
             warnings.simplefilter("always")
             wave, _ = prepare_segments(wave, policy="truncate", max_seconds=self.max_seconds)[0]
         before, after = self.user_text(fields)
-        return self.backbone.prepare(wave, after, self.system_prompt, text_before_audio=before)
+        return self.backbone.prepare(wave, after, self.prompt.system_prompt, text_before_audio=before)
 
     # ---- model ----------------------------------------------------------------------------------
     def rewards(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -190,8 +185,7 @@ class ScalarRewardJudge(JudgePersistence):
 
     # ---- folder (JudgePersistence hooks) --------------------------------------------------------
     def _config_extra(self) -> dict:
-        return config_fields(self.prompt, self.prompt_before_audio, self.system_prompt, self.prompt_version,
-                             self.head.in_features)
+        return config_fields(self.prompt, self.head.in_features)
 
     def _head_tensors(self) -> dict[str, torch.Tensor]:
         return {"weight": self.head.weight.float(), "bias": self.head.bias.float()}
@@ -213,18 +207,16 @@ class ScalarRewardJudge(JudgePersistence):
             raise JudgeFolderError(f"{path}: {problem}")
         head = nn.Linear(hidden, 1)
         head.load_state_dict({k: v.float() for k, v in tensors.items()})
-        return cls(backbone, head, prompt=config["prompt"], prompt_before_audio=config.get("prompt_before_audio", ""),
-                   system_prompt=config.get("system_prompt"), prompt_version=config.get("prompt_version", "v1"),
-                   **common)
+        prompt = HeadPrompt(config["prompt"], config.get("prompt_before_audio", ""), config.get("system_prompt"),
+                            config.get("prompt_version", "v1"))
+        return cls(backbone, head, prompt, **common)
 
 
-def config_fields(prompt: str, prompt_before_audio: str, system_prompt: str | None, prompt_version: str,
-                  hidden: int) -> dict:
+def config_fields(prompt: HeadPrompt, hidden: int) -> dict:
     """The ``scalar_reward`` kind's ``judge_config.json`` keys (shared with the importers, which
     write a folder without loading the base model)."""
-    return {"system_prompt": system_prompt, "prompt_before_audio": prompt_before_audio, "prompt": prompt,
-            "prompt_version": prompt_version, "head": {"in_features": hidden, "out_features": 1},
-            "read_at": READ_AT}
+    return {"system_prompt": prompt.system_prompt, "prompt_before_audio": prompt.before_audio, "prompt": prompt.text,
+            "prompt_version": prompt.version, "head": {"in_features": hidden, "out_features": 1}, "read_at": READ_AT}
 
 
 def save_reward_head(weight: torch.Tensor, bias: torch.Tensor, folder: str | Path) -> Path:

@@ -99,10 +99,11 @@ class WhiStressDetector:
     kind = "whistress"
     needs_word_times = False
     prompt_version = "whistress-public-v1"
+    #: sha256 (16 hex digits) of the weight files :meth:`from_pretrained` read; "none" built in memory
+    checkpoint_hash = "none"
 
     def __init__(self, whisper_model, processor, decoder_block: nn.Module, classifier: FCNN, layer_for_head: int,
-                 name: str = "whistress", checkpoint_hash: str = "none", threshold: float = 0.5,
-                 max_tokens: int = MAX_TOKENS):
+                 name: str = "whistress", threshold: float = 0.5, max_tokens: int = MAX_TOKENS):
         n_layers = min(whisper_model.config.encoder_layers, whisper_model.config.decoder_layers)
         if not -n_layers - 1 <= layer_for_head <= n_layers:
             raise ValueError(f"layer_for_head {layer_for_head} is outside the {n_layers} layers of this Whisper")
@@ -111,8 +112,7 @@ class WhiStressDetector:
         self.decoder_block = decoder_block.eval()
         self.classifier = classifier.eval()
         self.layer_for_head = layer_for_head
-        self.name, self.checkpoint_hash = name, checkpoint_hash
-        self.threshold, self.max_tokens, self.seed = threshold, max_tokens, 0
+        self.name, self.threshold, self.max_tokens, self.seed = name, threshold, max_tokens, 0
         self.special_ids = set(processor.tokenizer.all_special_ids)
 
     @classmethod
@@ -158,8 +158,8 @@ class WhiStressDetector:
         digest = hashlib.sha256()
         for name in WEIGHT_FILES:
             digest.update((weights / name).read_bytes())
-        judge = cls(model, processor, block.to(dtype), classifier.to(dtype), layer, name=f"whistress:{Path(source).name}",
-                    checkpoint_hash=digest.hexdigest()[:16])
+        judge = cls(model, processor, block.to(dtype), classifier.to(dtype), layer, name=f"whistress:{Path(source).name}")
+        judge.checkpoint_hash = digest.hexdigest()[:16]
         return judge.to(device)
 
     def to(self, device: str | torch.device) -> "WhiStressDetector":

@@ -18,6 +18,7 @@ from scipy.special import expit
 from evaluators.audio_io import prepare_segments
 from evaluators.backbones import AudioLLM
 from evaluators.judges.folder import HEAD_WEIGHTS
+from evaluators.judges.head_prompt import HeadPrompt
 from evaluators.judges.persistence import JudgePersistence
 from evaluators.judges.slot_head import (
     WordHead,
@@ -41,7 +42,8 @@ class WordTaggerJudge(JudgePersistence):
     Args:
         backbone: the audio-LLM (``model`` may be peft-wrapped).
         head: a ``WordHead`` with one output per name.
-        prompt: instruction placed before the transcript.
+        prompt: its ``text`` is the instruction placed before the transcript (after the clip; no text
+            before the clip).
         output_names: names of the per-word outputs (``("stressed",)`` for the stress detector).
         threshold: probability at or above which a word is predicted positive.
     """
@@ -49,22 +51,17 @@ class WordTaggerJudge(JudgePersistence):
     kind = "word_tagger"
     head_file = HEAD_WEIGHTS
 
-    def __init__(self, backbone: AudioLLM, head: WordHead, prompt: str, output_names: tuple[str, ...] = ("stressed",),
-                 threshold: float = 0.5, system_prompt: str | None = None, max_seconds: float | None = None,
-                 name: str = "word-tagger", checkpoint_hash: str = "none", seed: int = 0, prompt_version: str = "v1"):
+    def __init__(self, backbone: AudioLLM, head: WordHead, prompt: HeadPrompt,
+                 output_names: tuple[str, ...] = ("stressed",), threshold: float = 0.5,
+                 max_seconds: float | None = None, name: str = "word-tagger", seed: int = 0):
         if head.config.n_outputs != len(output_names):
             raise ValueError(f"head has {head.config.n_outputs} outputs but {len(output_names)} output names")
-        self.backbone = backbone
-        self.head = head
-        self.prompt = prompt
-        self.output_names = tuple(output_names)
-        self.threshold = threshold
-        self.system_prompt = system_prompt
+        if prompt.before_audio:
+            raise ValueError("a word tagger's prompt has no text before the clip (its transcript follows the clip)")
+        self.backbone, self.head, self.prompt, self.prompt_version = backbone, head, prompt, prompt.version
+        self.output_names, self.threshold = tuple(output_names), threshold
         self.max_seconds = min(max_seconds or backbone.max_seconds, backbone.max_seconds)
-        self.name = name
-        self.checkpoint_hash = checkpoint_hash
-        self.seed = seed
-        self.prompt_version = prompt_version
+        self.name, self.seed = name, seed
 
     @classmethod
     def new_head(cls, backbone: AudioLLM, config: WordHeadConfig | None = None, seed: int = 0) -> WordHead:
@@ -95,8 +92,9 @@ class WordTaggerJudge(JudgePersistence):
                 raise ValueError(f"{len(word_times)} word timestamps for {len(words)} words")
         wave, _ = prepare_segments(wave, policy="truncate", max_seconds=self.max_seconds)[0]
         feats, n_valid = self.backbone.features(wave)
-        segments = [self.prompt + "\nTranscript:" + ("" if lang in CJK_LANGS else " ")] + transcript_pieces(words, lang)
-        ids, ends = self.backbone.encode_segments(n_valid, segments, self.system_prompt)
+        prompt = self.prompt.text + "\nTranscript:" + ("" if lang in CJK_LANGS else " ")
+        segments = [prompt] + transcript_pieces(words, lang)
+        ids, ends = self.backbone.encode_segments(n_valid, segments, self.prompt.system_prompt)
         ex = {"input_ids": np.asarray(ids, dtype=np.int64), "input_features": feats,
               "n_frames": n_valid, "word_pos": np.asarray(ends[1:], dtype=np.int64)}
         if self.needs_word_times:
@@ -148,7 +146,8 @@ class WordTaggerJudge(JudgePersistence):
 
     # ---- folder (JudgePersistence hooks) -------------------------------------------------------
     def _config_extra(self) -> dict:
-        return {"prompt": self.prompt, "prompt_version": self.prompt_version, "system_prompt": self.system_prompt,
+        p = self.prompt
+        return {"prompt": p.text, "prompt_version": p.version, "system_prompt": p.system_prompt,
                 "output_names": list(self.output_names), "threshold": self.threshold,
                 "read_at": "final-layer hidden state at each transcript word's last token"
                            + (" + audio states in the word's time span" if self.needs_word_times else ""),
@@ -161,6 +160,6 @@ class WordTaggerJudge(JudgePersistence):
     def _from_folder(cls, folder: Path, backbone: AudioLLM, config: dict, tensors, **common) -> "WordTaggerJudge":
         """A word tagger with the slot head ``config["head"]`` describes and its saved weights."""
         head = cls._fit_head(new_slot_head(backbone, slot_head_config(folder, config)), tensors, folder)
-        return cls(backbone, head, prompt=config["prompt"], output_names=tuple(config["output_names"]),
-                   threshold=float(config.get("threshold", 0.5)), system_prompt=config.get("system_prompt"),
-                   prompt_version=config.get("prompt_version", "v1"), **common)
+        prompt = HeadPrompt(config["prompt"], system_prompt=config.get("system_prompt"),
+                            version=config.get("prompt_version", "v1"))
+        return cls(backbone, head, prompt, tuple(config["output_names"]), float(config.get("threshold", 0.5)), **common)

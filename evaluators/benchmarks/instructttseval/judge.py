@@ -80,7 +80,7 @@ class InstructionJudge(JudgePersistence):
 
     def __init__(self, backbone: AudioLLM, head: AttributeHead, presets: dict[str, JudgePreset] | None = None,
                  verdict_source: str = "label_tokens", threshold: float = 0.5, max_seconds: float | None = None,
-                 name: str = "instructttseval-judge", checkpoint_hash: str = "none", seed: int = 0):
+                 name: str = "instructttseval-judge", seed: int = 0):
         self.backbone, self.head = backbone, head
         self.presets = presets or trained_presets()
         labels = {p.labels for p in self.presets.values()}
@@ -94,7 +94,7 @@ class InstructionJudge(JudgePersistence):
         self.verdict_source = verdict_source
         self.threshold = threshold
         self.max_seconds = min(max_seconds or backbone.max_seconds, backbone.max_seconds)
-        self.name, self.checkpoint_hash, self.seed = name, checkpoint_hash, seed
+        self.name, self.seed = name, seed
         self.label_ids = torch.tensor(first_token_ids(backbone.tokenizer, LABELS))
         self.config: dict = {}
 

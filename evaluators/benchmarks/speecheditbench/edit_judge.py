@@ -122,8 +122,7 @@ class SpeechEditJudge(JudgePersistence):
 
     def __init__(self, backbone: AudioLLM, criterion: str, head: ReadoutHead | None,
                  presets: dict[str, JudgePreset] | None = None, max_seconds: float | None = None,
-                 name: str | None = None, checkpoint_hash: str = "none", seed: int = 0,
-                 style_score_source: str = "label_tokens"):
+                 name: str | None = None, seed: int = 0, style_score_source: str = "label_tokens"):
         if criterion not in CRITERIA:
             raise ValueError(f"criterion {criterion!r} not in {CRITERIA}")
         if (head is None) != (HEAD_SHAPE[criterion] is None):
@@ -135,7 +134,7 @@ class SpeechEditJudge(JudgePersistence):
         self.presets = presets or trained_presets(criterion, style_score_source=style_score_source)
         self.max_seconds = min(max_seconds or backbone.max_seconds, backbone.max_seconds)
         self.name = name or f"speecheditbench-{criterion}"
-        self.checkpoint_hash, self.seed = checkpoint_hash, seed
+        self.seed = seed
         self.labels = LABELS[criterion]
         self.label_ids = torch.tensor(first_token_ids(backbone.tokenizer, self.labels)) if self.labels else None
         self.config: dict = {}

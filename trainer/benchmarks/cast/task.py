@@ -14,6 +14,7 @@ import torch.nn.functional as F
 
 from evaluators.audio_io import load_audio
 from evaluators.jsonl import read_jsonl
+from evaluators.judges.head_prompt import HeadPrompt
 from evaluators.judges.word_tagger import WordTaggerJudge
 from evaluators.runtime_options import Runtime
 from trainer.benchmarks.cast.card import card_sections
@@ -98,9 +99,8 @@ class WordStressTask:
 
     def build_judge(self, backbone: AudioLLM, cfg: TrainConfig) -> WordTaggerJudge:
         head = WordTaggerJudge.new_head(backbone, cfg.task_config.head, seed=cfg.seed)
-        return WordTaggerJudge(backbone, head, prompt=STRESS_PROMPT, output_names=("stressed",),
-                               system_prompt=cfg.system_prompt, max_seconds=cfg.max_seconds,
-                               name=cfg.judge_name, seed=cfg.seed)
+        return WordTaggerJudge(backbone, head, HeadPrompt(STRESS_PROMPT, system_prompt=cfg.system_prompt),
+                               ("stressed",), max_seconds=cfg.max_seconds, name=cfg.judge_name, seed=cfg.seed)
 
     def example(self, judge: WordTaggerJudge, row: dict) -> dict:
         return judge.prepare(load_audio(row["path"]), row["words"], row["lang"], row.get("word_times"))

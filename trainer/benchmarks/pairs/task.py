@@ -19,6 +19,7 @@ import torch
 
 from evaluators.audio_io import load_audio, prepare_segments
 from evaluators.benchmarks.pairs.metrics import verdict_of
+from evaluators.judges.head_prompt import HeadPrompt
 from evaluators.judges.in_prompt_pair import InPromptPairJudge
 from evaluators.judges.scalar_reward import SPEECHJUDGE_SYSTEM_PROMPT, ScalarRewardJudge
 from evaluators.runtime_options import Runtime, batch_size_arg, non_negative_int_arg
@@ -122,11 +123,10 @@ class PairsPreferenceTask:
         if s.score == "in_prompt":  # a backbone that takes one audio per prompt is refused here, naming it
             return InPromptPairJudge(backbone, s.in_prompt.prompt(cfg.system_prompt), max_seconds=cfg.max_seconds,
                                      name=cfg.judge_name, seed=cfg.seed)
-        return ScalarRewardJudge(backbone, ScalarRewardJudge.new_head(backbone, seed=cfg.seed), prompt=s.prompt,
-                                 prompt_before_audio=s.prompt_before_audio,
-                                 system_prompt=cfg.system_prompt or SPEECHJUDGE_SYSTEM_PROMPT,
-                                 prompt_version=s.prompt_version, max_seconds=cfg.max_seconds, name=cfg.judge_name,
-                                 seed=cfg.seed)
+        prompt = HeadPrompt(s.prompt, s.prompt_before_audio, cfg.system_prompt or SPEECHJUDGE_SYSTEM_PROMPT,
+                            s.prompt_version)
+        return ScalarRewardJudge(backbone, ScalarRewardJudge.new_head(backbone, seed=cfg.seed), prompt,
+                                 max_seconds=cfg.max_seconds, name=cfg.judge_name, seed=cfg.seed)
 
     def example(self, judge, row: dict) -> dict:
         # training sees the first max_seconds of each clip (a LongClipWarning when cut), as scoring does
