@@ -52,8 +52,8 @@ from evaluators.jsonl import JsonlError, read_jsonl
 from evaluators.metrics.correlation import binary_f1, bootstrap_ci
 from evaluators.text_units import normalize_word, tokenize
 
-__all__ = ["MODES", "Bootstrap", "cast_metrics", "cast_metrics_from_files", "cast_table", "find_spans", "normalize_word",
-           "tokenize"]
+__all__ = ["MODES", "Bootstrap", "cast_metrics", "cast_metrics_from_files", "cast_table", "find_spans",
+           "normalize_word", "tokenize"]
 
 def _word_decisions(item: _Item, pred: _Pred) -> tuple[list[tuple[bool, bool]], bool]:
     """``[(predicted, gold)]`` word decisions of one item, and whether the target was found."""
@@ -122,8 +122,8 @@ def _summary(rec: _Records, boot: Bootstrap) -> dict:
 
 
 def cast_metrics(items: Sequence[dict], predictions: Sequence[dict] | Mapping[str, Sequence[dict]], *,
-                 threshold: float = 0.5, bootstrap: Bootstrap = Bootstrap(), per_item: bool = False, items_source: str = "<items>",
-                 predictions_source: str | Mapping[str, str] = "<predictions>") -> dict:
+                 threshold: float = 0.5, bootstrap: Bootstrap = Bootstrap(), per_item: bool = False,
+                 items_source: str = "<items>", predictions_source: str | Mapping[str, str] = "<predictions>") -> dict:
     """CAST Hit / Pair-Contrast / Pair-Correct (%) with bootstrap CIs, overall and per (system, mode).
 
     Args:
