@@ -1,12 +1,13 @@
-"""Write docs/cli.md and docs/config.md from the code, so the references cannot drift from it.
+"""Write docs/cli.md, docs/config.md and docs/modules.md from the code, so the references cannot drift from it.
 
 docs/cli.md walks the ``omnijudge`` parser (``evaluators.cli.build_parser()``): every command and
 sub-command, its usage line and each option with its default and help. docs/config.md walks the
 typed run configuration (``trainer.config.TrainConfig`` and each task's settings class,
 ``trainer.benchmarks.TASKS[...].settings_class``): every key with its type, default, allowed values
-and the comment that documents it in the source.
+and the comment that documents it in the source. docs/modules.md lists every module with the first
+sentence of its docstring (``scripts/module_index.py``).
 
-    python scripts/gen_reference_docs.py           # rewrite both files
+    python scripts/gen_reference_docs.py           # rewrite the three files
     python scripts/gen_reference_docs.py --check   # exit 1, naming the stale files, if they differ
 
 ``tests/test_reference_docs.py`` fails when the committed files differ from what this writes.
@@ -236,7 +237,11 @@ def generated() -> dict[Path, str]:
     """What each reference file must hold now."""
     from evaluators.cli import build_parser
 
-    return {CLI_DOC: render_cli(build_parser()), CONFIG_DOC: render_config()}
+    if str(ROOT / "scripts") not in sys.path:  # loaded by path (tests) rather than run from scripts/
+        sys.path.insert(0, str(ROOT / "scripts"))
+    from module_index import MODULES_DOC, render_modules
+
+    return {CLI_DOC: render_cli(build_parser()), CONFIG_DOC: render_config(), MODULES_DOC: render_modules()}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""docs/cli.md and docs/config.md are what scripts/gen_reference_docs.py writes from the code now:
+"""docs/cli.md, docs/config.md and docs/modules.md are what scripts/gen_reference_docs.py writes from the code now:
 a new, renamed or re-documented option or config key without a regenerated reference fails here."""
 
 import argparse
@@ -25,7 +25,7 @@ def generated(gen):
     return gen.generated()
 
 
-@pytest.mark.parametrize("name", ["cli.md", "config.md"])
+@pytest.mark.parametrize("name", ["cli.md", "config.md", "modules.md"])
 def test_committed_reference_equals_what_the_code_generates(generated, name):
     path = ROOT / "docs" / name
     want = generated[path]
@@ -98,3 +98,16 @@ def test_field_comments_come_from_the_field_line_or_the_lines_above(gen):
         c: float = 0.5
 
     assert gen._field_comments(Section) == {"a": "the a value", "b": "the b value, over two lines", "c": ""}
+
+
+def test_layout_page_names_only_files_that_exist():
+    """docs/layout.md (hand-written overview) names files; each must still exist somewhere in the tree
+    (a renamed or deleted module fails here; docs/modules.md, generated, lists them all)."""
+    import fnmatch
+    import re
+
+    text = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"([A-Za-z0-9_*]+\.py)\b", text))
+    files = {p.name for folder in ("evaluators", "trainer", "scripts", "tests") for p in (ROOT / folder).rglob("*.py")}
+    missing = sorted(n for n in named if not any(fnmatch.fnmatch(f, n) for f in files))
+    assert named and not missing, f"docs/layout.md names files that do not exist: {missing}"
