@@ -80,9 +80,8 @@ def _given(row: dict, key: str, where: str, required: bool, nullable: bool, erro
 
 @dataclass(frozen=True)
 class Bounds:
-    """The values a number field may take (:func:`require_number`): ``low`` to ``high``, inclusive,
-    whole numbers only when ``integer``; ``name`` (e.g. the option that set the bounds) is added to
-    the message of a value outside them."""
+    """The values a number field may take (:func:`require_number`): ``low`` to ``high`` inclusive, whole numbers
+    only when ``integer``; ``name`` (e.g. the option that set the bounds) is added to a refusal's message."""
 
     low: float = -math.inf
     high: float = math.inf

@@ -74,11 +74,9 @@ def _recorded_tower(path: Path) -> str:
 
 @dataclass(frozen=True)
 class Origin:
-    """Where a backbone's weights came from, recorded with it and enough to rebuild a tiny one:
-    ``source`` (hub id, folder or ``tiny-random:...``); ``tiny_seed``, ``tiny_vocab``: seed and
-    vocabulary (:data:`TINY_VOCABS`) of a tiny random backbone built in memory (seed None otherwise);
-    ``tower``: the audio tower, "random" (initialised with the model) or a real tower of
-    :data:`evaluators.backbones.whisper_towers.TOWERS` whose weights were loaded exactly."""
+    """Where a backbone's weights came from: ``source`` (hub id, folder, ``tiny-random:...``); seed (None: not
+    built in memory) and vocabulary (:data:`TINY_VOCABS`) of a tiny random one, to rebuild it exactly; ``tower``:
+    the audio tower, "random" or a real one of :data:`~evaluators.backbones.whisper_towers.TOWERS`, loaded exactly."""
 
     source: str
     tiny_seed: int | None = None

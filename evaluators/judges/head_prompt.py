@@ -1,5 +1,4 @@
-"""``HeadPrompt``: the prompt of a judge read by a trained head rather than by label words
-(``scalar_reward``, ``word_tagger``): a system turn, one user turn of text, the clip, text."""
+"""``HeadPrompt``: the prompt of a judge read by a trained head (``scalar_reward``, ``word_tagger``)."""
 
 from __future__ import annotations
 
