@@ -197,6 +197,23 @@ def test_rendering_is_deterministic(corpus):
     assert [json.loads(x) for x in lines] == judgements
 
 
+def test_degraded_human_copies_add_other_degradations_and_leave_the_rest_of_the_plan():
+    """``real_degraded_human_copies: 2``: every human training reading gets a second degraded copy
+    with another degradation; every clip of the one-copy plan is still there, unchanged; held-out
+    and trap clips are the same."""
+    args = (3, 6, 4, 2, 2)
+    one, two = plan(*args), plan(*args, degraded_human_copies=2)
+    assert [s for s in two if s["id"] in {t["id"] for t in one}] == one
+    added = [s for s in two if s["id"] not in {t["id"] for t in one}]
+    readings = [s for s in one if s["split"] == "train" and s["rung"] == "human" and s["degradation"] is None]
+    assert len(added) == len(readings) and all(s["split"] == "train" and s["rung"] == "human" for s in added)
+    for r in readings:
+        tags = {s["degradation"].tag for s in two if s["id"].startswith(r["id"] + "-")}
+        assert len(tags) == 2, (r["id"], tags)
+    with pytest.raises(ValueError, match="real_degraded_human_copies"):
+        AttCorpusConfig(**{**SMALL, "real_degraded_human_copies": 4})
+
+
 def test_config_switch_and_recipe():
     assert AttCorpusConfig().source == "synthetic"
     with pytest.raises(ValueError, match="source"):

@@ -173,6 +173,7 @@ class AttCorpusConfig(StrictFromDict):
     source: str = "synthetic"  # synthetic (procedural voices) | real (installed TTS engines + human recordings, labels by construction; real_corpus.py)
     real_train_sentences: int = 20  # (real) English training prompts (Asterisk), each read by every rung; plus as many (at most 5) an4 card readings and a quarter as many es/fr/it/ru prompts (human + formant)
     real_test_sentences: int = 10  # (real) held-out sentences: LibriVox, Menardi (it) and alsa recordings in turn, each read by every rung of its language
+    real_degraded_human_copies: int = 1  # (real) degraded copies of each human training reading, each with another degradation (the shipped recipe: 2; docs/results.md)
     render_workers: int = 2  # (real) processes rendering clips in parallel (1: in this process)
 
     def __post_init__(self) -> None:
@@ -199,6 +200,7 @@ class AttCorpusConfig(StrictFromDict):
         need(self.source in ("synthetic", "real"), f"source must be 'synthetic' or 'real', got {self.source!r}")
         need(1 <= self.real_train_sentences <= 60, "real_train_sentences must be in [1, 60]")
         need(3 <= self.real_test_sentences <= 24, "real_test_sentences must be in [3, 24]")
+        need(1 <= self.real_degraded_human_copies <= 3, "real_degraded_human_copies must be in [1, 3]")
         need(1 <= self.render_workers <= 64, "render_workers must be in [1, 64]")
         need(self.source == "synthetic" or self.sample_rate == 16000, "source real writes 16000 Hz: sample_rate must be 16000")
 

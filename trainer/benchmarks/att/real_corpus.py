@@ -107,7 +107,7 @@ def build_real_att_corpus(config, out) -> dict:
     reports. Same config and same installed packages -> byte-identical files."""
     (out / "audio").mkdir(parents=True, exist_ok=True)
     specs = plan(config.seed, config.real_train_sentences, config.real_test_sentences,
-                 config.n_human_traps, config.n_flawed_traps)
+                 config.n_human_traps, config.n_flawed_traps, config.real_degraded_human_copies)
     jobs = [(s, config.seed, i, config.max_clip_s, str(out / f"audio/{s['id']}.wav")) for i, s in enumerate(specs)]
     workers = min(config.render_workers, len(jobs))
     if workers > 1:

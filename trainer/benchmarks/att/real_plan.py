@@ -114,16 +114,19 @@ def sentences(seed: int, n_train: int, n_test: int, n_traps: int) -> tuple[list,
     return train, test, english[n_train:]
 
 
-def plan(seed: int, n_train: int, n_test: int, n_human_traps: int, n_flawed_traps: int) -> list[dict]:
-    """Every clip of the corpus, in build order (no audio yet)."""
+def plan(seed: int, n_train: int, n_test: int, n_human_traps: int, n_flawed_traps: int,
+         degraded_human_copies: int = 1) -> list[dict]:
+    """Every clip of the corpus, in build order (no audio yet). Each human training reading has
+    ``degraded_human_copies`` degraded copies, each with another of :data:`TRAIN_DEGRADATIONS`."""
     train_s, test_s, trap_s = sentences(seed, n_train, n_test, n_human_traps + n_flawed_traps)
     tts = [r for r in rungs_in_use() if r != "human"]
     specs: list[dict] = []
     for i, s in enumerate(train_s):
         tag, hk = f"tr{i:02d}", human_voice_index(s.speaker)
-        d_h = TRAIN_DEGRADATIONS[i % 6]
         specs.append(_clip(f"human_v{hk}-{tag}", "train", "human", hk, s, "recording"))
-        specs.append(_clip(f"human_v{hk}-{tag}-{d_h.tag}", "train", "human", hk, s, "recording", d_h))
+        for copy in range(degraded_human_copies):
+            d_h = TRAIN_DEGRADATIONS[(i + 2 * copy) % 6]
+            specs.append(_clip(f"human_v{hk}-{tag}-{d_h.tag}", "train", "human", hk, s, "recording", d_h))
         for rung in tts:
             train_k = split_voices(rung, s.lang)[0]
             if not train_k:
