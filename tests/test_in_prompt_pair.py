@@ -120,7 +120,6 @@ def test_the_pairs_loss_trains_the_both_orders_margin(corpus):
     from trainer.benchmarks import TASKS
     from trainer.config import config_from_dict
     from trainer.module import build_trainable_judge
-    from trainer.task import trainable_modules
 
     cfg = config_from_dict({"task": "pairs", "system_prompt": "You judge speech.", "lora": {"r": 4, "alpha": 4},
                             "pairs": {"score": "in_prompt", "in_prompt": {"before": "Text: {text}. One:",
@@ -133,7 +132,7 @@ def test_the_pairs_loss_trains_the_both_orders_margin(corpus):
     assert inputs["input_ids"].shape[0] == 4 and inputs["input_features"].shape[0] == 8  # 2 orders x 2 clips
     loss = task.loss(judge, inputs, targets, cfg.task_config)
     loss.backward()
-    grads = [p.grad for m in trainable_modules(judge) for p in m.parameters() if p.requires_grad]
+    grads = [p.grad for p in judge.parameters() if p.requires_grad]
     assert torch.isfinite(loss) and any(g is not None and g.abs().sum() > 0 for g in grads)
     preds = task.predict(judge, inputs, targets)
     assert len(preds) == 2

@@ -238,6 +238,18 @@ def test_mismatch_names_missing_extra_and_reshaped_tensors():
     assert "1 tensors of another shape (e.g. trained.0.lora_A: saved (2, 8), this run (4, 8))" in line
 
 
+def test_a_checkpoint_naming_the_trained_parts_by_position_resumes_under_todays_names():
+    """Checkpoints written before judges were modules hold ``trained.0.*`` (the backbone model) and
+    ``trained.1.*`` (the head); they are read as ``judge.backbone.model.*`` / ``judge.head.*``."""
+    from trainer.resume import current_names
+
+    old = {"trained.0.base_model.model.lm_head.lora_A.default.weight": (4, 8), "trained.1.proj.weight": (2, 8),
+           "judge.head.proj.bias": (2,), "trained.10.x": (1,)}
+    assert list(current_names(old).items()) == [
+        ("judge.backbone.model.base_model.model.lm_head.lora_A.default.weight", (4, 8)),
+        ("judge.head.proj.weight", (2, 8)), ("judge.head.proj.bias", (2,)), ("trained.10.x", (1,))]
+
+
 def test_a_checkpoint_of_another_config_stops_before_training(uninterrupted):
     """A head-carrying task's last.ckpt under a run with another LoRA rank: one line naming the file."""
     import shutil

@@ -13,7 +13,7 @@ from trainer.benchmarks import COMMAND_TASKS, TASKS
 from trainer.config import TrainConfig
 from trainer.data import JudgeDataModule, RowCollator, TrainingBatch, monitored_split
 from trainer.module import build_trainable_judge
-from trainer.task import TaskCommands, TaskCorpus, trainable_modules
+from trainer.task import TaskCommands, TaskCorpus
 from trainer.train import ensure_corpus
 
 
@@ -108,15 +108,24 @@ def test_a_checkpoint_backbone_loads_in_the_configured_dtype(stand_in):
     assert frozen == {torch.bfloat16}
 
 
-def test_trained_modules_are_the_backbone_model_and_the_head_when_there_is_one(tiny_omni):
-    class Headless:
-        backbone = tiny_omni
+def test_the_module_trains_and_checkpoints_exactly_the_judges_parameters_that_require_grad():
+    """The judge is an ``nn.Module``: what the optimizer updates and ``last.ckpt`` holds are its own
+    parameters that require grad (LoRA adapters and the head here), in the judge's order."""
+    from evaluators.backbones import AudioLLM
+    from evaluators.judges.head_prompt import HeadPrompt
+    from evaluators.judges.word_tagger import WordTaggerJudge
+    from trainer.lora import apply_lora
+    from trainer.module import JudgeModule
 
-    class WithHead(Headless):
-        head = torch.nn.Linear(2, 1)
-
-    assert trainable_modules(Headless()) == [tiny_omni.model]
-    assert trainable_modules(WithHead()) == [tiny_omni.model, WithHead.head]
+    cfg = TrainConfig()
+    backbone = apply_lora(AudioLLM.tiny("qwen2_5_omni", seed=0), cfg)
+    judge = WordTaggerJudge(backbone, WordTaggerJudge.new_head(backbone), HeadPrompt("Mark stress."))
+    module = JudgeModule(TASKS["cast"], judge, cfg)
+    want = [(f"judge.{n}", p) for n, p in judge.named_parameters() if p.requires_grad]
+    got = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
+    assert [n for n, _ in got] == [n for n, _ in want] and all(a is b for (_, a), (_, b) in zip(got, want))
+    assert any("lora_" in n for n, _ in want) and any(n.startswith("judge.head.") for n, _ in want)
+    assert list(module.trainable_shapes()) == [n for n, _ in want]
 
 
 # ---- batches: (inputs, targets) and the row index, apart -----------------------------------------

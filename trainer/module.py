@@ -14,8 +14,8 @@ from trainer.benchmarks import TASKS
 from trainer.config import TrainConfig
 from trainer.data import TrainingBatch
 from trainer.lora import apply_lora, load_backbone
-from trainer.resume import check_trainable_state
-from trainer.task import JudgeTask, trainable_modules
+from trainer.resume import check_trainable_state, current_names
+from trainer.task import JudgeTask
 
 
 class NonFiniteTrainingError(ValueError):
@@ -77,8 +77,9 @@ def build_trainable_judge(cfg: TrainConfig):
 class JudgeModule(L.LightningModule):
     """Training step = the task's loss; validation = the task's predictions and metrics.
 
-    Checkpoints hold only trainable weights (adapters, heads), so resuming a 7B run does not
-    rewrite 16 GB of frozen base weights.
+    The judge is an ``nn.Module``: its parameters that require grad (adapters, fully trained
+    towers, heads) are what the optimizer updates, and checkpoints hold only those, so resuming a
+    7B run does not rewrite 16 GB of frozen base weights.
     """
 
     strict_loading = False
@@ -86,8 +87,7 @@ class JudgeModule(L.LightningModule):
     def __init__(self, task: JudgeTask, judge, cfg: TrainConfig, val_rows: list[dict] | None = None):
         super().__init__()
         self.task = task
-        self.judge = judge
-        self.trained = torch.nn.ModuleList(trainable_modules(judge))
+        self.judge = judge  # registered: moved, switched train/eval and checkpointed with this module
         self.cfg = cfg
         self.val_rows = val_rows or []
         self._val_preds: dict[int, object] = {}
@@ -116,7 +116,7 @@ class JudgeModule(L.LightningModule):
         self.last_validation = metrics
 
     def configure_optimizers(self):
-        params = [p for p in self.parameters() if p.requires_grad]
+        params = [p for p in self.judge.parameters() if p.requires_grad]
         opt = torch.optim.AdamW(params, lr=self.cfg.optim.lr, weight_decay=self.cfg.optim.weight_decay)
         total = max(int(self.trainer.estimated_stepping_batches), 1)
         warm = min(self.cfg.optim.warmup_steps, max(total - 1, 0))
@@ -141,4 +141,5 @@ class JudgeModule(L.LightningModule):
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
         path = getattr(self._trainer, "ckpt_path", None) or "checkpoint"
+        checkpoint["state_dict"] = current_names(checkpoint["state_dict"])
         check_trainable_state(path, checkpoint["state_dict"], self.trainable_shapes())

@@ -73,6 +73,21 @@ def trainable_state_mismatch(saved: dict, expected: dict) -> str | None:
     return "; ".join(parts) or None
 
 
+#: Checkpoints written while the training module held the trained parts in a list (before judges
+#: were modules) name them by position; they resume under today's names.
+LEGACY_PREFIXES = {"trained.0.": "judge.backbone.model.", "trained.1.": "judge.head."}
+
+
+def current_names(state: dict) -> dict:
+    """``state`` (a checkpoint's ``state_dict``, or name -> shape) with :data:`LEGACY_PREFIXES` names
+    given today's, order kept."""
+    def renamed(name: str) -> str:
+        old = next((p for p in LEGACY_PREFIXES if name.startswith(p)), None)
+        return LEGACY_PREFIXES[old] + name[len(old):] if old else name
+
+    return {renamed(k): v for k, v in state.items()}
+
+
 def check_trainable_state(path: Path | str, saved: dict, expected: dict) -> None:
     """Raise ``ResumeError`` naming ``path`` unless ``saved`` (a ``state_dict`` or name -> shape) holds
     exactly the ``expected`` trainable parameters (name -> shape)."""
@@ -103,7 +118,7 @@ def read_resume_state(path: Path) -> SavedRun:
     except Exception as e:  # truncated zip, pickle garbage, a foreign file: all one message
         raise ResumeError(f"{path}: cannot resume from it ({type(e).__name__}: {e}); "
                           "delete it or rerun with --no-resume") from None
-    shapes = {k: tuple(v.shape) for k, v in ckpt["state_dict"].items()}
+    shapes = {k: tuple(v.shape) for k, v in current_names(ckpt["state_dict"]).items()}
     saved = ckpt.get(RESUME_KEY)
     if saved is None:  # written before positions were recorded: those were epoch-end checkpoints
         return SavedRun(ResumePosition(epoch=int(ckpt.get("epoch", 0)) + 1), None, shapes)

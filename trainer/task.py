@@ -5,8 +5,8 @@ judge's head on the shared backbone, batches as ``(inputs, targets)``, its loss,
 and its model-card sections. What every task shares is done once by the loop
 (``trainer/train.py``): building the corpus when it is missing (:func:`trainer.train.ensure_corpus`),
 loading the backbone in its dtype, seeding and wrapping it with LoRA
-(:func:`trainer.module.build_trainable_judge`), choosing the trained modules
-(:func:`trainable_modules`) and writing the judge folder (:func:`export_judge`).
+(:func:`trainer.module.build_trainable_judge`), training the judge's parameters that require grad
+(the judge is an ``nn.Module``) and writing the judge folder (:func:`export_judge`).
 See ``docs/adding_a_benchmark.md``.
 """
 
@@ -117,12 +117,6 @@ class TaskCommands:
         for name in ("synth", "add_synth_arguments", "add_validate_arguments"):
             if not callable(getattr(self, name)):
                 raise ValueError(f"TaskCommands.{name}: expected a callable")
-
-
-def trainable_modules(judge) -> list[torch.nn.Module]:
-    """Modules the optimizer updates: the (LoRA-wrapped) backbone model and the judge's head, if any."""
-    head = getattr(judge, "head", None)
-    return [judge.backbone.model] + ([head] if head is not None else [])
 
 
 def export_judge(judge, cfg: TrainConfig, out: Path, training: dict) -> Path:

@@ -120,7 +120,7 @@ def train(cfg: TrainConfig, resume: bool = True, callbacks: Sequence[L.Callback]
     log.info("trainable parameters: %d of %d", n_train, n_total)
     dm = JudgeDataModule(rows, task, judge, batch_size=cfg.data.batch_size, seed=cfg.seed,
                          num_workers=cfg.data.num_workers, start=(position.epoch, position.batches_done))
-    module.trained.train()  # backbones load in eval mode; Lightning keeps each module's mode
+    module.judge.train()  # backbones load in eval mode; Lightning keeps each module's mode
     ckpt = ResumeCheckpoint(last, cfg.optim.checkpoint_every_n_steps,
                             restore_rng=saved.rng if saved is not None else None)
     trainer = L.Trainer(
@@ -141,7 +141,7 @@ def train(cfg: TrainConfig, resume: bool = True, callbacks: Sequence[L.Callback]
                     "train_clips": len(dm.train_ds), "labels": label_summary,
                     "validation_split": val_split}
         if hasattr(task, "calibrate"):  # decision thresholds chosen on held-out rows (optional task hook)
-            module.trained.eval()
+            module.judge.eval()
             with torch.inference_mode():
                 training["calibration"] = task.calibrate(judge, rows, cfg.task_config)
         training["train_seconds"] = round(time.time() - t0, 1)

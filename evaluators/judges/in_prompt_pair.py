@@ -117,6 +117,7 @@ class InPromptPairJudge(JudgePersistence):
 
     def __init__(self, backbone: AudioLLM, prompt: PairPrompt | None = None, max_seconds: float | None = None,
                  name: str = "in-prompt-pair", checkpoint_hash: str = "none", seed: int = 0):
+        super().__init__()
         problem = two_clip_problem(backbone.spec.name)
         if problem:
             raise ValueError(problem)

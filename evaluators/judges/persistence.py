@@ -16,7 +16,9 @@ only what is its own:
                                     the judge, from the loaded backbone, its config and head tensors
 ``prompt_version``                  attribute or property, stamped on every score row
 
-(In the spirit of ``huggingface_hub.PyTorchModelHubMixin``, which does the same for a bare module.)
+The class is an ``nn.Module`` (in the spirit of ``huggingface_hub.PyTorchModelHubMixin``): a kind
+calls ``super().__init__()`` first, so its ``backbone`` and head are registered submodules and
+``parameters()``, ``to()``, ``train()`` / ``eval()`` and ``state_dict()`` cover the whole judge.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from evaluators.judges.label_words import check_recorded_ids
 from evaluators.library_noise import warn_again
 
 
-class JudgePersistence:
+class JudgePersistence(torch.nn.Module):
     """Folder I/O and provenance shared by every judge kind (see the module docstring for the hooks).
 
     The judge itself holds ``backbone`` (an ``AudioLLM``), ``name``, ``seed``, ``max_seconds``

@@ -96,6 +96,7 @@ class ScalarRewardJudge(JudgePersistence):
 
     def __init__(self, backbone: AudioLLM, head: nn.Linear, prompt: HeadPrompt = SPEECHJUDGE,
                  max_seconds: float | None = None, name: str = "scalar-reward", seed: int = 0):
+        super().__init__()
         hidden = backbone.model.config.get_text_config().hidden_size
         problem = head_shape_error(head.weight.shape, head.bias.shape if head.bias is not None else (), hidden)
         if problem:

@@ -80,6 +80,7 @@ class VerbalizerJudge(JudgePersistence):
     def __init__(self, backbone: AudioLLM, preset: JudgePreset, long_clip_policy: str = "truncate",
                  max_seconds: float | None = None, name: str | None = None, checkpoint_hash: str = "none",
                  seed: int = 0, exact_length_batches: bool = False):
+        super().__init__()
         self.backbone = backbone
         self.config: dict = {}
         self.preset = preset

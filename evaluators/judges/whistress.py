@@ -88,7 +88,7 @@ def merge_stressed_tokens(tokens: list[tuple[str, float]]) -> list[tuple[str, fl
     return [(w.strip(), p) for w, p in merged]
 
 
-class WhiStressDetector:
+class WhiStressDetector(nn.Module):
     """The public WhiStress model as a stress detector for ``omnijudge score cast``.
 
     ``score`` inputs: ``{"wave", "words", ["sentence"]}`` (the transcript is ``sentence``, else the
@@ -104,6 +104,7 @@ class WhiStressDetector:
 
     def __init__(self, whisper_model, processor, decoder_block: nn.Module, classifier: FCNN, layer_for_head: int,
                  name: str = "whistress", threshold: float = 0.5, max_tokens: int = MAX_TOKENS):
+        super().__init__()  # whisper, the extra block and the classifier move and switch mode together
         n_layers = min(whisper_model.config.encoder_layers, whisper_model.config.decoder_layers)
         if not -n_layers - 1 <= layer_for_head <= n_layers:
             raise ValueError(f"layer_for_head {layer_for_head} is outside the {n_layers} layers of this Whisper")
@@ -161,11 +162,6 @@ class WhiStressDetector:
         judge = cls(model, processor, block.to(dtype), classifier.to(dtype), layer, name=f"whistress:{Path(source).name}")
         judge.checkpoint_hash = digest.hexdigest()[:16]
         return judge.to(device)
-
-    def to(self, device: str | torch.device) -> "WhiStressDetector":
-        for m in (self.whisper, self.decoder_block, self.classifier):
-            m.to(device)
-        return self
 
     @property
     def device(self) -> torch.device:

@@ -54,6 +54,7 @@ class WordTaggerJudge(JudgePersistence):
     def __init__(self, backbone: AudioLLM, head: WordHead, prompt: HeadPrompt,
                  output_names: tuple[str, ...] = ("stressed",), threshold: float = 0.5,
                  max_seconds: float | None = None, name: str = "word-tagger", seed: int = 0):
+        super().__init__()
         if head.config.n_outputs != len(output_names):
             raise ValueError(f"head has {head.config.n_outputs} outputs but {len(output_names)} output names")
         if prompt.before_audio:

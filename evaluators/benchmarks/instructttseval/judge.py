@@ -81,6 +81,7 @@ class InstructionJudge(JudgePersistence):
     def __init__(self, backbone: AudioLLM, head: AttributeHead, presets: dict[str, JudgePreset] | None = None,
                  verdict_source: str = "label_tokens", threshold: float = 0.5, max_seconds: float | None = None,
                  name: str = "instructttseval-judge", seed: int = 0):
+        super().__init__()
         self.backbone, self.head = backbone, head
         self.presets = presets or trained_presets()
         labels = {p.labels for p in self.presets.values()}

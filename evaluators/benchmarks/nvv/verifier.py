@@ -109,6 +109,7 @@ class BoundarySlotJudge(JudgePersistence):
 
     def __init__(self, backbone: AudioLLM, head: torch.nn.Module, reading: BoundaryReading, *,
                  max_seconds: float | None, name: str, seed: int, prompt_version: str):
+        super().__init__()
         self.taxonomy = load_taxonomy()
         self.types = tuple(t.id for t in self.taxonomy.types)
         self.backbone, self.head = backbone, head

@@ -123,6 +123,7 @@ class SpeechEditJudge(JudgePersistence):
     def __init__(self, backbone: AudioLLM, criterion: str, head: ReadoutHead | None,
                  presets: dict[str, JudgePreset] | None = None, max_seconds: float | None = None,
                  name: str | None = None, seed: int = 0, style_score_source: str = "label_tokens"):
+        super().__init__()
         if criterion not in CRITERIA:
             raise ValueError(f"criterion {criterion!r} not in {CRITERIA}")
         if (head is None) != (HEAD_SHAPE[criterion] is None):
