@@ -25,7 +25,7 @@ WORKERS_HELP = ("data-loader processes that read the outputs, run the VAD and bu
 @dataclass(frozen=True)
 class RunOptions:
     """The shared options of a scorer run, each field as its option's help says (``num_workers`` 0:
-    this process; the option's default None: the machine's, ``evaluators.score_command.run_options``)."""
+    this process; the option's default None: the machine's, ``evaluators.benchmark_command.run_options``)."""
 
     batch_size: int = option(8, "outputs per forward pass (results do not depend on it)", type=batch_size_arg)
     num_workers: int = option(0, WORKERS_HELP, type=non_negative_int_arg, cli_default=None)

@@ -2,8 +2,10 @@
 
 Shared by ``omnijudge score audio`` and the benchmarks whose scorer is plain audio scoring
 (``omnijudge score att``): JSONL rows through :func:`evaluators.audio_scorer.score_items` and the
-per-system table with bootstrap CIs. The ``add_*_arguments`` helpers build parsers only: they import
-no model code, so ``omnijudge ... --help`` stays fast; the runners import what they use.
+per-system table with bootstrap CIs; :func:`load_verbalizer` is how every command loads a verbalizer
+judge. What every ``score <benchmark>`` shares is in ``evaluators/benchmark_command.py``.
+``add_audio_score_arguments`` builds a parser only: it imports no model code, so ``--help`` stays
+fast; the runner imports what it uses.
 """
 
 from __future__ import annotations
@@ -13,19 +15,10 @@ import json
 import sys
 from pathlib import Path
 
-from evaluators.option_types import add_options, from_args
+from evaluators.benchmark_command import add_preset_arguments
+from evaluators.option_types import add_options
 from evaluators.run_options import RunOptions
-from evaluators.runtime_options import Runtime, add_runtime_arguments, backbone_arg, batch_size_arg, runtime_from_args
-
-
-def add_preset_arguments(p: argparse.ArgumentParser) -> None:
-    """``--backbone`` and ``--base`` of a scorer that takes preset judges."""
-    p.add_argument("--backbone", default=None, type=backbone_arg,
-                   help="backbone of a preset judge, a registered backbone name such as qwen2_5_omni or qwen2_audio "
-                        "(default: the preset's, else read from --base's config.json)")
-    p.add_argument("--base", default=None,
-                   help="base model hub id/folder of a preset judge (default: the preset's, e.g. Qwen/Qwen2.5-Omni-7B: "
-                        "a Hugging Face Hub download unless it is in the local cache; 'tiny' = offline random)")
+from evaluators.runtime_options import Runtime, add_runtime_arguments, batch_size_arg, runtime_from_args
 
 
 def add_audio_score_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,78 +43,6 @@ def add_audio_score_arguments(p: argparse.ArgumentParser) -> None:
                    help="batch only clips of equal token length: scores independent of the batch in bfloat16 "
                         "too (slower on mixed lengths)")
     add_preset_arguments(p)
-
-
-#: What ``--num-workers`` adds to its help on a scorer that also has ``--aligner``.
-ALIGNER_WORKERS_HELP = "; with --aligner they also time the words, except on a GPU (a forked worker cannot use one)"
-
-
-def add_output_scoring_arguments(p: argparse.ArgumentParser, items: str, outputs: str, out: str,
-                                 judge: str | None = None, judge_identity: bool = True) -> None:
-    """The options every benchmark scorer shares (``omnijudge score <benchmark>``); the strings
-    describe this benchmark's files. ``judge``: the help of ``--judge`` (None: the scorer names its
-    judges its own way); ``judge_identity``: whether rows record the judge that wrote them (else the
-    scorer re-measures the rows of another judge and has no ``--resume-mismatch``)."""
-    p.add_argument("--items", required=True, help=items)
-    p.add_argument("--outputs", required=True, help=outputs)
-    if judge is not None:
-        p.add_argument("--judge", required=True, help=judge)
-    p.add_argument("--out", required=True, help=out)
-    p.add_argument("--system", help="system name when OUTPUTS holds one system (default: folder name)")
-    add_options(p, RunOptions, skip=() if judge_identity else ("resume_mismatch",))
-    add_runtime_arguments(p)
-
-
-def add_aligner_arguments(p: argparse.ArgumentParser) -> None:
-    """``--aligner`` / ``--aligner-language``: word times for outputs whose manifest gives none."""
-    p.add_argument("--aligner", help="Whisper-family model for outputs without word timestamps: a folder, or a "
-                                     "Hugging Face Hub id (downloaded on first use unless in the local cache)")
-    for action in p._actions:  # --num-workers's help names --aligner only where the command has one
-        if "--num-workers" in action.option_strings and action.help and ALIGNER_WORKERS_HELP not in action.help:
-            action.help += ALIGNER_WORKERS_HELP
-    p.add_argument("--aligner-language", help="Whisper language code, e.g. en or zh; default: detected")
-
-
-def check_results_folder(args, writes: tuple[str, ...], inputs: dict[str, str | None] | None = None) -> None:
-    """A benchmark scorer's ``--out`` results folder, before a model loads: not inside ``--items`` or
-    ``--outputs`` (or ``inputs``), and none of the names it ``writes`` over one of them
-    (:func:`evaluators.output_guard.check_output_paths`)."""
-    from evaluators.output_guard import check_output_paths
-
-    check_output_paths({}, {"--items": args.items, "--outputs": args.outputs, **(inputs or {})},
-                       folders={"--out": (args.out, writes)})
-
-
-def judge_and_aligner(args, judge_cls):
-    """The benchmark scorer's judge (a folder of ``judge_cls``'s kind) and its optional word aligner."""
-    from evaluators.word_alignment import WhisperAligner
-
-    runtime = runtime_from_args(args)
-    judge = judge_cls.from_pretrained(args.judge, **runtime.load_kwargs())
-    return judge, (WhisperAligner(args.aligner, device=runtime.device, language=args.aligner_language)
-                   if args.aligner else None)
-
-
-def benchmark_num_workers(args, aligner) -> int:
-    """``--num-workers`` of a benchmark scorer: the default where not given; 0 (said on stderr)
-    when an aligner on a GPU would have to run in the workers."""
-    from evaluators.engine_workers import default_num_workers
-
-    workers = default_num_workers() if args.num_workers is None else args.num_workers
-    device = runtime_from_args(args).device
-    if workers and aligner is not None and device != "cpu":
-        if args.num_workers:
-            print(f"--num-workers {args.num_workers} ignored: the aligner runs on {device}, "
-                  "which data-loader worker processes cannot use; inputs are prepared in this process",
-                  file=sys.stderr)
-        return 0
-    return workers
-
-
-def run_options(args, aligner=None) -> RunOptions:
-    """The :class:`RunOptions` of a scorer's parsed arguments (``--num-workers`` resolved by
-    :func:`benchmark_num_workers`)."""
-    return from_args(RunOptions, args, num_workers=benchmark_num_workers(args, aligner))
 
 
 def load_verbalizer(judge: str, runtime: Runtime | None = None, backbone: str | None = None, base: str | None = None,

@@ -38,7 +38,7 @@ def _positive_float(text: str) -> float:
 
 def add_serve_command(sub) -> None:
     """Register ``serve`` on the top-level sub-parsers."""
-    from evaluators.score_command import add_preset_arguments
+    from evaluators.benchmark_command import add_preset_arguments
 
     p = sub.add_parser("serve", help="answer the Gemini / OpenAI judge calls of the public evaluators with "
                                      "omnijudge judges (a local server)")

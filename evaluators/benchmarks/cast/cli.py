@@ -127,7 +127,7 @@ def cmd_score_cast(args) -> int:
     require_model(args.aligner, "--aligner", "a manifest with each output's word_timestamps")
     from evaluators.benchmarks.cast.scorer import score_cast
     from evaluators.benchmarks.cast.scorer import RESULT_NAMES, load_scoring_items
-    from evaluators.score_command import check_results_folder, judge_and_aligner, run_options
+    from evaluators.benchmark_command import check_results_folder, judge_and_aligner, run_options
 
     check_results_folder(args, RESULT_NAMES)
     load_scoring_items(args.items)  # a bad or empty item file stops the run before a model loads
@@ -145,7 +145,7 @@ def cmd_score_cast(args) -> int:
 def add_score_parser(ssub):
     """Add ``cast`` to the ``score`` command's subparsers; returns the parser."""
     from evaluators.runtime_options import batch_size_arg
-    from evaluators.score_command import add_aligner_arguments, add_output_scoring_arguments
+    from evaluators.benchmark_command import add_aligner_arguments, add_output_scoring_arguments
 
     c = ssub.add_parser("cast", help="CAST: stress detector over system outputs per mode -> Table 3 (Hit/Contrast/Correct)")
     add_output_scoring_arguments(

@@ -64,7 +64,8 @@ def cmd_score(args) -> int:
     from evaluators.runtime_options import runtime_from_args
     from evaluators.benchmarks.instructttseval.items import load_items
     from evaluators.benchmarks.instructttseval.scorer import RESULT_NAMES
-    from evaluators.score_command import check_results_folder, load_verbalizer, run_options
+    from evaluators.benchmark_command import check_results_folder, run_options
+    from evaluators.score_command import load_verbalizer
 
     check_results_folder(args, RESULT_NAMES)
     load_items(args.items)  # a bad or empty item file stops the run before a model loads
@@ -90,7 +91,7 @@ def cmd_score(args) -> int:
 
 def add_score_parser(ssub):
     from evaluators.benchmarks.instructttseval.items import INSTRUCTION_TYPES
-    from evaluators.score_command import add_output_scoring_arguments, add_preset_arguments
+    from evaluators.benchmark_command import add_output_scoring_arguments, add_preset_arguments
 
     p = ssub.add_parser("instructttseval", help="InstructTTSEval: a local instruction-following judge over a "
                                                 "system's outputs -> the benchmark's rows + APS/DSD/RP/Avg table")

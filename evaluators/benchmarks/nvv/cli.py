@@ -250,7 +250,7 @@ def cmd_score_nvv(args) -> int:
     from evaluators.benchmarks.nvv.likert import load_likert_rater
     from evaluators.benchmarks.nvv.items import load_items
     from evaluators.benchmarks.nvv.scorer import RESULT_NAMES
-    from evaluators.score_command import check_results_folder, judge_and_aligner, run_options
+    from evaluators.benchmark_command import check_results_folder, judge_and_aligner, run_options
 
     check_results_folder(args, RESULT_NAMES)
     load_items(args.items, lang=args.lang)  # a bad or empty item file stops the run before a model loads
@@ -288,7 +288,7 @@ def cmd_score_nvv(args) -> int:
 def add_score_parser(ssub):
     """Add ``nvv`` to the ``score`` command's subparsers; returns the parser."""
     from evaluators.runtime_options import non_negative_int_arg
-    from evaluators.score_command import add_aligner_arguments, add_output_scoring_arguments
+    from evaluators.benchmark_command import add_aligner_arguments, add_output_scoring_arguments
 
     n = ssub.add_parser("nvv", help="NVV-SuperBench: NVV verifier over system outputs -> Table 3 rows + per-type F1 heatmap")
     add_output_scoring_arguments(

@@ -44,7 +44,7 @@ def cmd_score_pairs(args) -> int:
     from evaluators.jsonl import report_json
     from evaluators.output_guard import check_json_file, check_output_paths, check_rows_file
     from evaluators.runtime_options import runtime_from_args
-    from evaluators.score_command import run_options
+    from evaluators.benchmark_command import run_options
 
     pairs = read_pairs(args.pairs)  # a bad pairs file stops the run before a model loads
     check_output_paths({"--out": args.out, "--report": args.report}, {"--pairs": args.pairs},

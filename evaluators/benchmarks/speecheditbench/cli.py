@@ -78,7 +78,7 @@ def cmd_score(args) -> int:
     from evaluators.benchmarks.speecheditbench.scorer import RESULT_NAMES, score_speecheditbench
     from evaluators.option_types import from_args
     from evaluators.runtime_options import runtime_from_args
-    from evaluators.score_command import check_results_folder, run_options
+    from evaluators.benchmark_command import check_results_folder, run_options
 
     check_results_folder(args, RESULT_NAMES, {"--manifest": args.manifest, "--utmos": args.utmos})
     runtime = runtime_from_args(args)
@@ -116,7 +116,7 @@ def add_score_parser(ssub):
     from evaluators.benchmarks.speecheditbench.options import EditScoring
     from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
     from evaluators.option_types import add_options
-    from evaluators.score_command import add_output_scoring_arguments, add_preset_arguments
+    from evaluators.benchmark_command import add_output_scoring_arguments, add_preset_arguments
 
     p = ssub.add_parser("speecheditbench", help="SpeechEditBench: every target and preservation criterion over a "
                                                 "system's edited outputs -> per-sample t/p/j + the paper's tables")

@@ -20,7 +20,8 @@ def format_toy_table(metrics: dict) -> str:
 def cmd_score_toy(args) -> int:
     """Check the inputs, load the judge, score, print the table."""
     from evaluators.runtime_options import runtime_from_args
-    from evaluators.score_command import check_results_folder, load_verbalizer, run_options
+    from evaluators.benchmark_command import check_results_folder, run_options
+    from evaluators.score_command import load_verbalizer
     from toy_benchmark.evaluators_side.items import load_items
     from toy_benchmark.evaluators_side.scorer import RESULT_NAMES, score_toy
 
@@ -37,7 +38,7 @@ def cmd_score_toy(args) -> int:
 
 def add_score_parser(ssub):
     """Add ``toy`` to the ``score`` command's subparsers; returns the parser."""
-    from evaluators.score_command import add_output_scoring_arguments, add_preset_arguments
+    from evaluators.benchmark_command import add_output_scoring_arguments, add_preset_arguments
 
     c = ssub.add_parser("toy", help="toy loudness: a judge hears each output as loud or quiet -> rows + accuracy")
     add_output_scoring_arguments(c, items="items JSONL {id, level: loud|quiet}",
