@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from evaluators.benchmark_command import add_preset_arguments
+from evaluators.benchmark_command import add_preset_arguments, run_options
 from evaluators.option_types import add_options
 from evaluators.run_options import RunOptions
 from evaluators.runtime_options import Runtime, add_runtime_arguments, batch_size_arg, runtime_from_args
