@@ -109,3 +109,17 @@ def test_the_real_recipes_differ_only_in_the_tower():
     assert (real.backbone.tower, random_tower.backbone.tower) == ("whisper-base", "random")
     assert random_tower.lora.extra_trainable == ["audio_tower.proj"] and real.lora.extra_trainable == []
     assert real.optim == random_tower.optim and real.task_config == random_tower.task_config
+
+
+def test_a_rebuild_over_audio_of_another_att_corpus_takes_the_new_audio(tmp_path):
+    """A clip file left in ``audio/`` by a build from another ATT corpus (same clip id, other
+    samples) is replaced, not kept: the pairs' audio is always the ATT corpus's."""
+    from trainer.benchmarks.pairs.att_real import _link
+
+    src, dst = tmp_path / "new.wav", tmp_path / "audio.wav"
+    src.write_bytes(b"new samples")
+    dst.write_bytes(b"old samples")
+    _link(src, dst)
+    assert dst.read_bytes() == b"new samples"
+    _link(src, dst)  # the same file again: left as it is
+    assert dst.read_bytes() == b"new samples"

@@ -62,9 +62,12 @@ def plan_pairs(clips: list[dict], rng: np.random.Generator) -> list[tuple[dict, 
 
 
 def _link(src: Path, dst: Path) -> None:
-    """``dst`` the same file as ``src`` (a hard link; a copy where linking is impossible)."""
+    """``dst`` the same file as ``src`` (a hard link; a copy where linking is impossible). A ``dst``
+    left by an earlier build from another ATT corpus (same clip id, other audio) is replaced."""
     if dst.exists():
-        return
+        if os.path.samefile(src, dst) or dst.read_bytes() == src.read_bytes():
+            return
+        dst.unlink()
     try:
         os.link(src, dst)
     except OSError:
