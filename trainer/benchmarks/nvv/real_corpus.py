@@ -96,7 +96,9 @@ def _events(spec: dict) -> dict:
     """token boundary index -> (type, variant, intensity, role) of every rendered event."""
     events = {}
     if spec["pos"] is not None:
-        events[spec["bounds"][spec["pos"]][0]] = (spec["type"], spec["variant"], spec["intensity"], "target")
+        other = spec.get("render_type")  # the Likert corpus renders another type where the target was asked
+        events[spec["bounds"][spec["pos"]][0]] = (other or spec["type"], None if other else spec["variant"],
+                                                  spec["intensity"], "target")
     for t, p, gain in zip(spec["spurious"], spec["spurious_pos"], spec["spurious_gain"]):
         events[spec["bounds"][p][0]] = (t, None, float(10 ** (gain / 20)), "spurious")
     return events
@@ -104,7 +106,10 @@ def _events(spec: dict) -> dict:
 
 def render_real_item(spec: dict, rng: np.random.Generator, noise_db: float) -> tuple[np.ndarray, dict]:
     """Audio (float32, shape (n,), 16 kHz) and rendering record of one finished spec
-    (``real_plan.finish_spec``): speech pieces with pauses, events in the pauses at their boundaries."""
+    (``real_plan.finish_spec``): speech pieces with pauses, events in the pauses at their boundaries.
+    Optional spec keys (the Likert corpus, ``likert_real.py``; absent = as planned): ``render_type``
+    renders another type at the target's place; ``hard_edges`` cuts the target's first and last fifth
+    and drops its pauses."""
     toks, events = spec["toks"], _events(spec)
     timbre = VoiceTimbre.random(rng)
     units = np.r_[0, np.cumsum([count_units(t, "en") for t in toks])]
@@ -118,12 +123,17 @@ def render_real_item(spec: dict, rng: np.random.Generator, noise_db: float) -> t
 
     def add_event(b: int) -> None:
         ty, var, inten, role = events[b]
-        put(np.zeros(int(rng.uniform(0.06, 0.15) * sr)))
+        hard = role == "target" and spec.get("hard_edges")  # Likert corpus: cut mid-sound, no pauses
+        pause = np.zeros(int(rng.uniform(0.06, 0.15) * sr))
         y = _event_audio(ty, var, inten, timbre, rng)
+        if hard:
+            y, pause = y[y.size // 5: y.size - y.size // 5], pause[:0]
+        put(pause)
         span = [round(t / sr, 4), round((t + y.size) / sr, 4), y]
         spans.setdefault(role, {})[b] = span
         put(y)
-        put(np.zeros(int(rng.uniform(0.06, 0.15) * sr)))
+        pause = np.zeros(int(rng.uniform(0.06, 0.15) * sr))
+        put(pause[:0] if hard else pause)
 
     for ids, y in _speech_pieces(spec, set(events), rng):
         if ids[0] in events:
