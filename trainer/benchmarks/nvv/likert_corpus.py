@@ -62,9 +62,21 @@ class NvvLikertCorpusConfig(StrictFromDict):
     val_fraction: float = 0.15  # of sentences, never seen in train
     test_fraction: float = 0.15  # of sentences, never seen in train
     sample_rate: int = 16000  # Hz of the written audio
+    source: str = "synthetic"  # synthetic (procedural speech) | real (installed TTS voices and human recordings as carriers, EN only, held-out voices in val/test; ratings by construction; likert_real.py)
+    human_fraction: float = 0.25  # source real: share of clips whose carrier is a human recording (the rest: TTS engine voices)
+    render_workers: int = 2  # source real: worker processes rendering clips (1 = in this process)
 
     def __post_init__(self) -> None:
         self.languages = tuple(self.languages)
+        if self.source not in ("synthetic", "real"):
+            raise ValueError(f"NvvLikertCorpusConfig: source must be 'synthetic' or 'real', got {self.source!r}")
+        if self.source == "real" and (self.languages != ("en",) or self.sample_rate != 16000):
+            raise ValueError("NvvLikertCorpusConfig: source real is English at 16000 Hz: languages must be [en] "
+                             "and sample_rate 16000")
+        if not 0.0 <= self.human_fraction <= 1.0:
+            raise ValueError(f"NvvLikertCorpusConfig: human_fraction must be in [0, 1], got {self.human_fraction}")
+        if not (isinstance(self.render_workers, int) and 1 <= self.render_workers <= 64):
+            raise ValueError(f"NvvLikertCorpusConfig: render_workers must be an int in [1, 64], got {self.render_workers!r}")
         if not (isinstance(self.clips_per_language, int) and self.clips_per_language >= 10):
             raise ValueError(f"NvvLikertCorpusConfig: clips_per_language must be an int >= 10, got {self.clips_per_language!r}")
         if not self.languages or not set(self.languages) <= {"en", "zh"}:
@@ -100,13 +112,15 @@ def degrade(y: np.ndarray, kind: str, rng: np.random.Generator, sr: int) -> np.n
     return (y * (0.99 / peak) if peak > 0.99 else y).astype(np.float32)
 
 
-def _spec(lang: str, text: str, split: str, rng: np.random.Generator, factors: dict) -> dict:
-    """A ``render.render_item`` spec realising the accuracy and integration factors."""
+def factor_spec(lang: str, text: str, bounds: dict, split: str, rng: np.random.Generator, factors: dict) -> dict:
+    """A render spec (``render.render_item``, or ``real_corpus.render_real_item`` with the carrier
+    added) realising the accuracy and integration factors on the allowed ``bounds`` (token boundary
+    -> (token index, kind)); ``factors["accuracy"]`` falls back to "right" where no boundary at the
+    needed distance exists."""
     tax = load_taxonomy()
     types = [t.id for t in tax.types if t.id not in LOW_SNR_TYPES]  # quiet types would blur PE and accuracy
     ty = str(rng.choice(types))
     toks = tokens(text, lang)
-    bounds = boundaries(toks, lang)
     gt = pick_gt_position(bounds, lang, rng)
     variant = str(rng.choice(EXCLAMATION_VARIANTS)) if ty == "exclamation" else None
     acc, integ = factors["accuracy"], factors["integration"]
@@ -138,9 +152,32 @@ def ratings_of(factors: dict) -> dict:
             "quality": QUALITY[factors["quality"]]}
 
 
+def random_factors(rng: np.random.Generator) -> dict:
+    """One clip's accuracy, integration and quality factors, each uniform over its levels."""
+    return {"accuracy": str(rng.choice(list(ACCURACY))), "integration": str(rng.choice(list(INTEGRATION))),
+            "quality": str(rng.choice(list(QUALITY)))}
+
+
+def clip_row(cid: str, spec: dict, factors: dict, y: np.ndarray, rec: dict, sr: int) -> dict:
+    """The ``clips.jsonl`` row of one rendered clip (module docstring)."""
+    lang, text = spec["lang"], spec["text"]
+    return {"id": cid, "audio": f"audio/{cid}.wav", "lang": lang, "text": text,
+            "text_with_mark": mark_text(spec["toks"], lang, spec["bounds"][spec["gt"]][0], spec["label"]),
+            "non_verbal_events": [spec["label"]], "target_type": spec["type"], "gt_position": spec["gt"],
+            "split": spec["split"], "sentence_id": sentence_id(text, lang),
+            "ratings": ratings_of(factors), "factors": factors, "duration_s": round(y.size / sr, 4),
+            "rendered": {**rec["rendered"], "type": (spec["render_type"] or spec["type"])
+                         if spec["pos"] is not None else None},
+            "alignment": rec["alignment"]}
+
+
 def build_nvv_likert_corpus(config: NvvLikertCorpusConfig, out_dir: str | Path) -> Path:
-    """Render every clip and write ``audio/``, ``clips.jsonl`` and ``corpus_config.json``; returns the folder."""
+    """Render every clip and write ``audio/``, ``clips.jsonl`` and ``corpus_config.json``; returns the
+    folder. ``source: real``: ``likert_real.build_real_likert_corpus``."""
     out = Path(out_dir)
+    if config.source == "real":
+        from trainer.benchmarks.nvv.likert_real import build_real_likert_corpus  # engines load only when used
+        return build_real_likert_corpus(config, out)
     (out / "audio").mkdir(parents=True, exist_ok=True)
     bank = sentence_bank(NvvCorpusConfig(seed=config.seed, languages=config.languages, val_fraction=config.val_fraction,
                                          test_fraction=config.test_fraction))
@@ -152,23 +189,13 @@ def build_nvv_likert_corpus(config: NvvLikertCorpusConfig, out_dir: str | Path) 
         split = "test" if u < config.test_fraction else "val" if u < config.test_fraction + config.val_fraction else "train"
         sents = bank[lang][split] or bank[lang]["train"]
         text = sents[int(rng.integers(len(sents)))]
-        factors = {"accuracy": str(rng.choice(list(ACCURACY))), "integration": str(rng.choice(list(INTEGRATION))),
-                   "quality": str(rng.choice(list(QUALITY)))}
-        spec = _spec(lang, text, split, rng, factors)
+        factors = random_factors(rng)
+        spec = factor_spec(lang, text, boundaries(tokens(text, lang), lang), split, rng, factors)
         y, rec = render_item(spec, rng, config.sample_rate, -70.0)
         y = degrade(y, factors["quality"], rng, config.sample_rate)
         cid = f"{lang}_likert_{k:04d}"
         write_wav(out / "audio" / f"{cid}.wav", y, config.sample_rate)
-        rows.append({"id": cid, "audio": f"audio/{cid}.wav", "lang": lang, "text": text,
-                     "text_with_mark": mark_text(spec["toks"], lang, spec["bounds"][spec["gt"]][0], spec["label"]),
-                     "non_verbal_events": [spec["label"]], "target_type": spec["type"], "gt_position": spec["gt"],
-                     "split": split,
-                     "sentence_id": sentence_id(text, lang),
-                     "ratings": ratings_of(factors), "factors": factors,
-                     "duration_s": round(y.size / config.sample_rate, 4),
-                     "rendered": {**rec["rendered"], "type": (spec["render_type"] or spec["type"])
-                                  if spec["pos"] is not None else None},
-                     "alignment": rec["alignment"]})
+        rows.append(clip_row(cid, spec, factors, y, rec, config.sample_rate))
     with open(out / "clips.jsonl", "w", encoding="utf-8", newline="\n") as fh:
         fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     (out / "corpus_config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n", encoding="utf-8")

@@ -1,5 +1,6 @@
-"""NVV-SuperBench Likert rater trained on synthetic clips with known ratings for one criterion
-(``likert_corpus.py``), in one of two shapes (``nvv_likert.rater``):
+"""NVV-SuperBench Likert rater trained on rated clips with known ratings for one criterion
+(``likert_corpus.py``: procedural speech, or real carriers with ``corpus.source: real``,
+``likert_real.py``; ratings by construction either way), in one of two shapes (``nvv_likert.rater``):
 
 ``verbalizer``
     The public Gemini rater's rubric for the criterion as the prompt (``likert-<criterion>``
@@ -223,7 +224,7 @@ class NvvLikertTask:
                  "```bash", "omnijudge score nvv --items ITEMS --outputs DIR --judge VERIFIER "
                  "--raters <criterion>=<this folder> --out RESULTS", "```", ""]
         if validation and "languages" in validation:
-            lines += [f"## Validation ({validation['criterion']}, held-out synthetic clips)", "",
+            lines += [f"## Validation ({validation['criterion']}, held-out clips, ratings by construction)", "",
                       "| language | clips | Spearman [95% CI] | MAE | exact |", "|---|---|---|---|---|"]
             for lang, m in validation["languages"].items():
                 lo, hi = m["spearman_ci95"]

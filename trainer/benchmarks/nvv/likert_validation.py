@@ -1,4 +1,5 @@
-"""Validate an NVV-SuperBench Likert rater on held-out synthetic clips (unseen sentences and voices):
+"""Validate an NVV-SuperBench Likert rater on held-out rated clips (unseen sentences and voices;
+procedural or real-speech carriers, ratings by construction):
 Spearman's rho with the known ratings per language, with a 95% paired-bootstrap CI, MAE of the
 expected rating, exact agreement of the most likely label, and the mean predicted rating of each
 known rating (it should rise with it). Corpus: ``likert_corpus.py``.
