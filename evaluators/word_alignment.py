@@ -2,7 +2,7 @@
 
 Aligned heads (``evaluators.judges.slot_head``) read the audio inside each transcript word's time span.
 At scoring time the spans come from the outputs manifest (``word_timestamps``) or from an aligner
-(a Whisper-family model through the transformers ASR pipeline, on the shared ``evaluators.measures.whisper`` model). Recognised words rarely match the
+(a Whisper-family model: the transformers ASR pipeline's word timestamps, decoded by the shared ``evaluators.measures.whisper`` runner). Recognised words rarely match the
 transcript one to one, so both sides are cut into normalised units (EN words, CJK characters),
 matched with a longest-matching-block diff, and transcript units the recogniser missed get times
 interpolated between their matched neighbours.
@@ -38,9 +38,10 @@ MIN_ALIGN_SECONDS = 0.05
 
 class WhisperAligner:
     """Word-timestamp aligner on a Whisper-family ASR model (real weights): the transformers ASR
-    pipeline's word timestamps (timestamp-mode decoding, cross-attention DTW) on the model of the
-    shared :class:`evaluators.measures.whisper.WhisperRunner`, so a checkpoint is loaded once per
-    process whoever else (ASR, intelligibility) uses it. ``model``: a hub id, a folder or a packaged
+    pipeline's word timestamps (timestamp-mode decoding, cross-attention DTW), decoded by the shared
+    :class:`evaluators.measures.whisper.WhisperRunner` (:meth:`~evaluators.measures.whisper.WhisperRunner.pipeline_words`),
+    so a checkpoint is loaded once per process whoever else (ASR, intelligibility) uses it, and with
+    :meth:`use_cache` a clip is aligned once per run. ``model``: a hub id, a folder or a packaged
     name (``whisper-base``).
 
     ``language``: a Whisper language code or name (``"en"``, ``"zh"``, ``"english"``) forced on the
@@ -50,20 +51,21 @@ class WhisperAligner:
     """
 
     def __init__(self, model: str = "openai/whisper-small", device: str = "cpu", language: str | None = None):
-        from transformers import pipeline
-
         from evaluators.measures.whisper import WhisperRunner
 
         self.model = model
         self.language = language
         try:
-            runner = WhisperRunner.from_pretrained(model, device=device, option="--aligner")
+            self.runner = WhisperRunner.from_pretrained(model, device=device, option="--aligner")
             if language is not None:
-                runner.prompt_ids(language)
+                self.runner.prompt_ids(language)
         except ValueError as e:
             raise AlignerSetupError(f"aligner {e}") from None
-        self.pipe = pipeline("automatic-speech-recognition", model=runner.model, tokenizer=runner.tokenizer,
-                             feature_extractor=runner.feature_extractor, device=device)
+        self.runner.pipeline()
+
+    def use_cache(self, folder) -> None:
+        """Keep the clips' word times in ``folder`` (the runner's decode cache) and reuse them."""
+        self.runner.use_cache(folder)
 
     def word_timestamps(self, wave: np.ndarray) -> list[TimedWord]:
         """Timed words of ``wave`` (mono float, 16 kHz, shape (n,)): ``[(text, start_s, end_s), ...]``
@@ -80,24 +82,22 @@ class WhisperAligner:
             raise ValueError(f"clip of {duration:.3f} s is too short to align (< {MIN_ALIGN_SECONDS} s)")
         if not np.isfinite(wave).all():
             raise ValueError("cannot align a clip with non-finite samples")
-        kwargs = {"generate_kwargs": {"language": self.language, "task": "transcribe"}} if self.language else {}
         try:
-            out = self.pipe({"raw": wave, "sampling_rate": SR}, return_timestamps="word", **kwargs)
+            words = self.runner.pipeline_words(wave, self.language)
         except Exception as e:
             # The clip passed the checks above, so a failure inside the pipeline is the model's, its
             # config's or the device's (out of memory, bad generation config) and would repeat on
             # every item.
             raise AlignerSetupError(f"aligner {self.model!r} failed: {type(e).__name__}: {e}") from e
         timed, prev_end = [], 0.0
-        for c in out.get("chunks", []):
-            start, end = c["timestamp"]
+        for text, start, end in words:
             # The pipeline leaves ends open (None) at times and can place words past the clip
             # (it decodes a 30 s padded window), so clip every time into [0, duration].
             start = prev_end if start is None or not np.isfinite(start) else float(start)
             end = duration if end is None or not np.isfinite(end) else float(end)
             start = min(max(start, 0.0), duration)
             end = min(max(end, start), duration)
-            timed.append((c["text"], start, end))
+            timed.append((text, start, end))
             prev_end = end
         return timed
 

@@ -431,3 +431,26 @@ def test_missing_folder_or_file_is_a_one_line_error(tiny_whisper, asr, clips, tm
 def test_result_round_trips_through_a_dict(results):
     for res in results:
         assert AsrResult.from_dict(json.loads(json.dumps(res.to_dict()))) == res
+
+
+def test_the_decode_cache_serves_each_clip_once_identical_keyed_by_clip_model_and_settings(asr, clips, results,
+                                                                                            tmp_path):
+    cached = _sibling(asr)
+    cached.use_cache(tmp_path / "cache")
+    texts = asr.texts(clips, "en")
+    assert cached.transcribe(clips, "en") == results and cached.texts(clips, "en") == texts
+    assert (cached.cache.hits, cached.cache.misses) == (0, 2 * len(clips))  # words and text are two settings
+    # a second pass, clips reordered and partly new: only the new clip is decoded, the rest read back exactly
+    new = speechlike(1.1, 99)
+    assert cached.transcribe([clips[2], new, clips[0]], "en") == [results[2], asr.transcribe([new], "en")[0], results[0]]
+    assert (cached.cache.hits, cached.cache.misses) == (2, 2 * len(clips) + 1)
+    # another language, token cap or clip is another entry; a bad clip is refused before any lookup
+    cached.texts(clips[:1], "zh")
+    capped = _sibling(asr, max_new_tokens=3)
+    capped.use_cache(tmp_path / "cache")
+    assert capped.texts(clips[:1], "en") == _sibling(asr, max_new_tokens=3).texts(clips[:1], "en")
+    assert (cached.cache.misses, capped.cache.misses) == (2 * len(clips) + 2, 1)
+    with pytest.raises(ValueError, match="clip 1: empty audio"):
+        cached.texts([clips[0], np.zeros(0, np.float32)], "en")
+    assert len(list((tmp_path / "cache").rglob("*.json"))) == 2 * len(clips) + 3
+    assert cached.identity()["weights_sha256"] == capped.identity()["weights_sha256"]

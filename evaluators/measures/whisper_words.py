@@ -2,11 +2,12 @@
 frames, and tokens grouped into words (whole UTF-8 characters; words at spaces and punctuation, or
 character groups for scripts written without spaces), as Whisper's released word-timestamp code
 does (Radford et al., "Robust Speech Recognition via Large-Scale Weak Supervision").
-``whisper.WhisperRunner`` uses them; they need no model."""
+``whisper.WhisperRunner`` uses them; they need no model. :class:`AsrResult` is one clip's words."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -20,6 +21,28 @@ NO_SPACE_LANGUAGES = frozenset({"zh", "ja", "th", "lo", "my", "yue"})
 PREPEND_PUNCTUATION = "\"'“¡¿([{-"
 APPEND_PUNCTUATION = "\"'.。,，!！?？:：”)]}、"
 _PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+
+
+@dataclass(frozen=True)
+class AsrResult:
+    """One clip's transcript: ``text`` (stripped) and ``words`` in speaking order, each
+    ``{"word": str, "start": float, "end": float}`` in seconds from the clip start, with
+    ``0 <= start <= end <= clip duration``, each word starting at or after the previous end."""
+
+    text: str
+    words: list[dict] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """``{"text", "words"}``, JSON-ready (what the provider cache stores)."""
+        return {"text": self.text, "words": [dict(w) for w in self.words]}
+
+    @classmethod
+    def from_dict(cls, row: dict) -> "AsrResult":
+        """The inverse of :meth:`to_dict`."""
+        return cls(text=str(row.get("text", "")),
+                   words=[{"word": str(w["word"]), "start": float(w["start"]), "end": float(w["end"])}
+                          for w in row.get("words") or []])
+
 
 def dtw_path(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The minimum-cost monotone path through ``cost`` (rows: tokens, columns: frames), float

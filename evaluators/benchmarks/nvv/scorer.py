@@ -51,7 +51,7 @@ from evaluators.word_alignment import Aligner, timed_words, transcript_word_time
 log = logging.getLogger(__name__)
 #: What ``score_nvv`` writes into its results folder (with raters, ``likert_<criterion>_per_type.png`` too).
 RESULT_NAMES = ("predictions", "predictions.lock", "metrics", "likert", "table.json", "table.md", "per_type_f1.png",
-                "likert_table.json", "likert_table.md", "measures", "table3.json", "table3.md")
+                "likert_table.json", "likert_table.md", "measures", "table3.json", "table3.md", "whisper_cache")
 
 
 @dataclass(frozen=True)
@@ -253,12 +253,16 @@ def score_nvv(models: NvvModels, items_path: str | Path, outputs: str | Path, ou
     out_dir = Path(out_dir)
     expected = collect_outputs(outputs, items, scoring.system)
     with output_lock(out_dir / "predictions"):
+        caches = _cache_decodes(models, out_dir / "whisper_cache")
         for m in measures or []:  # before the models: a measure needs no judge (engine pre-pass)
             measure_outputs(m, items, expected, out_dir / "measures", run)
         if verifier is not None:
             verify_outputs(verifier, items, expected, out_dir / "predictions", aligner, run)
         if raters:
             rate_outputs(raters, items, expected, out_dir / "likert", aligner, run, scoring.task_mode)
+    if caches:
+        log.info("Whisper decodes in this process: %d reused, %d decoded", sum(c.hits for c in caches),
+                 sum(c.misses for c in caches))
     if raters:
         write_likert_outputs(likert_table(read_ratings([out_dir / "likert"])), out_dir)
     if verifier is None:
@@ -285,6 +289,17 @@ def score_nvv(models: NvvModels, items_path: str | Path, outputs: str | Path, ou
     plot_per_type_f1(reports, out_dir / "per_type_f1.png")
     _write_table3(out_dir, measures)
     return rows
+
+
+def _cache_decodes(models: NvvModels, folder: Path) -> list:
+    """Every Whisper decoder of the run (the aligner of the verifier and raters, the WER measure's
+    ASR) keeps its decodes in ``folder``, so a clip is decoded once per run whichever pass asks
+    (``evaluators/measures/whisper_cache.py``); returns their caches."""
+    users = [models.aligner, *(getattr(m, "asr", None) for m in models.measures or [])]
+    users = [u for u in users if hasattr(u, "use_cache")]
+    for u in users:
+        u.use_cache(folder)
+    return [(getattr(u, "runner", None) or u).cache for u in users]
 
 
 def _write_table3(out_dir: Path, measures) -> None:
