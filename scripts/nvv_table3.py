@@ -12,8 +12,9 @@ Stages (``--stages``, run in this order; each one an ``omnijudge score nvv`` per
   the ones that cannot run here marked);
 - ``wer-all``: ``--measure wer`` over every EN output (WORK/results/<task>, the folder
   ``nvv_real_outputs.py`` uses, so earlier rows are reused);
-- ``verifier-all``: the verifier over every output of every task and system (WORK/verifier/...;
-  ``--verifier-per-system N``: N evenly spaced outputs of each), summarised per system in
+- ``verifier-all``: the verifier over every output of every task (``--tasks``, in that order) and
+  system (WORK/verifier/...; ``--verifier-per-system N``: N evenly spaced outputs of each; N - 1 a
+  multiple of an earlier N - 1 keeps the earlier outputs), summarised per system in
   WORK/verifier/summary.md.
 
 Each (task, system) run reads only the items that system has outputs for (WORK/.../items.json, a
@@ -198,7 +199,7 @@ def stage_verifier_all(args) -> None:
     if not args.judge:
         print("verifier-all: give --judge", file=sys.stderr)
         return
-    for task in TASKS:
+    for task in args.tasks:
         systems = sorted({r["system"] for r in map(json.loads, (args.work / task / "manifest.jsonl").open())})
         for system in systems:
             dest = args.work / "verifier" / task / system
@@ -226,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--verifier-per-system", type=int, help="verifier-all stage: this many outputs of each (task, "
                                                                "system), evenly spaced (default: all; rows of an "
                                                                "earlier run are reused)")
+    ap.add_argument("--tasks", type=lambda s: [x for x in s.split(",") if x], default=list(TASKS),
+                    help="verifier-all stage: task folders, in this order (default: %(default)s)")
     ap.add_argument("--paraformer", help="paraformer-zh folder for Chinese CER (omitted: CER marked, not run)")
     ap.add_argument("--torch-threads", type=int, help="torch threads (default: torch's; 1 runs faster on a "
                                                      "busy machine, where a second thread waits to be scheduled)")
@@ -234,9 +237,9 @@ def main(argv: list[str] | None = None) -> int:
         import torch
 
         torch.set_num_threads(args.torch_threads)
-    unknown = sorted(set(args.stages) - set(STAGES))
-    if unknown:
-        ap.error(f"--stages: unknown {unknown}; known: {', '.join(STAGES)}")
+    for name, given, known in (("--stages", args.stages, STAGES), ("--tasks", args.tasks, TASKS)):
+        if sorted(set(given) - set(known)):
+            ap.error(f"{name}: unknown {sorted(set(given) - set(known))}; known: {', '.join(known)}")
     missing = nvv_real_outputs.extract(args.repo, args.work)
     if missing:
         print(f"{len(missing)} outputs listed but absent from the git directory, e.g. {missing[:3]}", file=sys.stderr)
