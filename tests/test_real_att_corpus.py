@@ -198,7 +198,7 @@ def test_rendering_is_deterministic(corpus):
 
 
 def test_degraded_human_copies_add_other_degradations_and_leave_the_rest_of_the_plan():
-    """``real_degraded_human_copies: 2``: every human training reading gets a second degraded copy
+    """``real_degraded_human_copies: 2`` (3): every human training reading gets a second (third) degraded copy
     with another degradation; every clip of the one-copy plan is still there, unchanged; held-out
     and trap clips are the same."""
     args = (3, 6, 4, 2, 2)
@@ -210,6 +210,12 @@ def test_degraded_human_copies_add_other_degradations_and_leave_the_rest_of_the_
     for r in readings:
         tags = {s["degradation"].tag for s in two if s["id"].startswith(r["id"] + "-")}
         assert len(tags) == 2, (r["id"], tags)
+    three = plan(*args, degraded_human_copies=3)  # each copy another degradation, the two-copy plan kept
+    assert [s for s in three if s["id"] in {t["id"] for t in two}] == two
+    assert len(three) == len(two) + len(readings)
+    for r in readings:
+        copies = [s for s in three if s["id"].startswith(r["id"] + "-")]
+        assert len({s["degradation"].tag for s in copies}) == 3 and {s["split"] for s in copies} == {"train"}
     with pytest.raises(ValueError, match="real_degraded_human_copies"):
         AttCorpusConfig(**{**SMALL, "real_degraded_human_copies": 4})
 
