@@ -15,7 +15,8 @@ own, a :class:`WorkScorer`:
   own length bucketing sorts within each pool.
 
 The model is a :class:`Model`: every judge kind (``prepare_input`` in the worker, then
-``score_examples`` on a batch), or a scorer's own measurement pass. One failure rule holds for
+``score_examples`` on a batch: the forward batch this module owns, :func:`forward_batches`, one
+chunk loop, :func:`in_input_order`, for every kind), or a scorer's own measurement pass. One failure rule holds for
 all (:mod:`evaluators.failure_isolation`): an item whose input fails becomes its error row, a batch
 the model fails on is retried item by item, a setup error stops the run (rows written so far
 stay). Rows are appended to the output as each batch lands and fsynced every ``flush_every``
@@ -151,22 +152,63 @@ class HearAndDropWaves:
         return batch
 
 
-def plan_batches(costs: list[float], batch_size: int, max_tokens: int | None) -> list[list[int]]:
-    """Indices into ``costs`` (estimated prompt tokens) in batches: sorted by cost, packed while
-    ``n x longest <= max_tokens`` (None: no budget) and ``n <= batch_size``. An item over the
-    budget alone gets a batch of its own."""
+def plan_batches(costs: list[float], batch_size: int, max_tokens: int | None,
+                 exact: bool = False) -> list[list[int]]:
+    """Indices into ``costs`` (estimated prompt tokens) in batches: sorted by cost (ties in input
+    order), packed while ``n x longest <= max_tokens`` (None: no budget) and ``n <= batch_size``;
+    with ``exact``, never two costs in one batch (no padding at all). An item over the budget
+    alone gets a batch of its own."""
     order = sorted(range(len(costs)), key=lambda i: (costs[i], i))
     batches: list[list[int]] = []
     for i in order:
         if batches:
             last = batches[-1]
-            fits_count = len(last) < batch_size
+            fits_count = len(last) < batch_size and (not exact or costs[i] == costs[last[0]])
             fits_budget = max_tokens is None or (len(last) + 1) * max(costs[i], costs[last[0]]) <= max_tokens
             if fits_count and fits_budget:
                 last.append(i)
                 continue
         batches.append([i])
     return batches
+
+
+def in_input_order(examples: Sequence, length: Callable[[Any], int], run: Callable[[list], Sequence],
+                   batch_size: int, modules: Sequence[torch.nn.Module | None], exact: bool = False) -> list:
+    """The one chunk loop of every judge: ``run(chunk)`` over ``examples`` in :func:`plan_batches`
+    of their ``length`` (``exact``: equal lengths only), under ``torch.no_grad``; per-example
+    results in input order. ``modules`` (None skipped) and their submodules run in eval mode, each
+    put back in its own mode after (a validation pass mid-training must not leave dropout off)."""
+    out: list = [None] * len(examples)
+    modes = [(m, m.training) for top in modules if top is not None for m in top.modules()]
+    for module, _ in modes:
+        module.training = False
+    try:
+        with torch.no_grad():
+            for chunk in plan_batches([length(x) for x in examples], batch_size, None, exact):
+                for i, result in zip(chunk, run([examples[i] for i in chunk]), strict=True):
+                    out[i] = result
+    finally:
+        for module, was_training in modes:
+            module.training = was_training
+    return out
+
+
+def forward_batches(judge: torch.nn.Module, examples: Sequence, batch_size: int) -> list:
+    """A judge's results for prepared ``examples``, in order: the forward batch the engine owns,
+    ``judge.collate`` of the chunk's model inputs -> ``judge(batch)`` (its ``forward``) -> ``judge._decide(outputs,
+    chunk)`` (one result per example) over :func:`in_input_order` of ``judge._length(example)``
+    (``judge.exact_length_batches``: never mix lengths). On CUDA the batch is page-locked, so its
+    copies to the device are asynchronous."""
+    cuda = next(judge.parameters()).is_cuda
+
+    def run(chunk: list) -> list:
+        batch = judge.collate([judge._model_inputs(x) for x in chunk])
+        if cuda:
+            batch = {k: v.pin_memory() if isinstance(v, torch.Tensor) and not v.is_cuda else v for k, v in batch.items()}
+        return judge._decide(judge(batch), chunk)
+
+    return in_input_order(examples, judge._length, run, batch_size, [judge],
+                          getattr(judge, "exact_length_batches", False))
 
 
 def plan(work: Sequence, scorer: WorkScorer, options: EngineOptions) -> list[list[int]]:

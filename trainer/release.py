@@ -12,7 +12,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from evaluators.judges.folder import JUDGE_CONFIG, check_finite_weights, is_local_path, read_judge_config
+from evaluators.judges.folder import (JUDGE_CONFIG, check_finite_weights, is_local_path, read_judge_config,
+                                      upload_judge_folder, write_judge_config)
 from trainer.benchmarks import task_of_judge
 
 #: Judge folders written before ``task`` was recorded: the task that trained each kind then. A
@@ -105,7 +106,7 @@ def release(checkpoint: str | Path, out: str | Path, validation: dict | None = N
         if validation:
             config["validation"] = validation
         if validation or base_model:
-            (tmp / JUDGE_CONFIG).write_text(json.dumps(config, indent=2, ensure_ascii=False))
+            write_judge_config(tmp, config)
         (tmp / "README.md").write_text(model_card(config, validation))
         if out.exists():  # empty, or --overwrite: keep the old one until the new one is complete
             old = out.with_name(f".{out.name}.old-{tmp.name.rsplit('.', 1)[-1]}")
@@ -139,12 +140,8 @@ def push_release(out: Path, repo_id: str, private: bool, message: str) -> None:
     if not ok:
         raise ReleasePushError(f"release folder written to {out}; --push to {repo_id} failed: the Hub cannot be "
                                f"reached ({why}); upload it later with `huggingface-cli upload {repo_id} {out}`")
-    from huggingface_hub import HfApi
-
-    api = HfApi()
     try:
-        api.create_repo(repo_id, private=private, exist_ok=True)
-        api.upload_folder(folder_path=str(out), repo_id=repo_id, commit_message=message)
+        upload_judge_folder(out, repo_id, private, message)
     except Exception as e:  # noqa: BLE001 - network, token and permission failures alike: one line
         first = next((line.strip() for line in str(e).splitlines() if line.strip()), type(e).__name__)
         raise ReleasePushError(f"release folder written to {out}; --push to {repo_id} failed "

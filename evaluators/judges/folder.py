@@ -285,14 +285,47 @@ def write_judge_folder(backbone: AudioLLM, out: str | Path, kind: str, name: str
               "backbone": backbone.spec.name, "base_model": _save_base(backbone, out), **fields,
               "chat_template_source": backbone.template_source, "max_seconds": max_seconds, "seed": seed,
               **(extra or {})}
-    (out / JUDGE_CONFIG).write_text(json.dumps(config, indent=2, ensure_ascii=False))
+    write_judge_config(out, config)
     return out
+
+
+def write_judge_config(folder: str | Path, config: dict) -> Path:
+    """The one writer of ``judge_config.json`` (saving a judge, importing one, releasing one):
+    2-space-indented JSON, non-ASCII kept. Returns its path."""
+    path = Path(folder) / JUDGE_CONFIG
+    path.write_text(json.dumps(config, indent=2, ensure_ascii=False))
+    return path
+
+
+def write_head_weights(tensors: dict[str, torch.Tensor], folder: str | Path, filename: str = HEAD_WEIGHTS) -> Path:
+    """Write head ``tensors`` (name -> tensor, moved to host memory) to ``folder/filename`` as
+    safetensors; a tensor holding NaN or infinity is refused before anything is written."""
+    from safetensors.torch import save_file
+
+    path = Path(folder) / filename
+    tensors = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
+    check_finite_tensors(tensors, str(path))
+    save_file(tensors, str(path))
+    return path
 
 
 def save_head_weights(head: torch.nn.Module, folder: str | Path, filename: str = HEAD_WEIGHTS) -> None:
     """Write a head's weights to ``folder/filename`` (default ``word_head.safetensors``)."""
-    from safetensors.torch import save_file
+    write_head_weights(head.state_dict(), folder, filename)
 
-    tensors = {k: v.detach().cpu().contiguous() for k, v in head.state_dict().items()}
-    check_finite_tensors(tensors, str(Path(folder) / filename))
-    save_file(tensors, str(Path(folder) / filename))
+
+def upload_judge_folder(folder: str | Path, repo_id: str, private: bool = True, message: str | None = None) -> str:
+    """The one Hub uploader of a judge folder (a saved judge, a release): creates ``repo_id``
+    (``private`` by default) if missing and uploads the folder. A ``base_model`` recorded as a
+    local folder is refused first: nobody the judge is shared with has it. Returns the commit URL."""
+    from huggingface_hub import HfApi
+
+    config = read_judge_config(folder)
+    if is_local_path(config["base_model"]):
+        raise JudgeFolderError(f"{config.get('judge_name', folder)}: base_model {config['base_model']!r} is a local "
+                               "folder; load the judge on a hub base model (or release it with omnijudge release "
+                               "--base-model) to share it")
+    api = HfApi()
+    api.create_repo(repo_id, private=private, exist_ok=True)
+    return str(api.upload_folder(folder_path=str(folder), repo_id=repo_id,
+                                 commit_message=message or f"omnijudge {config['kind']} judge {config.get('judge_name')}"))

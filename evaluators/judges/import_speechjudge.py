@@ -28,7 +28,7 @@ from torch import nn
 
 from evaluators.hub_access import require_model
 from evaluators.backbones import detect_backbone
-from evaluators.judges.folder import ADAPTER_WEIGHTS, FORMAT, FORMAT_VERSION, JUDGE_CONFIG, read_json_object
+from evaluators.judges.folder import ADAPTER_WEIGHTS, FORMAT, FORMAT_VERSION, read_json_object, write_judge_config
 from evaluators.judges.scalar_reward import (
     SPEECHJUDGE,
     ScalarRewardJudge,
@@ -247,7 +247,7 @@ def import_btrm(ckpt_dir: str | Path, base: str | Path = DEFAULT_BASE, out: str 
                                 "head_dtype": str(head["weight"].dtype).removeprefix("torch."),
                                 "lora_r": adapter_config.get("r"), "lora_target_modules": original_targets,
                                 "adapter_keys_renamed": renamed}}
-    (out / JUDGE_CONFIG).write_text(json.dumps(config, indent=2, ensure_ascii=False))
+    write_judge_config(out, config)
     return out
 
 

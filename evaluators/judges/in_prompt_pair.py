@@ -45,7 +45,6 @@ from evaluators.judges.label_words import first_token_ids, label_token_pieces
 from evaluators.judges.persistence import JudgePersistence
 from evaluators.judges.two_audio_prompt import (collate_two_clips, prepare_two_clips, render_two_clip_prompt,
                                                 two_clip_problem)
-from evaluators.length_batches import in_input_order
 
 READ_AT = 'logit("1") - logit("2") at the last prompt token (left padding), both orders averaged'
 #: The name a route slot or ``score pairs --judge`` gives the zero-shot in-prompt judge (the default
@@ -161,23 +160,17 @@ class InPromptPairJudge(JudgePersistence):
         return collate_two_clips(self.backbone, examples)
 
     # ---- model ----------------------------------------------------------------------------------
-    def margins(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """``logit(label 1) - logit(label 2)`` at the last position: (B,) float32, differentiable."""
         logits = self.backbone.label_logits(batch, self.label_ids)
         return logits[:, 0] - logits[:, 1]
 
-    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
-        """``{"p_first", "margin"}`` per prepared order, in input order (sorted by length and batched;
-        each result is its own row's, so it does not depend on its batch-mates' lengths beyond padding)."""
-        def run(batch: list[dict]) -> list[dict]:
-            m = self.margins(self.collate(batch)).double().cpu().numpy()
-            return [{"p_first": float(expit(v)), "margin": float(v)} for v in m]
+    margins = forward  # deprecated name (the pairs training task calls it)
 
-        return in_input_order(examples, lambda ex: len(ex["input_ids"]), run, batch_size, [self.backbone.model])
-
-    def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
-        """One order per input (``{"wave_a", "wave_b", "fields"}``): ``{"p_first", "margin"}``."""
-        return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)
+    def _decide(self, outputs: torch.Tensor, examples: list[dict]) -> list[dict]:
+        """``{"p_first", "margin"}`` per prepared order (each its own row's, so it does not depend on
+        its batch-mates beyond padding)."""
+        return [{"p_first": float(expit(v)), "margin": float(v)} for v in outputs.double().cpu().numpy()]
 
     def compare(self, wave_a: np.ndarray, wave_b: np.ndarray, fields: dict | None = None) -> dict:
         """The order-free verdict on one pair: :func:`debiased` of both orders."""

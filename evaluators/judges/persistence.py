@@ -38,18 +38,50 @@ from evaluators.judges.folder import (
     JudgeFolderError,
     check_finite_tensors,
     check_weight_file,
-    is_local_path,
     load_backbone,
     provenance_fields,
     read_judge_config,
+    upload_judge_folder,
     weights_hash,
+    write_head_weights,
     write_judge_folder,
 )
 from evaluators.judges.label_words import check_recorded_ids
 from evaluators.library_noise import warn_again
 
 
-class JudgePersistence(torch.nn.Module):
+class JudgeModule(torch.nn.Module):
+    """How every judge scores. Public verbs: ``prepare_input(x)`` (the kind's CPU half, run in a
+    data-loader worker), ``score_examples``, ``score`` and ``forward(batch)`` (differentiable;
+    training calls it too). A kind supplies ``prepare_input``, ``forward`` and ``_decide(outputs,
+    examples)``; the engine runs them (:func:`evaluators.engine.forward_batches`)."""
+
+    #: Key of a prepared example that holds its model inputs (None: the example is them).
+    inputs_key: ClassVar[str | None] = None
+
+    def collate(self, examples: list[dict]) -> dict[str, torch.Tensor]:
+        """A left-padded batch of model inputs (default: the backbone's own collate)."""
+        return self.backbone.collate(examples)
+
+    def _model_inputs(self, example: dict) -> dict:
+        return example[self.inputs_key] if self.inputs_key else example
+
+    def _length(self, example: dict) -> int:
+        """What batches are sorted by (prompt tokens; ties keep input order)."""
+        return len(self._model_inputs(example)["input_ids"])
+
+    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
+        """One result per :meth:`prepare_input` output, in order, the same whatever ``batch_size``."""
+        from evaluators.engine import forward_batches
+
+        return forward_batches(self, examples, batch_size)
+
+    def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
+        """:meth:`prepare_input` then :meth:`score_examples`: one result per input, in order."""
+        return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)
+
+
+class JudgePersistence(JudgeModule):
     """Folder I/O and provenance shared by every judge kind (see the module docstring for the hooks).
 
     The judge itself holds ``backbone`` (an ``AudioLLM``), ``name``, ``seed``, ``max_seconds``
@@ -99,15 +131,13 @@ class JudgePersistence(torch.nn.Module):
         """Write this judge as a judge folder (``docs/judge_folder.md``); ``extra`` adds keys
         (training-side: ``task``, ``lora``, ``training``). Head weights holding NaN or infinity are
         refused before anything is written. Returns the folder."""
-        tensors = {k: v.detach().cpu().contiguous() for k, v in self._head_tensors().items()}
+        tensors = self._head_tensors()
         if tensors:
             check_finite_tensors(tensors, str(Path(folder) / self.head_file))
         out = write_judge_folder(self.backbone, folder, self.kind, self.name, self._config_extra(),
                                  self.max_seconds, self.seed, extra)
         if tensors:
-            from safetensors.torch import save_file
-
-            save_file(tensors, str(out / self.head_file))
+            write_head_weights(tensors, out, self.head_file)
         return out
 
     @classmethod
@@ -142,22 +172,11 @@ class JudgePersistence(torch.nn.Module):
 
     def push_to_hub(self, repo_id: str, private: bool = True, extra: dict | None = None,
                     commit_message: str | None = None) -> str:
-        """Save this judge to a temporary folder and upload it to the Hugging Face Hub repository
-        ``repo_id`` (created, ``private`` by default, if missing). A base model recorded as a local
-        folder is refused: nobody the judge is shared with has it. Returns the commit URL."""
-        from huggingface_hub import HfApi
-
+        """Save this judge to a temporary folder and upload it to the Hub repository ``repo_id``
+        (:func:`evaluators.judges.folder.upload_judge_folder`). Returns the commit URL."""
         with tempfile.TemporaryDirectory() as tmp:
             out = self.save_pretrained(Path(tmp) / "judge", extra)
-            base = read_judge_config(out)["base_model"]
-            if is_local_path(base):
-                raise JudgeFolderError(f"{self.name}: base_model {base!r} is a local folder; load the judge on a "
-                                       "hub base model (or release it with omnijudge release --base-model) to share it")
-            api = HfApi()
-            api.create_repo(repo_id, private=private, exist_ok=True)
-            info = api.upload_folder(folder_path=str(out), repo_id=repo_id,
-                                     commit_message=commit_message or f"omnijudge {self.kind} judge {self.name}")
-        return str(info)
+            return upload_judge_folder(out, repo_id, private, commit_message)
 
     # ---- helpers for the kinds' hooks --------------------------------------------------------------
     @classmethod

@@ -23,10 +23,9 @@ from torch import nn
 
 from evaluators.audio_io import prepare_segments
 from evaluators.backbones import AudioLLM
-from evaluators.judges.folder import JudgeFolderError, check_finite_tensors
+from evaluators.judges.folder import JudgeFolderError, write_head_weights
 from evaluators.judges.head_prompt import HeadPrompt
 from evaluators.judges.persistence import JudgePersistence
-from evaluators.length_batches import in_input_order
 
 #: The head's weights in a judge folder: ``weight`` (1, hidden) and ``bias`` (1,), float32.
 REWARD_HEAD = "reward_head.safetensors"
@@ -140,7 +139,7 @@ class ScalarRewardJudge(JudgePersistence):
         return self.backbone.prepare(wave, after, self.prompt.system_prompt, text_before_audio=before)
 
     # ---- model ----------------------------------------------------------------------------------
-    def rewards(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """Rewards of a left-padded batch (``AudioLLM.collate``): (B,) float32. Differentiable.
 
         Position -1 is every row's final prompt token because the batch is left padded.
@@ -148,30 +147,22 @@ class ScalarRewardJudge(JudgePersistence):
         hidden = self.backbone.last_hidden_state(**batch)[:, -1, :]
         return nn.functional.linear(hidden.float(), self.head.weight.float(), self.head.bias.float())[:, 0]
 
-    def score_waves(self, waves: list[np.ndarray], fields: list[dict] | None = None,
-                    batch_size: int = 8) -> list[float]:
-        """Rewards of clips, in input order (:meth:`score` without the dicts)."""
-        inputs = [{"wave": w, "fields": fields[i] if fields else None} for i, w in enumerate(waves)]
-        return [r["score"] for r in self.score(inputs, batch_size=batch_size)]
+    rewards = forward  # deprecated name (the pairs training task calls it)
 
     def prepare_input(self, x: dict) -> dict:
         """The CPU half of one input ``{"wave", "fields"}``: its model inputs (:meth:`prepare`)."""
         return self.prepare(x["wave"], x.get("fields") or {})
 
-    @torch.no_grad()
-    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
-        """``{"score": reward}`` per prepared input, in order. Examples are sorted by token length
-        and batched (little padding); in float32 a reward does not depend on its batch (to about
-        1e-5)."""
-        def run(batch: list[dict]) -> list[dict]:
-            return [{"score": float(v)} for v in self.rewards(self.backbone.collate(batch)).double().cpu().tolist()]
+    def _decide(self, outputs: torch.Tensor, examples: list[dict]) -> list[dict]:
+        """``{"score": reward}`` per example; in float32 a reward does not depend on its batch (to about 1e-5)."""
+        return [{"score": float(v)} for v in outputs.double().cpu().tolist()]
 
-        return in_input_order(examples, lambda ex: len(ex["input_ids"]), run, batch_size, [self.backbone.model])
-
-    def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
-        """The ``Judge`` protocol's batched scoring: ``{"wave", "fields"}`` -> ``{"score": reward}``
-        per input, in input order."""
-        return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)
+    # ---- deprecated names (tests and scripts still call them) -------------------------------------
+    def score_waves(self, waves: list[np.ndarray], fields: list[dict] | None = None,
+                    batch_size: int = 8) -> list[float]:
+        """Rewards of clips, in input order (:meth:`score` without the dicts)."""
+        inputs = [{"wave": w, "fields": fields[i] if fields else None} for i, w in enumerate(waves)]
+        return [r["score"] for r in self.score(inputs, batch_size=batch_size)]
 
     def pairwise_rewards(self, wave_a: np.ndarray, wave_b: np.ndarray, text: str) -> tuple[float, float]:
         """Rewards of two renditions of ``text``, scored in one batch as SpeechJudge's pairwise
@@ -222,10 +213,4 @@ def config_fields(prompt: HeadPrompt, hidden: int) -> dict:
 
 def save_reward_head(weight: torch.Tensor, bias: torch.Tensor, folder: str | Path) -> Path:
     """Write ``weight`` (1, H) and ``bias`` (1,) as float32 to ``folder/reward_head.safetensors``."""
-    from safetensors.torch import save_file
-
-    path = Path(folder) / REWARD_HEAD
-    tensors = {"weight": weight.detach().float().cpu().contiguous(), "bias": bias.detach().float().cpu().contiguous()}
-    check_finite_tensors(tensors, str(path))
-    save_file(tensors, str(path))
-    return path
+    return write_head_weights({"weight": weight.detach().float(), "bias": bias.detach().float()}, folder, REWARD_HEAD)

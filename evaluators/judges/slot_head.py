@@ -32,7 +32,6 @@ from evaluators.backbones import audio_token_count
 from evaluators.config_input import FieldError, check_fields, checked, short_text
 from evaluators.judges.config_rules import HEAD_MODES
 from evaluators.judges.folder import JUDGE_CONFIG, JudgeConfigError
-from evaluators.length_batches import in_input_order
 
 #: Audio tokens per second of Qwen2-Audio / Qwen2.5-Omni (conv stride 2 + pool 2 over 10 ms mels);
 #: a backbone with other arithmetic (Qwen3-Omni: 13) gives its own count to span_example_fields.
@@ -163,6 +162,8 @@ def logits_in_input_order(backbone, head: "WordHead", examples: list[dict], coll
     Batches are length-bucketed; every position is gathered per row, so a clip's logits do not
     depend on its batch. Backbone and head run in eval mode and are put back as they were.
     """
+    from evaluators.engine import in_input_order
+
     def run(batch: list[dict]) -> list[np.ndarray]:
         logits = slot_head_logits(backbone, head, collate(batch)).double().cpu().numpy()
         return [logits[row, : len(ex["word_pos"])] for row, ex in enumerate(batch)]

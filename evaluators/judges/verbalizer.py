@@ -1,8 +1,8 @@
 """VerbalizerJudge: a rating read from label-token logits, no generation.
 
 ``score = sum_L softmax(logits[-1, label tokens])_L * value(L)`` at the last prompt position of a
-left-padded batch. The same object serves training (``label_logits`` is differentiable) and
-scoring (``score_waves``: length-bucketed batches whose scores do not depend on the batch).
+left-padded batch. The same module serves training (``forward`` is differentiable) and scoring
+(``score``: the engine's length-sorted batches, whose scores do not depend on the batch).
 """
 
 from __future__ import annotations
@@ -114,10 +114,12 @@ class VerbalizerJudge(JudgePersistence):
         return self.backbone.prepare(wave, after, self.preset.system_prompt, text_before_audio=before,
                                      assistant_prefix=self.preset.assistant_prefix)
 
-    def label_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """Logits of the label tokens at the last position: (B, n_labels) float32. Differentiable;
         computed from the last hidden state and the label rows of ``lm_head`` only."""
         return self.backbone.label_logits(batch, self.label_ids)
+
+    label_logits = forward  # deprecated name (training tasks, scripts and tests still call it)
 
     def expected_score(self, label_logits: torch.Tensor) -> torch.Tensor:
         """Probability-weighted label value: (B, n_labels) -> (B,)."""
@@ -133,14 +135,9 @@ class VerbalizerJudge(JudgePersistence):
         return JudgeOutput(score=score, probs={l: float(p) for l, p in zip(labels, probs)},
                            label=labels[int(np.argmax(probs))])
 
-    @torch.no_grad()
     def score_waves(self, waves: list[np.ndarray], batch_size: int = 8,
                     fields: list[dict] | None = None) -> list[JudgeOutput]:
-        """Score clips (mono float32, 16 kHz). Returns one ``JudgeOutput`` per clip, in input order.
-
-        Segments are sorted by length and batched (length bucketing: little padding), then
-        reassembled; a long clip's window probabilities are averaged weighted by duration.
-        """
+        """Deprecated: :meth:`score` of ``{"wave", "fields"}`` as ``JudgeOutput`` objects (tests, scripts)."""
         return self.score_prepared([self.prepare_clip(w, fields[i] if fields else None) for i, w in enumerate(waves)],
                                    batch_size)
 
@@ -152,32 +149,22 @@ class VerbalizerJudge(JudgePersistence):
             parts = prepare_segments(wave, policy=self.long_clip_policy, max_seconds=self.max_seconds)
         return [(weight, self.prepare(seg, fields)) for seg, weight in parts]
 
-    @torch.no_grad()
     def score_prepared(self, clips: list[list[tuple[float, dict]]], batch_size: int = 8) -> list[JudgeOutput]:
         """The model half: one ``JudgeOutput`` per clip of :meth:`prepare_clip` output, in order.
-        Segments are sorted by length and batched (little padding); a long clip's window
+        Every segment is one example of the engine's forward batch; a long clip's window
         probabilities are averaged weighted by duration."""
         segments = [(i, weight, inputs) for i, parts in enumerate(clips) for weight, inputs in parts]
-        seg_probs: list[np.ndarray | None] = [None] * len(segments)
-        was_training = self.backbone.model.training
-        self.backbone.model.eval()
-        try:
-            cuda = self.backbone.device.type == "cuda"
-            for chunk in self._batches([len(s[2]["input_ids"]) for s in segments], batch_size):
-                batch = self.backbone.collate([segments[k][2] for k in chunk])
-                if cuda:  # page-locked, so the non-blocking copies to the device are asynchronous
-                    batch = {k: v.pin_memory() for k, v in batch.items()}
-                probs = torch.softmax(self.label_logits(batch).double(), dim=-1).cpu().numpy()
-                for k, p in zip(chunk, probs):
-                    seg_probs[k] = p
-        finally:
-            self.backbone.model.train(was_training)
+        seg_probs = super().score_examples([inputs for _, _, inputs in segments], batch_size)
         sums = [np.zeros(len(self.preset.labels)) for _ in clips]
         weights = [0.0 for _ in clips]
         for (i, weight, _), p in zip(segments, seg_probs):
             sums[i] += weight * p
             weights[i] += weight
         return [self._verdict(s / w) for s, w in zip(sums, weights)]
+
+    def _decide(self, outputs: torch.Tensor, examples: list[dict]) -> list[np.ndarray]:
+        """Label probabilities (float64) of each segment."""
+        return list(torch.softmax(outputs.double(), dim=-1).cpu().numpy())
 
     def estimated_tokens(self, seconds: float) -> int:
         """Prompt tokens (all segments) of a clip of ``seconds``, from its length alone: for
@@ -192,31 +179,12 @@ class VerbalizerJudge(JudgePersistence):
             [min(self.max_seconds, seconds - k * self.max_seconds) for k in range(max(1, math.ceil(seconds / self.max_seconds)))]
         return sum(self._prompt_tokens + bb.audio_token_count(bb.frame_count(int(s * SAMPLE_RATE))) for s in windows)
 
-    def _batches(self, lengths: list[int], batch_size: int) -> list[list[int]]:
-        """Indices in batches: sorted by length (little padding), or, with ``exact_length_batches``,
-        never mixing two lengths (no padding at all)."""
-        order = sorted(range(len(lengths)), key=lambda k: lengths[k])
-        if not self.exact_length_batches:
-            return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
-        batches: list[list[int]] = []
-        for k in order:
-            if batches and len(batches[-1]) < batch_size and lengths[batches[-1][0]] == lengths[k]:
-                batches[-1].append(k)
-            else:
-                batches.append([k])
-        return batches
-
-    def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
-        """The ``Judge`` protocol's batched scoring: ``{"wave", ["fields"]}`` -> ``{"score", "label",
-        "probs"}`` per input, in input order (see :meth:`score_waves`)."""
-        return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)
-
     def prepare_input(self, x: dict) -> dict:
-        """The CPU half of :meth:`score` for one input."""
+        """The CPU half of :meth:`score` for one input ``{"wave", ["fields"]}``."""
         return {"segments": self.prepare_clip(x["wave"], x.get("fields") or {})}
 
     def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
-        """The model half of :meth:`score` over :meth:`prepare_input` outputs, input order."""
+        """``{"score", "label", "probs"}`` per :meth:`prepare_input` output, input order."""
         outs = self.score_prepared([x["segments"] for x in examples], batch_size=batch_size)
         return [{"score": o.score, "label": o.label, "probs": o.probs} for o in outs]
 

@@ -39,6 +39,7 @@ from torch import nn
 
 from evaluators.hub_access import require_model
 from evaluators.backbones import SAMPLE_RATE
+from evaluators.judges.persistence import JudgeModule
 
 __all__ = ["FCNN", "MAX_TOKENS", "PUBLIC_WHISPER", "WEIGHT_FILES", "WhiStressDetector", "is_whistress_folder",
            "merge_stressed_tokens"]
@@ -88,7 +89,7 @@ def merge_stressed_tokens(tokens: list[tuple[str, float]]) -> list[tuple[str, fl
     return [(w.strip(), p) for w, p in merged]
 
 
-class WhiStressDetector(nn.Module):
+class WhiStressDetector(JudgeModule):
     """The public WhiStress model as a stress detector for ``omnijudge score cast``.
 
     ``score`` inputs: ``{"wave", "words", ["sentence"]}`` (the transcript is ``sentence``, else the
@@ -184,31 +185,27 @@ class WhiStressDetector(nn.Module):
                                        max_length=self.max_tokens)["input_ids"]
         return {"input_features": feats, "input_ids": np.asarray(ids, dtype=np.int64)}
 
-    @torch.no_grad()
-    def token_probs(self, features: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    def collate(self, examples: list[dict]) -> dict[str, torch.Tensor]:
+        """Stacked ``input_features`` (B, n_mels, 3000) and ``input_ids`` (B, ``max_tokens``): every
+        example has the same shapes, so nothing is padded."""
+        return {k: torch.from_numpy(np.stack([e[k] for e in examples])) for k in ("input_features", "input_ids")}
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """P(stressed) of each transcript token (B, T), already shifted so entry ``i`` belongs to token ``i``."""
-        out = self.whisper(input_features=features, decoder_input_ids=ids, output_hidden_states=True)
+        features = batch["input_features"].to(self.device, self.whisper.dtype)
+        out = self.whisper(input_features=features, decoder_input_ids=batch["input_ids"].to(self.device),
+                           output_hidden_states=True)
         block = self.decoder_block(hidden_states=out.decoder_hidden_states[self.layer_for_head],
                                    encoder_hidden_states=out.encoder_hidden_states[self.layer_for_head])
         hidden = block[0] if isinstance(block, tuple) else block  # older transformers return a tuple
         probs = torch.softmax(self.classifier(hidden).float(), dim=-1)[..., 1]
         return torch.roll(probs, shifts=1, dims=1)  # the public right shift: token i <- position i - 1
 
-    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
+    def _decide(self, outputs: torch.Tensor, examples: list[dict]) -> list[dict]:
         results = []
-        dtype = self.whisper.dtype
-        for start in range(0, len(examples), batch_size):
-            chunk = examples[start:start + batch_size]
-            feats = torch.from_numpy(np.stack([e["input_features"] for e in chunk])).to(self.device, dtype)
-            ids = torch.from_numpy(np.stack([e["input_ids"] for e in chunk])).to(self.device)
-            probs = self.token_probs(feats, ids).double().cpu().numpy()
-            for e, p in zip(chunk, probs):
-                kept = [(self.processor.tokenizer.decode([int(t)], skip_special_tokens=False), float(q))
-                        for t, q in zip(e["input_ids"], p) if int(t) not in self.special_ids]
-                words = merge_stressed_tokens(kept)
-                results.append({"words": [w for w, _ in words], "probs": [q for _, q in words],
-                                "n_tokens": len(kept)})
+        for e, p in zip(examples, outputs.double().cpu().numpy()):
+            kept = [(self.processor.tokenizer.decode([int(t)], skip_special_tokens=False), float(q))
+                    for t, q in zip(e["input_ids"], p) if int(t) not in self.special_ids]
+            words = merge_stressed_tokens(kept)
+            results.append({"words": [w for w, _ in words], "probs": [q for _, q in words], "n_tokens": len(kept)})
         return results
-
-    def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
-        return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)

@@ -24,7 +24,6 @@ from evaluators.judges.slot_head import (
     WordHead,
     WordHeadConfig,
     collate_slots,
-    logits_in_input_order,
     new_slot_head,
     slot_head_config,
     slot_head_logits,
@@ -50,6 +49,7 @@ class WordTaggerJudge(JudgePersistence):
 
     kind = "word_tagger"
     head_file = HEAD_WEIGHTS
+    inputs_key = "example"
 
     def __init__(self, backbone: AudioLLM, head: WordHead, prompt: HeadPrompt,
                  output_names: tuple[str, ...] = ("stressed",), threshold: float = 0.5,
@@ -109,41 +109,32 @@ class WordTaggerJudge(JudgePersistence):
         return collate_slots(self.backbone, examples)
 
     # ---- model ---------------------------------------------------------------------------------
-    def word_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """Per-word logits (B, W, n_outputs); padded word slots are garbage, mask with ``slot_mask``."""
         return slot_head_logits(self.backbone, self.head, batch)
 
-    def predict(self, waves: list[np.ndarray], transcripts: list[list[str]], langs: list[str] | None = None,
-                batch_size: int = 8, word_times: list[list] | None = None) -> list[np.ndarray]:
-        """Per-word probabilities for each clip: list of (W_i, n_outputs) float64 arrays, input order.
-
-        ``word_times``: per clip, (W_i, 2) [start, end] seconds (required by an aligned head).
-        Batches are length-bucketed; positions are gathered per row, so results do not depend on
-        the batch.
-        """
-        langs = langs or ["en"] * len(waves)
-        times = word_times or [None] * len(waves)
-        examples = [self.prepare(w, t, l, wt) for w, t, l, wt in zip(waves, transcripts, langs, times)]
-        logits = logits_in_input_order(self.backbone, self.head, examples, self.collate, batch_size)
-        return [expit(z) for z in logits]
-
-    def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
-        """The ``Judge`` protocol's batched scoring (see :meth:`predict`): per input, ``words``,
-        ``probs`` (first output, one per word) and ``outputs`` {name: per-word probabilities}."""
-        return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)
+    word_logits = forward  # deprecated name (the cast training task calls it)
 
     def prepare_input(self, x: dict) -> dict:
-        """The CPU half of :meth:`score` for one input dict."""
+        """The CPU half of :meth:`score` for one input dict ``{"wave", "words", ["lang"], ["word_times"]}``."""
         times = x.get("word_times") if self.needs_word_times else None
         return {"words": list(x["words"]), "example": self.prepare(x["wave"], x["words"], x.get("lang", "en"), times)}
 
-    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
-        """The model half of :meth:`score` over :meth:`prepare_input` outputs, input order."""
-        logits = logits_in_input_order(self.backbone, self.head, [x["example"] for x in examples], self.collate,
-                                       batch_size)
+    def _decide(self, outputs: torch.Tensor, examples: list[dict]) -> list[dict]:
+        """Per input ``words``, ``probs`` (first output, one per word) and ``outputs`` {name: per-word
+        probabilities}; positions are gathered per row, so results do not depend on the batch."""
+        logits = outputs.double().cpu().numpy()
+        probs = [expit(logits[row, : len(x["example"]["word_pos"])]) for row, x in enumerate(examples)]
         return [{"words": x["words"], "probs": [float(v) for v in p[:, 0]],
                  "outputs": {n: [float(v) for v in p[:, k]] for k, n in enumerate(self.output_names)}}
-                for x, p in ((x, expit(z)) for x, z in zip(examples, logits))]
+                for x, p in zip(examples, probs)]
+
+    def predict(self, waves: list[np.ndarray], transcripts: list[list[str]], langs: list[str] | None = None,
+                batch_size: int = 8, word_times: list[list] | None = None) -> list[np.ndarray]:
+        """Deprecated (tests call it): per-word probabilities for each clip, (W_i, n_outputs) float64, input order."""
+        langs, times = langs or ["en"] * len(waves), word_times or [None] * len(waves)
+        inputs = [{"wave": w, "words": t, "lang": l, "word_times": wt} for w, t, l, wt in zip(waves, transcripts, langs, times)]
+        return [np.stack([r["outputs"][n] for n in self.output_names], axis=1) for r in self.score(inputs, batch_size)]
 
     # ---- folder (JudgePersistence hooks) -------------------------------------------------------
     def _config_extra(self) -> dict:
