@@ -33,7 +33,6 @@ from evaluators.judges.slot_head import (
     WordHead,
     WordHeadConfig,
     collate_slots,
-    logits_in_input_order,
     new_slot_head,
     slot_head_config,
     slot_head_logits,
@@ -154,9 +153,11 @@ class BoundarySlotJudge(JudgePersistence):
         batch["condition"] = torch.as_tensor([e["condition"] for e in examples], dtype=torch.long)
         return batch
 
-    def slot_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """(B, S, n_outputs) head logits per boundary slot (the kind's docstring names the columns)."""
         return slot_head_logits(self.backbone, self.head, batch)
+
+    slot_logits = forward  # deprecated name (the nvv training tasks and the Likert rater call it)
 
     def _head_tensors(self) -> dict[str, torch.Tensor]:
         return self.head.state_dict()
@@ -182,6 +183,7 @@ class NvvVerifierJudge(BoundarySlotJudge):
     """
 
     kind = "nvv_verifier"
+    inputs_key = "example"
 
     def __init__(self, backbone: AudioLLM, head: WordHead, decision: VerifierDecision = VerifierDecision(),
                  reading: BoundaryReading = BoundaryReading(), *, max_seconds: float | None = None,
@@ -244,16 +246,13 @@ class NvvVerifierJudge(BoundarySlotJudge):
 
     def verify(self, waves: list[np.ndarray], texts: list[str], langs: list[str], target_types: list[str],
                unit_times: list[list], batch_size: int = 8) -> list[dict]:
-        """One decision per clip, input order: ``present``, ``position`` (units) or None,
+        """Deprecated (``scripts/bench_nvv_scoring.py``): :meth:`score` of parallel lists. One
+        decision per clip, input order: ``present``, ``position`` (units) or None,
         ``p_present``, ``text_with_mark`` (the reference text, tagged when present) and
         ``hallucinated_events`` (labels)."""
         inputs = [{"wave": w, "text": t, "lang": l, "target_type": ty, "unit_times": u}
                   for w, t, l, ty, u in zip(waves, texts, langs, target_types, unit_times)]
         return self.score(inputs, batch_size=batch_size)
-
-    def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
-        """The ``Judge`` protocol's batched scoring: :meth:`verify`'s decisions over input dicts."""
-        return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)
 
     def prepare_input(self, x: dict) -> dict:
         """The CPU half of :meth:`score` for one input dict: the example
@@ -261,12 +260,11 @@ class NvvVerifierJudge(BoundarySlotJudge):
         return {"text": x["text"], "lang": x["lang"], "target_type": x["target_type"],
                 "example": self.prepare(x["wave"], x["text"], x["lang"], x["target_type"], x["unit_times"])}
 
-    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
-        """The model half of :meth:`score` over :meth:`prepare_input` outputs, input order."""
-        out = []
-        for x, logits in zip(examples, logits_in_input_order(self.backbone, self.head, [x["example"] for x in examples],
-                                                             self.collate, batch_size)):
-            d = self.decide(logits, x["target_type"])
+    def _decide(self, outputs: torch.Tensor, examples: list[dict]) -> list[dict]:
+        """:meth:`decide` of each clip's own slots, plus ``text_with_mark``."""
+        logits, out = outputs.double().cpu().numpy(), []
+        for row, x in enumerate(examples):
+            d = self.decide(logits[row, : len(x["example"]["word_pos"])], x["target_type"])
             d["text_with_mark"] = (insert_tag(x["text"], x["lang"], d["position"], self.label_of(x["target_type"]))
                                    if d["present"] else x["text"])
             out.append(d)
