@@ -37,7 +37,6 @@ from evaluators.judges.folder import JudgeFolderError
 from evaluators.judges.label_words import first_token_ids, label_token_pieces
 from evaluators.judges.persistence import JudgePersistence
 from evaluators.judges.preset import JudgePreset
-from evaluators.length_batches import in_input_order
 
 CRITERIA = ("emotion", "style", "paralinguistic")
 READOUT_HEAD = "readout_head.safetensors"
@@ -117,6 +116,7 @@ class SpeechEditJudge(JudgePersistence):
     """
 
     kind = "speech_edit_attribute"
+    inputs_key = "inputs"
     head_file = READOUT_HEAD
     hashes_head = True
 
@@ -194,7 +194,7 @@ class SpeechEditJudge(JudgePersistence):
         return np.array([label in allowed for label in self.labels])
 
     # ---- model ---------------------------------------------------------------------------------
-    def logits(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    def forward(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         """From one forward pass, float32 and differentiable: label-row logits (B, L) at the final
         position (None without label words) and read-out head logits (B, slots, levels) (None
         without a head)."""
@@ -207,6 +207,8 @@ class SpeechEditJudge(JudgePersistence):
             return labels, self.head(hidden)
         audio_id = self.backbone.tokenizer.convert_tokens_to_ids(self.backbone.audio_token)
         return labels, self.head(hidden, states, batch["input_ids"].to(states.device) == audio_id)
+
+    logits = forward  # deprecated name (the speecheditbench training task calls it)
 
     def decide(self, labels: np.ndarray | None, head: np.ndarray | None, mask: np.ndarray,
                target: int | None = None) -> dict:
@@ -244,23 +246,11 @@ class SpeechEditJudge(JudgePersistence):
         return {"inputs": self.prepare(request), "mask": self.label_mask(request),
                 "target": self.target_index(request)}
 
-    @torch.no_grad()
-    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
-        """Verdicts of :meth:`prepare_input` outputs in order; batches are length-sorted (results do
-        not depend on them)."""
-        def run(batch: list[dict]) -> list[dict]:
-            labels, head = self.logits(self.backbone.collate([x["inputs"] for x in batch]))
-            labels = labels.double().cpu().numpy() if labels is not None else None
-            head = head.double().cpu().numpy() if head is not None else None
-            return [self.decide(None if labels is None else labels[j], None if head is None else head[j], x["mask"],
-                                x["target"]) for j, x in enumerate(batch)]
-
-        return in_input_order(examples, lambda x: len(x["inputs"]["input_ids"]), run, batch_size,
-                              [self.backbone.model, self.head])
-
-    def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
-        """Verdicts of requests, in order (:meth:`prepare_input` then :meth:`score_examples`)."""
-        return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)
+    def _decide(self, outputs: tuple, examples: list[dict]) -> list[dict]:
+        """:meth:`decide` of each request from its own rows of the label and head logits."""
+        labels, head = (None if z is None else z.double().cpu().numpy() for z in outputs)
+        return [self.decide(None if labels is None else labels[j], None if head is None else head[j], x["mask"],
+                            x["target"]) for j, x in enumerate(examples)]
 
     @property
     def prompt_version(self) -> str:
