@@ -173,7 +173,7 @@ class AttCorpusConfig(StrictFromDict):
     source: str = "synthetic"  # synthetic (procedural voices) | real (installed TTS engines + human recordings, labels by construction; real_corpus.py)
     real_train_sentences: int = 20  # (real) English training prompts (Asterisk), each read by every rung; plus as many (at most 5) an4 card readings and a quarter as many es/fr/it/ru prompts (human + formant)
     real_test_sentences: int = 10  # (real) held-out sentences: LibriVox, Menardi (it) and alsa recordings in turn, each read by every rung of its language
-    real_degraded_human_copies: int = 1  # (real) degraded copies of each human training reading, each with another degradation (the shipped recipe: 2; docs/results.md)
+    real_degraded_human_copies: int = 1  # (real) degraded copies of each human training reading, each with another degradation (the shipped recipe: 3; docs/results.md)
     render_workers: int = 2  # (real) processes rendering clips in parallel (1: in this process)
 
     def __post_init__(self) -> None:
