@@ -94,6 +94,8 @@ def test_held_out_voices_by_name_in_the_config_and_the_validate_command(tmp_path
             AttHlsSettings(held_out_voices=bad)
     import argparse
 
+    from evaluators.option_types import add_options
+
     parser = argparse.ArgumentParser()
-    task.commands.add_validate_arguments(parser)
+    add_options(parser, task.commands.validate_options)
     assert parser.parse_args(["--held-out-voices", "Moon, longxiaochun"]).held_out_voices == ["Moon", "longxiaochun"]

@@ -131,3 +131,19 @@ def test_release_of_a_judge_trained_from_a_local_base_needs_a_hub_id(tmp_path):
     out = release(judge, tmp_path / "rel", base_model="Qwen/Qwen2.5-Omni-7B")
     assert json.loads((out / "judge_config.json").read_text())["base_model"] == "Qwen/Qwen2.5-Omni-7B"
     assert json.loads((judge / "judge_config.json").read_text())["base_model"].endswith("omni")  # source untouched
+
+
+def test_task_options_reach_the_task_typed_with_the_field_defaults():
+    """``synth``/``validate <task>`` give the task its options dataclass; parsed without options it
+    equals the dataclass's defaults (what a caller of ``task.validate`` gets with ``options=None``)."""
+    from evaluators.option_types import from_args
+    from trainer.benchmarks import COMMAND_TASKS
+
+    parser, typed = build_parser(), 0
+    for command, task in COMMAND_TASKS.items():
+        for verb, cls, given in (("synth", task.commands.synth_options, ["--out", "o"]),
+                                 ("validate", task.commands.validate_options, ["--judge", "j", "--corpus", "c"])):
+            if cls is not None:
+                typed += 1
+                assert from_args(cls, parser.parse_args([verb, command, *given])) == cls(), (verb, command)
+    assert typed >= 12

@@ -1,5 +1,6 @@
-"""evaluators/option_types.py: a dataclass's option fields become argparse options and come back
-as the dataclass; the shared sets (Runtime, RunOptions) keep their validators."""
+"""evaluators/option_types.py: a dataclass's option fields become argparse options (positional, required,
+another spelling, list defaults) and come back as the dataclass; the shared sets (Runtime, RunOptions)
+keep their validators."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from evaluators.option_types import add_options, from_args, option
+from evaluators.option_types import add_options, as_options, from_args, option
 from evaluators.run_options import RunOptions
 from evaluators.runtime_options import Runtime, batch_size_arg
 
@@ -57,3 +58,31 @@ def test_shared_sets():
     run = from_args(RunOptions, args, num_workers=0)
     assert run == RunOptions(batch_size=3, num_workers=0, retry_errors=True)
     assert from_args(Runtime, args, device="cpu") == Runtime("cpu", "bfloat16", None)
+
+
+@dataclass(frozen=True)
+class Spelled:
+    source: str = option(None, "which set", positional=True)
+    out: str = option(None, "folder", required=True)
+    location: str | None = option(None, "where from", flag="--from")
+    names: list[str] = option([], "repeatable", nargs="*", action="extend")
+
+
+def test_positional_required_flag_and_list_defaults():
+    p = argparse.ArgumentParser(prog="t", exit_on_error=False)
+    add_options(p, Spelled, change={"source": {"choices": ["a", "b"]}})
+    with pytest.raises(SystemExit):  # --out is required (argparse exits whatever exit_on_error says)
+        p.parse_args(["a"])
+    with pytest.raises(argparse.ArgumentError):  # the choices given by the command
+        p.parse_args(["c", "--out", "o"])
+    args = p.parse_args(["b", "--out", "o", "--from", "hub/x", "--names", "1", "--names", "2"])
+    assert from_args(Spelled, args) == Spelled("b", "o", "hub/x", ["1", "2"])
+    fresh = p.parse_args(["a", "--out", "o"])
+    assert fresh.names == [] and Spelled().names == [] and Spelled().names is not Spelled().names
+
+
+def test_as_options_takes_a_mapping_an_object_or_none():
+    assert as_options(Sample, None) == Sample()
+    assert as_options(Sample, {"mode": "exact"}) == Sample(mode="exact")
+    given = Sample(batch_size=2)
+    assert as_options(Sample, given) is given

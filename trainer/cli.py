@@ -9,8 +9,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
+from evaluators.option_types import add_options, from_args, option
 from evaluators.runtime_options import add_runtime_arguments, runtime_from_args
 
 
@@ -50,26 +52,83 @@ def _task_subparsers(parent, dest: str, help_attr: str):
                                  help=getattr(task.commands, help_attr).replace("%", "%%"))
 
 
-def _task_options(task, parser, add) -> list[str]:
-    """Let the task add its own options; returns their destinations."""
+def _task_options(parser, options_class, add):
+    """Add the task's own options (its options dataclass, else its ``add`` function); returns how
+    parsed arguments become the task's options (that dataclass, else a dict of the added options)."""
+    if options_class is not None:
+        add_options(parser, options_class)
+        return lambda args: from_args(options_class, args)
     before = {a.dest for a in parser._actions}
     add(parser)
-    return [a.dest for a in parser._actions if a.dest not in before]
+    own = [a.dest for a in parser._actions if a.dest not in before]
+    return lambda args: {k: getattr(args, k) for k in own}
+
+
+@dataclass(frozen=True)
+class SynthTarget:
+    """What every ``omnijudge synth <task>`` takes besides the task's own options."""
+
+    out: str = option(None, "output folder", required=True)
+    seed: int = option(0, "random seed: the same seed and options write the same corpus (default 0)", type=int)
+
+
+@dataclass(frozen=True)
+class ValidateTarget:
+    """What every ``omnijudge validate <task>`` takes besides the task's own and the runtime options."""
+
+    judge: str = option(None, "judge folder", required=True)
+    corpus: str | None = option(None, "labelled corpus folder of this benchmark", required=True)
+    out: str | None = option(None, "write the report JSON here")
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    """``omnijudge train``'s options."""
+
+    config: str | None = option(None, "YAML run config (configs/...)")
+    set: list[str] = option([], "override config keys, e.g. optim.lr=2e-4 (repeatable)", nargs="*",
+                            action="extend", metavar="KEY=VALUE")
+    no_resume: bool = option(False, "start over even if out_dir holds a checkpoint")
+    help_config: bool = option(False, "print every config key with its default and meaning")
+
+
+@dataclass(frozen=True)
+class ReleaseOptions:
+    """``omnijudge release``'s options."""
+
+    checkpoint: str = option(None, "run folder (uses its final/) or judge folder", required=True)
+    out: str = option(None, "release folder to write (new or empty; never inside the checkpoint)", required=True)
+    overwrite: bool = option(False, "replace a non-empty --out (swapped in once complete)")
+    validation: str | None = option(None, "validation report JSON (default: the run's validation.json)")
+    base_model: str | None = option(None, "hub id of the base model to record (required when the judge was "
+                                          "trained from a local folder)")
+    push: bool = option(False, "upload with huggingface_hub")
+    repo_id: str | None = option(None, "Hub repo id for --push")
+    public: bool = option(False, "create the Hub repo public (default private)")
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    """``omnijudge demo``'s options besides the runtime ones."""
+
+    out: str = option("demo_out", "output folder (report.json, summary.md, release/, ...)")
+    config: str | None = option(None, "run config (default: configs/att/tiny_real.yaml, the real-audio recipe; "
+                                      "configs/att/tiny.yaml: the synthetic one)")
+    set: list[str] = option([], "override config keys (repeatable)", nargs="*", action="extend", metavar="KEY=VALUE")
 
 
 @listed("build a benchmark's synthetic corpus (with simulated listeners where it has them)")
 def add_synth_command(sub) -> None:
     p = sub.add_parser("synth", help=add_synth_command.help)
     for task, sp in _task_subparsers(p, "benchmark", "synth_help"):
-        sp.add_argument("--out", required=True, help="output folder")
-        sp.add_argument("--seed", type=int, default=0,
-                        help="random seed: the same seed and options write the same corpus (default 0)")
-        own = _task_options(task, sp, task.commands.add_synth_arguments)
+        add_options(sp, SynthTarget)
+        read = _task_options(sp, task.commands.synth_options, task.commands.add_synth_arguments)
 
-        def run(args, task=task, own=own) -> int:
+        def run(args, task=task, read=read) -> int:
             from trainer.synth.written_summary import in_words
 
-            print(in_words(task.commands.synth(Path(args.out), args.seed, {k: getattr(args, k) for k in own}), args.out))
+            target = from_args(SynthTarget, args)
+            print(in_words(task.commands.synth(Path(target.out), target.seed, read(args)), target.out))
             return 0
 
         sp.set_defaults(func=run)
@@ -79,24 +138,21 @@ def add_synth_command(sub) -> None:
 def add_train_command(sub) -> None:
     p = sub.add_parser("train", help=add_train_command.help,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--config", required=False, help="YAML run config (configs/...)")
-    p.add_argument("--set", nargs="*", action="extend", default=[], metavar="KEY=VALUE",
-                   help="override config keys, e.g. optim.lr=2e-4 (repeatable)")
-    p.add_argument("--no-resume", action="store_true", help="start over even if out_dir holds a checkpoint")
-    p.add_argument("--help-config", action="store_true", help="print every config key with its default and meaning")
+    add_options(p, TrainOptions)
 
     def run(args) -> int:
         from trainer.config import describe_config, load_config
 
-        if args.help_config:
+        o = from_args(TrainOptions, args)
+        if o.help_config:
             print(describe_config())
             return 0
-        if not args.config:
+        if not o.config:
             raise ValueError("--config is required (or --help-config)")
         from trainer.train import train
 
-        cfg = load_config(args.config, _parse_overrides(args.set))
-        print(f"run folder: {train(cfg, resume=not args.no_resume)}")
+        cfg = load_config(o.config, _parse_overrides(o.set))
+        print(f"run folder: {train(cfg, resume=not o.no_resume)}")
         return 0
 
     p.set_defaults(func=run)
@@ -106,51 +162,46 @@ def add_train_command(sub) -> None:
 def add_validate_command(sub) -> None:
     p = sub.add_parser("validate", help=add_validate_command.help)
     for task, sp in _task_subparsers(p, "benchmark", "validate_help"):
-        sp.add_argument("--judge", required=True, help="judge folder")
-        sp.add_argument("--corpus", required=task.commands.corpus_required,
-                        help="labelled corpus folder of this benchmark")
-        sp.add_argument("--out", help="write the report JSON here")
-        own = _task_options(task, sp, task.commands.add_validate_arguments)
+        add_options(sp, ValidateTarget, change={"corpus": {"required": task.commands.corpus_required}})
+        read = _task_options(sp, task.commands.validate_options, task.commands.add_validate_arguments)
         add_runtime_arguments(sp)
 
-        def run(args, task=task, own=own) -> int:
-            report = task.validate(args.judge, args.corpus, out=args.out,
-                                   options={k: getattr(args, k) for k in own}, runtime=runtime_from_args(args))
+        def run(args, task=task, read=read) -> int:
+            target = from_args(ValidateTarget, args)
+            report = task.validate(target.judge, target.corpus, out=target.out, options=read(args),
+                                   runtime=runtime_from_args(args))
             print(json.dumps(report, indent=2))
             return 0
 
         sp.set_defaults(func=run)
 
 
+def _read_validation(path: str | None) -> dict | None:
+    """``--validation``'s report (None when not given); one line naming the file when it is no JSON object."""
+    if not path:
+        return None
+    try:
+        validation = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"--validation {path}:{e.lineno}: not JSON ({e.msg})") from None
+    if not isinstance(validation, dict):
+        raise ValueError(f"--validation {path}: must be a JSON object (a validation report)")
+    return validation
+
+
 @listed("package a trained judge (adapter + judge_config + model card); --push to the Hub")
 def add_release_command(sub) -> None:
     p = sub.add_parser("release", help=add_release_command.help)
-    p.add_argument("--checkpoint", required=True, help="run folder (uses its final/) or judge folder")
-    p.add_argument("--out", required=True, help="release folder to write (new or empty; never inside the checkpoint)")
-    p.add_argument("--overwrite", action="store_true", help="replace a non-empty --out (swapped in once complete)")
-    p.add_argument("--validation", help="validation report JSON (default: the run's validation.json)")
-    p.add_argument("--base-model", help="hub id of the base model to record (required when the judge was "
-                                        "trained from a local folder)")
-    p.add_argument("--push", action="store_true", help="upload with huggingface_hub")
-    p.add_argument("--repo-id", help="Hub repo id for --push")
-    p.add_argument("--public", action="store_true", help="create the Hub repo public (default private)")
+    add_options(p, ReleaseOptions)
 
     def run(args) -> int:
-        from trainer.release import release
+        from trainer.release import ReleasePushError, release
 
-        validation = None
-        if args.validation:
-            try:
-                validation = json.loads(Path(args.validation).read_text(encoding="utf-8"))
-            except json.JSONDecodeError as e:
-                raise ValueError(f"--validation {args.validation}:{e.lineno}: not JSON ({e.msg})") from None
-            if not isinstance(validation, dict):
-                raise ValueError(f"--validation {args.validation}: must be a JSON object (a validation report)")
-        from trainer.release import ReleasePushError
-
+        o = from_args(ReleaseOptions, args)
+        validation = _read_validation(o.validation)
         try:
-            out = release(args.checkpoint, args.out, validation=validation, push=args.push, repo_id=args.repo_id,
-                          private=not args.public, overwrite=args.overwrite, base_model=args.base_model)
+            out = release(o.checkpoint, o.out, validation=validation, push=o.push, repo_id=o.repo_id,
+                          private=not o.public, overwrite=o.overwrite, base_model=o.base_model)
         except ReleasePushError as e:  # the folder is written; only the upload failed
             if args.verbose:
                 raise
@@ -165,18 +216,16 @@ def add_release_command(sub) -> None:
 @listed("the whole Auto-ATT life cycle on CPU: real speech, a Whisper-base tower and a random-tower comparison by default")
 def add_demo_command(sub) -> None:
     p = sub.add_parser("demo", help=add_demo_command.help)
-    p.add_argument("--out", default="demo_out", help="output folder (report.json, summary.md, release/, ...)")
-    p.add_argument("--config", default=None, help="run config (default: configs/att/tiny_real.yaml, the real-audio recipe; configs/att/tiny.yaml: the synthetic one)")
-    p.add_argument("--set", nargs="*", action="extend", default=[], metavar="KEY=VALUE",
-                   help="override config keys (repeatable)")
+    add_options(p, DemoOptions)
     add_runtime_arguments(p)
 
     def run(args) -> int:
         from trainer.demo import run_demo
 
-        report = run_demo(Path(args.out), config_path=args.config, overrides=_parse_overrides(args.set),
+        o = from_args(DemoOptions, args)
+        report = run_demo(Path(o.out), config_path=o.config, overrides=_parse_overrides(o.set),
                           runtime=runtime_from_args(args))
-        print((Path(args.out) / "summary.md").read_text())
+        print((Path(o.out) / "summary.md").read_text())
         return 0 if report else 1
 
     p.set_defaults(func=run)

@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 
+from evaluators.option_types import add_options, from_args, option
 from trainer.cli import listed
 
 #: Problems ``data check`` prints unless ``--max-shown`` says otherwise (the count is always printed).
@@ -35,6 +37,32 @@ def count_arg(text: str) -> int:
     return value
 
 
+@dataclass(frozen=True)
+class ImportOptions:
+    """``omnijudge data import``'s options (``source``'s choices: ``trainer.data_import.SOURCES``)."""
+
+    source: str = option(None, "which set (its format decides the importer)", positional=True)
+    out: str = option(None, "corpus folder to write (new or empty)", required=True)
+    location: str | None = option(None, "Hub id or local folder in the Hub's layout (default: the set's Hub id, a "
+                                        "Hugging Face Hub download unless it is in the local cache)", flag="--from")
+    columns: list[str] = option([], "column names of a copy that names them differently (bvcc: audio, system, "
+                                    "utterance, listener, score)", nargs="*", metavar="ROLE=COLUMN")
+    overwrite: bool = option(False, "write into a non-empty --out")
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """``omnijudge data check``'s options (``task``'s choices: ``trainer.data_check.task_names()``)."""
+
+    corpus: str = option(None, "corpus folder", positional=True)
+    task: str = option(None, "whose format the corpus is in", required=True)
+    min_raters: int | None = option(None, "fewest raters per labelled item, 0 or more (default: 1 where the format "
+                                          "has raters)", type=count_arg)
+    max_shown: int = option(DEFAULT_SHOWN, f"print at most this many problems (0: all); the count by kind is always "
+                                           f"printed (default {DEFAULT_SHOWN})", type=count_arg)
+    json: bool = option(False, "print the problems as JSON lines")
+
+
 @listed("import public human-label sets; check a labelled corpus before training")
 def add_data_command(sub) -> None:
     from trainer.data_check import task_names
@@ -45,57 +73,46 @@ def add_data_command(sub) -> None:
 
     imp = s.add_parser("import", help="a Hub human-label set -> audio files + JSONL in a task's corpus format, "
                                       "with report.json (rows, labels, rater agreement, dropped rows)")
-    imp.add_argument("source", choices=sorted(SOURCES), help="which set (its format decides the importer)")
-    imp.add_argument("--out", required=True, help="corpus folder to write (new or empty)")
-    imp.add_argument("--from", dest="location", help="Hub id or local folder in the Hub's layout "
-                                                     "(default: the set's Hub id, a Hugging Face Hub download "
-                                                     "unless it is in the local cache)")
-    imp.add_argument("--columns", nargs="*", default=[], metavar="ROLE=COLUMN",
-                     help="column names of a copy that names them differently (bvcc: audio, system, "
-                          "utterance, listener, score)")
-    imp.add_argument("--overwrite", action="store_true", help="write into a non-empty --out")
-
-    def run_import(args) -> int:
-        from evaluators.registry_entry import load_entry
-        from trainer.data_import.report import summary_lines
-
-        entry, _task, hub_id = SOURCES[args.source]
-        location = args.location or hub_id
-        if not location:
-            raise ValueError(f"data import {args.source}: --from is required (no default Hub id)")
-        fn = load_entry({args.source: entry}, args.source, "source")
-        kwargs = {"columns": _columns(args.columns)} if args.columns else {}
-        report = fn(location, args.out, overwrite=args.overwrite, **kwargs)
-        print("\n".join(summary_lines(report)))
-        return 0
-
-    imp.set_defaults(func=run_import)
-
+    add_options(imp, ImportOptions, change={"source": {"choices": sorted(SOURCES)}})
+    imp.set_defaults(func=import_command)
     chk = s.add_parser("check", help="every problem of a labelled corpus as file:line (exit 2 if any)")
-    chk.add_argument("corpus", help="corpus folder")
-    chk.add_argument("--task", required=True, choices=task_names(), help="whose format the corpus is in")
-    chk.add_argument("--min-raters", type=count_arg, default=None, help="fewest raters per labelled item, 0 or "
-                                                                       "more (default: 1 where the format has raters)")
-    chk.add_argument("--max-shown", type=count_arg, default=DEFAULT_SHOWN,
-                     help=f"print at most this many problems (0: all); the count by kind is always printed "
-                          f"(default {DEFAULT_SHOWN})")
-    chk.add_argument("--json", action="store_true", help="print the problems as JSON lines")
+    add_options(chk, CheckOptions, change={"task": {"choices": task_names()}})
+    chk.set_defaults(func=check_command)
 
-    def run_check(args) -> int:
-        from pathlib import Path
 
-        from trainer.data_check import PROBLEM_EXIT_CODE, kinds_line, run_check, summary
+def import_command(args) -> int:
+    """``data import``: the set's importer writes the corpus; its report summary is printed."""
+    from evaluators.registry_entry import load_entry
+    from trainer.data_import import SOURCES
+    from trainer.data_import.report import summary_lines
 
-        found = run_check(Path(args.corpus), args.task, args.min_raters)
-        shown = found.problems if not args.max_shown else found.problems[:args.max_shown]
-        for pr in shown:
-            print(json.dumps(pr.__dict__, ensure_ascii=False) if args.json else str(pr))
-        if found.total:
-            if found.total > len(shown):
-                print(f"... {found.total - len(shown)} more not shown (--max-shown {args.max_shown})", file=sys.stderr)
-            print(kinds_line(found), file=sys.stderr)
-            return PROBLEM_EXIT_CODE
-        print(summary(args.corpus, args.task))
-        return 0
+    o = from_args(ImportOptions, args)
+    entry, _task, hub_id = SOURCES[o.source]
+    location = o.location or hub_id
+    if not location:
+        raise ValueError(f"data import {o.source}: --from is required (no default Hub id)")
+    fn = load_entry({o.source: entry}, o.source, "source")
+    kwargs = {"columns": _columns(o.columns)} if o.columns else {}
+    report = fn(location, o.out, overwrite=o.overwrite, **kwargs)
+    print("\n".join(summary_lines(report)))
+    return 0
 
-    chk.set_defaults(func=run_check)
+
+def check_command(args) -> int:
+    """``data check``: every problem printed (at most ``--max-shown``), exit code 2 when there is one."""
+    from pathlib import Path
+
+    from trainer.data_check import PROBLEM_EXIT_CODE, kinds_line, run_check, summary
+
+    o = from_args(CheckOptions, args)
+    found = run_check(Path(o.corpus), o.task, o.min_raters)
+    shown = found.problems if not o.max_shown else found.problems[:o.max_shown]
+    for pr in shown:
+        print(json.dumps(pr.__dict__, ensure_ascii=False) if o.json else str(pr))
+    if found.total:
+        if found.total > len(shown):
+            print(f"... {found.total - len(shown)} more not shown (--max-shown {o.max_shown})", file=sys.stderr)
+        print(kinds_line(found), file=sys.stderr)
+        return PROBLEM_EXIT_CODE
+    print(summary(o.corpus, o.task))
+    return 0

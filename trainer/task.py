@@ -97,14 +97,18 @@ class TaskCommands:
     """A task's ``omnijudge synth <command>`` and ``omnijudge validate <command>``.
 
     ``synth(out, seed, options)`` builds the corpus from the CLI and returns a one-line description;
-    ``add_synth_arguments`` / ``add_validate_arguments`` add the options beyond ``--out``/``--seed``
-    and ``--judge``/``--corpus``/``--out``; their values reach ``synth`` and ``JudgeTask.validate``
-    as ``options``. ``corpus_required`` is False where ``validate`` has another label source.
+    ``synth_options`` / ``validate_options`` are the option dataclasses (``evaluators.option_types``)
+    of the options beyond ``--out``/``--seed`` and ``--judge``/``--corpus``/``--out``: their objects
+    reach ``synth`` and ``JudgeTask.validate`` as ``options``. A task without them may add its
+    options with ``add_synth_arguments`` / ``add_validate_arguments`` (their values as a dict).
+    ``corpus_required`` is False where ``validate`` has another label source.
     """
 
     synth_help: str
     validate_help: str
-    synth: Callable[[Path, int, dict], str]
+    synth: Callable[[Path, int, Any], str]
+    synth_options: type | None = None
+    validate_options: type | None = None
     add_synth_arguments: Callable[[argparse.ArgumentParser], None] = lambda parser: None
     add_validate_arguments: Callable[[argparse.ArgumentParser], None] = lambda parser: None
     aliases: tuple[str, ...] = ()  # earlier subcommand names kept working

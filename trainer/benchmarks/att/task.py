@@ -6,6 +6,7 @@ Definitions: ``docs/benchmarks.md#audio-turing-test-auto-att``.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,7 +17,8 @@ from evaluators.audio_io import load_audio, prepare_segments
 from evaluators.benchmarks.att.metrics import IN_DISTRIBUTION
 from evaluators.judges.verbalizer import VerbalizerJudge
 from evaluators.metrics.correlation import voice_level_correlation
-from evaluators.runtime_options import Runtime, batch_size_arg
+from evaluators.option_types import as_options, option
+from evaluators.runtime_options import Runtime
 from trainer.benchmarks.att.card import card_sections
 from trainer.benchmarks.att.corpus import AttCorpusConfig, build_att_corpus, render_system_outputs
 from trainer.benchmarks.att.protocol import labelled_rows
@@ -24,6 +26,7 @@ from trainer.benchmarks.att.settings import AttHlsSettings
 from trainer.benchmarks.att.validation import validate_folder
 from trainer.losses import hls_loss
 from trainer.task import TaskCommands, TaskCorpus
+from trainer.task_options import batch_size_option, source_option
 from trainer.verbalizer_judge import build_verbalizer_judge
 
 if TYPE_CHECKING:
@@ -31,43 +34,53 @@ if TYPE_CHECKING:
     from trainer.config import TrainConfig
 
 
-def add_synth_arguments(parser) -> None:
-    parser.add_argument("--source", choices=("synthetic", "real"), default="synthetic",
-                        help="synthetic: procedural voices; real: installed TTS engines and human recordings, "
-                             "labels by construction (docs/att.md)")
-    parser.add_argument("--clips-per-voice-dimension", type=int, default=10, help="(synthetic)")
-    parser.add_argument("--real-train-sentences", type=int, default=12, help="(real) English training prompts")
-    parser.add_argument("--real-test-sentences", type=int, default=15, help="(real) held-out sentences")
-    parser.add_argument("--render-workers", type=int, default=2, help="(real) processes rendering clips")
-    parser.add_argument("--system-outputs", help="also render a folder of system outputs here (synthetic; for scoring demos)")
+@dataclass(frozen=True)
+class AttSynthOptions:
+    """``omnijudge synth att``'s options."""
+
+    source: str = source_option("synthetic: procedural voices; real: installed TTS engines and human recordings, "
+                                "labels by construction (docs/att.md)")
+    clips_per_voice_dimension: int = option(10, "(synthetic)", type=int)
+    real_train_sentences: int = option(12, "(real) English training prompts", type=int)
+    real_test_sentences: int = option(15, "(real) held-out sentences", type=int)
+    render_workers: int = option(2, "(real) processes rendering clips", type=int)
+    system_outputs: str | None = option(None, "also render a folder of system outputs here (synthetic; for "
+                                              "scoring demos)")
 
 
-def synth(out: Path, seed: int, options: dict) -> str:
-    if options.get("source") == "real":
-        if options.get("system_outputs"):
+def synth(out: Path, seed: int, options: AttSynthOptions) -> str:
+    if options.source == "real":
+        if options.system_outputs:
             raise ValueError("--system-outputs renders synthetic systems; with --source real the held-out voices "
                              "of the corpus (split test) are the systems")
-        config = AttCorpusConfig(seed=seed, source="real", real_train_sentences=options["real_train_sentences"],
-                                 real_test_sentences=options["real_test_sentences"],
-                                 render_workers=options["render_workers"], n_human_traps=8, n_flawed_traps=4,
+        config = AttCorpusConfig(seed=seed, source="real", real_train_sentences=options.real_train_sentences,
+                                 real_test_sentences=options.real_test_sentences,
+                                 render_workers=options.render_workers, n_human_traps=8, n_flawed_traps=4,
                                  max_clip_s=4.0)
         return f"wrote {build_att_corpus(config, out)}"
-    corpus = build_att_corpus(AttCorpusConfig(seed=seed, clips_per_voice_dimension=options["clips_per_voice_dimension"]),
+    corpus = build_att_corpus(AttCorpusConfig(seed=seed, clips_per_voice_dimension=options.clips_per_voice_dimension),
                               out)
     text = f"wrote {corpus}"
-    if options.get("system_outputs"):
-        text += f"\nsystem outputs: {render_system_outputs(Path(options['system_outputs']), seed=seed)}"
+    if options.system_outputs:
+        text += f"\nsystem outputs: {render_system_outputs(Path(options.system_outputs), seed=seed)}"
     return text
 
 
-def add_validate_arguments(parser) -> None:
-    parser.add_argument("--held-out-voice", type=int, default=3,
-                        help="index (0-3) of the voice held out in every TTS family (synthetic corpora)")
-    parser.add_argument("--held-out-voices", type=lambda s: [v.strip() for v in s.split(",") if v.strip()],
-                        help="NAME,...: the voices held out for test by name (real ATT voices); overrides "
-                             "--held-out-voice. A clip's own 'split' field always wins")
-    parser.add_argument("--batch-size", type=batch_size_arg, default=16,
-                        help="clips per forward pass (results do not depend on it; default 16)")
+def _names_arg(text: str) -> list[str]:
+    """``NAME,...`` -> the names, blanks dropped."""
+    return [v.strip() for v in text.split(",") if v.strip()]
+
+
+@dataclass(frozen=True)
+class AttValidateOptions:
+    """``omnijudge validate att``'s options."""
+
+    held_out_voice: int = option(3, "index (0-3) of the voice held out in every TTS family (synthetic corpora)",
+                                 type=int)
+    held_out_voices: list[str] | None = option(None, "NAME,...: the voices held out for test by name (real ATT "
+                                                     "voices); overrides --held-out-voice. A clip's own 'split' "
+                                                     "field always wins", type=_names_arg)
+    batch_size: int = batch_size_option(16, "clips per forward pass (results do not depend on it; default 16)")
 
 
 class AttHlsTask:
@@ -85,7 +98,7 @@ class AttHlsTask:
     commands = TaskCommands(
         synth_help="Audio Turing Test corpus: 5 TTS families x 4 voices x 5 dimensions + traps, simulated listeners",
         validate_help="voice-level SRCC/PLCC per dimension on held-out voices + trap F1",
-        synth=synth, add_synth_arguments=add_synth_arguments, add_validate_arguments=add_validate_arguments)
+        synth=synth, synth_options=AttSynthOptions, validate_options=AttValidateOptions)
 
     # ---- data ------------------------------------------------------------------------------------
     def load_rows(self, corpus: Path, settings: AttHlsSettings) -> tuple[list[dict], dict]:
@@ -132,12 +145,12 @@ class AttHlsTask:
 
     # ---- validation, card ------------------------------------------------------------------------
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
-                 options: dict | None = None, runtime: Runtime | None = None) -> dict:
+                 options: AttValidateOptions | dict | None = None, runtime: Runtime | None = None) -> dict:
         """Voice-level SRCC/PLCC per dimension on the held-out voices + trap F1; with ``out``, the
         per-clip predictions go beside the report."""
-        options = options or {}
-        return validate_folder(judge_dir, corpus_dir, options.get("held_out_voices") or options.get("held_out_voice", 3),
-                               options.get("batch_size", 16), out=out, runtime=runtime)
+        options = as_options(AttValidateOptions, options)
+        return validate_folder(judge_dir, corpus_dir, options.held_out_voices or options.held_out_voice,
+                               options.batch_size, out=out, runtime=runtime)
 
     def model_card(self, config: dict, validation: dict | None) -> list[str]:
         return card_sections(config, validation)

@@ -5,6 +5,7 @@ Definitions: ``docs/benchmarks.md#cast-context-conditioned-stress``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,12 +17,14 @@ from evaluators.audio_io import load_audio
 from evaluators.jsonl import read_jsonl
 from evaluators.judges.head_prompt import HeadPrompt
 from evaluators.judges.word_tagger import WordTaggerJudge
+from evaluators.option_types import as_options, option
 from evaluators.runtime_options import Runtime
 from trainer.benchmarks.cast.card import card_sections
 from trainer.benchmarks.cast.corpus import StressCorpusConfig, build_stress_corpus
 from trainer.benchmarks.cast.settings import WordStressSettings
 from trainer.benchmarks.cast.validation import validate_stress_judge, word_f1
 from trainer.task import TaskCommands, TaskCorpus, write_report
+from trainer.task_options import split_option
 
 if TYPE_CHECKING:
     from evaluators.backbones import AudioLLM
@@ -50,15 +53,18 @@ def load_stress_rows(corpus_dir: str | Path) -> list[dict]:
     return rows
 
 
-def add_synth_arguments(parser) -> None:
-    parser.add_argument("--sentences-per-language", type=int, default=None,
-                        help="sentences per language (default: the whole bank, 42; at least 3: one per split)")
+@dataclass(frozen=True)
+class CastSynthOptions:
+    """``omnijudge synth cast``'s options."""
+
+    sentences_per_language: int | None = option(None, "sentences per language (default: the whole bank, 42; at "
+                                                       "least 3: one per split)", type=int)
 
 
-def synth(out: Path, seed: int, options: dict) -> str:
+def synth(out: Path, seed: int, options: CastSynthOptions) -> str:
     from trainer.benchmarks.cast.benchmark_run import SYSTEM, write_benchmark_run
 
-    c = build_stress_corpus(StressCorpusConfig(seed=seed, sentences_per_language=options["sentences_per_language"]),
+    c = build_stress_corpus(StressCorpusConfig(seed=seed, sentences_per_language=options.sentences_per_language),
                             out)
     run = write_benchmark_run(out)
     splits = ", ".join(f"{k} {n}" for k, n in c.split_counts.items())
@@ -69,9 +75,12 @@ def synth(out: Path, seed: int, options: dict) -> str:
             f"({run['n_outputs']} outputs); the {run['n_test']} test-split items in {run['test_items']}")
 
 
-def add_validate_arguments(parser) -> None:
-    parser.add_argument("--labels", help="listener labels JSONL {id, listener, stressed: [word indices]}")
-    parser.add_argument("--split", default="test", help="corpus split to validate on (default: test)")
+@dataclass(frozen=True)
+class CastValidateOptions:
+    """``omnijudge validate cast``'s options."""
+
+    labels: str | None = option(None, "listener labels JSONL {id, listener, stressed: [word indices]}")
+    split: str = split_option()
 
 
 class WordStressTask:
@@ -86,7 +95,7 @@ class WordStressTask:
         synth_help="word-stress corpus: contrastive pairs, controls, simulated listener labels",
         validate_help=("stress detector: word P/R/F1 + CAST pair metrics on held-out items; with --labels, "
                        "kappa among listeners and detector vs majority"),
-        synth=synth, add_synth_arguments=add_synth_arguments, add_validate_arguments=add_validate_arguments,
+        synth=synth, synth_options=CastSynthOptions, validate_options=CastValidateOptions,
         aliases=("stress",))
 
     def load_rows(self, corpus: Path, settings: WordStressSettings) -> tuple[list[dict], dict]:
@@ -134,14 +143,14 @@ class WordStressTask:
 
     # ---- validation, card ------------------------------------------------------------------------
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
-                 options: dict | None = None, runtime: Runtime | None = None) -> dict:
+                 options: CastValidateOptions | dict | None = None, runtime: Runtime | None = None) -> dict:
         """Word P/R/F1 and CAST pair metrics on held-out items per language; with ``labels``,
         kappa among listeners and detector vs their majority."""
-        options = options or {}
-        labels = options.get("labels")
+        options = as_options(CastValidateOptions, options)
+        labels = options.labels
         listeners = read_jsonl(labels, required=("id", "listener", "stressed")) if labels else None
         report = validate_stress_judge(WordTaggerJudge.from_pretrained(judge_dir, **(runtime or Runtime()).load_kwargs()), load_stress_rows(corpus_dir),
-                                       split=options.get("split", "test"), listener_rows=listeners)
+                                       split=options.split, listener_rows=listeners)
         return write_report(report, out)
 
     def model_card(self, config: dict, validation: dict | None) -> list[str]:

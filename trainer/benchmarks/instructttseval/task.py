@@ -8,6 +8,7 @@ Definitions: ``docs/benchmarks.md#instructttseval``; your own pairs: ``docs/inst
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,8 @@ import torch
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.instructttseval.items import TASKS
 from evaluators.benchmarks.instructttseval.judge import VERDICT_SOURCES, InstructionJudge, trained_presets
-from evaluators.runtime_options import Runtime, batch_size_arg
+from evaluators.option_types import as_options, option
+from evaluators.runtime_options import Runtime
 from trainer.benchmarks.instructttseval.attributes import dimension_values
 from trainer.benchmarks.instructttseval.card import card_sections
 from trainer.benchmarks.instructttseval.corpus import (
@@ -30,56 +32,58 @@ from trainer.benchmarks.instructttseval.settings import InstructFollowSettings
 from trainer.benchmarks.instructttseval.training_pairs import IGNORE, has_attribute_targets, training_rows
 from trainer.benchmarks.instructttseval.validation import PairSelection, choose_threshold, validate_instruction_judge
 from trainer.task import TaskCommands, TaskCorpus, write_report
+from trainer.task_options import batch_size_option, source_option, split_option
 
 if TYPE_CHECKING:
     from evaluators.backbones import AudioLLM
     from trainer.config import TrainConfig
 
-def add_synth_arguments(parser) -> None:
-    parser.add_argument("--clips-per-speaker", type=int, default=10,
-                        help="clips rendered per procedural speaker and language (default 10)")
-    parser.add_argument("--speakers", type=int, nargs=3, default=(12, 0, 4), metavar=("TRAIN", "VAL", "TEST"),
-                        help="speakers per language and split")
-    parser.add_argument("--languages", nargs="+", default=["en", "zh"], choices=["en", "zh"],
-                        help="instruction languages to build (default: en zh)")
-    parser.add_argument("--source", choices=("synthetic", "real"), default="synthetic",
-                        help="synthetic: procedural voices; real: installed TTS engines with gender, pitch, speed "
-                             "and volume set and measured (English; --clips-per-speaker = clips per voice; "
-                             "labels by construction)")
-    parser.add_argument("--benchmark-run", help="also write the test clips as a benchmark run here: "
-                                                "items_<lang>.jsonl, outputs/ite-synth/gen_wav/, truth_<lang>.jsonl")
-    parser.add_argument("--from-items", help="instead of a corpus, draw the paper's Table 4 agreement pairs from "
-                                             "this benchmark item file into OUT/agreement_pairs.jsonl (for annotators "
-                                             "and validate --pairs)")
-    parser.add_argument("--reference-audio", help="with --from-items: folder of the items' reference audio "
-                                                  "(<id>.wav, or the row's reference_audio field)")
-    parser.add_argument("--pairs-per-class", type=int, default=25,
-                        help="with --from-items: matched and mismatched pairs per language and task (paper: 25)")
+@dataclass(frozen=True)
+class InstructSynthOptions:
+    """``omnijudge synth instructttseval``'s options."""
+
+    clips_per_speaker: int = option(10, "clips rendered per procedural speaker and language (default 10)", type=int)
+    speakers: tuple[int, int, int] = option((12, 0, 4), "speakers per language and split", type=int, nargs=3,
+                                            metavar=("TRAIN", "VAL", "TEST"))
+    languages: list[str] = option(["en", "zh"], "instruction languages to build (default: en zh)", nargs="+",
+                                  choices=["en", "zh"])
+    source: str = source_option("synthetic: procedural voices; real: installed TTS engines with gender, pitch, "
+                                "speed and volume set and measured (English; --clips-per-speaker = clips per "
+                                "voice; labels by construction)")
+    benchmark_run: str | None = option(None, "also write the test clips as a benchmark run here: "
+                                             "items_<lang>.jsonl, outputs/ite-synth/gen_wav/, truth_<lang>.jsonl")
+    from_items: str | None = option(None, "instead of a corpus, draw the paper's Table 4 agreement pairs from this "
+                                          "benchmark item file into OUT/agreement_pairs.jsonl (for annotators and "
+                                          "validate --pairs)")
+    reference_audio: str | None = option(None, "with --from-items: folder of the items' reference audio (<id>.wav, "
+                                               "or the row's reference_audio field)")
+    pairs_per_class: int = option(25, "with --from-items: matched and mismatched pairs per language and task "
+                                      "(paper: 25)", type=int)
 
 
-def synth(out: Path, seed: int, options: dict) -> str:
-    if options.get("from_items"):
+def synth(out: Path, seed: int, options: InstructSynthOptions) -> str:
+    if options.from_items:
         from evaluators.benchmarks.instructttseval.agreement_pairs import write_agreement_pairs
 
-        if not options.get("reference_audio"):
+        if not options.reference_audio:
             raise ValueError("--from-items needs --reference-audio (the folder of the items' reference audio)")
-        return json.dumps(write_agreement_pairs(options["from_items"], options["reference_audio"],
+        return json.dumps(write_agreement_pairs(options.from_items, options.reference_audio,
                                                 Path(out) / "agreement_pairs.jsonl",
-                                                per_class=options["pairs_per_class"], seed=seed), indent=2)
-    real = options.get("source") == "real"
-    cfg = InstructCorpusConfig(seed=seed, clips_per_speaker=options["clips_per_speaker"],
-                               speakers=tuple(options["speakers"]),
-                               languages=("en",) if real else tuple(options["languages"]),
+                                                per_class=options.pairs_per_class, seed=seed), indent=2)
+    real = options.source == "real"
+    cfg = InstructCorpusConfig(seed=seed, clips_per_speaker=options.clips_per_speaker,
+                               speakers=tuple(options.speakers),
+                               languages=("en",) if real else tuple(options.languages),
                                source="real" if real else "synthetic")
     root = build_instruct_corpus(cfg, out)
     n = {name: sum(1 for line in open(root / name, encoding="utf-8") if line.strip())
          for name in ("clips.jsonl", "pairs.jsonl")}
     text = (f"InstructTTSEval corpus in {root}: {n['clips.jsonl']} clips in {root / 'clips.jsonl'}, "
             f"{n['pairs.jsonl']} instruction pairs in {root / 'pairs.jsonl'}")
-    if options.get("benchmark_run"):
+    if options.benchmark_run:
         from trainer.benchmarks.instructttseval.corpus import BENCHMARK_SYSTEM
 
-        written = write_benchmark_items(out, options["benchmark_run"], seed=seed)
+        written = write_benchmark_items(out, options.benchmark_run, seed=seed)
         items = ", ".join(str(p) for k, p in written.items() if k.startswith("items_"))
         truth = ", ".join(str(p) for k, p in written.items() if k.startswith("truth_"))
         text += (f"\nbenchmark run: the test clips as system {BENCHMARK_SYSTEM!r} in {written['outputs']}; "
@@ -87,19 +91,19 @@ def synth(out: Path, seed: int, options: dict) -> str:
     return text
 
 
-def add_validate_arguments(parser) -> None:
-    parser.add_argument("--pairs", help="labelled pairs JSONL {id, audio, instruction, lang, task, label} "
-                                        "(audio relative to the file); default: the corpus's test pairs")
-    parser.add_argument("--reference", help="another judge's verdicts on the same pairs: JSONL {id, verdict} "
-                                            "(or gemini_score / judge_score), shown side by side")
-    parser.add_argument("--per-class", type=int, default=0,
-                        help="on the corpus: matched and mismatched pairs sampled per language and task "
-                             "(paper protocol: 25); 0 = all pairs of the split")
-    parser.add_argument("--split", default="test",
-                        help="corpus split to validate on (default: test; val: the voices that chose the verdict "
-                             "threshold, to compare recipes without the test voices)")
-    parser.add_argument("--batch-size", type=batch_size_arg, default=8,
-                        help="pairs per forward pass (results do not depend on it; default 8)")
+@dataclass(frozen=True)
+class InstructValidateOptions:
+    """``omnijudge validate instructttseval``'s options."""
+
+    pairs: str | None = option(None, "labelled pairs JSONL {id, audio, instruction, lang, task, label} (audio "
+                                     "relative to the file); default: the corpus's test pairs")
+    reference: str | None = option(None, "another judge's verdicts on the same pairs: JSONL {id, verdict} (or "
+                                         "gemini_score / judge_score), shown side by side")
+    per_class: int = option(0, "on the corpus: matched and mismatched pairs sampled per language and task (paper "
+                               "protocol: 25); 0 = all pairs of the split", type=int)
+    split: str = split_option("corpus split to validate on (default: test; val: the voices that chose the verdict "
+                              "threshold, to compare recipes without the test voices)")
+    batch_size: int = batch_size_option(8, "pairs per forward pass (results do not depend on it; default 8)")
 
 
 class InstructFollowTask:
@@ -116,7 +120,7 @@ class InstructFollowTask:
                     "(EN/ZH), matched, near-miss and other-item pairs"),
         validate_help=("agreement with reference labels per language and task (paper Table 4 layout), kappa, "
                        "per-dimension accuracy; --pairs for your own labelled pairs, --reference for another judge"),
-        synth=synth, add_synth_arguments=add_synth_arguments, add_validate_arguments=add_validate_arguments,
+        synth=synth, synth_options=InstructSynthOptions, validate_options=InstructValidateOptions,
         corpus_required=False)
 
     def load_rows(self, corpus: Path, settings: InstructFollowSettings) -> tuple[list[dict], dict]:
@@ -208,16 +212,15 @@ class InstructFollowTask:
 
     # ---- validation, card ------------------------------------------------------------------------
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path | None, out: str | Path | None = None,
-                 options: dict | None = None, runtime: Runtime | None = None) -> dict:
+                 options: InstructValidateOptions | dict | None = None, runtime: Runtime | None = None) -> dict:
         """Agreement with reference labels per language and task (+ kappa, CIs, per-dimension
         accuracy); see :func:`trainer.benchmarks.instructttseval.validation.validate_instruction_judge`."""
-        options = options or {}
-        if not corpus_dir and not options.get("pairs"):
+        options = as_options(InstructValidateOptions, options)
+        if not corpus_dir and not options.pairs:
             raise ValueError("give --corpus (a synthetic InstructTTSEval corpus) or --pairs (labelled pairs JSONL)")
-        selection = PairSelection(pairs=options.get("pairs"), split=options.get("split", "test"),
-                                  per_class=options.get("per_class", 0))
-        report = validate_instruction_judge(judge_dir, corpus_dir, selection, reference=options.get("reference"),
-                                            batch_size=options.get("batch_size", 8), runtime=runtime, out=out)
+        selection = PairSelection(pairs=options.pairs, split=options.split, per_class=options.per_class)
+        report = validate_instruction_judge(judge_dir, corpus_dir, selection, reference=options.reference,
+                                            batch_size=options.batch_size, runtime=runtime, out=out)
         return write_report(report, out)
 
     def model_card(self, config: dict, validation: dict | None) -> list[str]:

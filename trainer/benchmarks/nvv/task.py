@@ -5,6 +5,7 @@ Definitions: ``docs/benchmarks.md#nvv-superbench``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, count_units
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
 from evaluators.benchmarks.nvv.verifier import BoundaryReading, NvvVerifierJudge
 from evaluators.jsonl import read_jsonl
+from evaluators.option_types import as_options, option
 from evaluators.runtime_options import Runtime
 from trainer.benchmarks.nvv.asked_other import ASKED_OTHER_SEP, asked_other_rows
 from trainer.benchmarks.nvv.card import card_sections
@@ -27,6 +29,7 @@ from trainer.benchmarks.nvv.settings import NvvVerifySettings
 from trainer.benchmarks.nvv.validation import (TYPE_GATE_GRID, choose_type_gate, choose_type_threshold,
                                                validate_nvv_verifier, verifier_scores)
 from trainer.task import TaskCommands, TaskCorpus, write_report
+from trainer.task_options import split_option
 
 if TYPE_CHECKING:
     from evaluators.backbones import AudioLLM
@@ -56,12 +59,15 @@ def load_nvv_rows(corpus_dir: str | Path) -> list[dict]:
     return rows
 
 
-def add_synth_arguments(parser) -> None:
-    parser.add_argument("--items-per-type", type=int, default=16, help="items per NVV type and language")
+@dataclass(frozen=True)
+class NvvSynthOptions:
+    """``omnijudge synth nvv``'s options."""
+
+    items_per_type: int = option(16, "items per NVV type and language", type=int)
 
 
-def synth(out: Path, seed: int, options: dict) -> str:
-    c = build_nvv_corpus(NvvCorpusConfig(seed=seed, items_per_type=options['items_per_type']), out)
+def synth(out: Path, seed: int, options: NvvSynthOptions) -> str:
+    c = build_nvv_corpus(NvvCorpusConfig(seed=seed, items_per_type=options.items_per_type), out)
     run = write_benchmark_run(out)
     cases = ", ".join(f"{k} {n}" for k, n in c.by_case.items())
     splits = ", ".join(f"{k} {n}" for k, n in c.by_split.items())
@@ -71,8 +77,11 @@ def synth(out: Path, seed: int, options: dict) -> str:
             f"test-split items in {run['test_items']}")
 
 
-def add_validate_arguments(parser) -> None:
-    parser.add_argument("--split", default="test", help="corpus split to validate on (default: test)")
+@dataclass(frozen=True)
+class NvvValidateOptions:
+    """``omnijudge validate nvv``'s options."""
+
+    split: str = split_option()
 
 
 class NvvVerifyTask:
@@ -87,7 +96,7 @@ class NvvVerifyTask:
         synth_help="NVV corpus: all 45 event types inserted at known word/character boundaries",
         validate_help=("NVV verifier: presence accuracy, P/R/F1, NTD vs what was rendered, per language / "
                        "category / case, and the benchmark metrics vs an oracle"),
-        synth=synth, add_synth_arguments=add_synth_arguments, add_validate_arguments=add_validate_arguments)
+        synth=synth, synth_options=NvvSynthOptions, validate_options=NvvValidateOptions)
 
     def load_rows(self, corpus: Path, settings: NvvVerifySettings) -> tuple[list[dict], dict]:
         rows = load_nvv_rows(corpus)
@@ -174,11 +183,11 @@ class NvvVerifyTask:
 
     # ---- validation, card ------------------------------------------------------------------------
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
-                 options: dict | None = None, runtime: Runtime | None = None) -> dict:
+                 options: NvvValidateOptions | dict | None = None, runtime: Runtime | None = None) -> dict:
         """Presence accuracy, P/R/F1, NTD vs what was rendered, per language / category / case, and
         the benchmark metrics vs an oracle verifier."""
         report = validate_nvv_verifier(NvvVerifierJudge.from_pretrained(judge_dir, **(runtime or Runtime()).load_kwargs()), load_nvv_rows(corpus_dir),
-                                       split=(options or {}).get("split", "test"))
+                                       split=as_options(NvvValidateOptions, options).split)
         return write_report(report, out)
 
     def model_card(self, config: dict, validation: dict | None) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,13 +23,15 @@ from evaluators.benchmarks.pairs.metrics import verdict_of
 from evaluators.judges.head_prompt import HeadPrompt
 from evaluators.judges.in_prompt_pair import InPromptPairJudge
 from evaluators.judges.scalar_reward import SPEECHJUDGE_SYSTEM_PROMPT, ScalarRewardJudge
-from evaluators.runtime_options import Runtime, batch_size_arg, non_negative_int_arg
+from evaluators.option_types import as_options, option
+from evaluators.runtime_options import Runtime, non_negative_int_arg
 from trainer.benchmarks.pairs.card import card_sections
 from trainer.benchmarks.pairs.corpus import PairsCorpusConfig, build_pairs_corpus, load_pairs
 from trainer.benchmarks.pairs.loss import preference_loss
 from trainer.benchmarks.pairs.settings import PairsSettings
 from trainer.benchmarks.pairs.validation import validate_folder
 from trainer.task import TaskCommands, TaskCorpus
+from trainer.task_options import batch_size_option, split_option
 from trainer.verbalizer_judge import build_verbalizer_judge
 
 if TYPE_CHECKING:
@@ -39,18 +42,21 @@ if TYPE_CHECKING:
 LABEL_TARGET = {"A": 1.0, "B": 0.0, "Tie": 0.5}
 
 
-def add_synth_arguments(parser) -> None:
-    parser.add_argument("--n-voices", type=int, default=PairsCorpusConfig.n_voices,
-                        help="voices (the last --test-voices are held out)")
-    parser.add_argument("--test-voices", type=int, default=PairsCorpusConfig.test_voices,
-                        help=f"voices held out for the test split (default {PairsCorpusConfig.test_voices})")
-    parser.add_argument("--sentences-per-voice", type=int, default=PairsCorpusConfig.sentences_per_voice,
-                        help=f"sentences each voice reads (default {PairsCorpusConfig.sentences_per_voice})")
+@dataclass(frozen=True)
+class PairsSynthOptions:
+    """``omnijudge synth pairs``'s options (defaults: :class:`PairsCorpusConfig`'s)."""
+
+    n_voices: int = option(PairsCorpusConfig.n_voices, "voices (the last --test-voices are held out)", type=int)
+    test_voices: int = option(PairsCorpusConfig.test_voices, "voices held out for the test split (default "
+                                                             f"{PairsCorpusConfig.test_voices})", type=int)
+    sentences_per_voice: int = option(PairsCorpusConfig.sentences_per_voice, "sentences each voice reads (default "
+                                                                             f"{PairsCorpusConfig.sentences_per_voice})",
+                                      type=int)
 
 
-def synth(out: Path, seed: int, options: dict) -> str:
-    cfg = PairsCorpusConfig(seed=seed, n_voices=options["n_voices"], test_voices=options["test_voices"],
-                            sentences_per_voice=options["sentences_per_voice"])
+def synth(out: Path, seed: int, options: PairsSynthOptions) -> str:
+    cfg = PairsCorpusConfig(seed=seed, n_voices=options.n_voices, test_voices=options.test_voices,
+                            sentences_per_voice=options.sentences_per_voice)
     path = Path(build_pairs_corpus(cfg, out))
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     splits = ", ".join(f"{s} {sum(r['split'] == s for r in rows)}" for s in dict.fromkeys(r["split"] for r in rows))
@@ -58,13 +64,15 @@ def synth(out: Path, seed: int, options: dict) -> str:
             f"({cfg.test_voices} held out for test) in {path}, audio in {path.parent / 'audio'}")
 
 
-def add_validate_arguments(parser) -> None:
-    parser.add_argument("--split", default="test", help="the corpus split validated on (SpeechJudge-Eval: test)")
-    parser.add_argument("--batch-size", type=batch_size_arg, default=16, help="clips per forward pass")
-    parser.add_argument("--num-workers", type=non_negative_int_arg, default=0,
-                        help="data-loader processes reading the clips while the model runs")
-    parser.add_argument("--swap-check", action="store_true",
-                        help="also score every pair as (B, A) and measure the swap consistency")
+@dataclass(frozen=True)
+class PairsValidateOptions:
+    """``omnijudge validate pairs``'s options."""
+
+    split: str = split_option("the corpus split validated on (SpeechJudge-Eval: test)")
+    batch_size: int = batch_size_option(16, "clips per forward pass")
+    num_workers: int = option(0, "data-loader processes reading the clips while the model runs",
+                              type=non_negative_int_arg)
+    swap_check: bool = option(False, "also score every pair as (B, A) and measure the swap consistency")
 
 
 def pair_rows(corpus: Path, settings: PairsSettings) -> tuple[list[dict], dict]:
@@ -109,7 +117,7 @@ class PairsPreferenceTask:
                    "random sides, simulated raters, held-out voices",
         validate_help="pairwise accuracy vs the raters' majority (95% CIs) per language setting and subset, "
                       "Gemini agreement, swap consistency",
-        synth=synth, add_synth_arguments=add_synth_arguments, add_validate_arguments=add_validate_arguments)
+        synth=synth, synth_options=PairsSynthOptions, validate_options=PairsValidateOptions)
 
     # ---- data ------------------------------------------------------------------------------------
     def load_rows(self, corpus: Path, settings: PairsSettings) -> tuple[list[dict], dict]:
@@ -180,13 +188,12 @@ class PairsPreferenceTask:
 
     # ---- validation, card ------------------------------------------------------------------------
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
-                 options: dict | None = None, runtime: Runtime | None = None) -> dict:
+                 options: PairsValidateOptions | dict | None = None, runtime: Runtime | None = None) -> dict:
         """Accuracy vs the majority label on the held-out split (``docs/pairs.md#validation``); with
         ``out``, the per-pair rows go beside the report."""
-        options = options or {}
-        return validate_folder(judge_dir, corpus_dir, out=out, split=options.get("split", "test"),
-                               batch_size=options.get("batch_size", 16), num_workers=options.get("num_workers", 0),
-                               swap_check=options.get("swap_check", False), runtime=runtime)
+        options = as_options(PairsValidateOptions, options)
+        return validate_folder(judge_dir, corpus_dir, out=out, split=options.split, batch_size=options.batch_size,
+                               num_workers=options.num_workers, swap_check=options.swap_check, runtime=runtime)
 
     def model_card(self, config: dict, validation: dict | None) -> list[str]:
         return card_sections(config, validation)

@@ -11,6 +11,7 @@ cross-entropy of the 4 x 4 event head. ``omnijudge synth speecheditbench`` build
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,7 +21,8 @@ import torch.nn.functional as F
 
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.speecheditbench.edit_judge import SpeechEditJudge, trained_presets
-from evaluators.runtime_options import Runtime, batch_size_arg
+from evaluators.option_types import as_options, option
+from evaluators.runtime_options import Runtime
 from trainer.benchmarks.speecheditbench.card import card_sections
 from trainer.benchmarks.speecheditbench.corpus import build_edited_corpus
 from trainer.benchmarks.speecheditbench.corpus_build import build_corpus
@@ -29,23 +31,26 @@ from trainer.benchmarks.speecheditbench.rows import training_rows
 from trainer.benchmarks.speecheditbench.settings import SpeechEditJudgeSettings
 from trainer.benchmarks.speecheditbench.validation import judge_metrics, validate_edit_judge
 from trainer.task import TaskCommands, TaskCorpus, write_report
+from trainer.task_options import batch_size_option, split_option
 
 if TYPE_CHECKING:
     from evaluators.backbones import AudioLLM
     from trainer.config import TrainConfig
 
 
-def add_synth_arguments(parser) -> None:
-    parser.add_argument("--edited", action="store_true",
-                        help="build the synthetic edited benchmark (items, sources, one system's outputs, "
-                             "manifest, truth) instead of the judge corpus")
-    parser.add_argument("--clips-per-speaker", type=int, default=None, help="judge corpus: clips per speaker")
-    parser.add_argument("--languages", nargs="+", choices=["en", "zh"], default=None,
-                        help="judge corpus: languages to build (default: en zh)")
+@dataclass(frozen=True)
+class EditSynthOptions:
+    """``omnijudge synth speecheditbench``'s options."""
+
+    edited: bool = option(False, "build the synthetic edited benchmark (items, sources, one system's outputs, "
+                                 "manifest, truth) instead of the judge corpus")
+    clips_per_speaker: int | None = option(None, "judge corpus: clips per speaker", type=int)
+    languages: list[str] | None = option(None, "judge corpus: languages to build (default: en zh)", nargs="+",
+                                         choices=["en", "zh"])
 
 
-def synth(out: Path, seed: int, options: dict) -> str:
-    if options.get("edited"):
+def synth(out: Path, seed: int, options: EditSynthOptions) -> str:
+    if options.edited:
         counts = build_edited_corpus(out, seed)
         from trainer.benchmarks.speecheditbench.corpus import SYSTEM
 
@@ -53,23 +58,25 @@ def synth(out: Path, seed: int, options: dict) -> str:
                 f"the edited outputs of system {SYSTEM!r} (one missing and one damaged on purpose) and their "
                 f"manifest in {out}/outputs/{SYSTEM}; expected outcomes in {out}/truth.jsonl")
     values = {"seed": seed}
-    if options.get("clips_per_speaker"):
-        values["clips_per_speaker"] = options["clips_per_speaker"]
-    if options.get("languages"):
-        values["languages"] = tuple(options["languages"])
+    if options.clips_per_speaker:
+        values["clips_per_speaker"] = options.clips_per_speaker
+    if options.languages:
+        values["languages"] = tuple(options.languages)
     build_corpus(JudgeCorpusConfig(**values), out)
     lists = sorted(p.relative_to(out).as_posix() for p in Path(out).rglob("*.jsonl"))
     return (f"judge corpus in {out}: clips and labels in {', '.join(lists)}; counts per criterion, language "
             f"and split in {Path(out) / 'summary.json'}")
 
 
-def add_validate_arguments(parser) -> None:
-    parser.add_argument("--labels", help="reference labels JSONL {id, audio, language, criterion fields} "
-                                         "(audio relative to the file): listeners', Gemini's or another "
-                                         "judge's; default: the corpus's test clips")
-    parser.add_argument("--split", default="test", help="corpus split to validate on")
-    parser.add_argument("--batch-size", type=batch_size_arg, default=8,
-                        help="clips per forward pass (results do not depend on it; default 8)")
+@dataclass(frozen=True)
+class EditValidateOptions:
+    """``omnijudge validate speecheditbench``'s options."""
+
+    labels: str | None = option(None, "reference labels JSONL {id, audio, language, criterion fields} (audio "
+                                      "relative to the file): listeners', Gemini's or another judge's; default: "
+                                      "the corpus's test clips")
+    split: str = split_option("corpus split to validate on")
+    batch_size: int = batch_size_option(8, "clips per forward pass (results do not depend on it; default 8)")
 
 
 class SpeechEditJudgeTask:
@@ -86,7 +93,7 @@ class SpeechEditJudgeTask:
         validate_help=("emotion accuracy / macro-F1 + confusion matrix, style decision agreement and MAE, "
                        "paralinguistic add/remove accuracy per event; per language, 95% CIs; --labels for any "
                        "reference"),
-        synth=synth, add_synth_arguments=add_synth_arguments, add_validate_arguments=add_validate_arguments,
+        synth=synth, synth_options=EditSynthOptions, validate_options=EditValidateOptions,
         aliases=("speecheditbench-judges",), corpus_required=False)  # --labels is another label source
 
     def load_rows(self, corpus: Path, settings: SpeechEditJudgeSettings) -> tuple[list[dict], dict]:
@@ -150,16 +157,15 @@ class SpeechEditJudgeTask:
 
     # ---- validation, card ------------------------------------------------------------------------
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path | None, out: str | Path | None = None,
-                 options: dict | None = None, runtime: Runtime | None = None) -> dict:
+                 options: EditValidateOptions | dict | None = None, runtime: Runtime | None = None) -> dict:
         """Accuracy / macro-F1 / confusion (emotion), agreement and MAE (style), add/remove accuracy
         per event (paralinguistic), per language with 95% CIs; see
         :func:`trainer.benchmarks.speecheditbench.validation.validate_edit_judge`."""
-        options = options or {}
-        if not corpus_dir and not options.get("labels"):
+        options = as_options(EditValidateOptions, options)
+        if not corpus_dir and not options.labels:
             raise ValueError("give --corpus (a synthetic judge corpus) or --labels (reference labels JSONL)")
-        report = validate_edit_judge(judge_dir, corpus_dir, labels=options.get("labels"),
-                                     split=options.get("split", "test"), batch_size=options.get("batch_size", 8),
-                                     runtime=runtime, out=out)
+        report = validate_edit_judge(judge_dir, corpus_dir, labels=options.labels, split=options.split,
+                                     batch_size=options.batch_size, runtime=runtime, out=out)
         return write_report(report, out)
 
     def model_card(self, config: dict, validation: dict | None) -> list[str]:
