@@ -99,10 +99,15 @@ def test_verifier_all_runs_each_system_on_at_most_per_system_outputs(t3, tmp_pat
         (work / task / "manifest.jsonl").write_text("")
     ran = []
     monkeypatch.setattr(t3, "run", ran.append)
-    args = type("Args", (), {"work": work, "judge": "J", "aligner": "whisper-base", "verifier_per_system": 1})()
+    args = type("Args", (), {"work": work, "judge": "J", "aligner": "whisper-base", "verifier_per_system": 1,
+                              "tasks": list(t3.TASKS)})()
     t3.stage_verifier_all(args)
     assert [c[c.index("--outputs") + 1] for c in ran] == [str(work / "verifier" / "zh-tag" / s / "outputs")
                                                          for s in ("Cosyvoice2", "gpt_4o")]
     assert all(c[c.index("--judge") + 1] == "J" for c in ran)
     kept = (work / "verifier" / "zh-tag" / "Cosyvoice2" / "outputs" / "manifest.jsonl").read_text().splitlines()
     assert len(kept) == 1  # 2 outputs, at most 1 per system
+    ran.clear()
+    args.tasks = ["zh-tag", "en-tag"]  # --tasks: only these folders, in this order
+    t3.stage_verifier_all(args)
+    assert len(ran) == 2
