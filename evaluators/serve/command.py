@@ -8,8 +8,10 @@ import ipaddress
 import logging
 import os
 import socket
+from dataclasses import dataclass
 from pathlib import Path
 
+from evaluators.option_types import add_options, from_args, option
 from evaluators.runtime_options import (add_runtime_arguments, batch_size_arg, non_negative_float_arg,
                                         runtime_from_args)
 from evaluators.serve.limits import DEFAULT_MAX_PROMPT_CHARS
@@ -36,49 +38,72 @@ def _positive_float(text: str) -> float:
     return value
 
 
+@dataclass(frozen=True)
+class ServeCommandOptions:
+    """``omnijudge serve``'s options besides the preset and runtime ones (sizes in MB, times in the
+    unit their name says)."""
+
+    routes: str | None = option(None, "ROUTES.yaml: model name -> prompt family -> judge folder or preset (default: "
+                                      "every known family on its zero-shot presets, for any model name)")
+    host: str = option("127.0.0.1", "address to bind (default loopback; any other needs --api-key)")
+    port: int = option(8080, "TCP port to listen on (default 8080)", type=int)
+    api_key: str | None = option(None, "key every client must send (x-goog-api-key, ?key= or Authorization: "
+                                       f"Bearer); default: ${API_KEY_ENV} if set")
+    folder: str = option("omnijudge-serve", "server folder: uploaded files and decoding temporaries (default "
+                                            "./omnijudge-serve)")
+    max_body_mb: float = option(64.0, "largest request body (default 64)", type=_positive_float)
+    max_audio_seconds: float = option(600.0, "longest clip judged (default 600)", type=_positive_float)
+    max_prompt_chars: int = option(DEFAULT_MAX_PROMPT_CHARS, "longest prompt, its text parts joined (default "
+                                   f"{DEFAULT_MAX_PROMPT_CHARS}: the longest public template plus 8,000 characters "
+                                   "of placeholder values)", type=batch_size_arg)
+    max_inflight_mb: float = option(512.0, "most request-body megabytes held in memory by all requests together; "
+                                           "past it a request gets 503 with Retry-After (default 512)",
+                                    type=_positive_float)
+    max_audios_per_request: int = option(16, "most audio parts in one request (a pairwise or group prompt carries "
+                                             "one per system; past it: 400; default 16)", type=batch_size_arg)
+    max_request_audio_mb: float = option(64.0, "most audio megabytes a request of several audios names, inline and "
+                                               "uploaded files together (past it: 413; default 64)",
+                                         type=_positive_float)
+    files_quota_mb: float = option(2048.0, "most bytes the uploaded files may hold together (default 2048)",
+                                   type=_positive_float)
+    files_ttl_hours: float = option(48.0, "hours an uploaded file is kept (default 48, as Gemini)",
+                                    type=_positive_float)
+    upload_ttl_minutes: float = option(60.0, "minutes an unfinished resumable upload may stay idle before it is "
+                                             "dropped and its quota freed (default 60)", type=_positive_float)
+    max_wait_ms: float = option(10.0, "longest a request waits for batch-mates (default 10)",
+                                type=non_negative_float_arg)
+    max_batch: int = option(16, "most clips per model call (default 16)", type=batch_size_arg)
+    max_tokens_per_batch: int | None = option(None, "most padded prompt tokens per model call (clips x longest; "
+                                                    "default: no budget)", type=batch_size_arg)
+
+    def app_options(self, api_key: str | None):
+        """The app's :class:`evaluators.serve.app.ServeOptions` of these options."""
+        from evaluators.serve.app import ServeOptions
+        from evaluators.serve.batcher import BatchOptions
+        from evaluators.serve.files_store import StoreOptions
+
+        mb = 1 << 20
+        return ServeOptions(
+            folder=Path(self.folder), api_key=api_key, max_body_bytes=int(self.max_body_mb * mb),
+            max_audio_seconds=self.max_audio_seconds, max_prompt_chars=self.max_prompt_chars,
+            max_inflight_bytes=int(self.max_inflight_mb * mb), max_audios=self.max_audios_per_request,
+            max_request_audio_bytes=int(self.max_request_audio_mb * mb),
+            store=StoreOptions(quota_bytes=int(self.files_quota_mb * mb), ttl_s=self.files_ttl_hours * 3600,
+                               upload_ttl_s=self.upload_ttl_minutes * 60,
+                               max_file_bytes=int(min(self.files_quota_mb, 256) * mb)),
+            batch=BatchOptions(max_wait_ms=self.max_wait_ms, max_batch=self.max_batch,
+                               max_tokens=self.max_tokens_per_batch))
+
+
 def add_serve_command(sub) -> None:
     """Register ``serve`` on the top-level sub-parsers."""
     from evaluators.benchmark_command import add_preset_arguments
 
     p = sub.add_parser("serve", help="answer the Gemini / OpenAI judge calls of the public evaluators with "
                                      "omnijudge judges (a local server)")
-    p.add_argument("--routes", help="ROUTES.yaml: model name -> prompt family -> judge folder or preset "
-                                    "(default: every known family on its zero-shot presets, for any model name)")
+    add_options(p, ServeCommandOptions, only=("routes",))
     add_preset_arguments(p)
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback; any other needs --api-key)")
-    p.add_argument("--port", type=int, default=8080, help="TCP port to listen on (default 8080)")
-    p.add_argument("--api-key", default=None,
-                   help=f"key every client must send (x-goog-api-key, ?key= or Authorization: Bearer); "
-                        f"default: ${API_KEY_ENV} if set")
-    p.add_argument("--folder", default="omnijudge-serve",
-                   help="server folder: uploaded files and decoding temporaries (default ./omnijudge-serve)")
-    p.add_argument("--max-body-mb", type=_positive_float, default=64.0, help="largest request body (default 64)")
-    p.add_argument("--max-audio-seconds", type=_positive_float, default=600.0,
-                   help="longest clip judged (default 600)")
-    p.add_argument("--max-prompt-chars", type=batch_size_arg, default=DEFAULT_MAX_PROMPT_CHARS,
-                   help=f"longest prompt, its text parts joined (default {DEFAULT_MAX_PROMPT_CHARS}: the longest "
-                        "public template plus 8,000 characters of placeholder values)")
-    p.add_argument("--max-inflight-mb", type=_positive_float, default=512.0,
-                   help="most request-body megabytes held in memory by all requests together; past it a "
-                        "request gets 503 with Retry-After (default 512)")
-    p.add_argument("--max-audios-per-request", type=batch_size_arg, default=16,
-                   help="most audio parts in one request (a pairwise or group prompt carries one per system; "
-                        "past it: 400; default 16)")
-    p.add_argument("--max-request-audio-mb", type=_positive_float, default=64.0,
-                   help="most audio megabytes a request of several audios names, inline and uploaded files "
-                        "together (past it: 413; default 64)")
-    p.add_argument("--files-quota-mb", type=_positive_float, default=2048.0,
-                   help="most bytes the uploaded files may hold together (default 2048)")
-    p.add_argument("--files-ttl-hours", type=_positive_float, default=48.0,
-                   help="hours an uploaded file is kept (default 48, as Gemini)")
-    p.add_argument("--upload-ttl-minutes", type=_positive_float, default=60.0,
-                   help="minutes an unfinished resumable upload may stay idle before it is dropped and its "
-                        "quota freed (default 60)")
-    p.add_argument("--max-wait-ms", type=non_negative_float_arg, default=10.0,
-                   help="longest a request waits for batch-mates (default 10)")
-    p.add_argument("--max-batch", type=batch_size_arg, default=16, help="most clips per model call (default 16)")
-    p.add_argument("--max-tokens-per-batch", type=batch_size_arg, default=None,
-                   help="most padded prompt tokens per model call (clips x longest; default: no budget)")
+    add_options(p, ServeCommandOptions, skip=("routes",))
     add_runtime_arguments(p)
     p.set_defaults(func=run_serve)
 
@@ -100,32 +125,20 @@ def build_app(args):
     """The app of parsed ``serve`` arguments (judges loaded)."""
     from evaluators.serve.routes import JudgeLoader, Routes, check_route_bases, load_route_judges
 
-    api_key = args.api_key if args.api_key is not None else os.environ.get(API_KEY_ENV) or None
-    if not is_loopback(args.host) and not api_key:
-        raise ValueError(f"--host {args.host}: binding a non-loopback address needs --api-key (or ${API_KEY_ENV})")
-    if args.routes and (args.base or args.backbone):
+    o = from_args(ServeCommandOptions, args)
+    api_key = o.api_key if o.api_key is not None else os.environ.get(API_KEY_ENV) or None
+    if not is_loopback(o.host) and not api_key:
+        raise ValueError(f"--host {o.host}: binding a non-loopback address needs --api-key (or ${API_KEY_ENV})")
+    if o.routes and (args.base or args.backbone):
         raise ValueError("--base/--backbone apply without --routes only; give base/backbone in the routes file")
-    routes = Routes.from_yaml(args.routes) if args.routes else Routes.default(args.base, args.backbone)
+    routes = Routes.from_yaml(o.routes) if o.routes else Routes.default(args.base, args.backbone)
     check_route_bases(routes)  # offline: one line within seconds, before torch loads
-    from evaluators.serve.app import ServeOptions, create_app
-    from evaluators.serve.batcher import BatchOptions
-    from evaluators.serve.files_store import StoreOptions
+    from evaluators.serve.app import create_app
     from evaluators.serve.folder_lock import FolderLock
 
-    folder_lock = FolderLock.acquire(args.folder)  # before judges load or the folder is touched: one line if busy
+    folder_lock = FolderLock.acquire(o.folder)  # before judges load or the folder is touched: one line if busy
     judges = load_route_judges(routes, JudgeLoader(runtime_from_args(args)))
-    mb = 1 << 20
-    options = ServeOptions(
-        folder=Path(args.folder), api_key=api_key, max_body_bytes=int(args.max_body_mb * mb),
-        max_audio_seconds=args.max_audio_seconds, max_prompt_chars=args.max_prompt_chars,
-        max_inflight_bytes=int(args.max_inflight_mb * mb), max_audios=args.max_audios_per_request,
-        max_request_audio_bytes=int(args.max_request_audio_mb * mb),
-        store=StoreOptions(quota_bytes=int(args.files_quota_mb * mb), ttl_s=args.files_ttl_hours * 3600,
-                           upload_ttl_s=args.upload_ttl_minutes * 60,
-                           max_file_bytes=int(min(args.files_quota_mb, 256) * mb)),
-        batch=BatchOptions(max_wait_ms=args.max_wait_ms, max_batch=args.max_batch,
-                           max_tokens=args.max_tokens_per_batch))
-    return create_app(judges, options, folder_lock, routes.settings())
+    return create_app(judges, o.app_options(api_key), folder_lock, routes.settings())
 
 
 def run_serve(args) -> int:
