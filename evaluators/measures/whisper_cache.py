@@ -2,7 +2,7 @@
 a run that needs a clip's transcript or word times (an NVV run's verifier, Likert raters and WER
 measure; a rerun into the same results folder) decodes that clip once.
 
-An entry is keyed by the sha256 of the clip's samples (float32, as decoded), the model's identity
+An entry is keyed by the sha256 of the clip's samples (their dtype and bytes, as decoded), the model's identity
 (checkpoint name, sha256 of its weights, dtype, device type, transformers version) and the decoding
 settings (what is decoded, language, token cap, long-clip policy), so a different clip, model or
 setting never reads another's entry. Entries are small JSON files written atomically (a temporary
@@ -46,8 +46,9 @@ class DecodeCache:
 
     @staticmethod
     def key(wave: np.ndarray, identity: dict, settings: dict) -> str:
-        """Hex sha256 of the clip's float32 samples, ``identity`` and ``settings`` (JSON, keys sorted)."""
-        clip = hashlib.sha256(np.ascontiguousarray(wave, dtype=np.float32).tobytes()).hexdigest()
+        """Hex sha256 of the clip's samples (dtype and bytes), ``identity`` and ``settings`` (JSON, keys sorted)."""
+        x = np.ascontiguousarray(wave)
+        clip = hashlib.sha256(x.dtype.str.encode() + x.tobytes()).hexdigest()
         return hashlib.sha256(json.dumps([clip, identity, settings], sort_keys=True).encode()).hexdigest()
 
     def _path(self, key: str) -> Path:
