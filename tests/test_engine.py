@@ -132,3 +132,13 @@ def test_results_in_order_stops_naming_the_first_failed_item():
 
     with pytest.raises(ValueError, match=r"^validate x: 2 of 3 items failed; first broken: ValueError: negative input$"):
         results_in_order(_PickyJudge(), work, to_input, batch_size=4, label="validate x")
+
+
+def test_plan_batches_sorts_by_cost_and_exact_never_mixes_costs():
+    """The judges' chunk loop plans with ``plan_batches``: shortest first, ties in input order;
+    ``exact`` (a verbalizer's ``exact_length_batches``) puts only equal lengths together."""
+    from evaluators.engine import plan_batches
+
+    lengths = [5, 3, 5, 3, 3, 7, 5]
+    assert plan_batches(lengths, 2, None) == [[1, 3], [4, 0], [2, 6], [5]]
+    assert plan_batches(lengths, 2, None, exact=True) == [[1, 3], [4], [0, 2], [6], [5]]

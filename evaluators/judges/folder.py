@@ -59,13 +59,16 @@ class JudgeConfigError(ValueError):
     message is one line naming ``file:key`` (or the file)."""
 
 
-def file_sha256(path: str | Path, n_hex: int = 16) -> str:
-    """Short content hash of a file (provenance of the weights that produced a score)."""
-    h = hashlib.sha256()
+def _hash_file(h, path: str | Path):
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
-    return h.hexdigest()[:n_hex]
+    return h
+
+
+def file_sha256(path: str | Path, n_hex: int = 16) -> str:
+    """Short content hash of a file (provenance of the weights that produced a score)."""
+    return _hash_file(hashlib.sha256(), path).hexdigest()[:n_hex]
 
 
 def weights_hash(folder: str | Path, names: tuple[str, ...], n_hex: int = 16) -> str:
@@ -76,9 +79,7 @@ def weights_hash(folder: str | Path, names: tuple[str, ...], n_hex: int = 16) ->
         path = Path(folder) / name
         if path.is_file():
             h.update(name.encode())
-            with open(path, "rb") as f:
-                for chunk in iter(lambda: f.read(1 << 20), b""):
-                    h.update(chunk)
+            _hash_file(h, path)
     return h.hexdigest()[:n_hex]
 
 

@@ -19,13 +19,10 @@ class Judge(Protocol):
     float32 at 16 kHz, plus the kind's own fields) to its example (features, tokens, the fields its
     decision reads; host tensors/arrays, no device work, so it runs in a data-loader worker), and
     ``score_examples(examples, batch_size)`` gives one JSON-able result dict per example, in order,
-    the same whatever ``batch_size``: the engine's forward batch
-    (:func:`evaluators.engine.forward_batches`), ``collate`` -> ``forward`` -> ``_decide`` over
-    length-sorted chunks. ``score(inputs)`` is the two in one call; ``forward(batch)`` is the
-    differentiable model call training uses. These four are a judge's public verbs (a few older
-    names stay as deprecated aliases). Every kind gets its folder I/O, ``provenance``,
-    ``push_to_hub`` and ``score`` / ``score_examples`` from
-    :class:`evaluators.judges.persistence.JudgePersistence`.
+    the same whatever ``batch_size`` (the engine's forward batch, ``collate`` -> ``forward`` ->
+    ``_decide``). ``score(inputs)`` is the two in one call; ``forward(batch)`` the differentiable
+    model call training uses. Every kind gets its folder I/O, ``provenance``, ``push_to_hub``,
+    ``score`` and ``score_examples`` from :class:`evaluators.judges.persistence.JudgePersistence`.
     """
 
     kind: ClassVar[str]
