@@ -19,18 +19,18 @@ from typing import Any
 OPTION = "option"  # the key of an option field's description in its metadata
 
 
-def option(default: Any, help: str, *, type: Callable[[str], Any] | None = None, choices: Iterable | None = None,
-           metavar: str | tuple[str, ...] | None = None, nargs: int | str | None = None,
-           cli_default: Any = dataclasses.MISSING, required: bool = False, action: str | None = None,
-           flag: str | None = None, positional: bool = False) -> Any:
+def option(default: Any, help: str, *, cli_default: Any = dataclasses.MISSING, flag: str | None = None,
+           positional: bool = False, **argparse_kwargs: Any) -> Any:
     """A dataclass field that is also the command-line option ``--<name>``: ``default`` is the
     field's default (a list is copied for each object), ``cli_default`` the option's where it
     differs (a value the command resolves after parsing, e.g. ``--device auto``); ``flag`` another
-    spelling (``--from`` for ``location``), ``positional`` an argument without dashes; the other
-    arguments are ``add_argument``'s."""
-    given = {"help": help, "type": type, "choices": choices, "metavar": metavar, "nargs": nargs,
-             "required": required or None, "action": action}
-    meta = {k: v for k, v in given.items() if v is not None}
+    spelling (``--from`` for ``location``), ``positional`` an argument without dashes;
+    ``argparse_kwargs`` are ``add_argument``'s (``type``, ``choices``, ``metavar``, ``nargs``,
+    ``action``, ``required``)."""
+    unknown = set(argparse_kwargs) - {"type", "choices", "metavar", "nargs", "action", "required"}
+    if unknown:
+        raise TypeError(f"option(): unexpected {sorted(unknown)}")
+    meta = {"help": help, **{k: v for k, v in argparse_kwargs.items() if v is not None and v is not False}}
     about = {OPTION: meta, "cli_default": cli_default, "flag": flag, "positional": positional}
     if isinstance(default, list):
         return dataclasses.field(default_factory=lambda: list(default), metadata=about)
