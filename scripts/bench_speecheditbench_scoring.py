@@ -58,26 +58,11 @@ def instrument(spent: dict[str, float]) -> None:
             setattr(module, name, timed)
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--corpus", help="a synthetic corpus folder (default: build one in a temporary folder)")
-    p.add_argument("--tasks", nargs="+", default=["content", "emotion", "style", "paralinguistic", "prosody",
-                                                  "acoustic", "compositional"])
-    p.add_argument("--no-manifest-asr", action="store_true", help="drop the manifest's ASR words (run --asr)")
-    p.add_argument("--asr", help="Whisper checkpoint for --no-manifest-asr")
-    p.add_argument("--scene", help="AudioSet classifier checkpoint (default: noise-transfer items are left out, "
-                                   "since no checkpoint can be downloaded here)")
-    p.add_argument("--num-workers", type=int, nargs="+", default=[0, 1], help="worker counts to compare")
-    p.add_argument("--chunk", type=int, default=8, help="items measured together (the workers prepare the next "
-                                                        "chunks meanwhile); the scorer's default is 32")
-    args = p.parse_args(argv)
-
-    from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
-    from evaluators.benchmarks.speecheditbench.scorer import EditScoring, score_speecheditbench
-    from evaluators.run_options import RunOptions
+def bench_inputs(args, work: Path) -> tuple[Path, Path, Path, Path]:
+    """(corpus, the system's outputs, manifest, item folder) of the run: the corpus built unless given,
+    the manifest's ASR words dropped with ``--no-manifest-asr``, noise items left out without ``--scene``."""
     from trainer.benchmarks.speecheditbench.corpus import SYSTEM, build_edited_corpus
 
-    work = Path(tempfile.mkdtemp(prefix="seb_bench_"))
     corpus = Path(args.corpus) if args.corpus else work / "corpus"
     if not args.corpus:
         build_edited_corpus(corpus)
@@ -97,6 +82,31 @@ def main(argv: list[str] | None = None) -> int:
             keep = [x for x in f.read_text().splitlines() if json.loads(x).get("anchor", {}).get("env_type") != "noise"]
             (items / f.parent.name).mkdir(parents=True, exist_ok=True)
             (items / f.parent.name / "samples.jsonl").write_text("".join(x + "\n" for x in keep))
+    return corpus, outputs, manifest, items
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--corpus", help="a synthetic corpus folder (default: build one in a temporary folder)")
+    p.add_argument("--tasks", nargs="+", default=["content", "emotion", "style", "paralinguistic", "prosody",
+                                                  "acoustic", "compositional"])
+    p.add_argument("--no-manifest-asr", action="store_true", help="drop the manifest's ASR words (run --asr)")
+    p.add_argument("--asr", help="Whisper checkpoint for --no-manifest-asr")
+    p.add_argument("--scene", help="AudioSet classifier checkpoint (default: noise-transfer items are left out, "
+                                   "since no checkpoint can be downloaded here)")
+    p.add_argument("--num-workers", type=int, nargs="+", default=[0, 1], help="worker counts to compare")
+    p.add_argument("--chunk", type=int, default=8, help="items measured together (the workers prepare the next "
+                                                        "chunks meanwhile); the scorer's default is 32")
+    p.add_argument("--rows-out", help="also write the first timed run's rows and the last one's report here "
+                                      "(JSON), to compare two versions of the scorer")
+    args = p.parse_args(argv)
+
+    from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
+    from evaluators.benchmarks.speecheditbench.scorer import EditScoring, score_speecheditbench
+    from evaluators.run_options import RunOptions
+
+    work = Path(tempfile.mkdtemp(prefix="seb_bench_"))
+    corpus, outputs, manifest, items = bench_inputs(args, work)
     spent: dict[str, float] = defaultdict(float)
     instrument(spent)
     def run(name: str, workers: int) -> tuple[float, dict]:
@@ -128,6 +138,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--num-workers {workers}: wall {wall:.2f} s, {len(scored) / wall:.2f} items/s, "
               f"{audio_s / wall:.2f} s of audio per second, {walls[first] / wall:.2f}x --num-workers {first}")
     same = all(r == rows[first] for r in rows.values())
+    if args.rows_out:
+        Path(args.rows_out).write_text(json.dumps({"rows": rows[first], "report": result["report"]}, indent=1,
+                                                  ensure_ascii=False, sort_keys=True) + "\n")
     print(f"rows identical across worker counts: {same}")
     if stage_shares is not None:
         wall = walls[0]

@@ -1,5 +1,5 @@
-"""DNSMOS P.835 (the shared ``evaluators.measures.dnsmos`` under SpeechEditBench's input checks) and
-RT60 measurements of SpeechEditBench's acoustic editing
+"""DNSMOS P.835 (the shared ``evaluators.measures.dnsmos`` under its ``SPEECHEDITBENCH`` protocol,
+as the scorer's ``dnsmos`` provider runs it) and RT60 measurements of SpeechEditBench's acoustic editing
 (``evaluators.benchmarks.speecheditbench.acoustics``; SpeechEditBench paper App. E.3 Table 12).
 
 Known-truth checks: rooms are hand-made impulse responses (exponentially decaying noise, 60 dB
@@ -19,9 +19,10 @@ import pytest
 from scipy.signal import chirp, fftconvolve
 
 from evaluators.benchmarks.speecheditbench import acoustics
-from evaluators.benchmarks.speecheditbench.acoustics import dnsmos_p835, rt60_from_deconvolution, rt60_from_impulse_response
+from evaluators.benchmarks.speecheditbench.acoustics import rt60_from_deconvolution, rt60_from_impulse_response
+from evaluators.benchmarks.speecheditbench.provider_cache import VALUES
 from evaluators.measures import dnsmos
-from evaluators.measures.dnsmos import INSTALL_HINT, DnsmosUnavailableError
+from evaluators.measures.dnsmos import INSTALL_HINT, SPEECHEDITBENCH, DnsmosMeasure, DnsmosUnavailableError, shared_measure
 from trainer.synth.speech import CueLevels, render_utterance
 from trainer.synth.timbre import VoiceTimbre
 
@@ -85,6 +86,15 @@ def mix_at_snr(clean: np.ndarray, noise: np.ndarray, snr_db: float) -> np.ndarra
 def babble() -> np.ndarray:
     """Four other talkers (other sentences and voices) at once."""
     return np.sum([voice(i, timbre_seed=10 + i) for i in range(1, 5)], axis=0)
+
+
+def dnsmos_p835(wave: np.ndarray, sr: int = SR, measure: DnsmosMeasure | None = None) -> dict[str, float]:
+    """DNSMOS of one clip as the scorer's ``dnsmos`` provider measures a 16 kHz clip
+    (``provider_cache.VALUES``); another rate through the protocol's own resampling."""
+    measure = measure or shared_measure(SPEECHEDITBENCH)
+    if sr != SR:
+        return {k: v for k, v in measure.score_wave(wave, sr).items() if k != "n_windows"}
+    return VALUES["dnsmos"](measure, [wave], "en")[0]
 
 
 @lru_cache(maxsize=None)
@@ -153,10 +163,17 @@ def test_other_rates_are_resampled():
 
 
 def test_loud_clips_are_scaled_to_full_scale_and_others_kept():
-    """As the public evaluator's loader: a peak above 1 is divided out, a quieter clip untouched."""
+    """As the public evaluator's loader: a peak above 1 is divided out, a quieter clip untouched,
+    by RT60's input check and DNSMOS's protocol alike; the float32 division of a read clip equals
+    the float64 one rounded to float32 bit for bit."""
     clean = voice().astype(np.float64)
     assert np.allclose(acoustics._clip_at_16k(3.0 * clean, SR, "loud"), clean / np.abs(clean).max())
     assert np.array_equal(acoustics._clip_at_16k(clean, SR, "quiet"), clean)
+    loud = (3.0 * clean).astype(np.float32)
+    scaled = DnsmosMeasure(SPEECHEDITBENCH).at_16k(loud, SR)
+    assert scaled.dtype == np.float32 and np.abs(scaled).max() == 1.0
+    assert np.array_equal(scaled, acoustics._clip_at_16k(loud, SR, "loud").astype(np.float32))
+    assert np.array_equal(DnsmosMeasure(SPEECHEDITBENCH).at_16k(clean, SR), clean)
 
 
 @needs_dnsmos
@@ -168,38 +185,31 @@ def test_one_session_shared_by_threads():
         t.start()
     for t in threads:
         t.join()
-    assert acoustics._DNSMOS.load()._sessions is acoustics._DNSMOS.load()._sessions
+    assert shared_measure(SPEECHEDITBENCH) is shared_measure(SPEECHEDITBENCH)
+    assert shared_measure(SPEECHEDITBENCH).load()._sessions is shared_measure(SPEECHEDITBENCH).load()._sessions
     assert len(results) == 2 and results[0] == results[1]
 
 
-@pytest.mark.parametrize("wave, sr, problem", [
-    (np.zeros(0), SR, "empty"),
-    (np.zeros(SR // 100), SR, "too short"),
-    (np.array([0.1, np.nan] * SR), SR, "NaN"),
-    (np.zeros((SR, 2)), SR, "mono"),
-    (np.zeros(SR), 0, "sample rate"),
-    (np.zeros(SR), 16000.5, "sample rate"),
-])
-def test_dnsmos_rejects_bad_audio(wave, sr, problem):
-    with pytest.raises(ValueError, match=problem):
-        dnsmos_p835(wave, sr)
+@pytest.mark.parametrize("wave", [np.zeros(0), np.array([0.1, np.nan] * SR), np.zeros((SR, 2))],
+                         ids=["empty", "NaN", "stereo"])
+def test_dnsmos_rejects_bad_audio(wave):
+    with pytest.raises(ValueError, match="non-empty finite mono"):
+        dnsmos_p835(wave, SR)
 
 
 def test_missing_speechmos_says_how_to_install(monkeypatch):
     real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(acoustics._DNSMOS, "_sessions", None)
     monkeypatch.setattr(dnsmos.importlib.util, "find_spec",
                         lambda name, *a: None if name == "speechmos" else real_find_spec(name, *a))
     with pytest.raises(OSError, match="pip install speechmos onnxruntime") as caught:
-        dnsmos_p835(np.zeros(SR, dtype=np.float32), SR)
+        dnsmos_p835(np.zeros(SR, dtype=np.float32), SR, DnsmosMeasure(SPEECHEDITBENCH))
     assert isinstance(caught.value, DnsmosUnavailableError)
 
 
 def test_missing_onnxruntime_says_how_to_install(monkeypatch):
-    monkeypatch.setattr(acoustics._DNSMOS, "_sessions", None)
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # makes `import onnxruntime` fail
     with pytest.raises(DnsmosUnavailableError, match="pip install speechmos onnxruntime"):
-        dnsmos_p835(np.zeros(SR, dtype=np.float32), SR)
+        dnsmos_p835(np.zeros(SR, dtype=np.float32), SR, DnsmosMeasure(SPEECHEDITBENCH))
 
 
 # --------------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ import math
 import os
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -232,5 +233,13 @@ class DnsmosMeasure:
         return self.score(self.at_16k(wave, sr))
 
     def measure(self, waves: list[np.ndarray], items: list | None = None) -> list[dict]:
-        """One row per 16 kHz wave, in order (``items`` unused: DNSMOS needs no reference)."""
-        return [self.score(w) for w in waves]
+        """One row per 16 kHz wave, in order, each taken as the protocol takes its input
+        (:meth:`at_16k`: checked, and scaled to peak 1 under ``SPEECHEDITBENCH``); ``items`` unused:
+        DNSMOS needs no reference."""
+        return [self.score(self.at_16k(w, SAMPLE_RATE)) for w in waves]
+
+
+@lru_cache(maxsize=None)
+def shared_measure(protocol: DnsmosProtocol) -> DnsmosMeasure:
+    """The process's one :class:`DnsmosMeasure` of ``protocol`` (its ONNX sessions made once)."""
+    return DnsmosMeasure(protocol)

@@ -1,4 +1,5 @@
-"""Acoustic measurements of SpeechEditBench's acoustic-editing task: DNSMOS P.835 and RT60.
+"""RT60 of SpeechEditBench's acoustic-editing task (its DNSMOS P.835 is the shared
+``evaluators.measures.dnsmos`` provider under the ``SPEECHEDITBENCH`` protocol).
 
 SpeechEditBench (paper: "SpeechEditBench: A Bilingual Multi-Attribute Benchmark for
 Instruction-Guided Speech Editing", Sec. 3.1.1 "Acoustic Editing", Table 1, App. E.3 Table 12 and
@@ -9,13 +10,6 @@ decisions live elsewhere (see ``docs/benchmarks.md#speecheditbench``).
 
 Public API
 ----------
-- ``dnsmos_p835(wave, sr) -> {"sig", "bak", "ovrl", "p808"}``: DNSMOS P.835 (Reddy et al.,
-  ICASSP 2022) plus the DNSMOS P.808 MOS, on the 1-5 MOS scale: the shared
-  ``evaluators.measures.dnsmos`` provider under its ``SPEECHEDITBENCH`` protocol (the public
-  evaluator's non-personalised model and P.808 model, float64 polynomials), after this module's
-  input checks (``_clip_at_16k``: ``resample_poly`` to 16 kHz, a peak above 1 scaled to 1, clips
-  shorter than ``MIN_SECONDS`` refused rather than repeated hundreds of times). Scores are
-  unrounded (the public evaluator rounds to 4 decimals when it writes its rows).
 - ``rt60_from_deconvolution(source, output, sr) -> float | None``: RT60 (s) of the
   source-to-output transfer response.
 - ``rt60_from_impulse_response(ir, sr) -> float | None``: RT60 (s) of an impulse response.
@@ -60,13 +54,11 @@ import numpy as np
 from scipy.signal import resample_poly
 
 from evaluators.audio_io import MIN_SECONDS
-from evaluators.measures.dnsmos import SPEECHEDITBENCH, DnsmosMeasure
 
-__all__ = ["SAMPLE_RATE", "dnsmos_p835", "rt60_from_deconvolution", "rt60_from_impulse_response"]
+__all__ = ["SAMPLE_RATE", "rt60_from_deconvolution", "rt60_from_impulse_response"]
 
-#: Both measurements run at this rate (Hz), as the DNSMOS models and the public evaluator do.
+#: RT60 is measured at this rate (Hz), as the public evaluator does.
 SAMPLE_RATE = 16_000
-_DNSMOS = DnsmosMeasure(SPEECHEDITBENCH)
 
 # ---- RT60 (public SpeechEditBench evaluator constants)
 RT60_IR_SECONDS = 1.6
@@ -111,31 +103,6 @@ def _clip_at_16k(wave: Any, sr: int, name: str) -> np.ndarray:
     peak = float(np.max(np.abs(x)))
     # the public evaluator's loader: louder-than-full-scale files are normalised, others kept as is
     return x / peak if peak > 1.0 else x
-
-
-# --------------------------------------------------------------------------------------------
-# DNSMOS P.835
-# --------------------------------------------------------------------------------------------
-
-
-def dnsmos_p835(wave: np.ndarray, sr: int) -> dict[str, float]:
-    """DNSMOS P.835 SIG/BAK/OVRL and DNSMOS P.808 MOS of one clip, as the public SpeechEditBench
-    evaluator computes them (paper App. E.5; Reddy et al., ICASSP 2022).
-
-    Args:
-        wave: mono waveform, shape ``(n_samples,)``, nominal range [-1, 1] (louder is scaled to
-            peak 1), at least ``MIN_SECONDS`` long.
-        sr: its sample rate in Hz; resampled to 16 kHz if different.
-
-    Returns:
-        ``{"sig", "bak", "ovrl", "p808"}``: mean over the 9.01 s windows, MOS scale 1-5.
-
-    Raises:
-        ValueError: empty, too short, multi-channel or non-finite audio, or a bad ``sr``.
-        DnsmosUnavailableError (an OSError): ``speechmos``, ``onnxruntime`` or ``librosa`` is missing.
-    """
-    scores = _DNSMOS.score(_clip_at_16k(wave, sr, "dnsmos_p835").astype(np.float32))
-    return {key: scores[key] for key in ("sig", "bak", "ovrl", "p808")}
 
 
 # --------------------------------------------------------------------------------------------

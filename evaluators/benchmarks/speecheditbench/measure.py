@@ -23,7 +23,7 @@ import numpy as np
 from evaluators.benchmarks.speecheditbench.evaluate import Measured
 from evaluators.benchmarks.speecheditbench.items import EditItem
 from evaluators.benchmarks.speecheditbench.manifest import ManifestValues
-from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
+from evaluators.benchmarks.speecheditbench.provider_cache import Failed, ProviderSet
 from evaluators.failure_isolation import ITEM_ERRORS, run_isolating
 from evaluators.item_audio import read_item_audio
 
@@ -145,38 +145,20 @@ def run_asr(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues) -
                                                "words": given.get("source_word_timestamps") or []}
                 elif job.measured.source is not None:
                     work.append((job, "source_asr", job.item.source, job.measured.source))
-        if not work:
-            continue
-
-        def compute(waves, lang=lang):
-            model = providers.model("asr", lang)
-            results = run_isolating(lambda ws: model.transcribe(ws, language=lang), waves)
-            return [r if isinstance(r, Exception) else {"text": r.text, "words": list(r.words)} for r in results]
-
-        _fill(work, providers, "asr", compute, lang)
+        if work:
+            _fill(work, providers, "asr", lang)
 
 
-def _fill(work: list[tuple], providers: ProviderSet, kind: str, compute, language: str = "en") -> None:
-    """Run ``compute`` for ``work`` ``(job, attribute, path, wave)`` through the disk cache; set
-    each job's ``measured.<attribute>`` or record its error. Exceptions are not cached."""
-    values = providers.cached(kind, [(i, path, wave) for i, (_, _, path, wave) in enumerate(work)],
-                              drop_errors(compute), language)
+def _fill(work: list[tuple], providers: ProviderSet, kind: str, language: str = "en") -> None:
+    """Measure ``work`` ``(job, attribute, path, wave)`` with the ``kind`` provider
+    (``ProviderSet.measure``); set each job's ``measured.<attribute>`` or record its error."""
+    values = providers.measure(kind, [(i, path, wave) for i, (_, _, path, wave) in enumerate(work)], language)
     for i, (job, attr, _, _) in enumerate(work):
         v = values.get(i)
-        if isinstance(v, dict) and "__error__" in v:
+        if isinstance(v, Failed):
             job.errors.append(f"{attr}: {v['__error__']}")
         else:
             setattr(job.measured, attr, v)
-
-
-class Failed(dict):
-    """An exception in place of a value: returned to the caller, never written to the cache."""
-
-
-def drop_errors(compute):
-    def run(waves):
-        return [Failed(__error__=str(v)) if isinstance(v, Exception) else v for v in compute(waves)]
-    return run
 
 
 def run_speaker(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues) -> None:
@@ -214,14 +196,9 @@ def run_speaker(jobs: list[Job], providers: ProviderSet, manifest: ManifestValue
             except ITEM_ERRORS as e:
                 refs[ref] = e
 
-    def embed(waves):
-        model = providers.model("speaker")
-        return [r if isinstance(r, Exception) else np.asarray(r, dtype=np.float32).tolist()
-                for r in run_isolating(model.embed, waves)]
-
-    jobs_ = [(("out", k), job.output, job.measured.output) for k, (job, _, _) in enumerate(todo)]
-    jobs_ += [(("ref", str(ref)), ref, w) for ref, w in refs.items() if not isinstance(w, Exception)]
-    values = providers.cached("speaker", jobs_, drop_errors(embed))
+    clips = [(("out", k), job.output, job.measured.output) for k, (job, _, _) in enumerate(todo)]
+    clips += [(("ref", str(ref)), ref, w) for ref, w in refs.items() if not isinstance(w, Exception)]
+    values = providers.measure("speaker", clips)
     for k, (job, idx, ref) in enumerate(todo):
         out, r = values.get(("out", k)), values.get(("ref", str(ref)))
         if isinstance(refs[ref], Exception):
@@ -261,27 +238,17 @@ def run_scene(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues)
     work = _output_and_source(jobs, providers, manifest, "scene", lambda a: a.get("env_type") == "noise",
                               ("scene", "source_scene"), ("scene_scores", "source_scene_scores"))
     if work:
-        _fill(work, providers, "scene", lambda ws: run_isolating(providers.model("scene").group_scores, ws))
+        _fill(work, providers, "scene")
 
 
 def run_dnsmos(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues) -> None:
-    """DNSMOS P.835 of output and source (``dnsmos`` / ``source_dnsmos``) for enhancement items."""
-    from evaluators.benchmarks.speecheditbench.acoustics import dnsmos_p835
-
+    """DNSMOS P.835 (SIG/BAK/OVRL and P.808, ``evaluators.measures.dnsmos`` under its
+    ``SPEECHEDITBENCH`` protocol) of output and source (``dnsmos`` / ``source_dnsmos``) for
+    enhancement items."""
     work = _output_and_source(jobs, providers, manifest, "dnsmos", lambda a: a.get("subtask") == "enhancement",
                               ("dnsmos", "source_dnsmos"), ("dnsmos", "source_dnsmos"))
-
-    def compute(waves):
-        out = []
-        for w in waves:
-            try:
-                out.append(dnsmos_p835(w, 16_000))
-            except ValueError as e:
-                out.append(e)
-        return out
-
     if work:
-        _fill(work, providers, "dnsmos", compute)
+        _fill(work, providers, "dnsmos")
 
 
 def judge_request(job: Job, criterion: str) -> dict | None:

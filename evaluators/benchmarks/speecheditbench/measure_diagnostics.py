@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from evaluators.benchmarks.speecheditbench.measure import Failed, Job, drop_errors
-from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
-from evaluators.failure_isolation import run_isolating
+from evaluators.benchmarks.speecheditbench.measure import Job
+from evaluators.benchmarks.speecheditbench.provider_cache import Failed, ProviderSet
 
 
 def planned_diagnostic_uses(providers: ProviderSet) -> dict:
@@ -43,12 +42,7 @@ def run_utmos(jobs: list[Job], providers: ProviderSet, kind: str = "utmos") -> N
         return
     for job in work:
         job.uses[kind] = providers.identity(kind)
-
-    def compute(waves):
-        return run_isolating(providers.model(kind).score, waves)
-
-    values = providers.cached(kind, [(k, job.output, job.measured.output) for k, job in enumerate(work)],
-                              drop_errors(compute))
+    values = providers.measure(kind, [(k, job.output, job.measured.output) for k, job in enumerate(work)])
     for k, job in enumerate(work):
         v = values.get(k)
         if isinstance(v, Failed):
@@ -75,15 +69,10 @@ def run_source_similarity(jobs: list[Job], providers: ProviderSet) -> None:
     if not paired:
         return
 
-    def embed(waves):
-        model = providers.model("speaker")
-        return [r if isinstance(r, Exception) else np.asarray(r, dtype=np.float32).tolist()
-                for r in run_isolating(model.embed, waves)]
-
     clips = [(("out", k), job.output, job.measured.output) for k, job in enumerate(paired)]
     sources = {str(job.item.source): (job.item.source, job.measured.source) for job in paired}
     clips += [(("src", key), path, wave) for key, (path, wave) in sources.items()]
-    values = providers.cached("speaker", clips, drop_errors(embed))
+    values = providers.measure("speaker", clips)
     for k, job in enumerate(paired):
         out, src = values.get(("out", k)), values.get(("src", str(job.item.source)))
         failed = next((v for v in (out, src) if isinstance(v, Failed)), None)

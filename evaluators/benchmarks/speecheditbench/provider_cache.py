@@ -2,8 +2,10 @@
 with their results cached on disk per provider, so a rerun (a new judge, new thresholds) does not
 recompute them.
 
-A cache entry's key is the provider's identity and the audio file's path, size and modification
-time: a file rewritten in place is measured again. The cache is ``RESULTS/cache/<kind>.jsonl``,
+Every kind is measured through one path, :meth:`ProviderSet.measure`: the cache, then one batched
+call of the model (:data:`VALUES`), a clip it cannot take isolated by the failure rule every scorer
+shares (``evaluators.failure_isolation``). A cache entry's key is the provider's identity and the
+audio file's path, size and modification time: a file rewritten in place is measured again. The cache is ``RESULTS/cache/<kind>.jsonl``,
 appended and fsynced after each chunk; a torn last line (a killed run) is ignored.
 """
 
@@ -202,6 +204,10 @@ class ProviderSet:
             from evaluators.benchmarks.speecheditbench.providers.diagnostics import Utmos22
 
             return Utmos22.from_pretrained(self.utmos, device=self.device)
+        if kind == "dnsmos":
+            from evaluators.measures.dnsmos import SPEECHEDITBENCH, shared_measure
+
+            return shared_measure(SPEECHEDITBENCH)
         raise ValueError(kind)
 
     def require(self, kind: str, language: str = "en", option: str | None = None) -> None:
@@ -217,23 +223,51 @@ class ProviderSet:
         elif kind == "scene":
             require_model(self.scene, option, "--manifest with each output's scene_scores")
 
-    def cached(self, kind: str, jobs: list[tuple[str, Path, object]], compute, language: str = "en") -> dict:
-        """Values of ``jobs`` (``(job_id, audio path, wave)``): from the cache where present, else
-        ``compute(waves) -> values`` once for the rest (and cached, except failures: dicts with an
-        ``__error__`` key). Returns ``{job_id: value}``."""
+    def measure(self, kind: str, clips: list[tuple[object, Path, object]], language: str = "en") -> dict:
+        """``kind``'s values of ``clips`` (``(clip_id, audio path, wave)``): from the disk cache where
+        present, else measured at once for the rest by the model (:data:`VALUES`), a batch it cannot
+        take run again clip by clip (``evaluators.failure_isolation.run_isolating``); a clip that
+        fails alone is a :class:`Failed` (never cached). Returns ``{clip_id: value}``."""
         ident = self.identity(kind, language)
         cache = self.cache(kind)
         out, todo = {}, []
-        for job_id, path, wave in jobs:
+        for clip_id, path, wave in clips:
             key = file_key(ident, path)
             hit = cache.get(key) if cache else None
             if hit is not None:
-                out[job_id] = hit
+                out[clip_id] = hit
             else:
-                todo.append((job_id, key, wave))
+                todo.append((clip_id, key, wave))
         if todo:
-            for (job_id, key, _), value in zip(todo, compute([w for _, _, w in todo])):
-                out[job_id] = value
-                if cache is not None and not (isinstance(value, dict) and "__error__" in value):
+            from evaluators.failure_isolation import run_isolating
+
+            model = self.model(kind, language)
+            values = run_isolating(lambda ws: VALUES[kind](model, ws, language), [w for _, _, w in todo])
+            for (clip_id, key, _), value in zip(todo, values):
+                out[clip_id] = Failed(__error__=str(value)) if isinstance(value, Exception) else value
+                if cache is not None and not isinstance(value, Exception):
                     cache.put(key, value)
         return out
+
+
+class Failed(dict):
+    """A clip's error in place of its value (``{"__error__": message}``): returned, never cached."""
+
+
+def _embeddings(model, waves, language):
+    import numpy as np
+
+    return [np.asarray(e, dtype=np.float32).tolist() for e in model.embed(waves)]
+
+
+#: What each provider kind's model gives for a batch of 16 kHz waves: JSON values, one per wave.
+VALUES = {
+    "asr": lambda model, waves, language: [{"text": r.text, "words": list(r.words)}
+                                           for r in model.transcribe(waves, language=language)],
+    "speaker": _embeddings,
+    "scene": lambda model, waves, language: model.group_scores(waves),
+    "dnsmos": lambda model, waves, language: [{k: s[k] for k in ("sig", "bak", "ovrl", "p808")}
+                                              for s in model.measure(waves)],
+    "utmos": lambda model, waves, language: model.score(waves),
+    "distillmos": lambda model, waves, language: model.score(waves),
+}
