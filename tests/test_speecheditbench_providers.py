@@ -413,3 +413,37 @@ def test_the_measurement_pass_with_resemblyzer_and_distillmos(tmp_path):
     assert m.distillmos == pytest.approx(DistillMos.load().score([m.output])[0], abs=1e-6)
     providers.flush()
     assert len((tmp_path / "cache" / "distillmos.jsonl").read_text().splitlines()) == 1
+
+
+def test_every_provider_measures_through_one_cached_isolating_path(tmp_path):
+    """``ProviderSet.measure``: one batched call; a batch the model refuses is run clip by clip, the
+    clip that fails alone is ``Failed`` (and not cached), the others are cached and a rerun reads
+    them without the model."""
+    from evaluators.benchmarks.speecheditbench.provider_cache import Failed, ProviderSet
+
+    calls = []
+
+    class Scene:  # the AudioSet provider's interface: group_scores(waves) -> one dict per wave
+        def group_scores(self, waves):
+            calls.append(len(waves))
+            if any(not np.all(np.isfinite(w)) for w in waves):
+                raise ValueError("audio has NaN")
+            return [{"outdoor": float(w[0]), "crowd": 0.0, "music": 0.0} for w in waves]
+
+    clips = []
+    for k, value in enumerate((0.25, float("nan"), 0.5)):
+        path = tmp_path / f"{k}.wav"
+        path.write_bytes(b"x" * (k + 1))  # the cache key is the file's path, size and mtime
+        clips.append((k, path, np.full(16_000, value, dtype=np.float32)))
+    providers = ProviderSet(speaker="resemblyzer", cache_dir=tmp_path / "cache")
+    providers._models[providers.identity("scene")] = Scene()
+    values = providers.measure("scene", clips)
+    assert calls == [3, 1, 1, 1]
+    assert values[0]["outdoor"] == 0.25 and values[2]["outdoor"] == 0.5
+    assert isinstance(values[1], Failed) and "NaN" in values[1]["__error__"]
+    providers.flush()
+    assert len((tmp_path / "cache" / "scene.jsonl").read_text().splitlines()) == 2
+    again = ProviderSet(speaker="resemblyzer", cache_dir=tmp_path / "cache")
+    again._models[again.identity("scene")] = Scene()
+    assert again.measure("scene", [clips[0], clips[2]]) == {0: values[0], 2: values[2]}
+    assert calls == [3, 1, 1, 1]  # read from the cache
