@@ -10,20 +10,49 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 
-from evaluators.option_types import add_options, from_args
+from evaluators.option_types import add_options, from_args, option
 from evaluators.run_options import RunOptions
 from evaluators.runtime_options import add_runtime_arguments, backbone_arg, runtime_from_args
 
 
+@dataclass(frozen=True)
+class PresetOptions:
+    """``--backbone`` and ``--base`` of a command that takes preset judges (None: the preset's)."""
+
+    backbone: str | None = option(None, "backbone of a preset judge, a registered backbone name such as "
+                                        "qwen2_5_omni or qwen2_audio (default: the preset's, else read from --base's "
+                                        "config.json)", type=backbone_arg)
+    base: str | None = option(None, "base model hub id/folder of a preset judge (default: the preset's, e.g. "
+                                    "Qwen/Qwen2.5-Omni-7B: a Hugging Face Hub download unless it is in the local "
+                                    "cache; 'tiny' = offline random)")
+
+
+@dataclass(frozen=True)
+class OutputScoring:
+    """What a benchmark scorer reads and writes (``omnijudge score <benchmark>``); each benchmark words
+    the help of ``--items``, ``--outputs``, ``--judge`` and ``--out`` for its own files."""
+
+    items: str = option(None, "the benchmark's items", required=True)
+    outputs: str = option(None, "the system's outputs folder", required=True)
+    judge: str = option(None, "judge folder", required=True)
+    out: str = option(None, "results folder", required=True)
+    system: str | None = option(None, "system name when OUTPUTS holds one system (default: folder name)")
+
+
+@dataclass(frozen=True)
+class AlignerOptions:
+    """``--aligner`` / ``--aligner-language``: word times for outputs whose manifest gives none."""
+
+    aligner: str | None = option(None, "Whisper-family model for outputs without word timestamps: a folder, or a "
+                                       "Hugging Face Hub id (downloaded on first use unless in the local cache)")
+    aligner_language: str | None = option(None, "Whisper language code, e.g. en or zh; default: detected")
+
+
 def add_preset_arguments(p: argparse.ArgumentParser) -> None:
     """``--backbone`` and ``--base`` of a scorer that takes preset judges."""
-    p.add_argument("--backbone", default=None, type=backbone_arg,
-                   help="backbone of a preset judge, a registered backbone name such as qwen2_5_omni or qwen2_audio "
-                        "(default: the preset's, else read from --base's config.json)")
-    p.add_argument("--base", default=None,
-                   help="base model hub id/folder of a preset judge (default: the preset's, e.g. Qwen/Qwen2.5-Omni-7B: "
-                        "a Hugging Face Hub download unless it is in the local cache; 'tiny' = offline random)")
+    add_options(p, PresetOptions)
 
 
 #: What ``--num-workers`` adds to its help on a scorer that also has ``--aligner``.
@@ -36,24 +65,21 @@ def add_output_scoring_arguments(p: argparse.ArgumentParser, items: str, outputs
     describe this benchmark's files. ``judge``: the help of ``--judge`` (None: the scorer names its
     judges its own way); ``judge_identity``: whether rows record the judge that wrote them (else the
     scorer re-measures the rows of another judge and has no ``--resume-mismatch``)."""
-    p.add_argument("--items", required=True, help=items)
-    p.add_argument("--outputs", required=True, help=outputs)
-    if judge is not None:
-        p.add_argument("--judge", required=True, help=judge)
-    p.add_argument("--out", required=True, help=out)
-    p.add_argument("--system", help="system name when OUTPUTS holds one system (default: folder name)")
+    add_options(p, OutputScoring, only=("items", "outputs", "judge", "out", "system") if judge else
+                ("items", "outputs", "out", "system"), help={"items": items, "outputs": outputs, "out": out,
+                                                            "judge": judge})
     add_options(p, RunOptions, skip=() if judge_identity else ("resume_mismatch",))
     add_runtime_arguments(p)
 
 
 def add_aligner_arguments(p: argparse.ArgumentParser) -> None:
-    """``--aligner`` / ``--aligner-language``: word times for outputs whose manifest gives none."""
-    p.add_argument("--aligner", help="Whisper-family model for outputs without word timestamps: a folder, or a "
-                                     "Hugging Face Hub id (downloaded on first use unless in the local cache)")
+    """``--aligner`` / ``--aligner-language`` (:class:`AlignerOptions`); ``--num-workers``'s help then
+    says the workers also time the words."""
+    add_options(p, AlignerOptions, only=("aligner",))
     for action in p._actions:  # --num-workers's help names --aligner only where the command has one
         if "--num-workers" in action.option_strings and action.help and ALIGNER_WORKERS_HELP not in action.help:
             action.help += ALIGNER_WORKERS_HELP
-    p.add_argument("--aligner-language", help="Whisper language code, e.g. en or zh; default: detected")
+    add_options(p, AlignerOptions, only=("aligner_language",))
 
 
 def check_results_folder(args, writes: tuple[str, ...], inputs: dict[str, str | None] | None = None) -> None:

@@ -13,35 +13,45 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-from evaluators.benchmark_command import add_preset_arguments, run_options
-from evaluators.option_types import add_options
+from evaluators.benchmark_command import PresetOptions, add_preset_arguments, run_options
+from evaluators.option_types import add_options, from_args, option
 from evaluators.run_options import RunOptions
 from evaluators.runtime_options import Runtime, add_runtime_arguments, batch_size_arg, runtime_from_args
 
 
+@dataclass(frozen=True)
+class AudioScoreOptions:
+    """What audio scoring (``score audio``, ``score att``) reads and writes, besides the run, runtime
+    and preset options."""
+
+    judge: str = option(None, "judge folder (judge_config.json) or preset name (a preset loads its base model: see "
+                              "--base; auto-att-released is on the Hub)", required=True)
+    audio: str = option(None, "folder of audio (recursive) or JSONL manifest {id, audio, [system]}", required=True)
+    out: str = option(None, "output JSONL, resumed when it exists", required=True)
+    max_tokens_per_batch: int | None = option(None, "most padded prompt tokens per forward pass (clips x longest); "
+                                                    "batches are planned over the whole run, shortest clips first, "
+                                                    "so short clips go in large batches", type=batch_size_arg)
+    table: str | None = option(None, "also write the per-system table (JSON) here")
+    no_vad: bool = option(False, "skip the Silero voice-activity pass (rows then lack speech_s / no_speech)")
+    exact_length_batches: bool = option(False, "batch only clips of equal token length: scores independent of the "
+                                               "batch in bfloat16 too (slower on mixed lengths)")
+
+
 def add_audio_score_arguments(p: argparse.ArgumentParser) -> None:
     """The options of audio scoring (``score audio``, ``score att``)."""
-    p.add_argument("--judge", required=True, help="judge folder (judge_config.json) or preset name (a preset loads "
-                                                  "its base model: see --base; auto-att-released is on the Hub)")
-    p.add_argument("--audio", required=True, help="folder of audio (recursive) or JSONL manifest {id, audio, [system]}")
-    p.add_argument("--out", required=True, help="output JSONL, resumed when it exists")
+    add_options(p, AudioScoreOptions, only=("judge", "audio", "out"))
     add_options(p, RunOptions, only=("resume_mismatch", "retry_errors", "allow_truncated", "batch_size"),
                 help={"batch_size": "most clips per forward pass (scores do not depend on it)"})
-    p.add_argument("--max-tokens-per-batch", type=batch_size_arg, default=None,
-                   help="most padded prompt tokens per forward pass (clips x longest); batches are planned over "
-                        "the whole run, shortest clips first, so short clips go in large batches")
+    add_options(p, AudioScoreOptions, only=("max_tokens_per_batch",))
     add_options(p, RunOptions, only=("num_workers",), help={"num_workers": (
         "data-loader processes that decode, resample, run the VAD and build features and tokens while the model "
         "runs (default: the machine's cores minus one, at most 8; 0: none)")})
-    p.add_argument("--table", help="also write the per-system table (JSON) here")
-    p.add_argument("--no-vad", action="store_true",
-                   help="skip the Silero voice-activity pass (rows then lack speech_s / no_speech)")
+    add_options(p, AudioScoreOptions, only=("table", "no_vad"))
     add_runtime_arguments(p)
-    p.add_argument("--exact-length-batches", action="store_true",
-                   help="batch only clips of equal token length: scores independent of the batch in bfloat16 "
-                        "too (slower on mixed lengths)")
+    add_options(p, AudioScoreOptions, only=("exact_length_batches",))
     add_preset_arguments(p)
 
 
@@ -66,10 +76,11 @@ def load_verbalizer(judge: str, runtime: Runtime | None = None, backbone: str | 
 
 
 def run_audio_scoring(args, score_name: str | None = None) -> int:
-    """Score ``args.audio`` into ``args.out``; print the per-system table (``score_name`` column)."""
+    """Score ``--audio`` into ``--out``; print the per-system table (``score_name`` column)."""
     from evaluators.hub_access import require_preset_base
 
-    require_preset_base(args.judge, args.backbone, args.base)  # an offline stop before torch is imported
+    o, preset = from_args(AudioScoreOptions, args), from_args(PresetOptions, args)
+    require_preset_base(o.judge, preset.backbone, preset.base)  # an offline stop before torch is imported
     from evaluators.audio_io import AUDIO_EXTENSIONS
     from evaluators.run_summary import report_errors
     from evaluators.judges.folder import JudgeFolderError
@@ -81,29 +92,29 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     from evaluators.system_table import format_system_table, system_score_table
 
     skipped: list[tuple[str, str]] = []
-    items = collect_items(args.audio, skipped)
+    items = collect_items(o.audio, skipped)
     # before a model loads or a byte is written: no output over an input, another output or a foreign file
-    check_output_paths({"--out": args.out, "--table": args.table}, {"--audio": args.audio},
+    check_output_paths({"--out": o.out, "--table": o.table}, {"--audio": o.audio},
                        input_files=[it.path for it in items])
-    check_rows_file(args.out, "--out")
-    if args.table:
-        check_json_file(args.table, "--table")
+    check_rows_file(o.out, "--out")
+    if o.table:
+        check_json_file(o.table, "--table")
     try:
-        judge = load_verbalizer(args.judge, runtime_from_args(args), args.backbone, args.base,
-                                args.exact_length_batches)
+        judge = load_verbalizer(o.judge, runtime_from_args(args), preset.backbone, preset.base,
+                                o.exact_length_batches)
     except JudgeFolderError as e:
         raise JudgeFolderError(f"{e}; score it with its benchmark's command (omnijudge score <benchmark>)") from e
     if skipped:
-        print(f"skipped {len(skipped)} files or folders under {args.audio}:", file=sys.stderr)
+        print(f"skipped {len(skipped)} files or folders under {o.audio}:", file=sys.stderr)
         for path, why in skipped[:10]:
             print(f"  {path}: {why}", file=sys.stderr)
         if len(skipped) > 10:
             print(f"  ... and {len(skipped) - 10} more", file=sys.stderr)
     if not items:
-        raise ValueError(f"{args.audio}: no audio files ({', '.join(AUDIO_EXTENSIONS)})")
+        raise ValueError(f"{o.audio}: no audio files ({', '.join(AUDIO_EXTENSIONS)})")
     shard = current_shard()
-    out = Path(args.out)
-    options = dict(run=run_options(args), vad=not args.no_vad, max_tokens_per_batch=args.max_tokens_per_batch)
+    out = Path(o.out)
+    options = dict(run=run_options(args), vad=not o.no_vad, max_tokens_per_batch=o.max_tokens_per_batch)
     if shard.world == 1:
         rows = score_items(judge, items, out, **options)
     else:  # one of N launcher processes: its shard into its part; rank 0 merges (evaluators/sharding.py)
@@ -120,10 +131,10 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     n_err = sum("error" in r for r in rows)
     table = system_score_table(rows)
     print(format_system_table(table, score_name=score_name or judge.preset.name))
-    if args.table:
-        Path(args.table).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.table).write_text(json.dumps(table, indent=2))
+    if o.table:
+        Path(o.table).parent.mkdir(parents=True, exist_ok=True)
+        Path(o.table).write_text(json.dumps(table, indent=2))
     n_silent = sum(bool(r.get("no_speech")) for r in rows)
-    print(f"{len(rows)} rows in {args.out} ({n_err} errors, {n_silent} scored clips with no speech detected)",
+    print(f"{len(rows)} rows in {o.out} ({n_err} errors, {n_silent} scored clips with no speech detected)",
           file=sys.stderr)
-    return report_errors(f"score {getattr(args, 'benchmark', None) or 'audio'}", rows, str(args.out))
+    return report_errors(f"score {getattr(args, 'benchmark', None) or 'audio'}", rows, str(o.out))
