@@ -5,7 +5,36 @@ subset, Gemini agreement, swap consistency, from the rows alone). ``docs/pairs.m
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+
+from evaluators.option_types import add_options, from_args, option
+
+
+@dataclass(frozen=True)
+class PairScoring:
+    """``omnijudge score pairs``'s options besides the run and runtime ones."""
+
+    judge: str = option(None, "judge folder (scalar_reward, verbalizer or in_prompt_pair kind) or verbalizer preset",
+                        required=True)
+    pairs: str = option(None, "pairs JSONL {id, audio_a, audio_b, [target_text], [naturalness_label], ...} "
+                              "(docs/data.md#pairs); audio relative to the file", required=True)
+    out: str = option(None, "output JSONL, one row per pair, resumed when it exists", required=True)
+    split: list[str] | None = option(None, "score only the pairs of these splits (e.g. test)", nargs="*")
+    swap: bool = option(False, "present every pair as (B, A): with metrics pairs --swapped, the swap consistency "
+                               "measured")
+    report: str | None = option(None, "also write the metrics JSON here (labelled pairs files)")
+
+
+@dataclass(frozen=True)
+class PairMetricsOptions:
+    """``omnijudge metrics pairs``'s options."""
+
+    pairs: str = option(None, "labelled pairs JSONL (docs/data.md#pairs)", required=True)
+    predictions: str = option(None, "score pairs rows {id, verdict, p_a, ...}", required=True)
+    swapped: str | None = option(None, "rows of the same judge run with score pairs --swap: swap consistency "
+                                       "measured")
+    out: str | None = option(None, "write the JSON report here")
 
 
 def load_pair_judge(judge: str, runtime):
@@ -38,7 +67,8 @@ def cmd_score_pairs(args) -> int:
     """Score the pairs, print the summary when the file is labelled."""
     from evaluators.hub_access import require_preset_base
 
-    require_preset_base(args.judge)  # a preset's base the Hub cannot give stops the run before torch is imported
+    o = from_args(PairScoring, args)
+    require_preset_base(o.judge)  # a preset's base the Hub cannot give stops the run before torch is imported
     from evaluators.benchmarks.pairs.metrics import format_pairs_table, pairs_metrics, read_pairs
     from evaluators.benchmarks.pairs.scorer import score_pairs
     from evaluators.jsonl import report_json
@@ -46,46 +76,36 @@ def cmd_score_pairs(args) -> int:
     from evaluators.runtime_options import runtime_from_args
     from evaluators.benchmark_command import run_options
 
-    pairs = read_pairs(args.pairs)  # a bad pairs file stops the run before a model loads
-    check_output_paths({"--out": args.out, "--report": args.report}, {"--pairs": args.pairs},
+    pairs = read_pairs(o.pairs)  # a bad pairs file stops the run before a model loads
+    check_output_paths({"--out": o.out, "--report": o.report}, {"--pairs": o.pairs},
                        input_files=[p[k] for p in pairs for k in ("path_a", "path_b") if _openable(p[k])])
-    check_rows_file(args.out, "--out")
-    if args.report:
-        check_json_file(args.report, "--report")
-    judge = load_pair_judge(args.judge, runtime_from_args(args))
-    rows = score_pairs(judge, args.pairs, args.out, splits=tuple(args.split) if args.split else None, swap=args.swap,
+    check_rows_file(o.out, "--out")
+    if o.report:
+        check_json_file(o.report, "--report")
+    judge = load_pair_judge(o.judge, runtime_from_args(args))
+    rows = score_pairs(judge, o.pairs, o.out, splits=tuple(o.split) if o.split else None, swap=o.swap,
                        run=run_options(args))
     n_err = sum("error" in r for r in rows)
-    print(f"{len(rows)} rows in {args.out} ({n_err} errors)", file=sys.stderr)
-    if any(p.get("naturalness_label") for p in pairs) and not args.swap:
+    print(f"{len(rows)} rows in {o.out} ({n_err} errors)", file=sys.stderr)
+    if any(p.get("naturalness_label") for p in pairs) and not o.swap:
         wanted = {r["id"] for r in rows}
         report = pairs_metrics([p for p in pairs if p["id"] in wanted], rows)
         print(format_pairs_table(report))
-        if args.report:
-            Path(args.report).write_text(report_json(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        if o.report:
+            Path(o.report).write_text(report_json(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     from evaluators.run_summary import report_errors
 
-    return report_errors("score pairs", rows, str(args.out))
+    return report_errors("score pairs", rows, str(o.out))
 
 
 def add_score_parser(ssub):
     """Add ``pairs`` to the ``score`` command's subparsers; returns the parser."""
-    from evaluators.option_types import add_options
     from evaluators.run_options import RunOptions
     from evaluators.runtime_options import add_runtime_arguments
 
     c = ssub.add_parser("pairs", help="A/B naturalness verdicts with P(A better) for every pair of a pairs file "
                                       "(SpeechJudge format), one row per pair, resumable")
-    c.add_argument("--judge", required=True,
-                   help="judge folder (scalar_reward, verbalizer or in_prompt_pair kind) or verbalizer preset")
-    c.add_argument("--pairs", required=True, help="pairs JSONL {id, audio_a, audio_b, [target_text], "
-                                                  "[naturalness_label], ...} (docs/data.md#pairs); audio "
-                                                  "relative to the file")
-    c.add_argument("--out", required=True, help="output JSONL, one row per pair, resumed when it exists")
-    c.add_argument("--split", nargs="*", help="score only the pairs of these splits (e.g. test)")
-    c.add_argument("--swap", action="store_true", help="present every pair as (B, A): with metrics pairs "
-                                                       "--swapped, the swap consistency measured")
-    c.add_argument("--report", help="also write the metrics JSON here (labelled pairs files)")
+    add_options(c, PairScoring)
     add_options(c, RunOptions, help={"batch_size": "most clips per forward pass (a pair is two; results do not "
                                                    "depend on it)"})
     add_runtime_arguments(c)
@@ -99,14 +119,15 @@ def cmd_metrics_pairs(args) -> int:
     from evaluators.jsonl import report_json
     from evaluators.output_guard import check_output_paths, check_report_output
 
-    check_report_output(args)
-    check_output_paths({"--out": args.out}, {"--pairs": args.pairs, "--swapped": args.swapped})
-    report = pairs_metrics_from_files(args.pairs, args.predictions, args.swapped)
+    o = from_args(PairMetricsOptions, args)
+    check_report_output(o)
+    check_output_paths({"--out": o.out}, {"--pairs": o.pairs, "--swapped": o.swapped})
+    report = pairs_metrics_from_files(o.pairs, o.predictions, o.swapped)
     text = report_json(report, indent=2, ensure_ascii=False)
     print(text)
     print(format_pairs_table(report), file=sys.stderr)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    if o.out:
+        Path(o.out).write_text(text + "\n", encoding="utf-8")
     return 0
 
 
@@ -114,9 +135,6 @@ def add_metrics_parser(msub):
     """Add ``pairs`` to the ``metrics`` command's subparsers; returns the parser."""
     c = msub.add_parser("pairs", help="pairwise accuracy vs the majority label (95%% Wilson CIs), per language "
                                       "setting and subset; Gemini agreement; swap consistency")
-    c.add_argument("--pairs", required=True, help="labelled pairs JSONL (docs/data.md#pairs)")
-    c.add_argument("--predictions", required=True, help="score pairs rows {id, verdict, p_a, ...}")
-    c.add_argument("--swapped", help="rows of the same judge run with score pairs --swap: swap consistency measured")
-    c.add_argument("--out", help="write the JSON report here")
+    add_options(c, PairMetricsOptions)
     c.set_defaults(func=cmd_metrics_pairs)
     return c
