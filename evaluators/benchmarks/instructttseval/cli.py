@@ -4,7 +4,42 @@ Gemini script's) and ``omnijudge score instructttseval`` (a local judge over a s
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+
+from evaluators.option_types import add_options, from_args, option
+from evaluators.runtime_options import non_negative_int_arg
+
+
+@dataclass(frozen=True)
+class InstructMetricsOptions:
+    """``omnijudge metrics instructttseval``'s options."""
+
+    results: list[str] = option(None, "result JSONL (the item rows with [task][FIELD]); one file per system",
+                                required=True, nargs="+", action="extend")
+    field: str = option("gemini_score", "verdict field of each task (gemini_score: the public script's; "
+                                        "judge_score: omnijudge's)", choices=("gemini_score", "judge_score"))
+    missing_as_false: bool = option(False, "count null verdicts (missing audio, unparsed replies) as false; "
+                                           "default: the public aggregation, where they leave the denominator")
+    system: list[str] | None = option(None, "system names, one per --results file (default: the file names)",
+                                      nargs="+", action="extend")
+    n_resamples: int = option(10_000, "bootstrap resamples of the rows for the 95%% CIs (0: no CIs; time grows with "
+                                      "rows x resamples, a progress bar on a terminal)", type=non_negative_int_arg)
+    seed: int = option(0, "bootstrap seed (>= 0; same seed -> same CIs)", type=non_negative_int_arg)
+    out: str | None = option(None, "also write the per-system JSON report here")
+
+
+@dataclass(frozen=True)
+class InstructScoring:
+    """``omnijudge score instructttseval``'s own options (``--instruction-type``'s choices:
+    ``items.INSTRUCTION_TYPES``)."""
+
+    instruction_type: str = option("ALL", "judge only this task's outputs (the public script's instruction_type "
+                                          "argument); the other tasks' entries stay as given and their columns "
+                                          "read n/a")
+    verdict_only: bool = option(False, "instruct-follow preset: read only the consistency field (1 forward pass "
+                                       "per output instead of 13: the verdict and the 12 dimension fields of the "
+                                       "public reply)")
 
 
 def cmd_metrics(args) -> int:
@@ -13,50 +48,37 @@ def cmd_metrics(args) -> int:
     from evaluators.jsonl import report_json
     from evaluators.output_guard import check_report_output
 
-    check_report_output(args)
-
-    if args.system and len(args.system) != len(args.results):
-        raise ValueError(f"{len(args.system)} --system names for "
-                         f"{len(args.results)} --results files")
-    report = metrics_from_files(args.results, field=args.field, missing_as_false=args.missing_as_false,
-                                systems=args.system, n_resamples=args.n_resamples, seed=args.seed)
+    o = from_args(InstructMetricsOptions, args)
+    check_report_output(o)
+    if o.system and len(o.system) != len(o.results):
+        raise ValueError(f"{len(o.system)} --system names for "
+                         f"{len(o.results)} --results files")
+    report = metrics_from_files(o.results, field=o.field, missing_as_false=o.missing_as_false,
+                                systems=o.system, n_resamples=o.n_resamples, seed=o.seed)
     print(report["markdown"])
-    if args.out:
+    if o.out:
         # undefined numbers as null, never bare NaN
-        Path(args.out).write_text(report_json(report["systems"], indent=2, ensure_ascii=False) + "\n",
+        Path(o.out).write_text(report_json(report["systems"], indent=2, ensure_ascii=False) + "\n",
                                   encoding="utf-8")
     return 0
 
 
 def add_metrics_parser(msub):
     """Add ``instructttseval`` to the ``metrics`` command's subparsers; returns the parser."""
-    from evaluators.runtime_options import non_negative_int_arg
-
     p = msub.add_parser("instructttseval", help="InstructTTSEval: APS/DSD/RP/Avg %% true per system with 95%% "
                                                 "bootstrap CIs, from any result file (public Gemini or local judge)")
-    p.add_argument("--results", required=True, nargs="+", action="extend",
-                   help="result JSONL (the item rows with [task][FIELD]); one file per system")
-    p.add_argument("--field", default="gemini_score", choices=("gemini_score", "judge_score"),
-                   help="verdict field of each task (gemini_score: the public script's; judge_score: omnijudge's)")
-    p.add_argument("--missing-as-false", action="store_true",
-                   help="count null verdicts (missing audio, unparsed replies) as false; default: the public "
-                        "aggregation, where they leave the denominator")
-    p.add_argument("--system", nargs="+", action="extend", help="system names, one per --results file "
-                                                                 "(default: the file names)")
-    p.add_argument("--n-resamples", type=non_negative_int_arg, default=10_000,
-                   help="bootstrap resamples of the rows for the 95%% CIs (0: no CIs; time grows with rows x "
-                        "resamples, a progress bar on a terminal)")
-    p.add_argument("--seed", type=non_negative_int_arg, default=0, help="bootstrap seed (>= 0; same seed -> same CIs)")
-    p.add_argument("--out", help="also write the per-system JSON report here")
+    add_options(p, InstructMetricsOptions)
     p.set_defaults(func=cmd_metrics)
     return p
 
 
 def cmd_score(args) -> int:
     """Judge every (item, task) output, print the table, say how many verdicts are null."""
+    from evaluators.benchmark_command import OutputScoring, PresetOptions
     from evaluators.hub_access import require_preset_base
 
-    require_preset_base(args.judge, args.backbone, args.base)  # an offline stop before torch is imported
+    o, own, preset = (from_args(cls, args) for cls in (OutputScoring, InstructScoring, PresetOptions))
+    require_preset_base(o.judge, preset.backbone, preset.base)  # an offline stop before torch is imported
     from evaluators.benchmarks.instructttseval.metrics import format_markdown
     from evaluators.benchmarks.instructttseval.scorer import score_instructttseval
     from evaluators.judges.folder import JUDGE_CONFIG
@@ -67,26 +89,26 @@ def cmd_score(args) -> int:
     from evaluators.benchmark_command import check_results_folder, run_options
     from evaluators.score_command import load_verbalizer
 
-    check_results_folder(args, RESULT_NAMES)
-    load_items(args.items)  # a bad or empty item file stops the run before a model loads
+    check_results_folder(o, RESULT_NAMES)
+    load_items(o.items)  # a bad or empty item file stops the run before a model loads
     runtime = runtime_from_args(args)
-    if (Path(args.judge) / JUDGE_CONFIG).is_file():
-        judge = load_judge(args.judge, **runtime.load_kwargs())
+    if (Path(o.judge) / JUDGE_CONFIG).is_file():
+        judge = load_judge(o.judge, **runtime.load_kwargs())
     else:
-        judge = load_verbalizer(args.judge, runtime, args.backbone, args.base)
-    if not args.verdict_only:
+        judge = load_verbalizer(o.judge, runtime, preset.backbone, preset.base)
+    if not own.verdict_only:
         from evaluators.benchmarks.instructttseval.public_reply import with_public_reply
         judge = with_public_reply(judge)  # the drop-in also answers the 12 dimension fields
-    result = score_instructttseval(judge, args.items, args.outputs, args.out, system=args.system,
-                                   instruction_type=args.instruction_type, run=run_options(args))
+    result = score_instructttseval(judge, o.items, o.outputs, o.out, system=o.system,
+                                   instruction_type=own.instruction_type, run=run_options(args))
     print(format_markdown({result["system"]: result["table"]}))
     n_null = sum(r.get("judge_score") is None for r in result["rows"])
     if n_null:
         print(f"{n_null} verdicts null (missing or unreadable outputs, empty instructions): reasons in "
-              f"{args.out}/scores.jsonl", file=sys.stderr)
+              f"{o.out}/scores.jsonl", file=sys.stderr)
     from evaluators.run_summary import report_errors
 
-    return report_errors("score instructttseval", result["rows"], f"{args.out}/scores.jsonl")
+    return report_errors("score instructttseval", result["rows"], f"{o.out}/scores.jsonl")
 
 
 def add_score_parser(ssub):
@@ -101,11 +123,6 @@ def add_score_parser(ssub):
         out="results folder (scores.jsonl, results.jsonl, table.json/.md, dimension_failures.png)",
         judge="instruction_follow judge folder, verbalizer judge folder, or a preset (instruct-follow)")
     add_preset_arguments(p)
-    p.add_argument("--instruction-type", default="ALL", choices=INSTRUCTION_TYPES,
-                   help="judge only this task's outputs (the public script's instruction_type argument); the other "
-                        "tasks' entries stay as given and their columns read n/a")
-    p.add_argument("--verdict-only", action="store_true",
-                   help="instruct-follow preset: read only the consistency field (1 forward pass per output "
-                        "instead of 13: the verdict and the 12 dimension fields of the public reply)")
+    add_options(p, InstructScoring, change={"instruction_type": {"choices": INSTRUCTION_TYPES}})
     p.set_defaults(func=cmd_score)
     return p
