@@ -8,7 +8,36 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+
+from evaluators.option_types import add_options, from_args, option
+from evaluators.runtime_options import batch_size_arg, non_negative_int_arg, probability_arg
+
+
+@dataclass(frozen=True)
+class CastMetricsOptions:
+    """``omnijudge metrics cast``'s options; ``--n-resamples`` is also ``score cast``'s."""
+
+    items: str | None = option(None, "items JSONL {id, pair_id, side A|B, context, sentence, stressed_word, [mode]}; "
+                                     "with --listeners optional ({id, words | sentence}: the reference words "
+                                     "listeners marked)")
+    predictions: list[str] | None = option(None, "detector JSONL {id, stressed_words} or {id, words, probs}, "
+                                                 "optional system/mode; several files = several systems (named by "
+                                                 "the file stem unless rows carry 'system')", nargs="+")
+    listeners: str | None = option(None, "listener JSONL {id, listener, stressed: [word index] | stressed_words: "
+                                         "[word], [words]}: report Fleiss and pairwise Cohen kappa among listeners "
+                                         "and each detector vs the majority (kappa, P/R/F1) instead of Table 3")
+    annotations: str | None = option(None, "annotator choices JSONL {id, annotator, word}: annotator accuracy vs the "
+                                           "items' labels, pairwise agreement, majority consensus, majority = label, "
+                                           "pair correct")
+    threshold: float = option(0.5, "a word is stressed when its prob >= this (a probability in [0, 1])",
+                              type=probability_arg)
+    n_resamples: int = option(10000, "bootstrap resamples for the 95%% CIs (at least 1)", type=batch_size_arg)
+    seed: int = option(0, "bootstrap seed (>= 0; same seed -> same CIs)", type=non_negative_int_arg)
+    per_item: bool = option(False, "include per-item hit/contrast/correct records")
+    table: bool = option(False, "also print the paper's Table 3 layout on stderr")
+    out: str | None = option(None, "write the JSON report here")
 
 
 def format_cast_table(rows: Sequence[dict], digits: int = 1) -> str:
@@ -47,64 +76,43 @@ def cmd_metrics_cast(args) -> int:
     from evaluators.jsonl import report_json
     from evaluators.output_guard import check_output_paths, check_report_output
 
-    check_report_output(args)
+    o = from_args(CastMetricsOptions, args)
+    check_report_output(o)
     # the shared guard knows the common input options; these two are this command's own
-    check_output_paths({"--out": args.out}, {"--listeners": args.listeners, "--annotations": args.annotations})
+    check_output_paths({"--out": o.out}, {"--listeners": o.listeners, "--annotations": o.annotations})
 
-    if args.annotations:
+    if o.annotations:
         from evaluators.benchmarks.cast.label_validation import label_validation_from_files
-        if not args.items:
+        if not o.items:
             raise ValueError("--annotations needs --items (the labels the annotators are checked against)")
-        report = label_validation_from_files(args.items, args.annotations)
-    elif not args.predictions:
+        report = label_validation_from_files(o.items, o.annotations)
+    elif not o.predictions:
         raise ValueError("give --predictions (with --items for Table 3, or with --listeners), or --annotations")
-    elif args.listeners:
+    elif o.listeners:
         from evaluators.benchmarks.cast.listener_agreement import detector_agreement_from_files
-        report = detector_agreement_from_files(args.predictions, args.listeners, args.items, threshold=args.threshold)
-    elif not args.items:
+        report = detector_agreement_from_files(o.predictions, o.listeners, o.items, threshold=o.threshold)
+    elif not o.items:
         raise ValueError("--predictions needs --items (Table 3) or --listeners (detector validation)")
     else:
-        report = cast_metrics_from_files(args.items, args.predictions, threshold=args.threshold,
-                                         bootstrap=Bootstrap(args.n_resamples, args.seed), per_item=args.per_item)
+        report = cast_metrics_from_files(o.items, o.predictions, threshold=o.threshold,
+                                         bootstrap=Bootstrap(o.n_resamples, o.seed), per_item=o.per_item)
     text = report_json(report, indent=2, ensure_ascii=False)  # undefined numbers as null, never bare NaN
     print(text)
-    if args.table and "groups" in report:
+    if o.table and "groups" in report:
         print(format_cast_table(report["groups"]), file=sys.stderr)
-    elif args.table and "detectors" in report:
+    elif o.table and "detectors" in report:
         print(format_agreement_table(report["detectors"]), file=sys.stderr)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    if o.out:
+        Path(o.out).write_text(text + "\n", encoding="utf-8")
     return 0
 
 
 def add_metrics_parser(msub):
     """Add the ``cast`` sub-subcommand to ``msub`` (an argparse subparsers object); returns the parser."""
-    from evaluators.runtime_options import batch_size_arg, non_negative_int_arg, probability_arg
-
     c = msub.add_parser("cast", help="CAST stress: Hit / Pair-Contrast / Pair-Correct (%%) with bootstrap CIs; "
                                       "with --listeners any detector's agreement with listeners; with "
                                       "--annotations the label validation (paper Sec. 4.3)")
-    c.add_argument("--items",
-                   help="items JSONL {id, pair_id, side A|B, context, sentence, stressed_word, [mode]}; with "
-                        "--listeners optional ({id, words | sentence}: the reference words listeners marked)")
-    c.add_argument("--predictions", nargs="+",
-                   help="detector JSONL {id, stressed_words} or {id, words, probs}, optional system/mode; "
-                        "several files = several systems (named by the file stem unless rows carry 'system')")
-    c.add_argument("--listeners",
-                   help="listener JSONL {id, listener, stressed: [word index] | stressed_words: [word], [words]}: "
-                        "report Fleiss and pairwise Cohen kappa among listeners and each detector vs the majority "
-                        "(kappa, P/R/F1) instead of Table 3")
-    c.add_argument("--annotations",
-                   help="annotator choices JSONL {id, annotator, word}: annotator accuracy vs the items' labels, "
-                        "pairwise agreement, majority consensus, majority = label, pair correct")
-    c.add_argument("--threshold", type=probability_arg, default=0.5,
-                   help="a word is stressed when its prob >= this (a probability in [0, 1])")
-    c.add_argument("--n-resamples", type=batch_size_arg, default=10000,
-                   help="bootstrap resamples for the 95%% CIs (at least 1)")
-    c.add_argument("--seed", type=non_negative_int_arg, default=0, help="bootstrap seed (>= 0; same seed -> same CIs)")
-    c.add_argument("--per-item", action="store_true", help="include per-item hit/contrast/correct records")
-    c.add_argument("--table", action="store_true", help="also print the paper's Table 3 layout on stderr")
-    c.add_argument("--out", help="write the JSON report here")
+    add_options(c, CastMetricsOptions)
     c.set_defaults(func=cmd_metrics_cast)
     return c
 
@@ -121,30 +129,31 @@ def stress_detector_class(folder: str):
 
 def cmd_score_cast(args) -> int:
     """Run the detector over the outputs, print Table 3, list missing or unreadable outputs."""
+    from evaluators.benchmark_command import AlignerOptions, OutputScoring
     from evaluators.hub_access import require_model
 
+    o = from_args(OutputScoring, args)
     # an --aligner the Hub cannot give stops the run before torch is imported
-    require_model(args.aligner, "--aligner", "a manifest with each output's word_timestamps")
+    require_model(from_args(AlignerOptions, args).aligner, "--aligner", "a manifest with each output's word_timestamps")
     from evaluators.benchmarks.cast.scorer import score_cast
     from evaluators.benchmarks.cast.scorer import RESULT_NAMES, load_scoring_items
     from evaluators.benchmark_command import check_results_folder, judge_and_aligner, run_options
 
-    check_results_folder(args, RESULT_NAMES)
-    load_scoring_items(args.items)  # a bad or empty item file stops the run before a model loads
-    detector, aligner = judge_and_aligner(args, stress_detector_class(args.judge))
-    metrics = score_cast(detector, args.items, args.outputs, args.out, aligner=aligner, system=args.system,
-                         n_resamples=args.n_resamples, run=run_options(args, aligner))
+    check_results_folder(o, RESULT_NAMES)
+    load_scoring_items(o.items)  # a bad or empty item file stops the run before a model loads
+    detector, aligner = judge_and_aligner(args, stress_detector_class(o.judge))
+    metrics = score_cast(detector, o.items, o.outputs, o.out, aligner=aligner, system=o.system,
+                         n_resamples=from_args(CastMetricsOptions, args).n_resamples, run=run_options(args, aligner))
     print(format_cast_table(metrics["groups"]))
     from evaluators.rows_file import read_done_rows
     from evaluators.run_summary import report_errors
 
-    rows = read_done_rows(Path(args.out) / "predictions.jsonl")
-    return report_errors("score cast", rows, f"{args.out}/metrics.json", noun="outputs")
+    rows = read_done_rows(Path(o.out) / "predictions.jsonl")
+    return report_errors("score cast", rows, f"{o.out}/metrics.json", noun="outputs")
 
 
 def add_score_parser(ssub):
     """Add ``cast`` to the ``score`` command's subparsers; returns the parser."""
-    from evaluators.runtime_options import batch_size_arg
     from evaluators.benchmark_command import add_aligner_arguments, add_output_scoring_arguments
 
     c = ssub.add_parser("cast", help="CAST: stress detector over system outputs per mode -> Table 3 (Hit/Contrast/Correct)")
@@ -155,7 +164,6 @@ def add_score_parser(ssub):
         judge="stress detector folder: an omnijudge word tagger, or the public WhiStress weights "
               "(additional_decoder_block.pt, classifier.pt, metadata.json; Whisper in whisper/ beside them)")
     add_aligner_arguments(c)
-    c.add_argument("--n-resamples", type=batch_size_arg, default=10_000,
-                   help="bootstrap resamples for the 95%% CIs (at least 1)")
+    add_options(c, CastMetricsOptions, only=("n_resamples",))
     c.set_defaults(func=cmd_score_cast)
     return c
