@@ -4,12 +4,39 @@ metrics speecheditbench`` (the tables from result files alone: ours or the publi
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from evaluators.benchmarks.speecheditbench.judges import CRITERIA
+from evaluators.option_types import add_options, from_args, option
 
 #: Exit status of ``score speecheditbench --strict`` when outputs are missing.
 STRICT_EXIT = 3
+
+
+@dataclass(frozen=True)
+class EditJudging:
+    """``omnijudge score speecheditbench``'s judges and exit rule (its scoring and provider options:
+    ``options.EditScoring``, ``provider_cache.ProviderSet``)."""
+
+    judges: str | None = option(None, "emotion=J,style=J,paralinguistic=J: a judge folder or the preset "
+                                      "(seb-emotion, seb-style, seb-paralinguistic); verdicts in --manifest need none")
+    strict: bool = option(False, f"exit with status {STRICT_EXIT} when any output is missing (the tables are still "
+                                 "written)")
+
+
+@dataclass(frozen=True)
+class EditMetricsOptions:
+    """``omnijudge metrics speecheditbench``'s options."""
+
+    results: list[str] = option(None, "scores.jsonl of `omnijudge score speecheditbench`, or the public evaluator's "
+                                      "<task>*.json result files", required=True, nargs="+", action="extend")
+    system: list[str] | None = option(None, "system name per --results file (files sharing a name are pooled; "
+                                            "default: the system its rows name, else its folder name)", nargs="+",
+                                      action="extend")
+    missing_as_failure: bool = option(False, "count missing outputs as failures")
+    out: str | None = option(None, "also write the JSON report here")
+    radar: str | None = option(None, "also draw the target/joint radar chart (PNG) here")
 
 
 def parse_judges(text: str | None) -> dict[str, str]:
@@ -59,7 +86,7 @@ def require_hub_models(args, items) -> None:
             require_model(args.speaker, "--speaker", "--speaker resemblyzer (offline)")
         if any(_noise_scene_wanted(item) for item in items):
             require_model(args.scene, "--scene", "--manifest with each output's scene_scores")
-    for criterion, spec in parse_judges(args.judges).items():
+    for criterion, spec in parse_judges(from_args(EditJudging, args).judges).items():
         if spec == f"seb-{criterion}":  # the preset the judge loads (load_edit_judge)
             require_preset_base(spec if criterion != "paralinguistic" else "seb-paralinguistic-breath",
                                 args.backbone, args.base)
@@ -76,7 +103,6 @@ def cmd_score(args) -> int:
     from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
     from evaluators.benchmarks.speecheditbench.options import EditScoring
     from evaluators.benchmarks.speecheditbench.scorer import RESULT_NAMES, score_speecheditbench
-    from evaluators.option_types import from_args
     from evaluators.runtime_options import runtime_from_args
     from evaluators.benchmark_command import check_results_folder, run_options
 
@@ -90,7 +116,8 @@ def cmd_score(args) -> int:
         providers.require("speaker", "en", "--speaker")
     if args.speaker == "auto":
         print(f"--speaker auto: speaker similarity by {providers.identity('speaker')}", file=sys.stderr)
-    specs = parse_judges(args.judges)
+    own = from_args(EditJudging, args)
+    specs = parse_judges(own.judges)
     judges = {c: load_edit_judge(c, s, runtime, args.backbone, args.base) for c, s in specs.items()}
     ids = {c: judge_identity(s) + (f"@base={args.base}" if args.base and not Path(s).is_dir() else "")
            for c, s in specs.items()}
@@ -103,7 +130,7 @@ def cmd_score(args) -> int:
     if n_err or n_missing:
         print(f"{n_missing} outputs missing, {n_err} items with errors: reasons in {args.out}/scores.jsonl",
               file=sys.stderr)
-    if getattr(args, "strict", False) and n_missing:
+    if own.strict and n_missing:
         print(f"--strict: {n_missing} of {len(result['rows'])} outputs missing (exit status {STRICT_EXIT})",
               file=sys.stderr)
         return STRICT_EXIT
@@ -115,7 +142,6 @@ def cmd_score(args) -> int:
 def add_score_parser(ssub):
     from evaluators.benchmarks.speecheditbench.options import EditScoring
     from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
-    from evaluators.option_types import add_options
     from evaluators.benchmark_command import add_output_scoring_arguments, add_preset_arguments
 
     p = ssub.add_parser("speecheditbench", help="SpeechEditBench: every target and preservation criterion over a "
@@ -127,13 +153,11 @@ def add_score_parser(ssub):
         outputs="the system's outputs: <task>/<sample_id>.wav|flac|mp3 (or <task>/audio/...)",
         out="results folder (scores.jsonl, table.json/.md, radar.png, cache/)", judge_identity=False)
     add_options(p, EditScoring, only=("tasks",))
-    p.add_argument("--judges", help="emotion=J,style=J,paralinguistic=J: a judge folder or the preset "
-                                    "(seb-emotion, seb-style, seb-paralinguistic); verdicts in --manifest need none")
+    add_options(p, EditJudging, only=("judges",))
     add_options(p, EditScoring, only=("manifest",))
     add_options(p, ProviderSet)
     add_options(p, EditScoring, only=("speed_duration", "missing_as_failure"))
-    p.add_argument("--strict", action="store_true",
-                   help=f"exit with status {STRICT_EXIT} when any output is missing (the tables are still written)")
+    add_options(p, EditJudging, only=("strict",))
     add_options(p, EditScoring, only=("source_root",))
     add_preset_arguments(p)
     p.set_defaults(func=cmd_score)
@@ -145,16 +169,16 @@ def cmd_metrics(args) -> int:
     from evaluators.jsonl import report_json
     from evaluators.output_guard import check_report_output
 
-    check_report_output(args)
-
-    report = metrics_from_files(args.results, systems=args.system, missing_as_failure=args.missing_as_failure)
+    o = from_args(EditMetricsOptions, args)
+    check_report_output(o)
+    report = metrics_from_files(o.results, systems=o.system, missing_as_failure=o.missing_as_failure)
     print(report["markdown"])
-    if args.out:
+    if o.out:
         # undefined numbers as null, never bare NaN
-        Path(args.out).write_text(report_json(report["systems"], indent=2, ensure_ascii=False) + "\n",
+        Path(o.out).write_text(report_json(report["systems"], indent=2, ensure_ascii=False) + "\n",
                                   encoding="utf-8")
-    if args.radar:
-        plot_radar(report["systems"], Path(args.radar))
+    if o.radar:
+        plot_radar(report["systems"], Path(o.radar))
     return 0
 
 
@@ -163,14 +187,6 @@ def add_metrics_parser(msub):
                                                 "Tables 2/4/5/6, TS/PS/JS by subtype, failure-type counts (Table 13) "
                                                 "and UTMOS / source-output speaker-similarity means from result files "
                                                 "(ours or the public evaluator's)")
-    p.add_argument("--results", required=True, nargs="+", action="extend",
-                   help="scores.jsonl of `omnijudge score speecheditbench`, or the public evaluator's "
-                        "<task>*.json result files")
-    p.add_argument("--system", nargs="+", action="extend",
-                   help="system name per --results file (files sharing a name are pooled; default: the system "
-                        "its rows name, else its folder name)")
-    p.add_argument("--missing-as-failure", action="store_true", help="count missing outputs as failures")
-    p.add_argument("--out", help="also write the JSON report here")
-    p.add_argument("--radar", help="also draw the target/joint radar chart (PNG) here")
+    add_options(p, EditMetricsOptions)
     p.set_defaults(func=cmd_metrics)
     return p
