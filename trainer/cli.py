@@ -52,16 +52,13 @@ def _task_subparsers(parent, dest: str, help_attr: str):
                                  help=getattr(task.commands, help_attr).replace("%", "%%"))
 
 
-def _task_options(parser, options_class, add):
-    """Add the task's own options (its options dataclass, else its ``add`` function); returns how
-    parsed arguments become the task's options (that dataclass, else a dict of the added options)."""
-    if options_class is not None:
-        add_options(parser, options_class)
-        return lambda args: from_args(options_class, args)
-    before = {a.dest for a in parser._actions}
-    add(parser)
-    own = [a.dest for a in parser._actions if a.dest not in before]
-    return lambda args: {k: getattr(args, k) for k in own}
+def _task_options(parser, options_class):
+    """Add the task's own options (its options dataclass; None: it has none); returns how parsed
+    arguments become the task's options (that dataclass, or None)."""
+    if options_class is None:
+        return lambda args: None
+    add_options(parser, options_class)
+    return lambda args: from_args(options_class, args)
 
 
 @dataclass(frozen=True)
@@ -122,7 +119,7 @@ def add_synth_command(sub) -> None:
     p = sub.add_parser("synth", help=add_synth_command.help)
     for task, sp in _task_subparsers(p, "benchmark", "synth_help"):
         add_options(sp, SynthTarget)
-        read = _task_options(sp, task.commands.synth_options, task.commands.add_synth_arguments)
+        read = _task_options(sp, task.commands.synth_options)
 
         def run(args, task=task, read=read) -> int:
             from trainer.synth.written_summary import in_words
@@ -163,7 +160,7 @@ def add_validate_command(sub) -> None:
     p = sub.add_parser("validate", help=add_validate_command.help)
     for task, sp in _task_subparsers(p, "benchmark", "validate_help"):
         add_options(sp, ValidateTarget, change={"corpus": {"required": task.commands.corpus_required}})
-        read = _task_options(sp, task.commands.validate_options, task.commands.add_validate_arguments)
+        read = _task_options(sp, task.commands.validate_options)
         add_runtime_arguments(sp)
 
         def run(args, task=task, read=read) -> int:

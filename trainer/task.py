@@ -12,7 +12,6 @@ See ``docs/adding_a_benchmark.md``.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -99,8 +98,7 @@ class TaskCommands:
     ``synth(out, seed, options)`` builds the corpus from the CLI and returns a one-line description;
     ``synth_options`` / ``validate_options`` are the option dataclasses (``evaluators.option_types``)
     of the options beyond ``--out``/``--seed`` and ``--judge``/``--corpus``/``--out``: their objects
-    reach ``synth`` and ``JudgeTask.validate`` as ``options``. A task without them may add its
-    options with ``add_synth_arguments`` / ``add_validate_arguments`` (their values as a dict).
+    reach ``synth`` and ``JudgeTask.validate`` as ``options`` (None: the task has no options of its own).
     ``corpus_required`` is False where ``validate`` has another label source.
     """
 
@@ -109,8 +107,6 @@ class TaskCommands:
     synth: Callable[[Path, int, Any], str]
     synth_options: type | None = None
     validate_options: type | None = None
-    add_synth_arguments: Callable[[argparse.ArgumentParser], None] = lambda parser: None
-    add_validate_arguments: Callable[[argparse.ArgumentParser], None] = lambda parser: None
     aliases: tuple[str, ...] = ()  # earlier subcommand names kept working
     corpus_required: bool = True
 
@@ -118,9 +114,8 @@ class TaskCommands:
         for name in ("synth_help", "validate_help"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
                 raise ValueError(f"TaskCommands.{name}: expected a non-empty one-line help")
-        for name in ("synth", "add_synth_arguments", "add_validate_arguments"):
-            if not callable(getattr(self, name)):
-                raise ValueError(f"TaskCommands.{name}: expected a callable")
+        if not callable(self.synth):
+            raise ValueError("TaskCommands.synth: expected a callable")
 
 
 def export_judge(judge, cfg: TrainConfig, out: Path, training: dict) -> Path:

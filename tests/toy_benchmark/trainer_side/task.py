@@ -8,6 +8,7 @@ Every row is a clip with its level (``loud`` / ``quiet``); the loss asks the lab
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,7 +16,8 @@ import torch
 import torch.nn.functional as F
 
 from evaluators.audio_io import load_audio, prepare_segments
-from evaluators.runtime_options import Runtime, batch_size_arg
+from evaluators.option_types import as_options, option
+from evaluators.runtime_options import Runtime
 from toy_benchmark.evaluators_side.items import load_items
 from toy_benchmark.evaluators_side.metrics import heard_level
 from toy_benchmark.trainer_side.card import card_sections
@@ -23,6 +25,7 @@ from toy_benchmark.trainer_side.corpus import ToyCorpusConfig, build_toy_corpus
 from toy_benchmark.trainer_side.settings import ToySettings
 from toy_benchmark.trainer_side.validation import validate_folder
 from trainer.task import TaskCommands, TaskCorpus
+from trainer.task_options import batch_size_option, split_option
 from trainer.verbalizer_judge import build_verbalizer_judge
 
 if TYPE_CHECKING:
@@ -39,19 +42,25 @@ def level_loss(label_logits: torch.Tensor, label_index: torch.Tensor) -> torch.T
     return F.cross_entropy(label_logits.float(), label_index)
 
 
-def add_synth_arguments(parser) -> None:
-    parser.add_argument("--n-train", type=int, default=ToyCorpusConfig.n_train, help="training clips")
-    parser.add_argument("--n-test", type=int, default=ToyCorpusConfig.n_test, help="held-out clips")
+@dataclass(frozen=True)
+class ToySynthOptions:
+    """``omnijudge synth toy``'s options."""
+
+    n_train: int = option(ToyCorpusConfig.n_train, "training clips", type=int)
+    n_test: int = option(ToyCorpusConfig.n_test, "held-out clips", type=int)
 
 
-def synth(out: Path, seed: int, options: dict) -> str:
-    cfg = ToyCorpusConfig(seed=seed, n_train=options["n_train"], n_test=options["n_test"])
-    return f"wrote {build_toy_corpus(cfg, out)}"
+def synth(out: Path, seed: int, options: ToySynthOptions) -> str:
+    options = as_options(ToySynthOptions, options)
+    return f"wrote {build_toy_corpus(ToyCorpusConfig(seed=seed, n_train=options.n_train, n_test=options.n_test), out)}"
 
 
-def add_validate_arguments(parser) -> None:
-    parser.add_argument("--split", default="test", help="the corpus split validated on")
-    parser.add_argument("--batch-size", type=batch_size_arg, default=8, help="clips per forward pass")
+@dataclass(frozen=True)
+class ToyValidateOptions:
+    """``omnijudge validate toy``'s options."""
+
+    split: str = split_option("the corpus split validated on")
+    batch_size: int = batch_size_option(8, "clips per forward pass")
 
 
 class ToyLoudnessTask:
@@ -65,7 +74,7 @@ class ToyLoudnessTask:
     commands = TaskCommands(
         synth_help="toy loudness corpus: harmonic tones at a loud or a quiet level",
         validate_help="share of held-out clips heard at their level",
-        synth=synth, add_synth_arguments=add_synth_arguments, add_validate_arguments=add_validate_arguments)
+        synth=synth, synth_options=ToySynthOptions, validate_options=ToyValidateOptions)
 
     # ---- data ------------------------------------------------------------------------------------
     def load_rows(self, corpus: Path, settings: ToySettings) -> tuple[list[dict], dict]:
@@ -98,10 +107,10 @@ class ToyLoudnessTask:
 
     # ---- validation, card ------------------------------------------------------------------------
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
-                 options: dict | None = None, runtime: Runtime | None = None) -> dict:
-        options = options or {}
-        return validate_folder(judge_dir, corpus_dir, out=out, split=options.get("split", "test"),
-                               batch_size=options.get("batch_size", 8), runtime=runtime)
+                 options: ToyValidateOptions | dict | None = None, runtime: Runtime | None = None) -> dict:
+        options = as_options(ToyValidateOptions, options)
+        return validate_folder(judge_dir, corpus_dir, out=out, split=options.split, batch_size=options.batch_size,
+                               runtime=runtime)
 
     def model_card(self, config: dict, validation: dict | None) -> list[str]:
         return card_sections(config, validation)

@@ -17,6 +17,7 @@ expected rating (scaled to 0-1), so neighbouring ratings cost less than distant 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,11 +34,13 @@ from evaluators.judges.registry import load_judge
 from evaluators.judges.verbalizer import VerbalizerJudge
 from evaluators.jsonl import read_jsonl
 from evaluators.metrics.correlation import srcc
+from evaluators.option_types import as_options, option
 from evaluators.runtime_options import Runtime
 from trainer.benchmarks.nvv.likert_corpus import NvvLikertCorpusConfig, build_nvv_likert_corpus
 from trainer.benchmarks.nvv.likert_validation import aligned_example, validate_likert_rater
 from trainer.benchmarks.nvv.settings import NvvLikertSettings
 from trainer.benchmarks.nvv.task import unit_times_from_alignment
+from trainer.task_options import source_option, split_option
 from trainer.task import TaskCommands, TaskCorpus, write_report
 from trainer.verbalizer_judge import build_verbalizer_judge
 
@@ -79,18 +82,29 @@ def rating_values(judge) -> tuple[float, ...]:
     return tuple(judge.values) if isinstance(judge, AlignedLikertRater) else tuple(judge.preset.values)
 
 
-def add_synth_arguments(parser) -> None:
-    parser.add_argument("--clips-per-language", type=int, default=600, help="rated clips per language")
+@dataclass(frozen=True)
+class NvvLikertSynthOptions:
+    """``omnijudge synth nvv-likert``'s options."""
+
+    clips_per_language: int = option(600, "rated clips per language", type=int)
+    source: str = source_option("synthetic: procedural speech in en and zh; real: installed TTS voices and human "
+                                "recordings as carriers (English only; ratings by construction)")
 
 
-def synth(out: Path, seed: int, options: dict) -> str:
-    cfg = NvvLikertCorpusConfig(seed=seed, clips_per_language=options["clips_per_language"])
+def synth(out: Path, seed: int, options: NvvLikertSynthOptions) -> str:
+    options = as_options(NvvLikertSynthOptions, options)
+    languages = ("en",) if options.source == "real" else NvvLikertCorpusConfig.languages
+    cfg = NvvLikertCorpusConfig(seed=seed, clips_per_language=options.clips_per_language, source=options.source,
+                                languages=languages)
     return f"wrote {build_nvv_likert_corpus(cfg, out)}"
 
 
-def add_validate_arguments(parser) -> None:
-    parser.add_argument("--split", default="test", help="corpus split to validate on (default: test)")
-    parser.add_argument("--criterion", help="rating to validate against (default: the one the judge was trained on)")
+@dataclass(frozen=True)
+class NvvLikertValidateOptions:
+    """``omnijudge validate nvv-likert``'s options."""
+
+    split: str = split_option()
+    criterion: str | None = option(None, "rating to validate against (default: the one the judge was trained on)")
 
 
 class NvvLikertTask:
@@ -105,7 +119,7 @@ class NvvLikertTask:
     commands = TaskCommands(
         synth_help="NVV Likert corpus: tag-based clips with known NVV accuracy, NVV PE and quality ratings",
         validate_help="NVV Likert rater: Spearman with the known ratings per language (95% CI), MAE, agreement",
-        synth=synth, add_synth_arguments=add_synth_arguments, add_validate_arguments=add_validate_arguments)
+        synth=synth, synth_options=NvvLikertSynthOptions, validate_options=NvvLikertValidateOptions)
 
     def load_rows(self, corpus: Path, settings: NvvLikertSettings) -> tuple[list[dict], dict]:
         rows = load_likert_rows(corpus, settings.criterion)
@@ -196,9 +210,9 @@ class NvvLikertTask:
 
     # ---- validation, card ------------------------------------------------------------------------
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
-                 options: dict | None = None, runtime: Runtime | None = None) -> dict:
+                 options: NvvLikertValidateOptions | dict | None = None, runtime: Runtime | None = None) -> dict:
         """Spearman / MAE / agreement with the corpus's known ratings, per language (95% CIs)."""
-        options = options or {}
+        options = as_options(NvvLikertValidateOptions, options)
         config = read_judge_config(judge_dir)
         kinds = (VerbalizerJudge.kind, AlignedLikertRater.kind)
         if config["kind"] not in kinds:
@@ -206,9 +220,9 @@ class NvvLikertTask:
         judge = load_judge(judge_dir, **(runtime or Runtime()).load_kwargs())
         trained_on = (config.get("training") or {}).get("labels", {}).get("criterion")
         own = judge.criterion if isinstance(judge, AlignedLikertRater) else judge.preset.name.removeprefix("likert-")
-        criterion = options.get("criterion") or trained_on or own
+        criterion = options.criterion or trained_on or own
         report = validate_likert_rater(judge, load_likert_rows(corpus_dir, criterion), criterion,
-                                       split=options.get("split", "test"))
+                                       split=options.split)
         return write_report(report, out)
 
     def model_card(self, config: dict, validation: dict | None) -> list[str]:
