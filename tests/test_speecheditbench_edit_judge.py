@@ -207,7 +207,7 @@ def test_style_loss_follows_the_score_source(backbone, source):
     inputs, targets = task.collate(judge, [judge.prepare(r) for r in reqs], rows)
     assert targets["target"].tolist() == [2, 1, 4]
     with torch.no_grad():
-        labels, head = judge.logits(inputs)
+        labels, head = judge(inputs)
         loss = task.loss(judge, inputs, targets, cfg.task_config)
         slots = F.cross_entropy(head.reshape(-1, 5), targets["slots"].reshape(-1))
         expected = slots if source == "head" else F.cross_entropy(labels, targets["label"]) + 0.25 * slots

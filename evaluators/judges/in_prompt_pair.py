@@ -165,7 +165,6 @@ class InPromptPairJudge(JudgePersistence):
         logits = self.backbone.label_logits(batch, self.label_ids)
         return logits[:, 0] - logits[:, 1]
 
-    margins = forward  # deprecated name (the pairs training task calls it)
 
     def _decide(self, outputs: torch.Tensor, examples: list[dict]) -> list[dict]:
         """``{"p_first", "margin"}`` per prepared order (each its own row's, so it does not depend on

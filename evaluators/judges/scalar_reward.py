@@ -147,7 +147,6 @@ class ScalarRewardJudge(JudgePersistence):
         hidden = self.backbone.last_hidden_state(**batch)[:, -1, :]
         return nn.functional.linear(hidden.float(), self.head.weight.float(), self.head.bias.float())[:, 0]
 
-    rewards = forward  # deprecated name (the pairs training task calls it)
 
     def prepare_input(self, x: dict) -> dict:
         """The CPU half of one input ``{"wave", "fields"}``: its model inputs (:meth:`prepare`)."""

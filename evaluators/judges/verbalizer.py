@@ -119,7 +119,7 @@ class VerbalizerJudge(JudgePersistence):
         computed from the last hidden state and the label rows of ``lm_head`` only."""
         return self.backbone.label_logits(batch, self.label_ids)
 
-    label_logits = forward  # deprecated name (training tasks, scripts and tests still call it)
+    label_logits = forward  # deprecated name (the Likert task, scripts and tests still call it)
 
     def expected_score(self, label_logits: torch.Tensor) -> torch.Tensor:
         """Probability-weighted label value: (B, n_labels) -> (B,)."""

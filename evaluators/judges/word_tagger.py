@@ -113,7 +113,6 @@ class WordTaggerJudge(JudgePersistence):
         """Per-word logits (B, W, n_outputs); padded word slots are garbage, mask with ``slot_mask``."""
         return slot_head_logits(self.backbone, self.head, batch)
 
-    word_logits = forward  # deprecated name (the cast training task calls it)
 
     def prepare_input(self, x: dict) -> dict:
         """The CPU half of :meth:`score` for one input dict ``{"wave", "words", ["lang"], ["word_times"]}``."""

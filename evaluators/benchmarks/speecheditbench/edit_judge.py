@@ -208,7 +208,6 @@ class SpeechEditJudge(JudgePersistence):
         audio_id = self.backbone.tokenizer.convert_tokens_to_ids(self.backbone.audio_token)
         return labels, self.head(hidden, states, batch["input_ids"].to(states.device) == audio_id)
 
-    logits = forward  # deprecated name (the speecheditbench training task calls it)
 
     def decide(self, labels: np.ndarray | None, head: np.ndarray | None, mask: np.ndarray,
                target: int | None = None) -> dict:

@@ -120,7 +120,7 @@ class AttHlsTask:
 
     def _normalised_pred(self, judge: VerbalizerJudge, inputs: dict) -> torch.Tensor:
         lo, hi = judge.preset.value_range
-        return (judge.expected_score(judge.label_logits(inputs)) - lo) / (hi - lo)
+        return (judge.expected_score(judge(inputs)) - lo) / (hi - lo)
 
     def loss(self, judge: VerbalizerJudge, inputs: dict, targets: dict, settings: AttHlsSettings) -> torch.Tensor:
         pred = self._normalised_pred(judge, inputs)

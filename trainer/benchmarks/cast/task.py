@@ -122,7 +122,7 @@ class WordStressTask:
         return inputs, {"labels": labels}
 
     def loss(self, judge: WordTaggerJudge, inputs: dict, targets: dict, settings: WordStressSettings) -> torch.Tensor:
-        logits = judge.word_logits(inputs)[..., 0]
+        logits = judge(inputs)[..., 0]
         mask = inputs["slot_mask"].to(logits.device)
         labels = targets["labels"].to(logits.device)
         pos_weight = torch.tensor(settings.word_pos_weight, device=logits.device)
@@ -130,7 +130,7 @@ class WordStressTask:
         return (per_word * mask).sum() / mask.sum().clamp(min=1)
 
     def predict(self, judge: WordTaggerJudge, inputs: dict, targets: dict) -> list[np.ndarray]:
-        probs = torch.sigmoid(judge.word_logits(inputs)[..., 0]).float().cpu().numpy()
+        probs = torch.sigmoid(judge(inputs)[..., 0]).float().cpu().numpy()
         counts = inputs["slot_mask"].sum(1).tolist()
         return [p[:n] for p, n in zip(probs, counts)]
 

@@ -135,7 +135,7 @@ class NvvVerifyTask:
         """Per-boundary BCE on "the target is here" (positive weight ``word_pos_weight``) plus
         per-boundary cross-entropy over none + 45 types (boundaries holding an NVV weighted
         ``event_weight``: about one boundary in ten holds one), both averaged over real boundaries."""
-        logits = judge.slot_logits(inputs)
+        logits = judge(inputs)
         mask = inputs["slot_mask"].to(logits.device).float()
         here = targets["here"].to(logits.device)
         types = targets["types"].to(logits.device)
@@ -168,7 +168,7 @@ class NvvVerifyTask:
         return out
 
     def predict(self, judge: NvvVerifierJudge, inputs: dict, targets: dict) -> list[dict]:
-        logits = judge.slot_logits(inputs).double().cpu().numpy()
+        logits = judge(inputs).double().cpu().numpy()
         counts = inputs["slot_mask"].sum(1).tolist()
         asked = [judge.types[c] for c in inputs["condition"].tolist()]
         return [judge.decide(lg[:n], t) for lg, n, t in zip(logits, counts, asked)]

@@ -100,8 +100,8 @@ def clip_scores(judge, inputs: dict) -> torch.Tensor:
     """The trained scalar of every clip of a collated batch, (N,), differentiable: the reward
     head's output or the verbalizer's expected label value."""
     if isinstance(judge, ScalarRewardJudge):
-        return judge.rewards(inputs)
-    return judge.expected_score(judge.label_logits(inputs))
+        return judge(inputs)
+    return judge.expected_score(judge(inputs))
 
 
 class PairsPreferenceTask:
@@ -160,7 +160,7 @@ class PairsPreferenceTask:
         """Two (B,) tensors whose difference is the log-odds that A is better: the clips' scores,
         or half of each order's margin (the in-prompt judge: ``(m(A, B) - m(B, A)) / 2``, the
         quantity it is scored by)."""
-        scores = judge.margins(inputs) / 2 if getattr(judge, "sees_both_clips", False) else clip_scores(judge, inputs)
+        scores = judge(inputs) / 2 if getattr(judge, "sees_both_clips", False) else clip_scores(judge, inputs)
         half = scores.shape[0] // 2
         return scores[:half], scores[half:]
 

@@ -130,7 +130,7 @@ class SpeechEditJudgeTask:
         return judge.backbone.collate(examples), targets
 
     def loss(self, judge: SpeechEditJudge, inputs: dict, targets: dict, settings: SpeechEditJudgeSettings) -> torch.Tensor:
-        labels, head = judge.logits(inputs)
+        labels, head = judge(inputs)
         dev = (labels if labels is not None else head).device
         if judge.criterion == "emotion":
             masked = labels.masked_fill(~targets["mask"].to(dev), torch.finfo(labels.dtype).min)
@@ -141,7 +141,7 @@ class SpeechEditJudgeTask:
         return slots
 
     def predict(self, judge: SpeechEditJudge, inputs: dict, targets: dict) -> list[dict]:
-        labels, head = judge.logits(inputs)
+        labels, head = judge(inputs)
         labels = labels.double().cpu().numpy() if labels is not None else None
         head = head.double().cpu().numpy() if head is not None else None
         n = (labels if labels is not None else head).shape[0]
