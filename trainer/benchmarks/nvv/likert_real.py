@@ -32,16 +32,14 @@ packages -> byte-identical files.
 from __future__ import annotations
 
 import json
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
-from evaluators.progress import progress_iter
 from trainer.benchmarks.nvv.corpus import SPLITS, NvvCorpusConfig
 from trainer.benchmarks.nvv.likert_corpus import (NvvLikertCorpusConfig, clip_row, degrade, factor_spec,
                                                   random_factors)
-from trainer.benchmarks.nvv.real_corpus import LABELS_NOTE, render_real_item
+from trainer.benchmarks.nvv.real_corpus import LABELS_NOTE, render_real_item, render_rows
 from trainer.benchmarks.nvv.real_plan import _carrier, _exact_bounds, sentence_splits, tts_voice
 from trainer.benchmarks.nvv.texts import tokens
 from trainer.synth.corpus_io import write_jsonl, write_wav
@@ -109,11 +107,7 @@ def build_real_likert_corpus(config: NvvLikertCorpusConfig, out: Path) -> Path:
     """Render every clip into ``out/audio`` and write ``clips.jsonl`` and ``corpus_config.json``."""
     (out / "audio").mkdir(parents=True, exist_ok=True)
     jobs = [(c, config.seed, str(out)) for c in plan_carriers(config)]
-    if config.render_workers > 1:
-        with ProcessPoolExecutor(max_workers=min(config.render_workers, len(jobs))) as pool:
-            rows = list(pool.map(_build_job, jobs, chunksize=4))
-    else:
-        rows = [_build_job(j) for j in progress_iter(jobs, "real nvv likert")]
+    rows = render_rows(_build_job, jobs, config.render_workers, "real nvv likert")
     write_jsonl(out / "clips.jsonl", rows)
     (out / "corpus_config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n", encoding="utf-8")
     return out

@@ -189,17 +189,22 @@ def _build_job(job: tuple) -> dict:
     return row
 
 
+def render_rows(build_job, jobs: list, workers: int, label: str) -> list[dict]:
+    """``build_job(job)`` of every job, in order: in ``workers`` processes (``build_job`` a module-level
+    function), or in this process with a progress bar named ``label`` when ``workers`` is 1."""
+    if workers > 1:
+        with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+            return list(pool.map(build_job, jobs, chunksize=4))
+    return [build_job(j) for j in progress_iter(jobs, label)]
+
+
 def build_real_nvv_corpus(config: NvvCorpusConfig, out: Path) -> NvvCorpus:
     """Render every planned item into ``out/audio`` and write ``items.jsonl`` and ``corpus_config.json``.
     Same config and same installed packages -> byte-identical files."""
     (out / "audio").mkdir(parents=True, exist_ok=True)
     specs = plan(config)
     jobs = [(s, config, i, str(out)) for i, s in enumerate(specs)]
-    if config.render_workers > 1:
-        with ProcessPoolExecutor(max_workers=min(config.render_workers, len(jobs))) as pool:
-            rows = list(pool.map(_build_job, jobs, chunksize=4))
-    else:
-        rows = [_build_job(j) for j in progress_iter(jobs, "real nvv")]
+    rows = render_rows(_build_job, jobs, config.render_workers, "real nvv")
     write_jsonl(out / "items.jsonl", rows)
     (out / "corpus_config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n", encoding="utf-8")
     count = lambda key, keys: {k: sum(r[key] == k for r in rows) for k in keys}  # noqa: E731
