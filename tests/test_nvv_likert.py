@@ -16,10 +16,10 @@ from trainer.benchmarks.nvv.likert_corpus import (
     INTEGRATION,
     QUALITY,
     NvvLikertCorpusConfig,
-    build_nvv_likert_corpus,
     degrade,
     ratings_of,
 )
+from trainer.benchmarks.nvv.likert_build import build_nvv_likert_corpus
 from trainer.synth.dsp import active_rms
 
 SR = 16000

@@ -171,13 +171,11 @@ def clip_row(cid: str, spec: dict, factors: dict, y: np.ndarray, rec: dict, sr: 
             "alignment": rec["alignment"]}
 
 
-def build_nvv_likert_corpus(config: NvvLikertCorpusConfig, out_dir: str | Path) -> Path:
-    """Render every clip and write ``audio/``, ``clips.jsonl`` and ``corpus_config.json``; returns the
-    folder. ``source: real``: ``likert_real.build_real_likert_corpus``."""
+def build_procedural_likert_corpus(config: NvvLikertCorpusConfig, out_dir: str | Path) -> Path:
+    """Render every clip on procedural speech and write ``audio/``, ``clips.jsonl`` and
+    ``corpus_config.json``; returns the folder (``likert_build.build_nvv_likert_corpus`` picks this or
+    the real-speech builder by ``config.source``)."""
     out = Path(out_dir)
-    if config.source == "real":
-        from trainer.benchmarks.nvv.likert_real import build_real_likert_corpus  # engines load only when used
-        return build_real_likert_corpus(config, out)
     (out / "audio").mkdir(parents=True, exist_ok=True)
     bank = sentence_bank(NvvCorpusConfig(seed=config.seed, languages=config.languages, val_fraction=config.val_fraction,
                                          test_fraction=config.test_fraction))

@@ -36,7 +36,8 @@ from evaluators.jsonl import read_jsonl
 from evaluators.metrics.correlation import srcc
 from evaluators.option_types import as_options, option
 from evaluators.runtime_options import Runtime
-from trainer.benchmarks.nvv.likert_corpus import NvvLikertCorpusConfig, build_nvv_likert_corpus
+from trainer.benchmarks.nvv.likert_build import build_nvv_likert_corpus
+from trainer.benchmarks.nvv.likert_corpus import NvvLikertCorpusConfig
 from trainer.benchmarks.nvv.likert_validation import aligned_example, validate_likert_rater
 from trainer.benchmarks.nvv.settings import NvvLikertSettings
 from trainer.benchmarks.nvv.task import unit_times_from_alignment
