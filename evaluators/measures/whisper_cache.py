@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -23,18 +24,20 @@ import transformers
 
 from evaluators.backbones.checkpoint import dtype_name
 
-_fingerprints: dict[int, str] = {}
+#: Fingerprints by model, dropped with the model (keyed by ``id`` a later model at a freed model's
+#: address would read the old model's fingerprint, and with it another model's decodes).
+_fingerprints: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def weights_sha256(model) -> str:
     """sha256 over a model's parameters and buffers (names, dtypes, shapes, bytes), memoised per model."""
-    if id(model) not in _fingerprints:
+    if model not in _fingerprints:
         h = hashlib.sha256()
         for name, t in sorted(model.state_dict().items()):
             h.update(f"{name}:{t.dtype}:{tuple(t.shape)}".encode())
             h.update(t.detach().cpu().contiguous().view(-1).view(dtype=torch.uint8).numpy().tobytes())
-        _fingerprints[id(model)] = h.hexdigest()
-    return _fingerprints[id(model)]
+        _fingerprints[model] = h.hexdigest()
+    return _fingerprints[model]
 
 
 class DecodeCache:
