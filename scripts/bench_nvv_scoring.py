@@ -5,7 +5,7 @@ Clips are synthetic NVV items (``omnijudge synth nvv`` recipes: speech + one eve
 boundary); unit times come from the corpus alignment, as a manifest's word timestamps would give
 them. Prints, all measured in this run:
 
-1. ``verify`` on decoded waves: clips/s and real-time factor for batch size 1 and N, their ratio,
+1. ``score`` on decoded waves: clips/s and real-time factor for batch size 1 and N, their ratio,
    and the largest P(present) difference between the two (decisions must not depend on the batch);
 2. ``verify_outputs`` (what ``omnijudge score nvv`` runs: read the FLAC files, word times from the
    manifest, VAD, features, forward, rows written) with ``--num-workers`` 0 and N: clips/s, their
@@ -54,19 +54,19 @@ def main() -> None:
         build_nvv_corpus(NvvCorpusConfig(seed=0, items_per_type=args.items_per_type), Path(tmp))
         rows = load_nvv_rows(tmp)
         waves = [load_audio(r["path"]) for r in rows]
-        bench_verify(verifier, rows, waves, args)
+        bench_score(verifier, rows, waves, args)
         bench_scorer(verifier, Path(tmp), args)
 
 
-def bench_verify(verifier, rows: list[dict], waves: list, args) -> None:
-    inputs = (waves, [r["text"] for r in rows], [r["lang"] for r in rows], [r["target_type"] for r in rows],
-              [r["unit_times"] for r in rows])
+def bench_score(verifier, rows: list[dict], waves: list, args) -> None:
+    inputs = [{"wave": w, **{k: r[k] for k in ("text", "lang", "target_type", "unit_times")}}
+              for w, r in zip(waves, rows)]
     audio_s = sum(len(w) for w in waves) / 16000
-    verifier.verify(*(x[:4] for x in inputs), batch_size=4)  # warm-up
+    verifier.score(inputs[:4], batch_size=4)  # warm-up
     results = {}
     for bs in (1, args.batch_size):
         t = time.perf_counter()
-        out = verifier.verify(*inputs, batch_size=bs)
+        out = verifier.score(inputs, batch_size=bs)
         dt = time.perf_counter() - t
         results[bs] = (out, dt)
         print(f"batch {bs:>2}: {len(waves) / dt:7.1f} clips/s  {audio_s / dt:7.1f} s audio/s  "

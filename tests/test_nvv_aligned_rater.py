@@ -92,8 +92,8 @@ def test_folder_validate_and_batch_invariance(trained, tmp_path):
     assert float(rater.head.match.detach().abs().sum()) > 0  # the match weights were trained and saved
     rows = load_likert_rows(corpus, "nvv_pe")[:5]
     examples = [aligned_example(rater, r) for r in rows]
-    one = [rater.rate([e])[0]["score"] for e in examples]
-    many = [x["score"] for x in rater.rate(examples, batch_size=5)]
+    one = [rater.score_examples([e])[0]["score"] for e in examples]
+    many = [x["score"] for x in rater.score_examples(examples, batch_size=5)]
     np.testing.assert_allclose(one, many, atol=1e-6)
     assert all(0.0 <= s <= 5.0 for s in many)
     assert main(["validate", "nvv-likert", "--judge", str(final), "--corpus", str(corpus),
@@ -128,7 +128,7 @@ def test_rate_outputs_with_manifest_word_times(trained, tmp_path):
     assert [("error" in r) for r in got] == [False, False, True, True]
     assert "needs word times" in got[2]["error"] and "no output file" in got[3]["error"]
     assert all(it.target_positions == rows[it.id]["tag_positions"] for it in items)  # the item file's tag = the corpus's
-    expected = rater.rate([rater.prepare(load_audio(corpus / "audio" / f"{it.id}.wav"), it.text, it.lang, it.target_type,
+    expected = rater.score_examples([rater.prepare(load_audio(corpus / "audio" / f"{it.id}.wav"), it.text, it.lang, it.target_type,
                                          it.target_positions, rows[it.id]["unit_times"]) for it in items[:2]])
     np.testing.assert_allclose([r["score"] for r in got[:2]], [e["score"] for e in expected], atol=1e-6)
 
@@ -152,7 +152,7 @@ def test_locate_term_of_the_loss_by_hand(trained):
     with torch.no_grad():
         diff = (task.loss(rater, inputs, targets, cfg[2.0].task_config)
                 - task.loss(rater, inputs, targets, cfg[0.0].task_config))
-        att = rater.slot_logits(inputs)[..., 0]
+        att = rater(inputs)[..., 0]
     mask = inputs["slot_mask"]
     bce = F.binary_cross_entropy_with_logits(att[mask], targets["event_here"][mask],
                                              pos_weight=torch.tensor(LOCATE_POS_WEIGHT))  # mean over real slots
@@ -164,6 +164,6 @@ def test_locate_term_of_the_loss_by_hand(trained):
     with torch.no_grad():
         diff = (task.loss(rater, inputs, targets, cfg[1.0].task_config)
                 - task.loss(rater, inputs, targets, cfg[0.0].task_config))
-        types = rater.type_logits(rater.slot_logits(inputs))
+        types = rater.type_logits(rater(inputs))
     want = F.cross_entropy(types[0, rows[0]["event_position"]][None], targets["event_type"][0, rows[0]["event_position"]][None])
     torch.testing.assert_close(diff, want, rtol=1e-5, atol=1e-6)

@@ -81,9 +81,10 @@ def test_verifier_is_batch_invariant_and_checks_inputs(verifier):
     langs = ["en", "zh", "en"]
     times = [[[0.1 * k, 0.1 * k + 0.08] for k in range(len(position_units(t, l)))] for t, l in zip(texts, langs)]
     targets = ["sigh", "laugh", "cough"]
-    together = verifier.verify(waves, texts, langs, targets, times, batch_size=3)
-    alone = [verifier.verify([w], [t], [l], [y], [u], batch_size=1)[0]
-             for w, t, l, y, u in zip(waves, texts, langs, targets, times)]
+    inputs = [{"wave": w, "text": t, "lang": l, "target_type": y, "unit_times": u}
+              for w, t, l, y, u in zip(waves, texts, langs, targets, times)]
+    together = verifier.score(inputs, batch_size=3)
+    alone = [verifier.score([x], batch_size=1)[0] for x in inputs]
     assert max(abs(a["p_present"] - b["p_present"]) for a, b in zip(together, alone)) <= 1e-5
     with pytest.raises(ValueError, match="unit timestamps"):
         verifier.prepare(waves[0], texts[0], "en", "sigh", times[0][:-1])

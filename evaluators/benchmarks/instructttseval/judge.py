@@ -38,7 +38,6 @@ from evaluators.judges.folder import JudgeFolderError
 from evaluators.judges.label_words import first_token_ids, label_token_pieces
 from evaluators.judges.persistence import JudgePersistence
 from evaluators.judges.preset import JudgePreset
-from evaluators.length_batches import in_input_order
 
 DIMENSION_HEAD = "dimension_head.safetensors"
 LABELS = ("true", "false")
@@ -135,7 +134,7 @@ class InstructionJudge(JudgePersistence):
                                      assistant_prefix=preset.assistant_prefix)
 
     # ---- model ---------------------------------------------------------------------------------
-    def logits(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def forward(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """From one forward pass, float32 and differentiable: verdict logits (B, 2) over true/false
         at the final position, audio value logits (B, D, V) and text value logits (B, D, V + 1)."""
         hidden = self.backbone.last_hidden_state(**batch)
@@ -169,23 +168,14 @@ class InstructionJudge(JudgePersistence):
         return {"judge_score": p_true >= self.threshold, "p_true": p_true, "p_true_label_tokens": p_label,
                 "p_true_dimensions": p_dims, "p_true_clear_conflict": p_clear, **out}
 
-    def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
-        """The ``Judge`` protocol's batched scoring, input order; batches are length-sorted."""
-        return self.score_examples([self.prepare_input(x) for x in inputs], batch_size=batch_size)
-
     def prepare_input(self, x: dict) -> dict:
         """The CPU half of :meth:`score` for one input dict."""
         return self.prepare(x["wave"], x["instruction"], x["lang"])
 
-    @torch.no_grad()
-    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
-        """The model half of :meth:`score` over :meth:`prepare_input` outputs, input order."""
-        def run(batch: list[dict]) -> list[dict]:
-            verdict, audio, text = (x.double().cpu().numpy() for x in self.logits(self.backbone.collate(batch)))
-            return [self.decide(verdict[j], audio[j], text[j]) for j in range(len(batch))]
-
-        return in_input_order(examples, lambda ex: len(ex["input_ids"]), run, batch_size,
-                              [self.backbone.model, self.head])
+    def _decide(self, outputs: tuple[torch.Tensor, ...], examples: list[dict]) -> list[dict]:
+        """:meth:`decide` of each clip's own rows of :meth:`forward`'s outputs."""
+        verdict, audio, text = (x.double().cpu().numpy() for x in outputs)
+        return [self.decide(verdict[j], audio[j], text[j]) for j in range(len(examples))]
 
     @property
     def prompt_version(self) -> str:

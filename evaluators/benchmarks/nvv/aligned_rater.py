@@ -37,7 +37,7 @@ from evaluators.benchmarks.nvv.presets import RUBRICS
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
 from evaluators.benchmarks.nvv.verifier import BoundaryReading, BoundarySlotJudge
 from evaluators.judges.folder import JudgeFolderError
-from evaluators.judges.slot_head import WordHead, WordHeadConfig, logits_in_input_order, slot_head_config
+from evaluators.judges.slot_head import WordHead, WordHeadConfig, slot_head_config
 
 #: criteria this rater kind serves (tag-based, about the NVV itself) -> their rating values
 ALIGNED_CRITERIA = ("nvv_accuracy", "nvv_pe")
@@ -169,50 +169,36 @@ class AlignedLikertRater(BoundarySlotJudge):
 
     # ---- ratings -------------------------------------------------------------------------------
     def type_logits(self, slot_logits: torch.Tensor) -> torch.Tensor:
-        """(B, S, n_types): the heard-type columns of :meth:`slot_logits`."""
+        """(B, S, n_types): the heard-type columns of :meth:`forward`'s slot logits."""
         return slot_logits[..., 1 + len(self.values):]
 
     def rating_logits(self, slot_logits: torch.Tensor, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """(B, n_ratings) rating logits of :meth:`slot_logits` (:func:`pooled_rating_logits`)."""
+        """(B, n_ratings) rating logits of :meth:`forward`'s slot logits (:func:`pooled_rating_logits`)."""
         return pooled_rating_logits(slot_logits, batch["slot_mask"], len(self.values), batch["condition"],
                                     self.head.match)
-
-    def label_logits(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """(B, n_ratings) rating logits."""
-        return self.rating_logits(self.slot_logits(batch), batch)
 
     def expected_score(self, logits: torch.Tensor) -> torch.Tensor:
         """(B,) expected rating under softmax(logits)."""
         values = torch.tensor(self.values, dtype=logits.dtype, device=logits.device)
         return torch.softmax(logits, dim=-1) @ values
 
-    @torch.no_grad()
-    def rate(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
-        """``{"score", "label", "probabilities"}`` per prepared example, input order; a clip's rating
-        does not depend on its batch (``logits_in_input_order``)."""
-        values, match = np.asarray(self.values), self.head.match.detach().double().cpu()
-        out = []
-        for ex, slots in zip(examples, logits_in_input_order(self.backbone, self.head, examples, self.collate,
-                                                              batch_size)):
-            slots = torch.from_numpy(slots)[None]
-            logits = pooled_rating_logits(slots, torch.ones(slots.shape[:2], dtype=torch.bool), len(values),
-                                          torch.tensor([ex["condition"]]), match)[0]
-            probs = torch.softmax(logits, dim=-1).numpy()
-            out.append({"score": float(probs @ values), "label": float(values[int(np.argmax(probs))]),
-                        "probabilities": [round(float(p), 6) for p in probs]})
-        return out
-
-    def score(self, inputs: list[dict], batch_size: int = 8) -> list[dict]:
-        """The ``Judge`` protocol's batched scoring: :meth:`rate` over input dicts."""
-        return self.rate([self.prepare_input(x) for x in inputs], batch_size=batch_size)
-
     def prepare_input(self, x: dict) -> dict:
         """The CPU half of :meth:`score` for one input dict."""
         return self.prepare(*(x[k] for k in ("wave", "text", "lang", "target_type", "tag_positions", "unit_times")))
 
-    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
-        """The model half of :meth:`score`: :meth:`rate` over :meth:`prepare_input` outputs."""
-        return self.rate(examples, batch_size=batch_size)
+    def _decide(self, outputs: torch.Tensor, examples: list[dict]) -> list[dict]:
+        """``{"score", "label", "probabilities"}`` per example from its own slots of :meth:`forward`'s
+        logits (float64), so a clip's rating does not depend on its batch."""
+        values, match = np.asarray(self.values), self.head.match.detach().double().cpu()
+        logits, out = outputs.double().cpu(), []
+        for row, ex in enumerate(examples):
+            slots = logits[row, : len(ex["word_pos"])][None]
+            rating = pooled_rating_logits(slots, torch.ones(slots.shape[:2], dtype=torch.bool), len(values),
+                                          torch.tensor([ex["condition"]]), match)[0]
+            probs = torch.softmax(rating, dim=-1).numpy()
+            out.append({"score": float(probs @ values), "label": float(values[int(np.argmax(probs))]),
+                        "probabilities": [round(float(p), 6) for p in probs]})
+        return out
 
     # ---- folder (JudgePersistence hooks) -------------------------------------------------------
     def _config_extra(self) -> dict:

@@ -157,8 +157,6 @@ class BoundarySlotJudge(JudgePersistence):
         """(B, S, n_outputs) head logits per boundary slot (the kind's docstring names the columns)."""
         return slot_head_logits(self.backbone, self.head, batch)
 
-    slot_logits = forward  # deprecated name (the nvv training tasks and the Likert rater call it)
-
     def _head_tensors(self) -> dict[str, torch.Tensor]:
         return self.head.state_dict()
 
@@ -166,9 +164,10 @@ class BoundarySlotJudge(JudgePersistence):
 class NvvVerifierJudge(BoundarySlotJudge):
     """GT-conditioned NVV presence / placement / spurious-event verifier (judge kind ``nvv_verifier``).
 
-    ``score`` inputs: ``{"wave", "text", "lang", "target_type", "unit_times"}``; outputs: the
-    decisions of :meth:`verify`. Slot logits (S, 2 + n_types): target-here logit, then none + type
-    logits, per boundary.
+    ``score`` inputs: ``{"wave", "text", "lang", "target_type", "unit_times"}``; outputs per clip:
+    ``present``, ``position`` (units) or None, ``p_present``, ``text_with_mark`` (the reference text,
+    tagged when present) and ``hallucinated_events`` (labels), from :meth:`decide`. Slot logits
+    (S, 2 + n_types): target-here logit, then none + type logits, per boundary.
 
     Args:
         backbone: the audio-LLM (``model`` may be peft-wrapped).
@@ -243,16 +242,6 @@ class NvvVerifierJudge(BoundarySlotJudge):
             last = ty
         return {"present": present, "position": best if present else None, "p_present": float(p_here[best]),
                 "hallucinated_events": hallucinated, "hallucinated_positions": positions}
-
-    def verify(self, waves: list[np.ndarray], texts: list[str], langs: list[str], target_types: list[str],
-               unit_times: list[list], batch_size: int = 8) -> list[dict]:
-        """Deprecated (``scripts/bench_nvv_scoring.py``): :meth:`score` of parallel lists. One
-        decision per clip, input order: ``present``, ``position`` (units) or None,
-        ``p_present``, ``text_with_mark`` (the reference text, tagged when present) and
-        ``hallucinated_events`` (labels)."""
-        inputs = [{"wave": w, "text": t, "lang": l, "target_type": ty, "unit_times": u}
-                  for w, t, l, ty, u in zip(waves, texts, langs, target_types, unit_times)]
-        return self.score(inputs, batch_size=batch_size)
 
     def prepare_input(self, x: dict) -> dict:
         """The CPU half of :meth:`score` for one input dict: the example

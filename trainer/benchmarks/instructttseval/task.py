@@ -177,7 +177,7 @@ class InstructFollowTask:
         voice is still misheard, every matched pair's gradient says "state nothing", and the
         instruction side collapses to "not stated" (measured on the tiny config with weight 1:
         gender read as stated on 3% of training APS pairs after 10 epochs)."""
-        verdict, audio, text = judge.logits(inputs)
+        verdict, audio, text = judge(inputs)
         return judge_loss(verdict, audio, text, targets, settings.dimension_weight, settings.follow_weight)
 
     def calibrate(self, judge: InstructionJudge, rows: list[dict], settings: InstructFollowSettings) -> dict:
@@ -192,7 +192,7 @@ class InstructFollowTask:
         return choose_threshold(judge, val)
 
     def predict(self, judge: InstructionJudge, inputs: dict, targets: dict) -> list[dict]:
-        verdict, audio, text = (x.double().cpu().numpy() for x in judge.logits(inputs))
+        verdict, audio, text = (x.double().cpu().numpy() for x in judge(inputs))
         return [judge.decide(v, a, t) for v, a, t in zip(verdict, audio, text)]
 
     def val_metrics(self, rows: list[dict], preds: list[dict]) -> dict[str, float]:

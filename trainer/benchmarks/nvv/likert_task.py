@@ -165,8 +165,8 @@ class NvvLikertTask:
 
     def _slot_and_label_logits(self, judge, inputs: dict) -> tuple[torch.Tensor | None, torch.Tensor]:
         if not isinstance(judge, AlignedLikertRater):
-            return None, judge.label_logits(inputs)
-        slots = judge.slot_logits(inputs)
+            return None, judge(inputs)
+        slots = judge(inputs)
         return slots, judge.rating_logits(slots, inputs)
 
     def loss(self, judge, inputs: dict, targets: dict, settings: NvvLikertSettings) -> torch.Tensor:
