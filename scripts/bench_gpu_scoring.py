@@ -57,7 +57,8 @@ def timed_scores(judge: VerbalizerJudge, waves, batch_size: int, device: str,
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
     t = time.perf_counter()
-    scores = np.array([o.score for o in judge.score_waves(waves, batch_size=batch_size, fields=fields)])
+    inputs = [{"wave": w, "fields": fields[i] if fields else None} for i, w in enumerate(waves)]
+    scores = np.array([o["score"] for o in judge.score(inputs, batch_size=batch_size)])
     if cuda:
         torch.cuda.synchronize()
     peak = torch.cuda.max_memory_allocated() / 2**30 if cuda else float("nan")
@@ -70,17 +71,17 @@ def timed_budget(judge: VerbalizerJudge, waves, fields, budget: int, cap: int, d
     beforehand: this times the device, not the CPU half)."""
     from evaluators.engine import plan_batches
 
-    clips = [judge.prepare_clip(w, f) for w, f in zip(waves, fields)]
+    clips = [judge.prepare_input({"wave": w, "fields": f}) for w, f in zip(waves, fields)]
     seconds = [len(w) / 16000 for w in waves]
     batches = plan_batches([judge.estimated_tokens(s) for s in seconds], cap, budget)
-    tokens = sum(len(inputs["input_ids"]) for c in clips for _, inputs in c)
+    tokens = sum(len(inputs["input_ids"]) for c in clips for _, inputs in c["segments"])
     cuda = torch.device(device).type == "cuda"
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
     t = time.perf_counter()
     for batch in batches:
-        judge.score_prepared([clips[i] for i in batch], batch_size=cap)
+        judge.score_examples([clips[i] for i in batch], batch_size=cap)
     if cuda:
         torch.cuda.synchronize()
     peak = torch.cuda.max_memory_allocated() / 2**30 if cuda else float("nan")
@@ -124,7 +125,7 @@ def main() -> None:
     audio_s = sum(len(w) for w in waves) / 16000
     n_tokens = len(judge.prepare(waves[0], fields[0])["input_ids"])
     print(f"preset {preset}: {n_tokens} prompt tokens for the first clip ({len(waves[0]) / 16000:.1f} s)")
-    judge.score_waves(waves[:2], batch_size=2, fields=fields[:2])  # warm-up (kernels, allocator)
+    judge.score([{"wave": w, "fields": f} for w, f in zip(waves[:2], fields)], batch_size=2)  # warm-up
     runs = {}
     for bs in (1, args.batch_size):
         dt, scores, peak = timed_scores(judge, waves, bs, args.device, fields)

@@ -106,7 +106,7 @@ def main() -> None:
         if cuda:
             torch.cuda.synchronize()
         t = time.perf_counter()
-        pred = judge.expected_score(judge.label_logits(batch))
+        pred = judge.expected_score(judge(batch))
         target = torch.tensor(rng.uniform(0, 1, len(lengths)), dtype=torch.float32, device=pred.device)
         loss = hls_loss(pred, target)
         loss.backward()

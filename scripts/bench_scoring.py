@@ -90,15 +90,15 @@ def stage_shares(judge: VerbalizerJudge, files: list[Path], batch_size: int) -> 
     ids = [llm.encode_text(n, after, judge.preset.system_prompt, before, judge.preset.assistant_prefix)
            for _, n in feats]
     t["tokenise"] = time.perf_counter() - t0
-    clips = [[(1.0, {"input_ids": np.asarray(i, dtype=np.int64), "input_features": f, "n_frames": n})]
+    clips = [{"segments": [(1.0, {"input_ids": np.asarray(i, dtype=np.int64), "input_features": f, "n_frames": n})]}
              for i, (f, n) in zip(ids, feats)]
     t0 = time.perf_counter()
-    outs = judge.score_prepared(clips, batch_size=batch_size)
+    outs = judge.score_examples(clips, batch_size=batch_size)
     t["forward"] = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as tmp, open(Path(tmp) / "rows.jsonl", "w") as f:
         t0 = time.perf_counter()
         for k, o in enumerate(outs):
-            f.write(json.dumps({"id": str(k), "score": o.score, "probs": o.probs}) + "\n")
+            f.write(json.dumps({"id": str(k), "score": o["score"], "probs": o["probs"]}) + "\n")
             if (k + 1) % (4 * batch_size) == 0:
                 f.flush()
                 os.fsync(f.fileno())

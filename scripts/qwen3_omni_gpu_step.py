@@ -55,7 +55,7 @@ def main() -> None:
     for _ in range(2):
         torch.cuda.synchronize()
         t = time.time()
-        logits = llm.label_logits(batch, ids)
+        logits = llm.token_logits(llm.last_hidden_state(**batch)[:, -1, :], ids)
         loss = torch.nn.functional.cross_entropy(logits, torch.zeros(len(examples), dtype=torch.long, device=logits.device))
         loss.backward()
         opt.step()

@@ -54,14 +54,14 @@ def test_expected_score_golden(tiny_omni):
 def test_score_matches_manual_softmax_at_last_position(tiny_omni):
     judge = VerbalizerJudge(tiny_omni, get_preset("auto-att"))
     wave = speechlike(1.2, seed=3)
-    out = judge.score_waves([wave])[0]
+    out = judge.score([{"wave": wave}])[0]
     batch = tiny_omni.collate([judge.prepare(wave)])
     with torch.no_grad():
         logits = tiny_omni(**batch).logits[0, -1]
     ids = label_token_ids(tiny_omni.tokenizer, ("Human", "Unclear", "Machine"))
     p = torch.softmax(logits[ids].double(), -1).numpy()
-    assert out.score == pytest.approx(p[0] + 0.5 * p[1], abs=1e-6)
-    assert sum(out.probs.values()) == pytest.approx(1.0, abs=1e-9)
+    assert out["score"] == pytest.approx(p[0] + 0.5 * p[1], abs=1e-6)
+    assert sum(out["probs"].values()) == pytest.approx(1.0, abs=1e-9)
     # the read position is the "\n" that ends the assistant header
     assert tiny_omni.tokenizer.decode(batch["input_ids"][0, -1:]) == "\n"
 
@@ -69,9 +69,10 @@ def test_score_matches_manual_softmax_at_last_position(tiny_omni):
 def test_scores_do_not_depend_on_batch_size(tiny_omni):
     judge = VerbalizerJudge(tiny_omni, get_preset("auto-att"))
     waves = [speechlike(0.5 + 0.23 * i, seed=i) for i in range(16)]
-    one = np.array([judge.score_waves([w], batch_size=1)[0].score for w in waves])
-    sixteen = np.array([o.score for o in judge.score_waves(waves, batch_size=16)])
-    four = np.array([o.score for o in judge.score_waves(waves[::-1], batch_size=4)])[::-1]
+    inputs = [{"wave": w} for w in waves]
+    one = np.array([judge.score([x], batch_size=1)[0]["score"] for x in inputs])
+    sixteen = np.array([o["score"] for o in judge.score(inputs, batch_size=16)])
+    four = np.array([o["score"] for o in judge.score(inputs[::-1], batch_size=4)])[::-1]
     assert np.max(np.abs(one - sixteen)) <= 1e-5
     assert np.max(np.abs(one - four)) <= 1e-5
 
@@ -82,12 +83,12 @@ def test_long_clip_policies(tiny_omni):
     long = np.concatenate([speechlike(2.0, seed=1), speechlike(1.0, seed=2)])
     trunc = VerbalizerJudge(tiny_omni, get_preset("auto-att"), long_clip_policy="truncate", max_seconds=2.0)
     with pytest.warns(LongClipWarning):
-        t = trunc.score_waves([long])[0]
-    assert t.score == pytest.approx(trunc.score_waves([long[:32000]])[0].score, abs=1e-6)
+        t = trunc.score([{"wave": long}])[0]
+    assert t["score"] == pytest.approx(trunc.score([{"wave": long[:32000]}])[0]["score"], abs=1e-6)
     win = VerbalizerJudge(tiny_omni, get_preset("auto-att"), long_clip_policy="windows", max_seconds=2.0)
-    w = win.score_waves([long])[0]
-    a, b = win.score_waves([long[:32000], long[32000:]])
-    assert w.score == pytest.approx((2 * a.score + 1 * b.score) / 3, abs=1e-6)
+    w = win.score([{"wave": long}])[0]
+    a, b = win.score([{"wave": long[:32000]}, {"wave": long[32000:]}])
+    assert w["score"] == pytest.approx((2 * a["score"] + 1 * b["score"]) / 3, abs=1e-6)
 
 
 def test_prompt_fields_and_preset_validation(tiny_omni):

@@ -155,8 +155,8 @@ def test_reloaded_release_gives_identical_scores(demo):
     cfg = load_config(out / "run" / "train_config.yaml")
     trained = build_trainable_judge(cfg)
     set_peft_model_state_dict(trained.backbone.model, load_file(out / "release" / "adapter_model.safetensors"))
-    a = np.array([o.score for o in released.score_waves(waves)])
-    b = np.array([o.score for o in trained.score_waves(waves)])
+    a = np.array([o["score"] for o in released.score([{"wave": w} for w in waves])])
+    b = np.array([o["score"] for o in trained.score([{"wave": w} for w in waves])])
     assert np.max(np.abs(a - b)) <= 1e-6
 
 
@@ -299,4 +299,4 @@ def test_ddp_two_cpu_processes(demo, tmp_path):
            "hardware.accelerator=cpu", "optim.max_epochs=1", "--no-resume"]
     subprocess.run(cmd, check=True, timeout=600)
     judge = VerbalizerJudge.from_pretrained(tmp_path / "ddp" / "final")
-    assert 0.0 <= judge.score_waves([np.zeros(16000, dtype=np.float32)])[0].score <= 1.0
+    assert 0.0 <= judge.score([{"wave": np.zeros(16000, dtype=np.float32)}])[0]["score"] <= 1.0

@@ -26,6 +26,11 @@ CLIP_SECONDS = (1.0, 2.37, 5.02 + 1 / 16000, 29.9, 31.0)
 PROMPT = "Listen to the speech clip. Answer with one word: Good, Fair or Bad."
 
 
+def last_logits(llm, examples: list[dict], ids: torch.Tensor) -> torch.Tensor:
+    """(B, n) LM-head logits of ``ids`` at each example's last prompt position (what a verbalizer reads)."""
+    return llm.token_logits(llm.last_hidden_state(**llm.collate(examples))[:, -1, :], ids)
+
+
 def _wave(seconds: float, seed: int = 0) -> np.ndarray:
     n = int(round(seconds * 16000))
     t = np.arange(n) / 16000
@@ -88,7 +93,7 @@ def test_inputs_and_probabilities_match_the_stock_processor(stand_in, backbone, 
         np.testing.assert_allclose(ours["input_features"], stock["input_features"][0, :, :width].numpy(), atol=1e-5)
         with torch.no_grad():
             p_stock = torch.softmax(llm.model(**stock).logits[0, -1, ids].double(), -1)
-            p_ours = torch.softmax(llm.label_logits(llm.collate([ours]), ids)[0].double(), -1)
+            p_ours = torch.softmax(last_logits(llm, [ours], ids)[0].double(), -1)
         assert torch.max(torch.abs(p_stock - p_ours)).item() <= 1e-5, seconds
 
 
@@ -108,7 +113,7 @@ def test_released_auto_att_replays_the_public_inference_loop(stand_in, monkeypat
     proc = stock_processor(folder, "qwen2_audio", monkeypatch)
     model = judge.backbone.model
     waves = [_wave(s, seed=i) for i, s in enumerate((1.3, 4.0, 7.7))]
-    ours = [o.score for o in judge.score_waves(waves, batch_size=3)]
+    ours = [o["score"] for o in judge.score([{"wave": w} for w in waves], batch_size=3)]
     for wave, score in zip(waves, ours):
         chat = [{"role": "system", "content": "You are a helpful assistant."},
                 {"role": "user", "content": [{"type": "audio", "audio_url": "clip.wav"},
@@ -161,7 +166,7 @@ def test_judge_folder_records_label_token_ids_and_refuses_another_tokenizer(stan
     assert cfg["chat_template_source"].endswith("chat_template.json")
     again = VerbalizerJudge.from_pretrained(tmp_path / "j")
     wave = _wave(2.0)
-    assert again.score_waves([wave])[0].score == pytest.approx(judge.score_waves([wave])[0].score, abs=1e-6)
+    assert again.score([{"wave": wave}])[0]["score"] == pytest.approx(judge.score([{"wave": wave}])[0]["score"], abs=1e-6)
     assert again.backbone.template_source.endswith("chat_template.jinja")
     cfg["label_token_ids"]["Good"] = [1]
     (tmp_path / "j" / "judge_config.json").write_text(json.dumps(cfg))
@@ -208,6 +213,6 @@ def test_tiny_backbone_with_the_real_vocabulary_rebuilds_exactly(tmp_path):
     again = VerbalizerJudge.from_pretrained(folder)
     assert again.backbone.tokenizer.convert_tokens_to_ids("Good") == RELEASED_IDS[0]
     wave = _wave(1.5)
-    assert again.score_waves([wave])[0].probs == pytest.approx(judge.score_waves([wave])[0].probs, abs=1e-6)
+    assert again.score([{"wave": wave}])[0]["probs"] == pytest.approx(judge.score([{"wave": wave}])[0]["probs"], abs=1e-6)
     with pytest.raises(ValueError, match="tiny vocabulary"):
         AudioLLM.tiny("qwen2_5_omni", vocab="words")

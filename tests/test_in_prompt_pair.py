@@ -14,13 +14,19 @@ from emergenttts_testing import FAMILY, MODEL, compare_with_openai, parse_reply,
 from serve_testing import running_server, wav_bytes
 
 from evaluators.cli import main
-from evaluators.judges.in_prompt_pair import InPromptPairJudge, PairPrompt, canonical_orders, mirrored_expit
+from evaluators.judges.in_prompt_pair import (InPromptPairJudge, PairPrompt, canonical_orders, mirrored_expit,
+                                              prepare_both_orders, score_both_orders)
 from evaluators.judges.two_audio_prompt import (collate_two_clips, prepare_two_clips, render_two_clip_prompt,
                                                 two_clip_conversation)
 from trainer.benchmarks.pairs.corpus import PairsCorpusConfig, build_pairs_corpus
 
 SWAP = {0: 0, 1: 2, 2: 1}
 TEXT = "the quiet river runs past the old mill"
+
+
+def pair_verdict(judge, wave_a, wave_b, fields: dict) -> dict:
+    """The order-free verdict on one pair, both orders in one batch (what ``score pairs`` reads)."""
+    return score_both_orders(judge, [prepare_both_orders(judge, wave_a, wave_b, fields)], batch_size=2)[0]
 
 
 @pytest.fixture(scope="module")
@@ -75,11 +81,11 @@ def test_a_backbone_that_takes_one_audio_per_prompt_is_refused():
 
 def test_swapping_the_clips_mirrors_the_verdict_exactly(judge):
     a, b = speechlike(1.2, seed=3), speechlike(0.8, seed=4)
-    forward, swapped = judge.compare(a, b, {"text": TEXT}), judge.compare(b, a, {"text": TEXT})
+    forward, swapped = pair_verdict(judge, a, b, {"text": TEXT}), pair_verdict(judge, b, a, {"text": TEXT})
     assert swapped["margin_a"] == -forward["margin_a"] and forward["margin_a"] != 0
     assert swapped["p_a"] == 1 - forward["p_a"]  # bit for bit, not approximately
     assert swapped["p_a_forward"] == pytest.approx(1 - forward["p_a_swapped"], abs=1e-12)
-    same = judge.compare(a, a.copy(), {"text": TEXT})
+    same = pair_verdict(judge, a, a.copy(), {"text": TEXT})
     assert same["margin_a"] == 0 and same["p_a"] == 0.5  # a clip against itself: a tie
     for d in (1e-18, 0.3, 7.0, 40.0):
         assert mirrored_expit(-d) == 1 - mirrored_expit(d)
@@ -108,7 +114,8 @@ def test_the_folder_round_trip_keeps_the_prompt_and_the_margins(judge, tmp_path)
     loaded = load_judge(folder)
     assert loaded.kind == "in_prompt_pair" and loaded.pair_prompt == judge.pair_prompt
     a, b = speechlike(0.9, seed=5), speechlike(1.1, seed=6)
-    assert loaded.compare(a, b, {"text": TEXT}) == pytest.approx(judge.compare(a, b, {"text": TEXT}), abs=1e-6)
+    fields = {"text": TEXT}
+    assert pair_verdict(loaded, a, b, fields) == pytest.approx(pair_verdict(judge, a, b, fields), abs=1e-6)
     cfg = json.loads((folder / "judge_config.json").read_text())
     cfg["backbone"] = "qwen2_audio"
     (folder / "judge_config.json").write_text(json.dumps(cfg))
@@ -142,7 +149,7 @@ def test_the_pairs_loss_trains_the_both_orders_margin(corpus):
     for row in rows[:1]:
         with torch.no_grad():
             trained = task.predict(judge, *task.collate(judge, [task.example(judge, row)], [row]))[0]
-        scored = judge.compare(load_audio(row["path_a"]), load_audio(row["path_b"]), {"text": row["text"]})["p_a"]
+        scored = pair_verdict(judge, load_audio(row["path_a"]), load_audio(row["path_b"]), {"text": row["text"]})["p_a"]
         assert scored == pytest.approx(trained, abs=1e-5)
 
 

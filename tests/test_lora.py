@@ -45,7 +45,7 @@ def test_training_step_changes_only_adapter_weights():
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
     batch = judge.backbone.collate([judge.prepare(speechlike(1.0 + 0.3 * i, seed=i)) for i in range(3)])
     for _ in range(2):  # step 1 moves lora_B only (it starts at 0); step 2 moves lora_A too
-        loss = hls_loss(judge.expected_score(judge.label_logits(batch)), torch.tensor([1.0, 0.0, 0.5]))
+        loss = hls_loss(judge.expected_score(judge(batch)), torch.tensor([1.0, 0.0, 0.5]))
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -61,7 +61,7 @@ def test_extra_trainable_audio_tower_leaves_base_weights_untouched():
     base = {n: p.detach().clone() for n, p in model.named_parameters() if not p.requires_grad}
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
     batch = judge.backbone.collate([judge.prepare(speechlike(1.0, seed=i)) for i in range(2)])
-    loss = hls_loss(judge.expected_score(judge.label_logits(batch)), torch.tensor([1.0, 0.0]))
+    loss = hls_loss(judge.expected_score(judge(batch)), torch.tensor([1.0, 0.0]))
     loss.backward()
     opt.step()
     assert all(torch.equal(p, base[n]) for n, p in model.named_parameters() if n in base)

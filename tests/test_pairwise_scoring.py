@@ -54,7 +54,7 @@ def test_score_pairs_rows_probabilities_and_resume(corpus, folder, judge, tmp_pa
     # a clip's score is the judge's score of that clip alone (not of its pair or batch)
     p0 = next(p for p in pairs if p["id"] == rows[0]["id"])
     from evaluators.audio_io import load_audio
-    alone = judge.score_waves([load_audio(p0["path_a"])], [{"text": p0["target_text"]}])[0]
+    alone = judge.score([{"wave": load_audio(p0["path_a"]), "fields": {"text": p0["target_text"]}}])[0]["score"]
     assert rows[0]["score_a"] == pytest.approx(alone, abs=1e-5)
     assert "accuracy vs majority label" in capsys.readouterr().out
     assert json.loads((tmp_path / "report.json").read_text())["accuracy"]["n"] == len(pairs)

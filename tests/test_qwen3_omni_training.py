@@ -86,8 +86,8 @@ def test_the_judge_folder_records_its_backbone_and_scores_the_same_after_reload(
     judge = load_judge(qwen3_judge_folder)
     assert judge.backbone.spec.name == "qwen3_omni" and judge.backbone.audio_token == "<|audio_pad|>"
     waves = [_wave(s, i) for i, s in enumerate((0.7, 1.3, 2.9, 4.1))]
-    one = [r.score for w in waves for r in judge.score_waves([w], batch_size=1)]
-    four = [r.score for r in judge.score_waves(waves, batch_size=4)]
+    one = [judge.score([{"wave": w}], batch_size=1)[0]["score"] for w in waves]
+    four = [r["score"] for r in judge.score([{"wave": w} for w in waves], batch_size=4)]
     assert np.allclose(one, four, atol=1e-5) and all(0.0 <= s <= 1.0 for s in one)
 
 

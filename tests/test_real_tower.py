@@ -217,12 +217,12 @@ def test_judge_on_real_tower_trains_only_the_projection_and_reloads_identically(
                 p.add_(0.05)
     judge = VerbalizerJudge(llm, get_preset("auto-att"))
     waves = [w for w, _ in recordings(FAST_PROMPTS[:2], ())] if ASTERISK.is_dir() else [np.ones(8000, np.float32)]
-    before = [r.score for r in judge.score_waves(waves)]
+    before = [r["score"] for r in judge.score([{"wave": w} for w in waves])]
     judge.save_pretrained(tmp_path / "judge")
     assert '"tower": "whisper-tiny.en"' in (tmp_path / "judge" / "base" / "omnijudge_backbone.json").read_text()
     again = load_judge(tmp_path / "judge")
     assert again.backbone.tower == "whisper-tiny.en" and again.backbone.mel_bins == 80
-    assert np.allclose([r.score for r in again.score_waves(waves)], before, atol=1e-6)
+    assert np.allclose([r["score"] for r in again.score([{"wave": w} for w in waves])], before, atol=1e-6)
 
 
 # ---- the tower cache ----------------------------------------------------------------------------

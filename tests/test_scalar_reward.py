@@ -192,17 +192,13 @@ def test_rewards_do_not_depend_on_batch_size(judge, batched):
         assert np.max(np.abs(np.array(scores) - batched)) <= 1e-5
 
 
-def test_compare_matches_the_public_pairwise_result(judge, public, monkeypatch):
+def test_pair_rewards_match_the_public_pairwise_result(judge, public):
+    """Two renditions of one text scored in one batch, as SpeechJudge's pairwise inference does."""
     a, b = _waves()[:2]
     text = TEXTS[0]
     (pa, pb), _ = public([a, b], [text, text])
-    ra, rb = judge.pairwise_rewards(a, b, text)
-    assert abs(ra - pa) <= 1e-5 and abs(rb - pb) <= 1e-5
-    expected = "A" if pa > pb else "B" if pa < pb else "Tie"
-    assert judge.compare(a, b, text) == expected and expected != "Tie"
-    for rewards, verdict in (((0.5, 0.25), "A"), ((0.25, 0.5), "B"), ((0.25, 0.25), "Tie")):
-        monkeypatch.setattr(judge, "pairwise_rewards", lambda *args, r=rewards: r)
-        assert judge.compare(a, b, text) == verdict
+    ra, rb = (r["score"] for r in judge.score([{"wave": w, "fields": {"text": text}} for w in (a, b)], batch_size=2))
+    assert abs(ra - pa) <= 1e-5 and abs(rb - pb) <= 1e-5 and pa != pb
 
 
 def test_save_and_reload_keep_the_rewards(judge, batched, tmp_path):

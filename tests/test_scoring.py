@@ -51,7 +51,7 @@ def test_folder_scoring_rows_provenance_and_errors(judge, audio_folder, tmp_path
     assert {t["system"]: (t["n"], t["n_errors"]) for t in table} == {"sysA": (2, 0), "sysB": (3, 4)}
 
 
-def test_resume_skips_done_rows_and_repairs_torn_line(judge, audio_folder, tmp_path):
+def test_resume_skips_done_rows_and_repairs_torn_line(judge, audio_folder, tmp_path, monkeypatch):
     out = tmp_path / "scores.jsonl"
     items = collect_items(audio_folder)
     full = score_items(judge, items, out, RunOptions(batch_size=2))
@@ -60,8 +60,8 @@ def test_resume_skips_done_rows_and_repairs_torn_line(judge, audio_folder, tmp_p
     out.write_text("".join(text[:2]) + text[2][: len(text[2]) // 2])
     assert len(read_done_rows(out)) == 2
     calls = []
-    original = judge.score_prepared
-    judge.score_prepared = lambda clips, **kw: calls.append(len(clips)) or original(clips, **kw)
+    original = judge.score_examples
+    monkeypatch.setattr(judge, "score_examples", lambda clips, **kw: calls.append(len(clips)) or original(clips, **kw))
     resumed = score_items(judge, items, out, RunOptions(batch_size=2))
     assert sum(calls) == 3  # only the three missing clips were recomputed
     assert [r["id"] for r in resumed] == [r["id"] for r in full]
@@ -107,15 +107,15 @@ def test_a_clip_the_model_fails_on_becomes_its_row_and_the_rest_are_scored(judge
     """An unexpected failure inside the model for one clip used to lose its whole chunk on every
     rerun; now the batch is retried clip by clip and only the guilty clip gets an error row."""
     items = collect_items(audio_folder)
-    poison = judge.prepare_clip(load_audio(items[1].path))[0][1]["n_frames"]
-    original = judge.score_prepared
+    poison = judge.prepare_input({"wave": load_audio(items[1].path)})["segments"][0][1]["n_frames"]
+    original = judge.score_examples
 
-    def score_prepared(clips, **kw):
-        if any(inputs["n_frames"] == poison for clip in clips for _, inputs in clip):
+    def score_examples(clips, **kw):
+        if any(inputs["n_frames"] == poison for clip in clips for _, inputs in clip["segments"]):
             raise RuntimeError("stft: input too small")
         return original(clips, **kw)
 
-    monkeypatch.setattr(judge, "score_prepared", score_prepared)
+    monkeypatch.setattr(judge, "score_examples", score_examples)
     out = tmp_path / "scores.jsonl"
     rows = score_items(judge, items, out, RunOptions(batch_size=4))
     assert len(rows) == len(items)
@@ -124,7 +124,7 @@ def test_a_clip_the_model_fails_on_becomes_its_row_and_the_rest_are_scored(judge
     assert all("score" in r for r in rows if r["id"] != items[1].id)
 
     # a failure on every clip is the run's problem, not the clips': it stops the run
-    monkeypatch.setattr(judge, "score_prepared", lambda clips, **kw: (_ for _ in ()).throw(RuntimeError("device lost")))
+    monkeypatch.setattr(judge, "score_examples", lambda clips, **kw: (_ for _ in ()).throw(RuntimeError("device lost")))
     with pytest.raises(RuntimeError, match="device lost"):
         score_items(judge, items, tmp_path / "other.jsonl", RunOptions(batch_size=4))
 

@@ -36,9 +36,10 @@ def test_word_positions_are_each_words_last_token(tagger):
 def test_word_probs_do_not_depend_on_batch(tagger):
     waves = [speechlike(0.6 + 0.3 * i, seed=i) for i in range(6)]
     trans = [["a", "b", "c"][: 1 + i % 3] + ["word"] * i for i in range(6)]
-    together = tagger.predict(waves, trans, batch_size=6)
-    alone = [tagger.predict([w], [t], batch_size=1)[0] for w, t in zip(waves, trans)]
-    assert all(a.shape == (len(t), 1) for a, t in zip(together, trans))
+    inputs = [{"wave": w, "words": t} for w, t in zip(waves, trans)]
+    together = [np.array(r["probs"]) for r in tagger.score(inputs, batch_size=6)]
+    alone = [np.array(tagger.score([x], batch_size=1)[0]["probs"]) for x in inputs]
+    assert all(a.shape == (len(t),) for a, t in zip(together, trans))
     assert max(np.abs(a - b).max() for a, b in zip(together, alone)) <= 1e-5
 
 
@@ -75,12 +76,13 @@ def test_stress_judge_folder_reloads_identically(trained):
     waves = [load_audio(corpus / it["audio"]) for it in items]
     times = [it["word_times"] for it in items]
     assert judge.needs_word_times  # configs/cast/tiny.yaml uses the aligned head
-    a = judge.predict(waves, [it["words"] for it in items], [it["lang"] for it in items], word_times=times)
-    b = WordTaggerJudge.from_pretrained(final).predict(waves, [it["words"] for it in items],
-                                                       [it["lang"] for it in items], word_times=times)
-    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    inputs = [{"wave": w, "words": it["words"], "lang": it["lang"], "word_times": t}
+              for w, it, t in zip(waves, items, times)]
+    a = judge.score(inputs)
+    b = WordTaggerJudge.from_pretrained(final).score(inputs)
+    assert [x["outputs"] for x in a] == [y["outputs"] for y in b]
     with pytest.raises(ValueError, match="needs word timestamps"):
-        judge.predict(waves, [it["words"] for it in items], [it["lang"] for it in items])
+        judge.score([{k: v for k, v in x.items() if k != "word_times"} for x in inputs])
 
 
 def test_validate_stress_cli_with_listeners(trained, capsys):

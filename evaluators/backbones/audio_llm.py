@@ -88,7 +88,7 @@ class AudioLLM(nn.Module):
     """A transformers audio-LLM plus the pieces that turn audio + prompt into its inputs.
 
     ``forward(**batch)`` returns the transformers output with ``logits`` (B, T, V); judges read
-    :meth:`last_hidden_state` or :meth:`label_logits` instead. Batches come from :meth:`collate` and
+    :meth:`last_hidden_state` and :meth:`token_logits` instead. Batches come from :meth:`collate` and
     are always left padded, so position -1 of every row is that row's final prompt token.
     """
 
@@ -333,16 +333,10 @@ class AudioLLM(nn.Module):
         """Final-layer hidden states (B, T, H), after the final norm, without the LM head."""
         return self._core().model(**self._on_device(batch), use_cache=False).last_hidden_state
 
-    def label_logits(self, batch: dict[str, torch.Tensor], token_ids: torch.Tensor) -> torch.Tensor:
-        """Logits of ``token_ids`` (n,) at the last position: (B, n) float32. Differentiable.
-
-        The last hidden state times the matching rows of ``lm_head`` (in float32), equal to
-        ``lm_head(h)[:, -1, token_ids]`` without materialising (B, T, vocab) logits.
-        """
-        return self.token_logits(self.last_hidden_state(**batch)[:, -1, :], token_ids)
-
     def token_logits(self, hidden: torch.Tensor, token_ids: torch.Tensor) -> torch.Tensor:
-        """LM-head logits of ``token_ids`` (n,) for hidden states (B, H): (B, n) float32."""
+        """LM-head logits of ``token_ids`` (n,) for hidden states (B, H): (B, n) float32.
+        Differentiable; of the last position's states (``last_hidden_state(**batch)[:, -1]``) it
+        equals ``lm_head(h)[:, -1, token_ids]`` without materialising (B, T, vocab) logits."""
         head = self._core().get_output_embeddings()
         ids = token_ids.to(head.weight.device)
         logits = hidden.float() @ head.weight.index_select(0, ids).float().T

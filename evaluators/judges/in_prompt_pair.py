@@ -162,18 +162,13 @@ class InPromptPairJudge(JudgePersistence):
     # ---- model ----------------------------------------------------------------------------------
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """``logit(label 1) - logit(label 2)`` at the last position: (B,) float32, differentiable."""
-        logits = self.backbone.label_logits(batch, self.label_ids)
+        logits = self.backbone.token_logits(self.backbone.last_hidden_state(**batch)[:, -1, :], self.label_ids)
         return logits[:, 0] - logits[:, 1]
-
 
     def _decide(self, outputs: torch.Tensor, examples: list[dict]) -> list[dict]:
         """``{"p_first", "margin"}`` per prepared order (each its own row's, so it does not depend on
         its batch-mates beyond padding)."""
         return [{"p_first": float(expit(v)), "margin": float(v)} for v in outputs.double().cpu().numpy()]
-
-    def compare(self, wave_a: np.ndarray, wave_b: np.ndarray, fields: dict | None = None) -> dict:
-        """The order-free verdict on one pair: :func:`debiased` of both orders."""
-        return score_both_orders(self, [prepare_both_orders(self, wave_a, wave_b, fields)], batch_size=2)[0]
 
     # ---- loading --------------------------------------------------------------------------------
     @classmethod

@@ -72,7 +72,8 @@ class ScalarRewardJudge(JudgePersistence):
 
     ``score`` inputs: ``{"wave", "fields"}`` with ``fields`` filling the prompt's ``{...}`` slots
     (SpeechJudge: ``{"text": target text}``); outputs: ``{"score": reward}`` (unbounded, higher is
-    better). :meth:`compare` judges a pair as SpeechJudge's pairwise inference does.
+    better). A pair is judged from its clips' rewards (``score pairs``), as SpeechJudge's pairwise
+    inference does.
 
     The prompt is its system prompt, then one user turn of text before the clip, the clip, text
     after it, rendered by the backbone's chat template with the generation prompt added. The
@@ -147,7 +148,6 @@ class ScalarRewardJudge(JudgePersistence):
         hidden = self.backbone.last_hidden_state(**batch)[:, -1, :]
         return nn.functional.linear(hidden.float(), self.head.weight.float(), self.head.bias.float())[:, 0]
 
-
     def prepare_input(self, x: dict) -> dict:
         """The CPU half of one input ``{"wave", "fields"}``: its model inputs (:meth:`prepare`)."""
         return self.prepare(x["wave"], x.get("fields") or {})
@@ -155,24 +155,6 @@ class ScalarRewardJudge(JudgePersistence):
     def _decide(self, outputs: torch.Tensor, examples: list[dict]) -> list[dict]:
         """``{"score": reward}`` per example; in float32 a reward does not depend on its batch (to about 1e-5)."""
         return [{"score": float(v)} for v in outputs.double().cpu().tolist()]
-
-    # ---- deprecated names (tests and scripts still call them) -------------------------------------
-    def score_waves(self, waves: list[np.ndarray], fields: list[dict] | None = None,
-                    batch_size: int = 8) -> list[float]:
-        """Rewards of clips, in input order (:meth:`score` without the dicts)."""
-        inputs = [{"wave": w, "fields": fields[i] if fields else None} for i, w in enumerate(waves)]
-        return [r["score"] for r in self.score(inputs, batch_size=batch_size)]
-
-    def pairwise_rewards(self, wave_a: np.ndarray, wave_b: np.ndarray, text: str) -> tuple[float, float]:
-        """Rewards of two renditions of ``text``, scored in one batch as SpeechJudge's pairwise
-        inference does."""
-        a, b = self.score_waves([wave_a, wave_b], [{"text": text}] * 2, batch_size=2)
-        return a, b
-
-    def compare(self, wave_a: np.ndarray, wave_b: np.ndarray, text: str) -> str:
-        """``"A"`` if clip A's reward is higher, ``"B"`` if lower, ``"Tie"`` if equal."""
-        a, b = self.pairwise_rewards(wave_a, wave_b, text)
-        return "A" if a > b else "B" if a < b else "Tie"
 
     # ---- folder (JudgePersistence hooks) --------------------------------------------------------
     def _config_extra(self) -> dict:

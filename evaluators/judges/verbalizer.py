@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import string
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -28,15 +27,6 @@ from evaluators.judges.presets import JudgePreset, get_preset
 def label_token_ids(tokenizer, labels: tuple[str, ...]) -> list[int]:
     """First token id of each label word (see :func:`evaluators.judges.label_words.first_token_ids`)."""
     return first_token_ids(tokenizer, labels)
-
-
-@dataclass
-class JudgeOutput:
-    """One clip's verdict: ``score`` in the preset's value range, ``probs`` over its labels."""
-
-    score: float
-    probs: dict[str, float]
-    label: str
 
 
 #: ``--base`` names of the offline tiny random backbone -> its vocabulary (``AudioLLM.tiny``).
@@ -117,46 +107,37 @@ class VerbalizerJudge(JudgePersistence):
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """Logits of the label tokens at the last position: (B, n_labels) float32. Differentiable;
         computed from the last hidden state and the label rows of ``lm_head`` only."""
-        return self.backbone.label_logits(batch, self.label_ids)
-
-    label_logits = forward  # deprecated name (the Likert task, scripts and tests still call it)
+        return self.backbone.token_logits(self.backbone.last_hidden_state(**batch)[:, -1, :], self.label_ids)
 
     def expected_score(self, label_logits: torch.Tensor) -> torch.Tensor:
         """Probability-weighted label value: (B, n_labels) -> (B,)."""
         return torch.softmax(label_logits, dim=-1) @ self.values.to(label_logits.device)
 
     # ---- scoring --------------------------------------------------------------------------------
-    def _verdict(self, probs: np.ndarray) -> JudgeOutput:
-        labels = self.preset.labels
-        if self.preset.aggregate == "argmax":
-            score = float(self.preset.values[int(np.argmax(probs))])
-        else:
-            score = float(np.dot(probs, self.preset.values))
-        return JudgeOutput(score=score, probs={l: float(p) for l, p in zip(labels, probs)},
-                           label=labels[int(np.argmax(probs))])
+    def _verdict(self, probs: np.ndarray) -> dict:
+        """``{"score", "label", "probs"}`` of one clip's label probabilities (float64)."""
+        labels, best = self.preset.labels, int(np.argmax(probs))
+        score = self.preset.values[best] if self.preset.aggregate == "argmax" else np.dot(probs, self.preset.values)
+        return {"score": float(score), "label": labels[best], "probs": {l: float(p) for l, p in zip(labels, probs)}}
 
-    def score_waves(self, waves: list[np.ndarray], batch_size: int = 8,
-                    fields: list[dict] | None = None) -> list[JudgeOutput]:
-        """Deprecated: :meth:`score` of ``{"wave", "fields"}`` as ``JudgeOutput`` objects (tests, scripts)."""
-        return self.score_prepared([self.prepare_clip(w, fields[i] if fields else None) for i, w in enumerate(waves)],
-                                   batch_size)
-
-    def prepare_clip(self, wave: np.ndarray, fields: dict | None = None) -> list[tuple[float, dict]]:
-        """The CPU half of scoring one clip (what a data-loader worker runs): its segments under
-        the long-clip policy, each as (weight in seconds, model inputs of :meth:`prepare`)."""
+    def prepare_input(self, x: dict) -> dict:
+        """The CPU half of scoring one input ``{"wave", ["fields"]}`` (what a data-loader worker
+        runs): ``segments``, the clip's segments under the long-clip policy, each as (weight in
+        seconds, model inputs of :meth:`prepare`)."""
         with warnings.catch_warnings():
             warnings.simplefilter("always")
-            parts = prepare_segments(wave, policy=self.long_clip_policy, max_seconds=self.max_seconds)
-        return [(weight, self.prepare(seg, fields)) for seg, weight in parts]
+            parts = prepare_segments(x["wave"], policy=self.long_clip_policy, max_seconds=self.max_seconds)
+        fields = x.get("fields") or {}
+        return {"segments": [(weight, self.prepare(seg, fields)) for seg, weight in parts]}
 
-    def score_prepared(self, clips: list[list[tuple[float, dict]]], batch_size: int = 8) -> list[JudgeOutput]:
-        """The model half: one ``JudgeOutput`` per clip of :meth:`prepare_clip` output, in order.
-        Every segment is one example of the engine's forward batch; a long clip's window
-        probabilities are averaged weighted by duration."""
-        segments = [(i, weight, inputs) for i, parts in enumerate(clips) for weight, inputs in parts]
+    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
+        """``{"score", "label", "probs"}`` per :meth:`prepare_input` output, input order. Every
+        segment is one example of the engine's forward batch; a long clip's window probabilities
+        are averaged weighted by duration."""
+        segments = [(i, weight, inputs) for i, x in enumerate(examples) for weight, inputs in x["segments"]]
         seg_probs = super().score_examples([inputs for _, _, inputs in segments], batch_size)
-        sums = [np.zeros(len(self.preset.labels)) for _ in clips]
-        weights = [0.0 for _ in clips]
+        sums = [np.zeros(len(self.preset.labels)) for _ in examples]
+        weights = [0.0 for _ in examples]
         for (i, weight, _), p in zip(segments, seg_probs):
             sums[i] += weight * p
             weights[i] += weight
@@ -178,15 +159,6 @@ class VerbalizerJudge(JudgePersistence):
         windows = [min(seconds, self.max_seconds)] if self.long_clip_policy == "truncate" else \
             [min(self.max_seconds, seconds - k * self.max_seconds) for k in range(max(1, math.ceil(seconds / self.max_seconds)))]
         return sum(self._prompt_tokens + bb.audio_token_count(bb.frame_count(int(s * SAMPLE_RATE))) for s in windows)
-
-    def prepare_input(self, x: dict) -> dict:
-        """The CPU half of :meth:`score` for one input ``{"wave", ["fields"]}``."""
-        return {"segments": self.prepare_clip(x["wave"], x.get("fields") or {})}
-
-    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
-        """``{"score", "label", "probs"}`` per :meth:`prepare_input` output, input order."""
-        outs = self.score_prepared([x["segments"] for x in examples], batch_size=batch_size)
-        return [{"score": o.score, "label": o.label, "probs": o.probs} for o in outs]
 
     @property
     def prompt_version(self) -> str:

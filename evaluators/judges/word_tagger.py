@@ -113,7 +113,6 @@ class WordTaggerJudge(JudgePersistence):
         """Per-word logits (B, W, n_outputs); padded word slots are garbage, mask with ``slot_mask``."""
         return slot_head_logits(self.backbone, self.head, batch)
 
-
     def prepare_input(self, x: dict) -> dict:
         """The CPU half of :meth:`score` for one input dict ``{"wave", "words", ["lang"], ["word_times"]}``."""
         times = x.get("word_times") if self.needs_word_times else None
@@ -127,13 +126,6 @@ class WordTaggerJudge(JudgePersistence):
         return [{"words": x["words"], "probs": [float(v) for v in p[:, 0]],
                  "outputs": {n: [float(v) for v in p[:, k]] for k, n in enumerate(self.output_names)}}
                 for x, p in zip(examples, probs)]
-
-    def predict(self, waves: list[np.ndarray], transcripts: list[list[str]], langs: list[str] | None = None,
-                batch_size: int = 8, word_times: list[list] | None = None) -> list[np.ndarray]:
-        """Deprecated (tests call it): per-word probabilities for each clip, (W_i, n_outputs) float64, input order."""
-        langs, times = langs or ["en"] * len(waves), word_times or [None] * len(waves)
-        inputs = [{"wave": w, "words": t, "lang": l, "word_times": wt} for w, t, l, wt in zip(waves, transcripts, langs, times)]
-        return [np.stack([r["outputs"][n] for n in self.output_names], axis=1) for r in self.score(inputs, batch_size)]
 
     # ---- folder (JudgePersistence hooks) -------------------------------------------------------
     def _config_extra(self) -> dict:

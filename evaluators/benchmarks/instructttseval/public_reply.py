@@ -55,20 +55,20 @@ class PublicReplyJudge(VerbalizerInstructionJudge):
 
     def prepare_input(self, x: dict) -> dict:
         """The verdict's example and one per dimension (the CPU half; a worker runs it)."""
-        fields = {"instruction": x["instruction"]}
-        return {"verdict": self.judge.prepare_clip(x["wave"], fields),
-                "dimensions": {dim: view.prepare_clip(x["wave"], fields) for dim, view in self.fields.items()}}
+        clip = {"wave": x["wave"], "fields": {"instruction": x["instruction"]}}
+        return {"verdict": self.judge.prepare_input(clip),
+                "dimensions": {dim: view.prepare_input(clip) for dim, view in self.fields.items()}}
 
     def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
         """All fields of all examples in one length-sorted batching; outputs in input order."""
         clips = [c for x in examples for c in (x["verdict"], *(x["dimensions"][d] for d in DIMENSIONS))]
-        outs = self.judge.score_prepared(clips, batch_size=batch_size)
+        outs = self.judge.score_examples(clips, batch_size=batch_size)
         per = 1 + len(DIMENSIONS)
         results = []
         for k in range(len(examples)):
             verdict, *dims = outs[k * per:(k + 1) * per]
-            p_true = verdict.probs["true"]
-            dim_p = {d: o.probs["true"] for d, o in zip(DIMENSIONS, dims)}
+            p_true = verdict["probs"]["true"]
+            dim_p = {d: o["probs"]["true"] for d, o in zip(DIMENSIONS, dims)}
             results.append({
                 "judge_score": p_true >= self.threshold, "p_true": p_true,
                 "reply": {**{DIMENSION_KEYS_ZH[d]: p >= self.threshold for d, p in dim_p.items()},

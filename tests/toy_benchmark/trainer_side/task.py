@@ -96,11 +96,11 @@ class ToyLoudnessTask:
         return judge.backbone.collate(examples), {"label": torch.tensor(index, dtype=torch.long)}
 
     def loss(self, judge, inputs: dict, targets: dict, settings: ToySettings) -> torch.Tensor:
-        logits = judge.label_logits(inputs)
+        logits = judge(inputs)
         return level_loss(logits, targets["label"].to(logits.device))
 
     def predict(self, judge, inputs: dict, targets: dict) -> list[float]:
-        return judge.expected_score(judge.label_logits(inputs)).float().cpu().tolist()
+        return judge.expected_score(judge(inputs)).float().cpu().tolist()
 
     def val_metrics(self, rows: list[dict], preds: list[float]) -> dict[str, float]:
         return {"val/accuracy": sum(heard_level(p) == r["level"] for r, p in zip(rows, preds)) / len(rows)}
