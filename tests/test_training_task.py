@@ -5,6 +5,8 @@ trainable is drawn, the trained modules chosen, and batches carried as (inputs, 
 from __future__ import annotations
 
 import dataclasses
+import json
+import logging
 
 import pytest
 import torch
@@ -181,3 +183,37 @@ def test_training_validates_on_val_where_the_corpus_has_it_and_never_sees_test()
     assert dm.val_split == "val" and sorted(seen) == [100, 101, 102]  # no test clip
     dm = JudgeDataModule(train + test, task, judge=None, batch_size=2)
     assert dm.val_split == "test" and sorted(x for b in dm.val_dataloader() for x in b.inputs["x"].tolist()) == [200, 201]
+
+
+def _built_corpus(folder, config, **changed):
+    """A corpus folder whose files are present and whose corpus_config.json records ``config``
+    with ``changed`` keys."""
+    from dataclasses import asdict
+
+    folder.mkdir()
+    for name in ("clips.jsonl", "judgements.jsonl"):
+        (folder / name).write_text("")
+    (folder / "corpus_config.json").write_text(json.dumps({**json.loads(json.dumps(asdict(config))), **changed}))
+
+
+def test_a_corpus_built_from_another_config_is_named_key_by_key(recording_corpus, tmp_path, caplog):
+    cfg = TrainConfig()
+    cfg.data.corpus_dir = str(tmp_path / "corpus")
+    wanted = cfg.task_config.corpus.real_train_sentences
+    _built_corpus(tmp_path / "corpus", cfg.task_config.corpus, real_train_sentences=wanted + 1)
+    with caplog.at_level(logging.WARNING, logger="trainer.train"):
+        assert ensure_corpus(cfg) == tmp_path / "corpus"  # a corpus made by `synth` with its own options
+    assert f"real_train_sentences: built {wanted + 1}, config {wanted}" in caplog.text
+    assert recording_corpus == [("checked", "att")]  # used, not rebuilt
+    with pytest.raises(ValueError, match=rf"corpus_config.json: this corpus was built from another att.corpus "
+                                         rf"\(real_train_sentences: built {wanted + 1}, config {wanted}\)"):
+        ensure_corpus(cfg, strict=True)
+
+
+def test_a_corpus_built_from_the_same_config_passes_strict(recording_corpus, tmp_path, caplog):
+    cfg = TrainConfig()
+    cfg.data.corpus_dir = str(tmp_path / "corpus")
+    _built_corpus(tmp_path / "corpus", cfg.task_config.corpus)
+    with caplog.at_level(logging.WARNING, logger="trainer.train"):
+        assert ensure_corpus(cfg, strict=True) == tmp_path / "corpus"
+    assert "built from another" not in caplog.text

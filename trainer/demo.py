@@ -234,7 +234,7 @@ def run_demo(out: Path, config_path: str | Path | None = None, overrides: dict |
     real = settings.corpus.source == "real"
     compare = real and cfg.backbone.tower != "random" if compare is None else compare
 
-    ensure_corpus(cfg)
+    ensure_corpus(cfg, strict=True)  # out/corpus is the demo's own: a stale one must not be reused
     timings["corpus_s"] = time.time() - t0
     memory["corpus"] = _peak_memory_mb()
     rows, protocol = labelled_rows(cfg.data.corpus_dir, held_out_voice=settings.held_out_voice)

@@ -8,6 +8,7 @@ import os
 import shutil
 import time
 import warnings
+from dataclasses import asdict, is_dataclass
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,13 +28,39 @@ log = logging.getLogger(__name__)
 FINAL_SUBDIR = "final"
 
 
-def ensure_corpus(cfg: TrainConfig) -> Path:
+def corpus_config_differences(corpus: Path, config) -> list[str]:
+    """``key: built X, config Y`` for each field of the corpus config dataclass ``config`` that the
+    folder's ``corpus_config.json`` records with another value; [] when it records none (an imported
+    or hand-made corpus has no such file)."""
+    path = corpus / "corpus_config.json"
+    if config is None or not is_dataclass(config) or not path.is_file():
+        return []
+    try:
+        built = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    wanted = json.loads(json.dumps(asdict(config)))  # tuples as lists, as the builders wrote them
+    return [f"{key}: built {built[key]!r}, config {wanted[key]!r}" for key in wanted
+            if key in built and built[key] != wanted[key]]
+
+
+def ensure_corpus(cfg: TrainConfig, strict: bool = False) -> Path:
     """The corpus folder ``cfg.data.corpus_dir``; when its task's corpus files are missing, the
     task's synthetic corpus is built there from ``<task>.corpus`` (unless
-    ``data.synthesize_if_missing`` is false: then FileNotFoundError)."""
+    ``data.synthesize_if_missing`` is false: then FileNotFoundError). A folder built from another
+    ``<task>.corpus`` (its ``corpus_config.json``) is used with a warning naming the keys (a corpus
+    made with ``omnijudge synth`` and its own options is a normal input), or, ``strict`` (the demo,
+    whose corpus folder is its own), stops with ValueError naming them."""
     task = TASKS[cfg.task]
     corpus = Path(cfg.data.corpus_dir)
     if all((corpus / f).is_file() for f in task.corpus.files):
+        differences = corpus_config_differences(corpus, getattr(cfg.task_config, "corpus", None))
+        if differences and strict:
+            raise ValueError(f"{corpus / 'corpus_config.json'}: this corpus was built from another "
+                             f"{cfg.task}.corpus ({'; '.join(differences)}); use a new folder or delete it")
+        if differences:
+            log.warning("%s was built from another %s.corpus than the config's: %s", corpus, cfg.task,
+                        "; ".join(differences))
         from trainer.data_check import CHECKS, require_clean
 
         if cfg.task in CHECKS:  # the same check as `omnijudge data check`, before any training time

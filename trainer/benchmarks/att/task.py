@@ -41,7 +41,7 @@ class AttSynthOptions:
     source: str = source_option("synthetic: procedural voices; real: installed TTS engines and human recordings, "
                                 "labels by construction (docs/att.md)")
     clips_per_voice_dimension: int = option(10, "(synthetic)", type=int)
-    real_train_sentences: int = option(12, "(real) English training prompts", type=int)
+    real_train_sentences: int = option(24, "(real) English training prompts", type=int)
     real_test_sentences: int = option(15, "(real) held-out sentences", type=int)
     render_workers: int = option(2, "(real) processes rendering clips", type=int)
     system_outputs: str | None = option(None, "also render a folder of system outputs here (synthetic; for "
