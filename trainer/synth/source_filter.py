@@ -1,13 +1,11 @@
 """Source-filter building blocks of the procedural voices (numpy/scipy only).
 
 Filters are second-order sections (SOS, shape (n_sections, 6)) for `scipy.signal.sosfilt`;
-frequencies are in Hz, ``sr`` is the sample rate in Hz and every array is float64 mono. These are
-the stages every procedural voice renders with -- the plain ATT voice (`speech.py`), the stressed
-voice (`stressed_speech.py`), the nonverbal sounds (`dsp.py`) and the InstructTTSEval voice: glottal
+frequencies are in Hz, ``sr`` is the sample rate in Hz and every array is float64 mono. The speech
+renderer's voices (`renderer.py`) and the nonverbal sounds (`dsp.py`) are built from them: glottal
 pulses (`pulse_train`, `pulses_at`, `fractional_pulses`) and their tilt (`glottal_source`), voicing
 envelopes (`ramped_segment`, `add_voicing`), vowel formants (`formant_sos`), shaped noise
-(`windowed_noise`: consonants, breaths), levels (`masked_rms`) and limiting. The voices differ in
-their plans (timing, F0, levels per syllable) and settings, not in these stages.
+(`windowed_noise`: consonants, breaths), levels (`masked_rms`) and limiting.
 """
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ is visible in a log-mel spectrogram:
 * machine-like: flat F0, isochronous syllables, metallic comb ringing and bright buzzy source,
   broadband hiss (about -25 dB re speech at the extreme), clicks at syllable joins, no breaths.
 
-Syllabification and phone tables come from `syllables.py`, filters from `source_filter.py`, the
-speaker from `timbre.py`.
+The stages run in the one renderer (`renderer.py`), set by the cue levels; the speaker's timbre
+comes from `timbre.py`.
 """
 from __future__ import annotations
 
@@ -21,11 +21,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import signal
 
+from trainer.synth.renderer import SpeechVoice, render, speakable
 from trainer.synth.source_filter import (
     add_voicing, band_noise, butter_sos, formant_sos, glottal_source, limit_peak,
     masked_rms, pulse_train, ramped_segment, syllable_f0_times, windowed_noise,
 )
-from trainer.synth.syllables import CONSONANT_BURSTS, TONE_CONTOURS, VOWEL_FORMANTS, text_to_syllables
+from trainer.synth.syllables import CONSONANT_BURSTS, TONE_CONTOURS, VOWEL_FORMANTS
 from trainer.synth.timbre import VoiceTimbre
 
 __all__ = ["CueLevels", "render_utterance"]
@@ -96,25 +97,85 @@ def render_utterance(text: str, lang: str, voice: VoiceTimbre, cues: CueLevels,
     """Render `text` as speech-like audio. Returns float32, shape (n_samples,), peak <= 0.99,
     duration <= max_s seconds (the text's syllables are truncated to fit). The stages below draw
     from ``rng`` in a fixed order, so a seed gives the same clip."""
-    syls = text_to_syllables(text, lang)
-    if not syls:
-        raise ValueError(f"text has no speakable syllables: {text!r}")
-    c = cues
-    lead = rng.uniform(0.28, 0.4)  # leading silence, holds the opening breath
-    plan, end = _timeline(syls, voice, c, rng, lead, max_s)
-    n = int((end + 0.25) * sr)
-    # micro-prosody: smooth jitter (~1% at into=1) and a slow wander, shimmer; all vanish when monotone
-    pulses = pulse_train(rng, _f0_contour(plan, c, rng), n, voice.f0_hz, 0.3 * c.intonation, 0.12 * c.intonation, sr)
-    voiced, rms, cons_segs = _voiced(plan, pulses, voice, c, rng, sr)
-    out = _added_noises(voiced, plan, cons_segs, c, rng, rms, sr)
-    out = _trap_flaws(out, plan, c, rng, lead, sr)
-    out = out[: int(max_s * sr)]
-    # --- hiss: white noise floor at -60 dB (clean room) .. -25 dB (machine extreme) re speech RMS
-    out = out + rng.standard_normal(out.size) * rms * 10.0 ** ((-60.0 + 35.0 * c.hiss) / 20.0)
-    # loudness: speech RMS at -20 dBFS +-3 dB (so level is no cue), then limit the peak
-    out *= 0.1 * 10.0 ** (rng.uniform(-3.0, 3.0) / 20.0) / rms
-    return limit_peak(out).astype(np.float32)
+    return render(_CueVoice(speakable(text, lang), voice, cues, sr, max_s), rng)
 
+
+class _CueVoice(SpeechVoice):
+    """The renderer's stages set by `CueLevels` (module docstring); `plan` keeps ``(syllable,
+    start s, duration s)`` rows."""
+
+    def __init__(self, syls: list, timbre: VoiceTimbre, cues: CueLevels, sr: int, max_s: float):
+        self.syls, self.timbre, self.c, self.sr, self.max_s = syls, timbre, cues, sr, max_s
+
+    def plan(self, rng: np.random.Generator) -> int:
+        self.lead = rng.uniform(0.28, 0.4)  # leading silence, holds the opening breath
+        self.rows, end = _timeline(self.syls, self.timbre, self.c, rng, self.lead, self.max_s)
+        return int((end + 0.25) * self.sr)
+
+    def voicing(self, n: int, rng: np.random.Generator) -> tuple[dict, list]:
+        """Envelopes per (vowel, formant scale); hard gating when clicky."""
+        c, sr = self.c, self.sr
+        att = int(sr * _lerp(0.022, 0.0005, c.clicks))
+        rel = int(sr * _lerp(0.035, 0.0005, c.clicks))
+        envs: dict[tuple[int, float], np.ndarray] = {}
+        cons_segs = []  # (consonant index, start sample, length)
+        for s, st, d in self.rows:
+            cdur = CONSONANT_BURSTS[s.consonant][1] if s.consonant else 0.0
+            a, b = int((st + 0.7 * cdur) * sr), int((st + d) * sr)
+            scale = self.timbre.formant_scale * (1.0 + 0.12 * (1.0 - c.intonation) * s.foreign)
+            seg = ramped_segment(b - a, att, rel)[0]
+            add_voicing(envs, (s.vowel, round(scale, 4)), n, a, seg * (0.8 if s.tone == 5 else 1.0))
+            if s.consonant:
+                ca, cb = int(st * sr), int((st + cdur) * sr)
+                cons_segs.append((s.consonant, ca, cb - ca))
+        return envs, cons_segs
+
+    def pulses(self, envs: dict, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Micro-prosody: smooth jitter (~1% at into=1) and a slow wander, shimmer; all vanish when monotone."""
+        into = self.c.intonation
+        return pulse_train(rng, _f0_contour(self.rows, self.c, rng), n, self.timbre.f0_hz, 0.3 * into,
+                           0.12 * into, self.sr)
+
+    def source(self, pulses: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Tilted glottal pulses (natural) vs flat pulse train (buzzy vocoder), + aspiration."""
+        buzz = self.c.buzz
+        src = (1.0 - 0.6 * buzz) * glottal_source(pulses, 0.93, 6.0) + 1.6 * buzz * pulses
+        return src + band_noise(rng, pulses.size, 400, 6000, self.sr) * 0.25 * self.timbre.breathiness * (1.0 - buzz)
+
+    def formants(self, key: tuple[int, float]) -> np.ndarray:
+        return formant_sos(VOWEL_FORMANTS[key[0]], key[1], self.sr)
+
+    def shape(self, voiced: np.ndarray, envs: dict, pulses: np.ndarray) -> tuple[np.ndarray, float]:
+        """The buzz artefacts on top of the voiced signal; RMS measured before them."""
+        c, sr = self.c, self.sr
+        voiced *= 0.15
+        active = np.sum([e for e in envs.values()], axis=0)
+        rms = masked_rms(voiced, active > 0.5)
+        if c.buzz > 0.0:  # vocoder-like buzzy top end: flat pulse harmonics above 3 kHz up to Nyquist
+            hf = signal.sosfilt(butter_sos(3000.0, None, sr), pulses) * active
+            hf_rms = masked_rms(hf, active > 0.5, empty=1.0)
+            voiced = voiced + hf * (0.4 * c.buzz * rms / max(hf_rms, 1e-9))
+            # metallic ringing: feedback comb at a fixed 200 Hz spacing (inharmonic with F0), power-normalised
+            g, dly = 0.82 * c.buzz, sr // 200
+            a_comb = np.zeros(dly + 1)
+            a_comb[0], a_comb[dly] = 1.0, -g
+            voiced = signal.lfilter([np.sqrt(1.0 - g * g)], a_comb, voiced)
+        return voiced, rms
+
+    def burst(self, burst: tuple, m: int, rms: float) -> tuple:
+        band, _, gain = CONSONANT_BURSTS[burst[0]]
+        return band, np.hanning(m), (gain, rms, 3.0)
+
+    def finish(self, out: np.ndarray, rms: float, rng: np.random.Generator) -> np.ndarray:
+        """Breaths, laughter, clicks, trap flaws, hiss; speech RMS at -20 dBFS +-3 dB (so level is no
+        cue), then the peak limited."""
+        c, sr = self.c, self.sr
+        out = _trap_flaws(_added_noises(out, self.rows, c, rng, rms, sr), self.rows, c, rng, self.lead, sr)
+        out = out[: int(self.max_s * sr)]
+        # --- hiss: white noise floor at -60 dB (clean room) .. -25 dB (machine extreme) re speech RMS
+        out = out + rng.standard_normal(out.size) * rms * 10.0 ** ((-60.0 + 35.0 * c.hiss) / 20.0)
+        out *= 0.1 * 10.0 ** (rng.uniform(-3.0, 3.0) / 20.0) / rms
+        return limit_peak(out).astype(np.float32)
 
 def _timeline(syls: list, voice: VoiceTimbre, c: CueLevels, rng: np.random.Generator, lead: float,
               max_s: float) -> tuple[list[tuple], float]:
@@ -167,53 +228,9 @@ def _f0_contour(plan: list[tuple], c: CueLevels, rng: np.random.Generator) -> tu
     return ct, cs
 
 
-def _voiced(plan: list[tuple], pulses: np.ndarray, voice: VoiceTimbre, c: CueLevels, rng: np.random.Generator,
-            sr: int) -> tuple[np.ndarray, float, list[tuple]]:
-    """The voiced signal (pulses through per-vowel formant filters under voicing envelopes, plus
-    the buzz artefacts), its RMS where voiced, and the consonant bursts ``(index, start, length)``."""
-    n = pulses.size
-    # --- source: tilted glottal pulses (natural) vs flat pulse train (buzzy vocoder), + aspiration
-    tilted = glottal_source(pulses, 0.93, 6.0)
-    src = (1.0 - 0.6 * c.buzz) * tilted + 1.6 * c.buzz * pulses
-    asp = band_noise(rng, n, 400, 6000, sr) * 0.25 * voice.breathiness * (1.0 - c.buzz)
-    # --- voicing envelopes per vowel/formant set; hard gating when clicky
-    att = int(sr * _lerp(0.022, 0.0005, c.clicks))
-    rel = int(sr * _lerp(0.035, 0.0005, c.clicks))
-    envs: dict[tuple[int, float], np.ndarray] = {}
-    cons_segs = []  # (consonant index, start sample, length)
-    for s, st, d in plan:
-        cdur = CONSONANT_BURSTS[s.consonant][1] if s.consonant else 0.0
-        a, b = int((st + 0.7 * cdur) * sr), int((st + d) * sr)
-        scale = voice.formant_scale * (1.0 + 0.12 * (1.0 - c.intonation) * s.foreign)
-        seg = ramped_segment(b - a, att, rel)[0]
-        add_voicing(envs, (s.vowel, round(scale, 4)), n, a, seg * (0.8 if s.tone == 5 else 1.0))
-        if s.consonant:
-            ca, cb = int(st * sr), int((st + cdur) * sr)
-            cons_segs.append((s.consonant, ca, cb - ca))
-    voiced = np.zeros(n)
-    for (v, scale), env in envs.items():
-        voiced += signal.sosfilt(formant_sos(VOWEL_FORMANTS[v], scale, sr), (src + asp) * env)
-    voiced *= 0.15
-    active = np.sum([e for e in envs.values()], axis=0)
-    rms = masked_rms(voiced, active > 0.5)
-    if c.buzz > 0.0:  # vocoder-like buzzy top end: flat pulse harmonics above 3 kHz up to Nyquist
-        hf = signal.sosfilt(butter_sos(3000.0, None, sr), pulses) * active
-        hf_rms = masked_rms(hf, active > 0.5, empty=1.0)
-        voiced = voiced + hf * (0.4 * c.buzz * rms / max(hf_rms, 1e-9))
-        # metallic ringing: feedback comb at a fixed 200 Hz spacing (inharmonic with F0), power-normalised
-        g, dly = 0.82 * c.buzz, sr // 200
-        a_comb = np.zeros(dly + 1)
-        a_comb[0], a_comb[dly] = 1.0, -g
-        voiced = signal.lfilter([np.sqrt(1.0 - g * g)], a_comb, voiced)
-    return voiced, rms, cons_segs
-
-
-def _added_noises(out: np.ndarray, plan: list[tuple], cons_segs: list[tuple], c: CueLevels,
-                  rng: np.random.Generator, rms: float, sr: int) -> np.ndarray:
-    """``out`` (changed in place) with consonant bursts, breaths, laughter and clicks added."""
-    for ci, a, m in cons_segs:  # consonant noise bursts at syllable onsets
-        (lo, hi), _, gain = CONSONANT_BURSTS[ci]
-        out[a:a + m] += windowed_noise(rng, (lo, hi), np.hanning(m), sr, gain, rms, 3.0)
+def _added_noises(out: np.ndarray, plan: list[tuple], c: CueLevels, rng: np.random.Generator, rms: float,
+                  sr: int) -> np.ndarray:
+    """``out`` (changed in place) with breaths, laughter and clicks added."""
     # --- breaths before the first phrase and in every pause >= 0.15 s
     gaps = [(0.02, plan[0][1])] + [(plan[j][1] + plan[j][2], plan[j + 1][1])
                                    for j in range(len(plan) - 1) if plan[j][0].phrase_final]

@@ -1,9 +1,8 @@
 """Procedural speech with controllable word prominence (stress), numpy/scipy only.
 
-Used by the synthetic word-stress (CAST) corpus and the SpeechEditBench corpora. Reuses the
-source-filter pieces shared with `speech.py` (syllabification, vowel formants, consonant bursts and
-Mandarin tone contours from `syllables.py`, filters from `source_filter.py`) but has its own
-timeline, so that every word is rendered (no duration budget) and word timings are known exactly.
+Used by the synthetic word-stress (CAST) corpus and the SpeechEditBench corpora. Rendered by the
+one renderer (`renderer.py`) with its own timeline, so that every word is rendered (no duration
+budget) and word timings are known exactly.
 
 A word's prominence p in [0, 1] (0 = not stressed, ~0.3 = subtle, 1 = strong contrastive stress) is
 realised with the cues listeners use, each scaled by the speaker's reliance on it (`cue_weights`):
@@ -23,13 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import signal
 
+from trainer.synth.renderer import Articulation, SpeechVoice, render, speakable
 from trainer.synth.source_filter import (
     add_voicing, band_noise, formant_sos, glottal_source, limit_peak, masked_rms,
-    pulse_train, ramped_segment, syllable_f0_times, windowed_noise,
+    pulse_train, ramped_segment, syllable_f0_times,
 )
-from trainer.synth.syllables import CONSONANT_BURSTS, TONE_CONTOURS, VOWEL_FORMANTS, Syllable, text_to_syllables
+from trainer.synth.syllables import CONSONANT_BURSTS, TONE_CONTOURS, VOWEL_FORMANTS, Syllable
 from trainer.synth.timbre import VoiceTimbre
 
 __all__ = ["ACCENT_ST", "ENERGY_DB", "LENGTHEN", "StressSpeaker", "StressRendering", "word_syllables",
@@ -96,10 +95,7 @@ class StressRendering:
 
 def word_syllables(word: str, lang: str) -> list[Syllable]:
     """Syllables of one word (see `syllables.text_to_syllables`); ValueError when it has none."""
-    syls = text_to_syllables(word, lang)
-    if not syls:
-        raise ValueError(f"word has no speakable syllables: {word!r}")
-    return syls
+    return speakable(word, lang, "word")
 
 
 def _stress_timeline(words: list[str], syl_lists: list[list[Syllable]], lang: str, speaker: StressSpeaker,
@@ -158,53 +154,76 @@ def render_stressed(words: list[str], lang: str, speaker: StressSpeaker, promine
     if np.any(prom < 0.0) or np.any(prom > 1.0):
         raise ValueError("prominence values must be in [0, 1]")
     pause_after = list(pause_after) if pause_after is not None else [False] * len(words)
-    syl_lists = [word_syllables(w, lang) for w in words]
-    plan, word_times, end = _stress_timeline(words, syl_lists, lang, speaker, prom, pause_after, rng)
-    n = int((end + float(rng.uniform(0.2, 0.3))) * sr)
-    voice = speaker.timbre
-    # --- F0 track and glottal pulses
-    ct, cs = [0.0], [float(plan[0][3][0])]
-    for s, st, d, pts, _ in plan:
-        ct += list(syllable_f0_times(st, d))
-        cs += list(pts)
-    # micro-prosody jitter (0.25 st), shimmer (8 %), F0 capped at 480 Hz
-    pulses = pulse_train(rng, (ct, cs), n, voice.f0_hz, 0.25, 0.08, sr, f0_max=480.0)
-    src = glottal_source(pulses, 0.93, 6.0)
-    src = src + band_noise(rng, n, 400, 6000, sr) * 0.25 * voice.breathiness
-    # --- voicing: per-vowel envelopes through formant filters (unit level; gains come after)
-    att, rel = int(0.02 * sr), int(0.03 * sr)
-    envs: dict[int, np.ndarray] = {}
-    cores, cons = [], []  # (start, end sample, target level dB) per syllable; consonant bursts
-    for s, st, d, _, gain_db in plan:
-        cdur = min(CONSONANT_BURSTS[s.consonant][1] if s.consonant else 0.0, 0.5 * d)
-        a, b = int((st + 0.7 * cdur) * sr), int((st + d) * sr)
-        seg, m1, m2 = ramped_segment(b - a, att, rel)
-        add_voicing(envs, s.vowel, n, a, seg)
-        cores.append((a + m1, max(a + m1 + 1, b - m2), gain_db + _VOWEL_DB[s.vowel]))
-        if s.consonant:
-            cons.append((s.consonant, int(st * sr), int(cdur * sr), gain_db))
-    voiced = np.zeros(n)
-    for v, env in envs.items():  # filter only where this vowel sounds (+ 50 ms of ringing): faster
-        nz = np.flatnonzero(env)
-        a, b = int(nz[0]), min(n, int(nz[-1]) + sr // 20)
-        voiced[a:b] += signal.sosfilt(formant_sos(VOWEL_FORMANTS[v], voice.formant_scale, sr), src[a:b] * env[a:b])
-    # --- energy cue: set each syllable's level exactly. Raw levels wander by several dB with vowel
-    # quality and with harmonics moving through narrow formants; a smooth gain curve through the
-    # syllable cores replaces that with the designed level (+ a small intrinsic vowel offset).
-    knots, gains = [], []
-    for a, b, level_db in cores:  # flat over each syllable's core, cross-fading in the joins
-        g = 10.0 ** (level_db / 20.0) / (float(np.sqrt(np.mean(voiced[a:b] ** 2))) + 1e-12)
-        knots += [a, b - 1]
-        gains += [g, g]
-    voiced *= np.interp(np.arange(n), knots, gains)
-    active = np.sum(list(envs.values()), axis=0) > 0.3
-    rms = masked_rms(voiced, active)
-    out = voiced
-    for ci, a, m, gain_db in cons:  # consonant noise bursts, scaled with their syllable's level
-        if m > 4:
-            band, _, cg = CONSONANT_BURSTS[ci]
-            out[a:a + m] += windowed_noise(rng, band, np.hanning(m), sr, cg, rms, 3.0, 10.0 ** (gain_db / 20.0))
-    out = out + rng.standard_normal(n) * rms * 10.0 ** (-55.0 / 20.0)  # quiet room noise
-    out *= 10.0 ** ((speaker.loudness_db + rng.uniform(-1.0, 1.0)) / 20.0) / max(rms, 1e-9)
-    return StressRendering(limit_peak(out).astype(np.float32), sr, [(float(a), float(b)) for a, b in word_times],
-                           [len(s) for s in syl_lists])
+    return render(_StressVoice(words, lang, speaker, prom, pause_after, sr), rng)
+
+
+class _StressVoice(SpeechVoice):
+    """The renderer's stages for stressed speech: plan rows from `_stress_timeline`, unit-level
+    vowels whose levels are set per syllable afterwards (the energy cue), bursts at their syllable's level."""
+
+    articulation = Articulation(ring_s=0.05, min_burst=5)
+
+    def __init__(self, words: list[str], lang: str, speaker: StressSpeaker, prom: np.ndarray, pause_after: list,
+                 sr: int):
+        self.words, self.lang, self.speaker, self.prom, self.pause_after, self.sr = (
+            words, lang, speaker, prom, pause_after, sr)
+        self.syl_lists = [word_syllables(w, lang) for w in words]
+
+    def plan(self, rng: np.random.Generator) -> int:
+        self.rows, self.word_times, end = _stress_timeline(self.words, self.syl_lists, self.lang, self.speaker,
+                                                           self.prom, self.pause_after, rng)
+        return int((end + float(rng.uniform(0.2, 0.3))) * self.sr)
+
+    def voicing(self, n: int, rng: np.random.Generator) -> tuple[dict, list]:
+        """Envelopes per vowel, each syllable's core (start, end sample, target level dB) and the
+        consonant bursts (capped at half the syllable) with their syllable's level."""
+        sr, att, rel = self.sr, int(0.02 * self.sr), int(0.03 * self.sr)
+        envs: dict[int, np.ndarray] = {}
+        self.cores, cons = [], []
+        for s, st, d, _, gain_db in self.rows:
+            cdur = min(CONSONANT_BURSTS[s.consonant][1] if s.consonant else 0.0, 0.5 * d)
+            a, b = int((st + 0.7 * cdur) * sr), int((st + d) * sr)
+            seg, m1, m2 = ramped_segment(b - a, att, rel)
+            add_voicing(envs, s.vowel, n, a, seg)
+            self.cores.append((a + m1, max(a + m1 + 1, b - m2), gain_db + _VOWEL_DB[s.vowel]))
+            if s.consonant:
+                cons.append((s.consonant, int(st * sr), int(cdur * sr), gain_db))
+        return envs, cons
+
+    def pulses(self, envs: dict, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Micro-prosody jitter (0.25 st), shimmer (8 %), F0 capped at 480 Hz."""
+        ct, cs = [0.0], [float(self.rows[0][3][0])]
+        for s, st, d, pts, _ in self.rows:
+            ct += list(syllable_f0_times(st, d))
+            cs += list(pts)
+        return pulse_train(rng, (ct, cs), n, self.speaker.timbre.f0_hz, 0.25, 0.08, self.sr, f0_max=480.0)
+
+    def source(self, pulses: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        src = glottal_source(pulses, 0.93, 6.0)
+        return src + band_noise(rng, pulses.size, 400, 6000, self.sr) * 0.25 * self.speaker.timbre.breathiness
+
+    def formants(self, key: int) -> np.ndarray:
+        return formant_sos(VOWEL_FORMANTS[key], self.speaker.timbre.formant_scale, self.sr)
+
+    def shape(self, voiced: np.ndarray, envs: dict, pulses: np.ndarray) -> tuple[np.ndarray, float]:
+        """The energy cue: each syllable's level set exactly. Raw levels wander by several dB with vowel
+        quality and with harmonics moving through narrow formants; a smooth gain curve through the
+        syllable cores replaces that with the designed level (+ a small intrinsic vowel offset)."""
+        knots, gains = [], []
+        for a, b, level_db in self.cores:  # flat over each syllable's core, cross-fading in the joins
+            g = 10.0 ** (level_db / 20.0) / (float(np.sqrt(np.mean(voiced[a:b] ** 2))) + 1e-12)
+            knots += [a, b - 1]
+            gains += [g, g]
+        voiced *= np.interp(np.arange(voiced.size), knots, gains)
+        return voiced, masked_rms(voiced, np.sum(list(envs.values()), axis=0) > 0.3)
+
+    def burst(self, burst: tuple, m: int, rms: float) -> tuple:
+        band, _, cg = CONSONANT_BURSTS[burst[0]]
+        return band, np.hanning(m), (cg, rms, 3.0, 10.0 ** (burst[3] / 20.0))
+
+    def finish(self, out: np.ndarray, rms: float, rng: np.random.Generator) -> StressRendering:
+        """Quiet room noise (-55 dB re speech), speech level at the speaker's +- 1 dB, peak limited."""
+        out = out + rng.standard_normal(out.size) * rms * 10.0 ** (-55.0 / 20.0)
+        out *= 10.0 ** ((self.speaker.loudness_db + rng.uniform(-1.0, 1.0)) / 20.0) / max(rms, 1e-9)
+        return StressRendering(limit_peak(out).astype(np.float32), self.sr,
+                               [(float(a), float(b)) for a, b in self.word_times], [len(s) for s in self.syl_lists])

@@ -4,7 +4,7 @@
 hash of the character), vowel groups of Latin words, spoken digits and symbols; punctuation marks
 the previous syllable phrase-final. A syllable's `vowel` indexes `VOWEL_FORMANTS` (Hz), its
 `consonant` indexes `CONSONANT_BURSTS` and its `tone` keys `TONE_CONTOURS` (semitones). Every
-renderer (`speech.py`, `stressed_speech.py`, the InstructTTSEval voice) reads these tables.
+voice of the speech renderer (`renderer.py`) reads these tables.
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """A synthetic speaker's timbre, shared by every procedural voice (numpy only).
 
 `VoiceTimbre` is what stays fixed for one speaker whatever they say: base F0 (Hz), formant scale,
-speaking rate (syllables per second) and breathiness. The speech renderers (`speech.py`,
-`stressed_speech.py`) and the nonverbal sounds (`nonverbal.py`) all take one.
+speaking rate (syllables per second) and breathiness. The ATT and stressed voices of the
+speech renderer (`speech.py`, `stressed_speech.py`) and the nonverbal sounds (`nonverbal.py`) take one.
 """
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ gender, pitch, speed, volume, age, clarity, fluency, texture, emotion, tone and 
 identity into a float32 mono waveform whose every attribute value is far from the dimension's
 other values (pitch x0.72 / x1.0 / x1.4, volume -32 / -20 / -9 dBFS, 2.8 / 4.3 / 6.3 syllables/s,
 ...), so a one-value change in an instruction is a clear conflict. What the voice does (settings,
-timeline, F0 track) is planned in ``voice_plan.py``; this module makes it sound with the shared
-source-filter stages of ``trainer.synth.source_filter`` (glottal pulses, formants, noise bursts).
+timeline, F0 track) is planned in ``voice_plan.py``; this module sets the stages of the one
+procedural renderer (``trainer.synth.renderer``: glottal pulses, formants, noise bursts) for it.
 
 `measure` re-estimates the realised attributes from the audio alone (librosa pYIN F0, frame RMS,
 onset rate); tests and the corpus report use it to check that the rendering carries the labels.
@@ -25,11 +25,12 @@ from trainer.benchmarks.instructttseval.voice_plan import (
     Draws, SCHWA, Speaker, VoiceSettings, accents, f0_track, plan_timeline, syllable_shapes, voice_settings,
 )
 from trainer.synth.dsp import lowpass
+from trainer.synth.renderer import Articulation, SpeechVoice, render, speakable
 from trainer.synth.source_filter import (
     add_voicing, butter_sos, dispersion_sos, formant_sos, fractional_pulses, glottal_source, masked_rms,
     ramped_segment, soft_limit, windowed_noise,
 )
-from trainer.synth.syllables import CONSONANT_BURSTS, VOWEL_FORMANTS, text_to_syllables
+from trainer.synth.syllables import CONSONANT_BURSTS, VOWEL_FORMANTS
 
 __all__ = ["Speaker", "render_instructed", "measure"]
 
@@ -46,72 +47,120 @@ def _formants(v: int, scale: float, bw_mult: float, centralise: float, sr: int) 
     return formant_sos((1.0 - centralise) * _V[v] + centralise * _V[SCHWA], scale, sr, bw_mult)
 
 
-def _envelopes(segs: list, v: VoiceSettings, rng: np.random.Generator, total: int, sr: int) -> tuple:
-    """Voicing envelopes per vowel (formant set), the roughness weight per sample (hoarse episodes in
-    ~30% of 120 ms blocks, sad's creaky phrase ends), consonant bursts ``(index, start, length)``
-    and the voiced time of real syllables (not fillers)."""
-    envs: dict[int, np.ndarray] = {}
-    rough = np.zeros(total)
-    if v.attrs.texture == "hoarse":
-        rough = np.repeat(rng.random(total // int(0.12 * sr) + 1) < 0.3, int(0.12 * sr))[:total].astype(float)
-    cons, syl = [], np.zeros(total, bool)
-    angry = v.emo == "angry"
-    for vow, c, tone, st, d, role, i in segs:
-        cdur = CONSONANT_BURSTS[c][1] * (1.3 if v.mumbled else 1.0) if c else 0.0
-        s0, s1 = int((st + 0.7 * cdur) * sr), min(int((st + d) * sr), total)
-        if s1 - s0 < 8:
-            continue
-        seg = ramped_segment(s1 - s0, int(sr * (0.003 if angry else 0.02)),
-                             int(sr * (0.005 if angry and role == "final" else 0.03)))[0]
-        if v.emo == "happy" and role != "filler":
-            seg *= 1.15 if i % 2 == 0 else 0.87
-        if v.emo == "sad" and role == "final":  # energy sinks at phrase ends
-            seg *= np.linspace(1.0, 0.35, seg.size)
-            rough[s0 + seg.size // 2:s1] = 1.0
-        add_voicing(envs, vow, total, s0, seg)
-        syl[s0:s1] |= role != "filler"
-        if c:
-            cons.append((c, int(st * sr), int(cdur * sr)))
-    return envs, rough, cons, syl
+def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Speaker,
+                      rng: np.random.Generator, sr: int = 16000, max_s: float = 6.0) -> tuple[np.ndarray, dict]:
+    """Render `text` (``lang`` "en" or "zh") with the voice `attrs` describe.
+
+    Returns ``(wave, info)``: float32 mono, shape (n_samples,), about 2.5-``max_s`` s, |x| <= 0.99
+    and *not* level-normalised (the active-speech RMS at the clip's centre is the volume's level);
+    ``info`` holds the realised parameters (Hz, semitones, syllables/s, dBFS). Syllables that do
+    not fit in ``max_s`` are dropped from the end. Deterministic given `rng`.
+    """
+    return render(_InstructedVoice(speakable(text, lang), lang, voice_settings(attrs, speaker), sr, max_s), rng)
 
 
-def _voiced(pulses: np.ndarray, phase: np.ndarray, envs: dict, v: VoiceSettings, rng: np.random.Generator,
-            sr: int) -> np.ndarray:
-    """Tilted, dispersed source plus cycle-pulsed aspiration, through each vowel's formants under its
-    envelope (each vowel equalised: level must carry volume, not vowel identity), plus flat pulse
-    harmonics above 2.5 kHz added after the cascade (which would roll them off): buzzy-bright
-    texture, shouting's flatter tilt, angry's tense source."""
-    total = pulses.size
-    src = signal.sosfilt(dispersion_sos(), glottal_source(pulses, v.tilt))
-    src_rms = float(np.std(src)) or 1.0
-    if v.breath > 0.0:
-        src = src + windowed_noise(rng, (400.0, 6500.0), 0.6 + 0.4 * np.cos(2 * np.pi * phase), sr, v.breath, src_rms)
-    voiced = np.zeros(total)
-    for vow, env in envs.items():
-        y = signal.sosfilt(_formants(vow, round(v.fscale, 3), v.bw_mult, v.central, sr), src * env)
-        on = env > 0.5
-        voiced += y / (np.sqrt(np.mean(y[on] ** 2)) if on.any() else 1.0)
-    hf_gain = v.buzz + 0.1 * (v.attrs.volume == "loud") + 0.08 * (v.emo == "angry")
-    if hf_gain > 0.0:
-        hf = signal.sosfilt(dispersion_sos(), signal.sosfilt(butter_sos(2500.0, None, sr), pulses))
-        hf *= np.minimum(np.sum(list(envs.values()), axis=0), 1.0)
-        voiced += hf * hf_gain / max(float(np.std(hf[hf != 0])), 1e-9)
-    return voiced
+class _InstructedVoice(SpeechVoice):
+    """The one renderer's stages set by `VoiceSettings`: planned by ``voice_plan.py``, each vowel
+    equalised (level must carry volume, not vowel identity), consonants crisp or mumbled."""
 
+    articulation = Articulation(equalise=True, min_burst=8)
 
-def _add_consonants(out: np.ndarray, cons: list, rms: float, v: VoiceSettings, rng: np.random.Generator,
-                    sr: int) -> np.ndarray:
-    """Consonant noise at syllable onsets (in place): crisp bursts (sharp decay for stops) vs weak,
-    blurred, band-limited ones when mumbled, then mumbling's 2.5 kHz low-pass."""
-    for c, s0, m in cons:
+    def __init__(self, syls: list, lang: str, v: VoiceSettings, sr: int, max_s: float):
+        self.syls, self.lang, self.v, self.sr, self.max_s = syls, lang, v, sr, max_s
+
+    def plan(self, rng: np.random.Generator) -> int:
+        """The timeline, syllables dropped from the end until the clip fits in ``max_s``."""
+        dr = self.draws = Draws.from_rng(rng, len(self.syls))
+        n = len(self.syls)
+        segs, t_end, hes_pauses = plan_timeline(self.syls, n, self.v, dr)
+        while t_end + dr.trail > self.max_s and n > 3:
+            n -= 1
+            segs, t_end, hes_pauses = plan_timeline(self.syls, n, self.v, dr)
+        self.segs, self.n_syllables, self.hes_pauses = segs, n, hes_pauses
+        self.span = (segs[0][3], segs[-1][3] + segs[-1][4])
+        return int(min(self.max_s, t_end + dr.trail) * self.sr)
+
+    def voicing(self, total: int, rng: np.random.Generator) -> tuple[dict, list]:
+        """Voicing envelopes per vowel (formant set), the roughness weight per sample (hoarse episodes in
+        ~30% of 120 ms blocks, sad's creaky phrase ends), consonant bursts ``(index, start, length)``
+        and the voiced time of real syllables (not fillers)."""
+        v, sr = self.v, self.sr
+        envs: dict[int, np.ndarray] = {}
+        rough = np.zeros(total)
+        if v.attrs.texture == "hoarse":
+            rough = np.repeat(rng.random(total // int(0.12 * sr) + 1) < 0.3, int(0.12 * sr))[:total].astype(float)
+        cons, syl = [], np.zeros(total, bool)
+        angry = v.emo == "angry"
+        for vow, c, tone, st, d, role, i in self.segs:
+            cdur = CONSONANT_BURSTS[c][1] * (1.3 if v.mumbled else 1.0) if c else 0.0
+            s0, s1 = int((st + 0.7 * cdur) * sr), min(int((st + d) * sr), total)
+            if s1 - s0 < 8:
+                continue
+            seg = ramped_segment(s1 - s0, int(sr * (0.003 if angry else 0.02)),
+                                 int(sr * (0.005 if angry and role == "final" else 0.03)))[0]
+            if v.emo == "happy" and role != "filler":
+                seg *= 1.15 if i % 2 == 0 else 0.87
+            if v.emo == "sad" and role == "final":  # energy sinks at phrase ends
+                seg *= np.linspace(1.0, 0.35, seg.size)
+                rough[s0 + seg.size // 2:s1] = 1.0
+            add_voicing(envs, vow, total, s0, seg)
+            syl[s0:s1] |= role != "filler"
+            if c:
+                cons.append((c, int(st * sr), int(cdur * sr)))
+        self.rough, self.syl = rough, syl
+        return envs, cons
+
+    def pulses(self, envs: dict, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Accents, the F0 track (Hz per sample, kept) and pulses with jitter, shimmer and roughness."""
+        tmid = 0.5 * (self.span[0] + self.span[1])
+        accent = accents(self.segs, tmid, self.lang, rng)
+        self.f0 = f0_track(syllable_shapes(self.segs, self.v, accent, self.draws.mono), self.v, self.syl, tmid,
+                           rng, self.sr)
+        pulses, self.phase = fractional_pulses(rng, self.f0, self.v.jitter, self.v.shimmer, self.rough, self.sr)
+        return pulses
+
+    def source(self, pulses: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Tilted, dispersed source plus cycle-pulsed aspiration."""
+        v = self.v
+        src = signal.sosfilt(dispersion_sos(), glottal_source(pulses, v.tilt))
+        src_rms = float(np.std(src)) or 1.0
+        if v.breath > 0.0:
+            window = 0.6 + 0.4 * np.cos(2 * np.pi * self.phase)
+            src = src + windowed_noise(rng, (400.0, 6500.0), window, self.sr, v.breath, src_rms)
+        return src
+
+    def formants(self, key: int) -> np.ndarray:
+        return _formants(key, round(self.v.fscale, 3), self.v.bw_mult, self.v.central, self.sr)
+
+    def shape(self, voiced: np.ndarray, envs: dict, pulses: np.ndarray) -> tuple[np.ndarray, float]:
+        """Flat pulse harmonics above 2.5 kHz added after the cascade (which would roll them off):
+        buzzy-bright texture, shouting's flatter tilt, angry's tense source."""
+        v = self.v
+        hf_gain = v.buzz + 0.1 * (v.attrs.volume == "loud") + 0.08 * (v.emo == "angry")
+        if hf_gain > 0.0:
+            hf = signal.sosfilt(dispersion_sos(), signal.sosfilt(butter_sos(2500.0, None, self.sr), pulses))
+            hf *= np.minimum(np.sum(list(envs.values()), axis=0), 1.0)
+            voiced += hf * hf_gain / max(float(np.std(hf[hf != 0])), 1e-9)
+        self.active = np.sum(list(envs.values()), axis=0) > 0.5
+        return voiced, masked_rms(voiced, self.active)
+
+    def burst(self, burst: tuple, m: int, rms: float) -> tuple:
+        """Crisp bursts (sharp decay for stops) vs weak, blurred, band-limited ones when mumbled."""
+        c, mumbled = burst[0], self.v.mumbled
         (lo, hi), _, gain = CONSONANT_BURSTS[c]
-        m = min(m, out.size - s0)
-        if m < 8:
-            continue
-        lo, hi = (min(lo, 1200.0), min(hi, 3000.0)) if v.mumbled else (lo, hi)
-        win = np.hanning(m) if v.mumbled or c != 3 else np.exp(-np.arange(m) / (0.3 * m))  # sharp stop burst
-        out[s0:s0 + m] += windowed_noise(rng, (lo, hi), win, sr, gain, v.cons_gain, rms, 3.0)
-    return lowpass(out, 2500.0, sr) if v.mumbled else out
+        lo, hi = (min(lo, 1200.0), min(hi, 3000.0)) if mumbled else (lo, hi)
+        win = np.hanning(m) if mumbled or c != 3 else np.exp(-np.arange(m) / (0.3 * m))  # sharp stop burst
+        return (lo, hi), win, (gain, self.v.cons_gain, rms, 3.0)
+
+    def finish(self, out: np.ndarray, rms: float, rng: np.random.Generator) -> tuple[np.ndarray, dict]:
+        """Mumbling's 2.5 kHz low-pass, the level, and the realised parameters."""
+        v, sr = self.v, self.sr
+        out = lowpass(out, 2500.0, sr) if v.mumbled else out
+        out, limited = _levelled(out, rms, v, self.span, rng, sr)
+        counts = {"n_syllables": self.n_syllables, "n_text_syllables": len(self.syls), "soft_limited": limited,
+                  "hesitation_pauses_s": [float(x) for x in self.hes_pauses]}
+        info = _realised(out, self.f0, self.active, self.segs, self.span, v, sr, counts)
+        return np.clip(out, -0.99, 0.99).astype(np.float32), info
 
 
 def _levelled(out: np.ndarray, rms: float, v: VoiceSettings, span: tuple[float, float], rng: np.random.Generator,
@@ -126,42 +175,6 @@ def _levelled(out: np.ndarray, rms: float, v: VoiceSettings, span: tuple[float, 
     out += rng.standard_normal(out.size) * 10.0 ** ((level - 55.0) / 20.0)  # room tone
     limited = bool(np.max(np.abs(out)) > 0.8)
     return (soft_limit(out) if limited else out), limited
-
-
-def render_instructed(text: str, lang: str, attrs: VoiceAttributes, speaker: Speaker,
-                      rng: np.random.Generator, sr: int = 16000, max_s: float = 6.0) -> tuple[np.ndarray, dict]:
-    """Render `text` (``lang`` "en" or "zh") with the voice `attrs` describe.
-
-    Returns ``(wave, info)``: float32 mono, shape (n_samples,), about 2.5-``max_s`` s, |x| <= 0.99
-    and *not* level-normalised (the active-speech RMS at the clip's centre is the volume's level);
-    ``info`` holds the realised parameters (Hz, semitones, syllables/s, dBFS). Syllables that do
-    not fit in ``max_s`` are dropped from the end. Deterministic given `rng`.
-    """
-    syls = text_to_syllables(text, lang)
-    if not syls:
-        raise ValueError(f"text has no speakable syllables: {text!r}")
-    v = voice_settings(attrs, speaker)
-    dr = Draws.from_rng(rng, len(syls))
-    n = len(syls)
-    segs, t_end, hes_pauses = plan_timeline(syls, n, v, dr)
-    while t_end + dr.trail > max_s and n > 3:  # drop syllables from the end until the clip fits
-        n -= 1
-        segs, t_end, hes_pauses = plan_timeline(syls, n, v, dr)
-    total = int(min(max_s, t_end + dr.trail) * sr)
-    span = (segs[0][3], segs[-1][3] + segs[-1][4])
-    tmid = 0.5 * (span[0] + span[1])
-    envs, rough, cons, syl = _envelopes(segs, v, rng, total, sr)
-    accent = accents(segs, tmid, lang, rng)
-    f0 = f0_track(syllable_shapes(segs, v, accent, dr.mono), v, syl, tmid, rng, sr)
-    pulses, phase = fractional_pulses(rng, f0, v.jitter, v.shimmer, rough, sr)
-    voiced = _voiced(pulses, phase, envs, v, rng, sr)
-    active = np.sum(list(envs.values()), axis=0) > 0.5
-    rms = masked_rms(voiced, active)
-    out, limited = _levelled(_add_consonants(voiced, cons, rms, v, rng, sr), rms, v, span, rng, sr)
-    counts = {"n_syllables": n, "n_text_syllables": len(syls), "soft_limited": limited,
-              "hesitation_pauses_s": [float(x) for x in hes_pauses]}
-    info = _realised(out, f0, active, segs, span, v, sr, counts)
-    return np.clip(out, -0.99, 0.99).astype(np.float32), info
 
 
 def _realised(out: np.ndarray, f0: np.ndarray, active: np.ndarray, segs: list, span: tuple[float, float],
