@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import signal
 
-from trainer.synth.source_filter import windowed_noise
-from trainer.synth.syllables import Syllable, text_to_syllables
+from trainer.synth.source_filter import band_noise, formant_sos, glottal_source, windowed_noise
+from trainer.synth.syllables import CONSONANT_BURSTS, VOWEL_FORMANTS, Syllable, text_to_syllables
 
 __all__ = ["Articulation", "SpeechVoice", "render", "speakable"]
 
@@ -50,8 +50,8 @@ def speakable(text: str, lang: str, what: str = "text") -> list[Syllable]:
 
 class SpeechVoice:
     """One clip being rendered: a voice's plan and its setting of each stage. A voice defines these
-    methods, which `render` calls in this order (state lives on the instance between stages; arrays
-    are float64 mono at ``sr`` Hz):
+    methods (`source`, `formants` and `burst` have defaults below), which `render` calls in this order
+    (state lives on the instance between stages; arrays are float64 mono at ``sr`` Hz):
 
     plan(rng) -> clip length n (samples), the timeline kept on the voice;
     voicing(n, rng) -> (envelopes {formant key: shape (n,)}, consonant bursts (index, start, length, ...));
@@ -65,6 +65,24 @@ class SpeechVoice:
 
     sr: int = 16000
     articulation: Articulation = Articulation()
+    buzz: float = 0.0  # the default source's mix toward a flat (vocoder-like) pulse train, 0..1
+
+    def source(self, pulses: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Default source: tilted glottal pulses (toward the flat pulse train by ``buzz``) plus
+        aspiration at the voice's ``timbre.breathiness`` (less when buzzy)."""
+        src = (1.0 - 0.6 * self.buzz) * glottal_source(pulses, 0.93, 6.0) + 1.6 * self.buzz * pulses
+        aspiration = band_noise(rng, pulses.size, 400, 6000, self.sr) * 0.25 * self.timbre.breathiness
+        return src + aspiration * (1.0 - self.buzz)
+
+    def formants(self, key: tuple[int, float]) -> np.ndarray:
+        """Default vowel filter; key = (vowel index into `VOWEL_FORMANTS`, formant scale)."""
+        return formant_sos(VOWEL_FORMANTS[key[0]], key[1], self.sr)
+
+    def burst(self, burst: tuple, m: int, rms: float) -> tuple[tuple[float, float], np.ndarray, tuple]:
+        """Default burst: the consonant's band and gain under a Hann window; burst = (index, start,
+        length, *extra level factors)."""
+        band, _, gain = CONSONANT_BURSTS[burst[0]]
+        return band, np.hanning(m), (gain, rms, 3.0, *burst[3:])
 
 
 def _filter_vowels(voice: SpeechVoice, src: np.ndarray, envs: dict) -> np.ndarray:

@@ -23,10 +23,9 @@ from scipy import signal
 
 from trainer.synth.renderer import SpeechVoice, render, speakable
 from trainer.synth.source_filter import (
-    add_voicing, band_noise, butter_sos, formant_sos, glottal_source, limit_peak,
-    masked_rms, pulse_train, ramped_segment, syllable_f0_times, windowed_noise,
+    add_voicing, butter_sos, limit_peak, masked_rms, pulse_train, ramped_segment, syllable_f0_times, windowed_noise,
 )
-from trainer.synth.syllables import CONSONANT_BURSTS, TONE_CONTOURS, VOWEL_FORMANTS
+from trainer.synth.syllables import CONSONANT_BURSTS, TONE_CONTOURS
 from trainer.synth.timbre import VoiceTimbre
 
 __all__ = ["CueLevels", "render_utterance"]
@@ -106,6 +105,7 @@ class _CueVoice(SpeechVoice):
 
     def __init__(self, syls: list, timbre: VoiceTimbre, cues: CueLevels, sr: int, max_s: float):
         self.syls, self.timbre, self.c, self.sr, self.max_s = syls, timbre, cues, sr, max_s
+        self.buzz = cues.buzz
 
     def plan(self, rng: np.random.Generator) -> int:
         self.lead = rng.uniform(0.28, 0.4)  # leading silence, holds the opening breath
@@ -136,15 +136,6 @@ class _CueVoice(SpeechVoice):
         return pulse_train(rng, _f0_contour(self.rows, self.c, rng), n, self.timbre.f0_hz, 0.3 * into,
                            0.12 * into, self.sr)
 
-    def source(self, pulses: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Tilted glottal pulses (natural) vs flat pulse train (buzzy vocoder), + aspiration."""
-        buzz = self.c.buzz
-        src = (1.0 - 0.6 * buzz) * glottal_source(pulses, 0.93, 6.0) + 1.6 * buzz * pulses
-        return src + band_noise(rng, pulses.size, 400, 6000, self.sr) * 0.25 * self.timbre.breathiness * (1.0 - buzz)
-
-    def formants(self, key: tuple[int, float]) -> np.ndarray:
-        return formant_sos(VOWEL_FORMANTS[key[0]], key[1], self.sr)
-
     def shape(self, voiced: np.ndarray, envs: dict, pulses: np.ndarray) -> tuple[np.ndarray, float]:
         """The buzz artefacts on top of the voiced signal; RMS measured before them."""
         c, sr = self.c, self.sr
@@ -162,10 +153,6 @@ class _CueVoice(SpeechVoice):
             voiced = signal.lfilter([np.sqrt(1.0 - g * g)], a_comb, voiced)
         return voiced, rms
 
-    def burst(self, burst: tuple, m: int, rms: float) -> tuple:
-        band, _, gain = CONSONANT_BURSTS[burst[0]]
-        return band, np.hanning(m), (gain, rms, 3.0)
-
     def finish(self, out: np.ndarray, rms: float, rng: np.random.Generator) -> np.ndarray:
         """Breaths, laughter, clicks, trap flaws, hiss; speech RMS at -20 dBFS +-3 dB (so level is no
         cue), then the peak limited."""
@@ -176,6 +163,7 @@ class _CueVoice(SpeechVoice):
         out = out + rng.standard_normal(out.size) * rms * 10.0 ** ((-60.0 + 35.0 * c.hiss) / 20.0)
         out *= 0.1 * 10.0 ** (rng.uniform(-3.0, 3.0) / 20.0) / rms
         return limit_peak(out).astype(np.float32)
+
 
 def _timeline(syls: list, voice: VoiceTimbre, c: CueLevels, rng: np.random.Generator, lead: float,
               max_s: float) -> tuple[list[tuple], float]:

@@ -25,10 +25,9 @@ import numpy as np
 
 from trainer.synth.renderer import Articulation, SpeechVoice, render, speakable
 from trainer.synth.source_filter import (
-    add_voicing, band_noise, formant_sos, glottal_source, limit_peak, masked_rms,
-    pulse_train, ramped_segment, syllable_f0_times,
+    add_voicing, limit_peak, masked_rms, pulse_train, ramped_segment, syllable_f0_times,
 )
-from trainer.synth.syllables import CONSONANT_BURSTS, TONE_CONTOURS, VOWEL_FORMANTS, Syllable
+from trainer.synth.syllables import CONSONANT_BURSTS, TONE_CONTOURS, Syllable
 from trainer.synth.timbre import VoiceTimbre
 
 __all__ = ["ACCENT_ST", "ENERGY_DB", "LENGTHEN", "StressSpeaker", "StressRendering", "word_syllables",
@@ -168,6 +167,7 @@ class _StressVoice(SpeechVoice):
         self.words, self.lang, self.speaker, self.prom, self.pause_after, self.sr = (
             words, lang, speaker, prom, pause_after, sr)
         self.syl_lists = [word_syllables(w, lang) for w in words]
+        self.timbre = speaker.timbre
 
     def plan(self, rng: np.random.Generator) -> int:
         self.rows, self.word_times, end = _stress_timeline(self.words, self.syl_lists, self.lang, self.speaker,
@@ -175,19 +175,19 @@ class _StressVoice(SpeechVoice):
         return int((end + float(rng.uniform(0.2, 0.3))) * self.sr)
 
     def voicing(self, n: int, rng: np.random.Generator) -> tuple[dict, list]:
-        """Envelopes per vowel, each syllable's core (start, end sample, target level dB) and the
-        consonant bursts (capped at half the syllable) with their syllable's level."""
+        """Envelopes per (vowel, formant scale), each syllable's core (start, end sample, target level
+        dB) and the consonant bursts (capped at half the syllable) with their syllable's level (factor)."""
         sr, att, rel = self.sr, int(0.02 * self.sr), int(0.03 * self.sr)
-        envs: dict[int, np.ndarray] = {}
+        envs: dict[tuple[int, float], np.ndarray] = {}
         self.cores, cons = [], []
         for s, st, d, _, gain_db in self.rows:
             cdur = min(CONSONANT_BURSTS[s.consonant][1] if s.consonant else 0.0, 0.5 * d)
             a, b = int((st + 0.7 * cdur) * sr), int((st + d) * sr)
             seg, m1, m2 = ramped_segment(b - a, att, rel)
-            add_voicing(envs, s.vowel, n, a, seg)
+            add_voicing(envs, (s.vowel, self.timbre.formant_scale), n, a, seg)
             self.cores.append((a + m1, max(a + m1 + 1, b - m2), gain_db + _VOWEL_DB[s.vowel]))
             if s.consonant:
-                cons.append((s.consonant, int(st * sr), int(cdur * sr), gain_db))
+                cons.append((s.consonant, int(st * sr), int(cdur * sr), 10.0 ** (gain_db / 20.0)))
         return envs, cons
 
     def pulses(self, envs: dict, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -197,13 +197,6 @@ class _StressVoice(SpeechVoice):
             ct += list(syllable_f0_times(st, d))
             cs += list(pts)
         return pulse_train(rng, (ct, cs), n, self.speaker.timbre.f0_hz, 0.25, 0.08, self.sr, f0_max=480.0)
-
-    def source(self, pulses: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        src = glottal_source(pulses, 0.93, 6.0)
-        return src + band_noise(rng, pulses.size, 400, 6000, self.sr) * 0.25 * self.speaker.timbre.breathiness
-
-    def formants(self, key: int) -> np.ndarray:
-        return formant_sos(VOWEL_FORMANTS[key], self.speaker.timbre.formant_scale, self.sr)
 
     def shape(self, voiced: np.ndarray, envs: dict, pulses: np.ndarray) -> tuple[np.ndarray, float]:
         """The energy cue: each syllable's level set exactly. Raw levels wander by several dB with vowel
@@ -216,10 +209,6 @@ class _StressVoice(SpeechVoice):
             gains += [g, g]
         voiced *= np.interp(np.arange(voiced.size), knots, gains)
         return voiced, masked_rms(voiced, np.sum(list(envs.values()), axis=0) > 0.3)
-
-    def burst(self, burst: tuple, m: int, rms: float) -> tuple:
-        band, _, cg = CONSONANT_BURSTS[burst[0]]
-        return band, np.hanning(m), (cg, rms, 3.0, 10.0 ** (burst[3] / 20.0))
 
     def finish(self, out: np.ndarray, rms: float, rng: np.random.Generator) -> StressRendering:
         """Quiet room noise (-55 dB re speech), speech level at the speaker's +- 1 dB, peak limited."""
