@@ -235,17 +235,24 @@ def check_edit(edit: EmotionEdit, got: dict) -> list[str]:
     return why
 
 
-def _row(spec: dict, role: str, edit: EmotionEdit, wave: np.ndarray, got: dict) -> dict:
+def clip_row(spec: dict, role: str, criterion: str, wave: np.ndarray, labels: dict, rest: dict) -> dict:
+    """A kept clip's row (the same for every real criterion): id, path, split, carrier and text,
+    duration (s), then the criterion's ``labels``, the carrier's engine, then ``rest`` (settings,
+    measurements, the labels note), in that order."""
     voice, reading = spec["carrier"], spec["reading"]
     cid = f"{spec['pair_id']}-{'src' if role == 'source' else 'edit'}"
-    return {"id": cid, "path": f"clips/emotion/{cid}.wav", "lang": "en", "split": spec["split"],
+    return {"id": cid, "path": f"clips/{criterion}/{cid}.wav", "lang": "en", "split": spec["split"],
             "speaker": voice.name, "sentence_id": reading.sentence_id, "text": reading.text,
             "pair_id": spec["pair_id"], "role": role, "duration_s": round(wave.size / SAMPLE_RATE, 3),
-            "emotion": edit.label, "taxonomy": TAXONOMY_OF["en"], "strength": edit.strength,
-            "carrier": "human" if voice.tts is None else "tts",
+            **labels, "carrier": "human" if voice.tts is None else "tts",
             "engine": voice.tts.label if voice.tts else SPEAKERS[voice.name.removeprefix("human-")],
-            "speech_lang": reading.speech_lang, "method": spec["method"], "settings": edit.as_dict(),
-            "realised": got, "labels": LABELS_NOTE}
+            "speech_lang": reading.speech_lang, **rest}
+
+
+def _row(spec: dict, role: str, edit: EmotionEdit, wave: np.ndarray, got: dict) -> dict:
+    labels = {"emotion": edit.label, "taxonomy": TAXONOMY_OF["en"], "strength": edit.strength}
+    rest = {"method": spec["method"], "settings": edit.as_dict(), "realised": got, "labels": LABELS_NOTE}
+    return clip_row(spec, role, "emotion", wave, labels, rest)
 
 
 def render_pair(job: tuple[dict, str]) -> dict:

@@ -47,6 +47,7 @@ from trainer.benchmarks.speecheditbench.judge_corpus import SPLITS, _pairs_of
 from trainer.benchmarks.speecheditbench.real_corpus import (
     _reading_audio,
     build_real_corpus,
+    clip_row,
     pair_result,
     planned_readings,
     rejected_row,
@@ -54,7 +55,6 @@ from trainer.benchmarks.speecheditbench.real_corpus import (
 from trainer.benchmarks.speecheditbench.real_style_edits import _room, chunks
 from trainer.synth.dsp import active_rms
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE, band_limit, limit_peak
-from trainer.synth.real_speech.recordings import SPEAKERS
 from trainer.synth.timbre import VoiceTimbre
 
 LABELS_NOTE = "by construction (procedural events spliced into real speech at known levels; no listener)"
@@ -142,15 +142,9 @@ def check_levels(records: list[dict]) -> list[str]:
 
 
 def _row(spec: dict, role: str, wave: np.ndarray, events: list, records: list[dict], settings: dict) -> dict:
-    voice, reading = spec["carrier"], spec["reading"]
-    cid = f"{spec['pair_id']}-{'src' if role == 'source' else 'edit'}"
-    return {"id": cid, "path": f"clips/paralinguistic/{cid}.wav", "lang": "en", "split": spec["split"],
-            "speaker": voice.name, "sentence_id": reading.sentence_id, "text": reading.text,
-            "pair_id": spec["pair_id"], "role": role, "duration_s": round(wave.size / SAMPLE_RATE, 3),
-            "event_scores": event_scores(events), "events": records, "operation": spec["operation"],
-            "event": spec["event"], "carrier": "human" if voice.tts is None else "tts",
-            "engine": voice.tts.label if voice.tts else SPEAKERS[voice.name.removeprefix("human-")],
-            "speech_lang": reading.speech_lang, "settings": settings, "labels": LABELS_NOTE}
+    labels = {"event_scores": event_scores(events), "events": records, "operation": spec["operation"],
+              "event": spec["event"]}
+    return clip_row(spec, role, "paralinguistic", wave, labels, {"settings": settings, "labels": LABELS_NOTE})
 
 
 def render_pair(job: tuple[dict, str]) -> dict:

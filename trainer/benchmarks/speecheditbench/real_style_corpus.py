@@ -34,6 +34,7 @@ from trainer.benchmarks.speecheditbench.judge_corpus import _pairs_of
 from trainer.benchmarks.speecheditbench.real_corpus import (
     _reading_audio,
     build_real_corpus,
+    clip_row,
     pair_result,
     planned_readings,
     rejected_row,
@@ -50,7 +51,6 @@ from trainer.benchmarks.speecheditbench.real_style_edits import (
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE, condition
 from trainer.synth.real_speech.controls import render_controlled
 from trainer.synth.real_speech.measured_voices import MIN_PYIN_VOICED
-from trainer.synth.real_speech.recordings import SPEAKERS
 
 LABELS_NOTE = "by construction (delivery-style edits of known amount on real speech; no listener)"
 #: a clip is kept when |measured - predicted| is within these: semitones (median F0 shift), mean
@@ -147,16 +147,10 @@ def _filler(spec: dict) -> tuple[np.ndarray | None, dict | None]:
 
 
 def _row(spec: dict, role: str, edit: StyleEdit, wave: np.ndarray, got: dict, want: dict) -> dict:
-    voice, reading = spec["carrier"], spec["reading"]
-    cid = f"{spec['pair_id']}-{'src' if role == 'source' else 'edit'}"
-    return {"id": cid, "path": f"clips/style/{cid}.wav", "lang": "en", "split": spec["split"],
-            "speaker": voice.name, "sentence_id": reading.sentence_id, "text": reading.text,
-            "pair_id": spec["pair_id"], "role": role, "duration_s": round(wave.size / SAMPLE_RATE, 3),
-            "style": edit.style, "strength": edit.level, "scores": style_scores(edit.style, edit.level),
-            "carrier": "human" if voice.tts is None else "tts",
-            "engine": voice.tts.label if voice.tts else SPEAKERS[voice.name.removeprefix("human-")],
-            "speech_lang": reading.speech_lang, "method": "dsp", "filler": edit.filler_before >= 0,
-            "settings": edit.as_dict(), "predicted": want, "realised": got, "labels": LABELS_NOTE}
+    labels = {"style": edit.style, "strength": edit.level, "scores": style_scores(edit.style, edit.level)}
+    rest = {"method": "dsp", "filler": edit.filler_before >= 0, "settings": edit.as_dict(), "predicted": want,
+            "realised": got, "labels": LABELS_NOTE}
+    return clip_row(spec, role, "style", wave, labels, rest)
 
 
 def render_pair(job: tuple[dict, str]) -> dict:
