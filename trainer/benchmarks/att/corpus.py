@@ -305,11 +305,7 @@ def build_att_corpus(config: AttCorpusConfig, out_dir: str | Path) -> AttCorpus:
 
     def sim(s: dict) -> SimClip:
         return SimClip(s["id"], s["latent_hls"], s["cues"].machine_likeness(), s["family"], s["dimension"], s["lang"])
-    params = ListenerParams(bias_sd=config.listener_bias_sd, noise_sd=config.judgement_noise_sd,
-                            careless_fraction=config.careless_listener_fraction,
-                            unclear_user_fraction=config.unclear_user_fraction,
-                            unclear_width_median=config.unclear_width_median,
-                            unclear_width_sigma=config.unclear_width_sigma)
+    params = ListenerParams.from_config(config)
     judgements, listeners = simulate_listeners(
         [sim(s) for s in specs if s["kind"] == "eval"], [sim(s) for s in specs if s["kind"] == "human_trap"],
         [sim(s) for s in specs if s["kind"] == "flawed_trap"], config.annotators_per_clip, params,

@@ -42,6 +42,14 @@ class ListenerParams:
     human_traps_per_batch: int = 2
     flawed_traps_per_batch: int = 1
 
+    @classmethod
+    def from_config(cls, config) -> "ListenerParams":
+        """The parameters an ``AttCorpusConfig`` sets (listener bias, noise, careless and Unclear users)."""
+        return cls(bias_sd=config.listener_bias_sd, noise_sd=config.judgement_noise_sd,
+                   careless_fraction=config.careless_listener_fraction,
+                   unclear_user_fraction=config.unclear_user_fraction,
+                   unclear_width_median=config.unclear_width_median, unclear_width_sigma=config.unclear_width_sigma)
+
 
 @dataclass
 class SimClip:

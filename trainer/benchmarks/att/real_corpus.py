@@ -18,15 +18,13 @@ training voices on training sentences, ``test`` = held-out voices on held-out se
 
 from __future__ import annotations
 
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
-from evaluators.progress import progress_iter
 from trainer.benchmarks.att.listeners import ListenerParams, SimClip, simulate_listeners
 from trainer.benchmarks.att.real_plan import DIMENSION, FLAWED, plan
-from trainer.synth.corpus_io import write_jsonl, write_wav
+from trainer.synth.corpus_io import render_jobs, write_jsonl, write_wav
 from trainer.synth.real_speech import degrade
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE, condition, condition_file
 from trainer.synth.real_speech.engines import VOICES, render
@@ -89,11 +87,7 @@ def _listeners(config, specs: list[dict]) -> tuple[list[dict], list[dict]]:
     def sim(s: dict) -> SimClip:
         ev = s["kind"] == "eval"
         return SimClip(s["id"], s["score"], _cue_ml(s), s["rung"] if ev else None, DIMENSION if ev else None, "en")
-    params = ListenerParams(bias_sd=config.listener_bias_sd, noise_sd=config.judgement_noise_sd,
-                            careless_fraction=config.careless_listener_fraction,
-                            unclear_user_fraction=config.unclear_user_fraction,
-                            unclear_width_median=config.unclear_width_median,
-                            unclear_width_sigma=config.unclear_width_sigma)
+    params = ListenerParams.from_config(config)
     return simulate_listeners([sim(s) for s in specs if s["kind"] == "eval"],
                               [sim(s) for s in specs if s["kind"] == "human_trap"],
                               [sim(s) for s in specs if s["kind"] == "flawed_trap"], config.annotators_per_clip,
@@ -109,12 +103,7 @@ def build_real_att_corpus(config, out) -> dict:
     specs = plan(config.seed, config.real_train_sentences, config.real_test_sentences,
                  config.n_human_traps, config.n_flawed_traps, config.real_degraded_human_copies)
     jobs = [(s, config.seed, i, config.max_clip_s, str(out / f"audio/{s['id']}.wav")) for i, s in enumerate(specs)]
-    workers = min(config.render_workers, len(jobs))
-    if workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            lengths = list(pool.map(_render_job, jobs, chunksize=2))
-    else:
-        lengths = [_render_job(j) for j in progress_iter(jobs, "real att")]
+    lengths = render_jobs(_render_job, jobs, config.render_workers, "real att")
     rows = [_row(s, f"audio/{s['id']}.wav", n) for s, n in zip(specs, lengths)]
     write_jsonl(out / "clips.jsonl", rows)
     judgements, listeners = _listeners(config, specs)

@@ -31,16 +31,14 @@ Same files as the synthetic corpus (``items.jsonl``, ``listeners.jsonl``, ``spea
 from __future__ import annotations
 
 import json
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
-from evaluators.progress import progress_iter
 from trainer.benchmarks.cast import real_stress as rs
 from trainer.benchmarks.cast.corpus_common import assign_splits, corpus_summary, simulate_listeners
-from trainer.synth.corpus_io import write_jsonl, write_wav
+from trainer.synth.corpus_io import render_jobs, write_jsonl, write_wav
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE, normalise, resample
 from trainer.synth.real_speech.espeak_words import speak_words
 from trainer.synth.stress_sentences import BROAD_CONTEXTS, SENTENCES, double_focus_context, parse_sentence
@@ -134,15 +132,6 @@ def render_group(job: tuple) -> list[dict]:
     return results
 
 
-def render_all(groups: list[dict], out: Path, workers: int) -> list[list[dict]]:
-    """``render_group`` over every group (``workers`` processes); results in plan order."""
-    jobs = [(g, str(out)) for g in groups]
-    if workers > 1 and len(jobs) > 1:
-        with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-            return list(pool.map(render_group, jobs, chunksize=4))
-    return [render_group(j) for j in progress_iter(jobs, "real cast")]
-
-
 def _row(group: dict, it: dict, res: dict) -> dict:
     words, st = group["words"], it["stressed"]
     prom = [0.0] * len(words)
@@ -175,7 +164,7 @@ def build_real_stress_corpus(cfg, out: str | Path):
     out = Path(out)
     (out / "audio").mkdir(parents=True, exist_ok=True)
     groups, voices = plan(cfg)
-    results = render_all(groups, out, cfg.render_workers)
+    results = render_jobs(render_group, [(g, str(out)) for g in groups], cfg.render_workers, "real cast", 4)
     rows, rejected = [], []
     for g, res in zip(groups, results):
         for it, r in zip(g["items"], res):

@@ -26,13 +26,11 @@ corpus, plus ``rejected.jsonl`` and ``real_corpus_report.json``.
 from __future__ import annotations
 
 import json
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
-from evaluators.progress import progress_iter
 from trainer.benchmarks.instructttseval.attributes import VALUES, VoiceAttributes, derive_personality
 from trainer.benchmarks.instructttseval.corpus_pairs import PHRASINGS, test_pairs, train_pairs
 from trainer.benchmarks.instructttseval.real_instructions import real_near_miss, write_real_instruction
@@ -46,7 +44,7 @@ from trainer.synth.real_speech.measured_voices import (
     check_clip,
     measure_clip,
 )
-from trainer.synth.corpus_io import write_jsonl, write_wav
+from trainer.synth.corpus_io import render_jobs, write_jsonl, write_wav
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE, condition, limit_peak
 from trainer.synth.real_speech.controls import render_controlled
 from trainer.synth.real_speech.recordings import asterisk_prompts
@@ -136,15 +134,6 @@ def _clip_row(spec: dict, result: dict) -> dict:
             "unlabelled": list(UNLABELLED_DIMENSIONS), "stand_ins": dict(STAND_INS)}
 
 
-def render_all(specs: list[dict], out: Path, workers: int) -> list[dict]:
-    """Render, measure and check every planned clip (``workers`` processes); results in plan order."""
-    jobs = [(s, str(out / "audio" / f"{s['clip_id']}.wav")) for s in specs]
-    if workers > 1:
-        with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-            return list(pool.map(_render_job, jobs, chunksize=2))
-    return [_render_job(j) for j in progress_iter(jobs, "real instructttseval")]
-
-
 def build_real_instruct_corpus(cfg, out: str | Path) -> Path:
     """Build the corpus (module docstring) from an ``InstructCorpusConfig`` with ``source: real``:
     ``clips_per_speaker`` clips per voice, ``sentence_fraction`` of the prompts for val / test,
@@ -152,7 +141,8 @@ def build_real_instruct_corpus(cfg, out: str | Path) -> Path:
     out = Path(out)
     (out / "audio").mkdir(parents=True, exist_ok=True)
     specs = plan(cfg.seed, cfg.clips_per_speaker, cfg.sentence_fraction)
-    results = render_all(specs, out, cfg.render_workers)
+    jobs = [(s, str(out / "audio" / f"{s['clip_id']}.wav")) for s in specs]
+    results = render_jobs(_render_job, jobs, cfg.render_workers, "real instructttseval")
     clips = [_clip_row(s, r) for s, r in zip(specs, results) if not r["why"]]
     rejected = [{"clip_id": s["clip_id"], "split": s["split"], "intended": s["values"], "why": r["why"],
                  "measured": r["measured"], "settings": r["settings"]} for s, r in zip(specs, results) if r["why"]]

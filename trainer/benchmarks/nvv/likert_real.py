@@ -39,10 +39,10 @@ import numpy as np
 from trainer.benchmarks.nvv.corpus import SPLITS, NvvCorpusConfig
 from trainer.benchmarks.nvv.likert_corpus import (NvvLikertCorpusConfig, clip_row, degrade, factor_spec,
                                                   random_factors)
-from trainer.benchmarks.nvv.real_corpus import LABELS_NOTE, render_real_item, render_rows
+from trainer.benchmarks.nvv.real_corpus import LABELS_NOTE, render_real_item
 from trainer.benchmarks.nvv.real_plan import _carrier, _exact_bounds, sentence_splits, tts_voice
 from trainer.benchmarks.nvv.texts import tokens
-from trainer.synth.corpus_io import write_jsonl, write_wav
+from trainer.synth.corpus_io import render_jobs, write_jsonl, write_wav
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE
 from trainer.synth.real_speech.degrade import measured_snr_db
 
@@ -107,7 +107,7 @@ def build_real_likert_corpus(config: NvvLikertCorpusConfig, out: Path) -> Path:
     """Render every clip into ``out/audio`` and write ``clips.jsonl`` and ``corpus_config.json``."""
     (out / "audio").mkdir(parents=True, exist_ok=True)
     jobs = [(c, config.seed, str(out)) for c in plan_carriers(config)]
-    rows = render_rows(_build_job, jobs, config.render_workers, "real nvv likert")
+    rows = render_jobs(_build_job, jobs, config.render_workers, "real nvv likert", 4)
     write_jsonl(out / "clips.jsonl", rows)
     (out / "corpus_config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n", encoding="utf-8")
     return out

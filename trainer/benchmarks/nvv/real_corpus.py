@@ -30,19 +30,17 @@ Rows: the synthetic corpus's keys plus ``carrier`` (tts | human), ``voice`` (``<
 from __future__ import annotations
 
 import json
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
 from evaluators.benchmarks.nvv.items import count_units
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
-from evaluators.progress import progress_iter
 from trainer.benchmarks.nvv.corpus import SPLITS, NvvCorpus, NvvCorpusConfig
 from trainer.benchmarks.nvv.real_plan import REAL_CASES, finish_spec, plan, tts_voice
 from trainer.benchmarks.nvv.sounds import render_event
 from trainer.benchmarks.nvv.texts import is_punct, mark_text
-from trainer.synth.corpus_io import write_jsonl, write_wav
+from trainer.synth.corpus_io import render_jobs, write_jsonl, write_wav
 from trainer.synth.dsp import active_rms
 from trainer.synth.nonverbal import SPEECH_RMS
 from trainer.synth.real_speech.conditioning import (SAMPLE_RATE, TARGET_RMS_DB, band_limit, condition,
@@ -189,22 +187,13 @@ def _build_job(job: tuple) -> dict:
     return row
 
 
-def render_rows(build_job, jobs: list, workers: int, label: str) -> list[dict]:
-    """``build_job(job)`` of every job, in order: in ``workers`` processes (``build_job`` a module-level
-    function), or in this process with a progress bar named ``label`` when ``workers`` is 1."""
-    if workers > 1:
-        with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-            return list(pool.map(build_job, jobs, chunksize=4))
-    return [build_job(j) for j in progress_iter(jobs, label)]
-
-
 def build_real_nvv_corpus(config: NvvCorpusConfig, out: Path) -> NvvCorpus:
     """Render every planned item into ``out/audio`` and write ``items.jsonl`` and ``corpus_config.json``.
     Same config and same installed packages -> byte-identical files."""
     (out / "audio").mkdir(parents=True, exist_ok=True)
     specs = plan(config)
     jobs = [(s, config, i, str(out)) for i, s in enumerate(specs)]
-    rows = render_rows(_build_job, jobs, config.render_workers, "real nvv")
+    rows = render_jobs(_build_job, jobs, config.render_workers, "real nvv", 4)
     write_jsonl(out / "items.jsonl", rows)
     (out / "corpus_config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n", encoding="utf-8")
     count = lambda key, keys: {k: sum(r[key] == k for r in rows) for k in keys}  # noqa: E731

@@ -40,13 +40,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from evaluators.progress import progress_iter
 from trainer.synth.real_speech.measured_voices import VOICES as TTS_VOICES
 from trainer.synth.real_speech.measured_voices import measure_clip
 from trainer.benchmarks.speecheditbench.judge_corpus import (
@@ -67,7 +65,7 @@ from trainer.benchmarks.speecheditbench.real_edits import (
     voice_quality,
 )
 from trainer.benchmarks.speecheditbench.sentences import sentence_bank, split_sentences
-from trainer.synth.corpus_io import write_jsonl, write_wav
+from trainer.synth.corpus_io import render_jobs, write_jsonl, write_wav
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE, condition, condition_file
 from trainer.synth.real_speech.controls import render_controlled
 from trainer.synth.real_speech.engines import TtsVoice
@@ -309,10 +307,7 @@ def plan_and_render(cfg, out: Path, criterion: str, plan_pairs, render) -> tuple
     sentences = {"en": held_out_sentences(cfg)}
     specs = plan_pairs(cfg, sentences["en"])
     jobs = [(s, str(out)) for s in specs]
-    if cfg.render_workers > 1 and jobs:
-        with ProcessPoolExecutor(max_workers=min(cfg.render_workers, len(jobs))) as pool:
-            return sentences, specs, list(pool.map(render, jobs, chunksize=2))
-    return sentences, specs, [render(j) for j in progress_iter(jobs, f"real speecheditbench {criterion}")]
+    return sentences, specs, render_jobs(render, jobs, cfg.render_workers, f"real speecheditbench {criterion}")
 
 
 def build_real_corpus(cfg, out: str | Path, criterion: str, plan_pairs, render, rejected_of, extra) -> dict:

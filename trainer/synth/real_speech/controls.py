@@ -22,7 +22,6 @@ changes ``engines.render`` or the voices the ATT corpus uses.
 from __future__ import annotations
 
 import math
-import subprocess
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -30,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from trainer.synth.real_speech.engines import TtsVoice, _render_piper, check_available
+from trainer.synth.real_speech.engines import TtsVoice, _render_piper, _run, check_available
 
 CALIBRATION_TEXT = "Please hold while I transfer your call to the operator."
 ESPEAK_NORMAL_WPM = 175
@@ -43,12 +42,6 @@ PITCH_CONTROLLABLE = {("flite", "kal"), ("flite", "awb"), ("flite", "slt"), ("fe
 def pitch_controllable(voice: TtsVoice) -> bool:
     """Whether ``render_controlled`` can move this voice's F0 (espeak-ng always can)."""
     return voice.engine == "espeak-ng" or (voice.engine, voice.voice) in PITCH_CONTROLLABLE
-
-
-def _run(cmd: list[str], stdin: str | None = None) -> None:
-    res = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=120)
-    if res.returncode != 0:
-        raise RuntimeError(f"{cmd[0]} failed ({res.returncode}): {res.stderr.strip()[:300]}")
 
 
 def median_f0(y: np.ndarray, sr: int) -> float:
