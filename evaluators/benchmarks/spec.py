@@ -14,10 +14,14 @@ class Benchmark:
 
     Attributes:
         add_score_parser / add_metrics_parser: add ``score <name>`` / ``metrics <name>`` to an
-            argparse subparsers object (handler in ``func``); return the parser.
+            argparse subparsers object (handler in ``func``); return the parser. None: the
+            benchmark has no such command (one only served, ``SERVED_ONLY``).
         presets: zero-shot verbalizer presets it owns (merged into ``PRESETS``).
+        serve_families: the ``omnijudge serve`` prompt families it owns, ``"module:Class"`` each
+            (imported only when the server builds its table, ``docs/serve.md``).
     """
 
-    add_score_parser: Callable[[argparse._SubParsersAction], argparse.ArgumentParser]
-    add_metrics_parser: Callable[[argparse._SubParsersAction], argparse.ArgumentParser]
+    add_score_parser: Callable[[argparse._SubParsersAction], argparse.ArgumentParser] | None = None
+    add_metrics_parser: Callable[[argparse._SubParsersAction], argparse.ArgumentParser] | None = None
     presets: Mapping = field(default_factory=dict)
+    serve_families: tuple[str, ...] = ()
