@@ -38,7 +38,7 @@ from evaluators.benchmarks.nvv.items import count_units
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
 from trainer.benchmarks.nvv.corpus import SPLITS, NvvCorpus, NvvCorpusConfig
 from trainer.benchmarks.nvv.real_plan import REAL_CASES, finish_spec, plan, tts_voice
-from trainer.benchmarks.nvv.sounds import render_event
+from trainer.benchmarks.nvv.sounds import planned_events, render_event
 from trainer.benchmarks.nvv.texts import is_punct, mark_text
 from trainer.synth.corpus_io import render_jobs, write_jsonl, write_wav
 from trainer.synth.dsp import active_rms
@@ -90,25 +90,13 @@ def _event_audio(ty: str, variant, intensity: float, timbre: VoiceTimbre, rng) -
     return y * (SPEECH_LEVEL / SPEECH_RMS)
 
 
-def _events(spec: dict) -> dict:
-    """token boundary index -> (type, variant, intensity, role) of every rendered event."""
-    events = {}
-    if spec["pos"] is not None:
-        other = spec.get("render_type")  # the Likert corpus renders another type where the target was asked
-        events[spec["bounds"][spec["pos"]][0]] = (other or spec["type"], None if other else spec["variant"],
-                                                  spec["intensity"], "target")
-    for t, p, gain in zip(spec["spurious"], spec["spurious_pos"], spec["spurious_gain"]):
-        events[spec["bounds"][p][0]] = (t, None, float(10 ** (gain / 20)), "spurious")
-    return events
-
-
 def render_real_item(spec: dict, rng: np.random.Generator, noise_db: float) -> tuple[np.ndarray, dict]:
     """Audio (float32, shape (n,), 16 kHz) and rendering record of one finished spec
     (``real_plan.finish_spec``): speech pieces with pauses, events in the pauses at their boundaries.
     Optional spec keys (the Likert corpus, ``likert_real.py``; absent = as planned): ``render_type``
     renders another type at the target's place; ``hard_edges`` cuts the target's first and last fifth
     and drops its pauses."""
-    toks, events = spec["toks"], _events(spec)
+    toks, events = spec["toks"], planned_events(spec)
     timbre = VoiceTimbre.random(rng)
     units = np.r_[0, np.cumsum([count_units(t, "en") for t in toks])]
     sr, parts, align, spans = SAMPLE_RATE, [np.zeros(int(rng.uniform(0.15, 0.3) * SAMPLE_RATE))], [], {}

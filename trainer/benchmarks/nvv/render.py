@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from evaluators.benchmarks.nvv.items import count_units
-from trainer.benchmarks.nvv.sounds import render_event
+from trainer.benchmarks.nvv.sounds import planned_events, render_event
 from trainer.benchmarks.nvv.texts import is_punct
 from trainer.synth.dsp import active_rms
 from trainer.synth.nonverbal import SPEECH_RMS
@@ -61,13 +61,7 @@ def render_item(spec: dict, rng: np.random.Generator, sr: int, noise_db: float) 
     voice = VoiceTimbre.random(rng)
     cues = CueLevels(intonation=float(rng.uniform(0.7, 1.0)), timing=float(rng.uniform(0.7, 1.0)), breaths=0.0,
                      tones=float(rng.uniform(0.85, 1.0)))
-    events = {}  # token boundary index -> (type, variant, intensity, role)
-    if spec["pos"] is not None:
-        other = spec.get("render_type")  # the variant belongs to the requested type only
-        events[spec["bounds"][spec["pos"]][0]] = (other or spec["type"], None if other else spec["variant"],
-                                                  spec["intensity"], "target")
-    for t, p, gain in zip(spec["spurious"], spec["spurious_pos"], spec["spurious_gain"]):
-        events[spec["bounds"][p][0]] = (t, None, float(10 ** (gain / 20)), "spurious")
+    events = planned_events(spec)
     units = np.r_[0, np.cumsum([count_units(t, lang) for t in toks])]
     pieces, align, spans = [np.zeros(int(rng.uniform(0.15, 0.3) * sr))], [], {}
     t = pieces[0].size

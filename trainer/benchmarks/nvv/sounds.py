@@ -12,11 +12,25 @@ import numpy as np
 from trainer.synth.nonverbal import EVENT_RENDERERS, render_nonverbal
 from trainer.synth.timbre import VoiceTimbre
 
-__all__ = ["LOW_SNR_TYPES", "render_event"]
+__all__ = ["LOW_SNR_TYPES", "planned_events", "render_event"]
 
 # quiet oral/respiratory cues the paper calls "low-SNR oral cues" (candidates for the low_snr case)
 LOW_SNR_TYPES = ("breath", "inhale", "exhale", "quick_breath", "sniff", "lipsmack", "gulp", "swallow", "tsk",
                  "clucking")
+
+
+def planned_events(spec: dict) -> dict:
+    """An item plan's events to render: token boundary index -> (type, variant, intensity, role) for
+    the target (``render_type``, when set, renders another type where the target was asked; the
+    variant belongs to the requested type only) and every spurious event (gain dB -> intensity)."""
+    events = {}
+    if spec["pos"] is not None:
+        other = spec.get("render_type")
+        events[spec["bounds"][spec["pos"]][0]] = (other or spec["type"], None if other else spec["variant"],
+                                                  spec["intensity"], "target")
+    for t, p, gain in zip(spec["spurious"], spec["spurious_pos"], spec["spurious_gain"]):
+        events[spec["bounds"][p][0]] = (t, None, float(10 ** (gain / 20)), "spurious")
+    return events
 
 
 def render_event(nvv_type: str, rng: np.random.Generator, sr: int = 16000, intensity: float = 1.0,
