@@ -154,7 +154,7 @@ def score_items(judge, items: list[ScoreItem], out_path: str | Path, run: RunOpt
     ``duration_s``, ``speech_s`` and ``no_speech`` (Silero VAD; left out with ``vad=False``),
     provenance (``judge``, ``checkpoint_sha256``, ``prompt_version``, ``seed``), or ``error`` and
     ``error_kind`` instead of the score fields. Rows another judge wrote are handled by
-    ``run.resume_mismatch`` (``evaluators.rows_file.check_resume_identity``); ``run.retry_errors`` scores
+    ``run.resume_mismatch`` (``evaluators.rows_file.resume_rows``); ``run.retry_errors`` scores
     error rows again. A file cut short of its header is an error row, or with ``run.allow_truncated``
     scored with a ``warning``. Under a multi-process launcher each rank scores its own shard
     (``evaluators/sharding.py``).

@@ -293,15 +293,16 @@ def score_work(model: Model, work: Sequence, scorer: WorkScorer, out: IO[str],
 
 @dataclass(frozen=True)
 class ResumeRule:
-    """How :func:`score_resumable` keeps the rows a rows file already holds (one rule for every
+    """How :func:`score_resumable` keeps the rows a rows file already holds (the one rule of every
     scorer, :func:`evaluators.rows_file.resume_rows`): a work item whose ``work_key`` equals a kept
-    row's ``row_key`` is done. Rows must be this judge's, ``prov`` (None: the model's provenance),
-    under ``mismatch`` (``evaluators.rows_file.RESUME_MISMATCH``); error rows are dropped and their
-    items scored again with ``retry_errors``."""
+    row's ``row_key`` is done. Rows must be made by ``prov`` (a judge's provenance dict or an
+    ``evaluators.rows_file.Provenance``; None: the model's provenance), under ``mismatch``
+    (``evaluators.rows_file.RESUME_MISMATCH``); error rows are left out and their items scored again
+    with ``retry_errors``."""
 
     work_key: Callable[[Any], Any]
     row_key: Callable[[dict], Any]
-    prov: dict | None = None
+    prov: Any = None
     mismatch: str = "refuse"
     retry_errors: bool = False
 

@@ -1,10 +1,12 @@
 """The rows file every scorer writes: JSONL, one row per item, read back on a rerun.
 
-A rerun keeps the rows already written (:func:`read_done_rows`: a torn last line of a killed run is
-cut off; a ``setup`` error row is not done), checks they are this judge's
-(:func:`check_resume_identity`), and with ``--retry-errors`` drops error rows so their items are
-scored again (:func:`drop_error_rows`). Rewrites go through a fsynced temporary sibling and a
-rename (:func:`replace_file`), so a kill leaves the old file or the new one whole.
+One resume rule holds for every scorer (:func:`resume_rows`): a rerun keeps the rows already
+written (:func:`read_done_rows`: a torn last line of a killed run is cut off; a ``setup`` error row
+is not done) that were made by what this run would make them with (:class:`Provenance`: a judge's
+identity, a measure's provenance, or per item what measured each field group), and with
+``--retry-errors`` not the error rows; everything else is scored again. Rewrites go through a
+fsynced temporary sibling and a rename (:func:`replace_file`), so a kill leaves the old file or the
+new one whole.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 import logging
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,36 +66,107 @@ def read_done_rows(out_path: Path, key: Callable[[dict], Any] | None = None) -> 
 
 #: Provenance fields that say which judge wrote a row: a resumed run must match them.
 JUDGE_IDENTITY = ("judge", "checkpoint_sha256", "prompt_version")
-#: What a resumed run does with rows another judge wrote: stop, or move the file aside and start over.
-RESUME_MISMATCH = ("refuse", "rescore")
+#: What a resumed run does with rows another judge or measure made: stop; move the file aside and
+#: start over; or score those rows' items again, each new row superseding the old one (read back
+#: with :func:`latest_rows`).
+RESUME_MISMATCH = ("refuse", "rescore", "redo")
 
 
 class ResumeMismatchError(ValueError):
     """The output file holds rows of another judge than the one scoring now."""
 
 
-def check_resume_identity(rows: list[dict], prov: dict, out_path: Path, policy: str = "refuse") -> list[dict]:
-    """``rows`` read back from ``out_path`` if every one that names its judge was written by the
-    judge of ``prov`` (:data:`JUDGE_IDENTITY`). Otherwise ``refuse`` raises :class:`ResumeMismatchError` naming both
-    judges; ``rescore`` renames the file to ``<stem>.replaced-<n><suffix>`` (kept, never deleted)
-    and returns no rows, so everything is scored again by this judge."""
-    if policy not in RESUME_MISMATCH:
-        raise ValueError(f"resume_mismatch {policy!r} not in {RESUME_MISMATCH}")
-    mine = tuple(prov.get(k) for k in JUDGE_IDENTITY)
-    # rows that carry no identity at all (hand-made, or older than provenance) cannot be checked
-    other = next((r for r in rows if any(k in r for k in JUDGE_IDENTITY)
-                  and tuple(r.get(k) for k in JUDGE_IDENTITY) != mine), None)
-    if other is None:
-        return rows
-    theirs = ", ".join(f"{k}={other.get(k)}" for k in JUDGE_IDENTITY)
+@dataclass(frozen=True)
+class Provenance:
+    """What made a row, as the resume rule compares it, by field group (``{"judge": ..., ...}``,
+    ``{"asr": ..., "thresholds": ...}``): ``recorded(row)`` is what the row says made it,
+    ``expected`` what this run would record in that row: one dict for every row, or ``row -> dict``
+    (what made it depends on the row's item). None on either side is not known: that row is not
+    checked (hand-made rows, rows older than provenance, items this run does not plan)."""
+
+    recorded: Callable[[dict], dict | None]
+    expected: dict | Callable[[dict], dict | None]
+
+    def mine(self, row: dict) -> dict | None:
+        return self.expected(row) if callable(self.expected) else self.expected
+
+    def changed(self, row: dict) -> list[str]:
+        """The field groups of ``row`` whose maker differs from this run's (empty: the row stands)."""
+        mine, theirs = self.mine(row), self.recorded(row)
+        if mine is None or theirs is None:
+            return []
+        return sorted(k for k in {**mine, **theirs} if mine.get(k) != theirs.get(k))
+
+
+def judge_provenance(prov: dict) -> Provenance:
+    """The judge of ``prov`` (its :data:`JUDGE_IDENTITY` fields, which every row it writes carries)."""
+    return Provenance(lambda r: {k: r.get(k) for k in JUDGE_IDENTITY} if any(k in r for k in JUDGE_IDENTITY) else None,
+                      {k: prov.get(k) for k in JUDGE_IDENTITY})
+
+
+def _named(made: dict | None) -> str:
+    return ", ".join(f"{k}={v}" for k, v in (made or {}).items())
+
+
+def resume_rows(out_path: Path, prov: dict | Provenance, key: Callable[[dict], Any] | None = None,
+                resume_mismatch: str = "refuse", retry_errors: bool = False) -> list[dict]:
+    """The one resume rule of every scorer: the rows of ``out_path`` a rerun keeps, whose items are
+    not scored again.
+
+    A row is kept when it is done (:func:`read_done_rows`), it was made by what this run would make
+    it with (``prov``: a :class:`Provenance`, or a judge's provenance dict, :func:`judge_provenance`),
+    and it is not an error row under ``retry_errors``. Rows made otherwise are handled by
+    ``resume_mismatch``: ``refuse`` raises :class:`ResumeMismatchError` naming both makers,
+    ``rescore`` renames the file to ``<stem>.replaced-<n><suffix>`` (kept, never deleted) and keeps
+    nothing, ``redo`` leaves out those rows alone. Under ``redo`` (``key`` required) the latest row
+    of a key counts and nothing is removed now: an item's new row supersedes its old one in
+    :func:`latest_rows`; otherwise the first row of a key counts and error rows to retry are removed
+    from the file now (:func:`drop_error_rows`).
+    """
+    if resume_mismatch not in RESUME_MISMATCH:
+        raise ValueError(f"resume_mismatch {resume_mismatch!r} not in {RESUME_MISMATCH}")
+    made = prov if isinstance(prov, Provenance) else judge_provenance(prov)
+    redo = resume_mismatch == "redo"
+    rows = read_done_rows(out_path, key=None if redo else key)
+    if redo:
+        rows = list({key(r): r for r in rows}.values())
+    stale = {id(r): changed for r in rows if (changed := made.changed(r))}
+    if stale and not redo:
+        return _mismatched(out_path, made, next(r for r in rows if id(r) in stale), resume_mismatch)
+    if stale:
+        groups = sorted({g for changed in stale.values() for g in changed})
+        log.info("%s: %d rows made otherwise (%s) are scored again", out_path, len(stale), ", ".join(groups))
+        rows = [r for r in rows if id(r) not in stale]
+    if retry_errors and any("error" in r for r in rows):
+        if not redo:
+            log.info("%s: %d error rows removed, their items are scored again", out_path, drop_error_rows(out_path))
+        rows = [r for r in rows if "error" not in r]
+    return rows
+
+
+def _mismatched(out_path: Path, made: Provenance, other: dict, policy: str) -> list[dict]:
+    """``refuse`` or ``rescore`` a file holding ``other``, a row made otherwise (:func:`resume_rows`)."""
+    theirs = _named(made.recorded(other))
     if policy == "refuse":
         raise ResumeMismatchError(
-            f"{out_path}: holds rows of another judge ({theirs}); this run is "
-            f"{', '.join(f'{k}={v}' for k, v in zip(JUDGE_IDENTITY, mine))}. Give a new --out, or "
-            "--resume-mismatch rescore to move the file aside and score again")
+            f"{out_path}: holds rows of another judge or measure, measured by {theirs}; this run is "
+            f"{_named(made.mine(other))}. "
+            "Give a new --out, or --resume-mismatch rescore to move the file aside and score again")
     aside = move_aside(out_path)
-    log.warning("%s: rows of another judge (%s) moved to %s; scoring again", out_path, theirs, aside)
+    log.warning("%s: rows of another judge or measure (%s) moved to %s; scoring again", out_path, theirs, aside)
     return []
+
+
+def latest_rows(out_path: Path, key: Callable[[dict], Any]) -> dict[Any, dict]:
+    """``{key: row}`` of ``out_path`` where the latest row of a key counts (a rerun's row supersedes
+    one :func:`resume_rows` left out under ``redo``); the file is rewritten with one row per key,
+    each where its key first appeared, when superseded rows are left behind."""
+    rows = read_done_rows(out_path)
+    latest = {key(r): r for r in rows}
+    n_lines = sum(1 for line in out_path.open("rb") if line.strip()) if out_path.is_file() else 0
+    if n_lines > len(latest):
+        replace_file(out_path, [(json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8") for r in latest.values()])
+    return latest
 
 
 def move_aside(path: Path) -> Path:
@@ -135,15 +209,3 @@ def drop_error_rows(out_path: Path) -> int:
     if dropped:
         replace_file(out_path, kept)
     return dropped
-
-
-def resume_rows(out_path: Path, prov: dict, key: Callable[[dict], Any] | None = None,
-                resume_mismatch: str = "refuse", retry_errors: bool = False) -> list[dict]:
-    """The rows a rerun keeps from ``out_path``: read back (:func:`read_done_rows`), checked to be
-    this judge's (:func:`check_resume_identity`), and without error rows when ``retry_errors``
-    (they are removed from the file by :func:`drop_error_rows` and their items scored again)."""
-    rows = check_resume_identity(read_done_rows(out_path, key=key), prov, out_path, resume_mismatch)
-    if retry_errors and any("error" in r for r in rows):
-        log.info("%s: %d error rows removed, their items are scored again", out_path, drop_error_rows(out_path))
-        rows = [r for r in rows if "error" not in r]
-    return rows

@@ -7,9 +7,10 @@ A measure is any provider with ``name``, ``provenance() -> dict``, ``read(path) 
 provider's own). Rows go to ``RESULTS/measures/<name>/<system>.jsonl``, one per (system, item):
 ``{"id", "system", "provenance", <values>, "seconds"}`` (``seconds``: that clip's share of read +
 measure time on this machine), or ``"error"`` + ``"error_kind"`` for a missing or unreadable output
-or a clip the measure refuses. A rerun skips ids already there (the cache); rows of another
-provenance are refused (``resume_mismatch="rescore"`` moves the file aside and measures again);
-``retry_errors`` measures error rows again. The pass runs on the scoring engine
+or a clip the measure refuses. A rerun skips ids already there (the cache) by the resume rule
+every scorer shares (``evaluators.rows_file.resume_rows``, the row's ``provenance`` against the
+measure's): rows of another provenance are refused (``resume_mismatch="rescore"`` moves the file
+aside and measures again); ``retry_errors`` measures error rows again. The pass runs on the scoring engine
 (``evaluators/engine.py``), with the same failure rule as every scorer.
 """
 
@@ -22,28 +23,13 @@ from pathlib import Path
 import numpy as np
 
 from evaluators.audio_io import sanitize_item_id
-from evaluators.engine import score_work
+from evaluators.engine import score_resumable
 from evaluators.failure_isolation import ITEM_ERRORS, error_kind
-from evaluators.rows_file import drop_error_rows, move_aside, read_done_rows
+from evaluators.rows_file import Provenance, read_done_rows
 from evaluators.run_options import RunOptions
 
 VALUE_COLUMNS = {"wer": ("wer",), "dnsmos": ("sig", "bak", "ovrl"), "dnsmos_personalized": ("sig", "bak", "ovrl"),
                  "clap": ("clap",)}
-
-
-def _resumed(path: Path, prov: dict, resume_mismatch: str, retry_errors: bool) -> set[str]:
-    rows = read_done_rows(path, key=lambda r: r["id"])
-    other = next((r for r in rows if r.get("provenance") != prov), None)
-    if other is not None:
-        if resume_mismatch != "rescore":
-            raise ValueError(f"{path}: holds rows measured by {other.get('provenance')}, this run is {prov}; give a "
-                             "new --out, or --resume-mismatch rescore to move the file aside and measure again")
-        move_aside(path)
-        return set()
-    if retry_errors and any("error" in r for r in rows):
-        drop_error_rows(path)
-        rows = [r for r in rows if "error" not in r]
-    return {r["id"] for r in rows}
 
 
 class MeasureModel:
@@ -102,12 +88,10 @@ def measure_outputs(measure, items: Sequence, outputs: Sequence, out_dir: Path, 
     folder = out_dir / measure.name
     folder.mkdir(parents=True, exist_ok=True)
     options = run.engine(pool_size=run.batch_size, vad=False)
+    resume = run.resume(lambda o: by_id[o.id].id, lambda r: r["id"], Provenance(lambda r: r.get("provenance"), prov))
     for system in sorted({o.system for o in outputs}):
-        path = folder / f"{sanitize_item_id(system)}.jsonl"
-        done = _resumed(path, prov, run.resume_mismatch, run.retry_errors)
-        todo = [o for o in outputs if o.system == system and by_id[o.id].id not in done]
-        with path.open("a", encoding="utf-8") as f:
-            score_work(MeasureModel(measure), todo, MeasureRows(measure, by_id, prov), f, options)
+        score_resumable(MeasureModel(measure), [o for o in outputs if o.system == system],
+                        MeasureRows(measure, by_id, prov), folder / f"{sanitize_item_id(system)}.jsonl", options, resume)
 
 
 def measure_summary(out_dir: Path, name: str, system: str) -> dict:

@@ -53,7 +53,7 @@ from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
 from evaluators.benchmarks.speecheditbench.thresholds import Thresholds
 from evaluators.output_lock import output_lock
 from evaluators.engine import score_work
-from evaluators.rows_file import read_done_rows, replace_file
+from evaluators.rows_file import Provenance, latest_rows, replace_file, resume_rows
 from evaluators.run_options import RunOptions
 
 #: Tasks whose failed measurements count as failures in the public evaluator (others are left out).
@@ -225,20 +225,25 @@ class EditRows:
 def score_rows(items: list[EditItem], outputs: Path, scores_path: Path, system: str, measurer: MeasurementPass,
                scoring: EditScoring = EditScoring(), run: RunOptions = RunOptions()) -> list[dict]:
     """Measure (``measurer``: the providers, manifest values and judges) and evaluate the items whose
-    row is not already done, ``scoring.chunk`` at a time, on the scoring engine: their audio read and
-    signals measured by ``run.num_workers`` data-loader processes (0: in this one); error rows are
-    measured again with ``run.retry_errors``. Returns the latest row of every item, in item order."""
+    row does not stand, ``scoring.chunk`` at a time, on the scoring engine: their audio read and
+    signals measured by ``run.num_workers`` data-loader processes (0: in this one). A row stands by
+    the resume rule every scorer shares (``evaluators.rows_file.resume_rows`` under ``redo``): its
+    ``uses`` are what a fresh measurement would record (:func:`planned_uses`), and it is not an error
+    row under ``run.retry_errors``; a missing output's row is looked at again on every run. Returns
+    the latest row of every item, in item order (older rows are compacted away)."""
     key = lambda r: r["id"]  # noqa: E731
     providers, manifest, judge_ids = measurer.providers, measurer.manifest, measurer.judge_ids
     th, speed_duration = scoring.thresholds, scoring.speed_duration
-    done = {r["id"]: r for r in read_done_rows(scores_path)}
+    planned = {f"{i.task}/{i.sample_id}": planned_uses(i, providers, judge_ids, manifest, th, speed_duration)
+               for i in items}
+    # a row that says nothing of what measured it is measured again; a missing output's measured nothing
+    made = Provenance(lambda r: r.get("uses", {}), lambda r: None if r.get("missing") else planned.get(r["id"]))
+    kept = {key(r): r for r in resume_rows(scores_path, made, key, "redo", run.retry_errors)}
     todo: list[Job] = []
     missing_rows: list[dict] = []
     for item in items:
-        uses = planned_uses(item, providers, judge_ids, manifest, th, speed_duration)
-        old = done.get(f"{item.task}/{item.sample_id}")
-        if old is not None and not old.get("missing") and old.get("uses") == uses \
-                and not (run.retry_errors and "error" in old):
+        uses, old = planned[f"{item.task}/{item.sample_id}"], kept.get(f"{item.task}/{item.sample_id}")
+        if old is not None and not old.get("missing"):
             continue
         try:
             path, problem = resolve_output(item, outputs), None
@@ -248,7 +253,7 @@ def score_rows(items: list[EditItem], outputs: Path, scores_path: Path, system: 
             fields = item_fields(item, system)
             # a missing row is rewritten when its reason or its item fields (a file written before
             # rows carried their subtype) changed
-            if old is None or not old.get("missing") or (problem is not None and old.get("error") != problem) \
+            if old is None or (problem is not None and old.get("error") != problem) \
                     or any(old.get(k) != v for k, v in fields.items()):
                 missing_rows.append({**fields, "output_wav": None, "missing": True,
                                      "target_success": None, "preservation_success": None, "joint_success": None,
@@ -266,18 +271,8 @@ def score_rows(items: list[EditItem], outputs: Path, scores_path: Path, system: 
             _write_rows(out, missing_rows)
         score_work(measurer, todo, EditRows(system, th, speed_duration, run.allow_truncated), out,
                    run.engine(pool_size=scoring.chunk, vad=False))
-    latest: dict[str, dict] = {}
-    for r in read_done_rows(scores_path):
-        latest[key(r)] = r  # a later row (re-measured, or an output that appeared) replaces an older one
-    _compact(scores_path, latest)
+    latest = latest_rows(scores_path, key)
     return [latest[f"{i.task}/{i.sample_id}"] for i in items if f"{i.task}/{i.sample_id}" in latest]
-
-
-def _compact(scores_path: Path, latest: dict[str, dict]) -> None:
-    """Rewrite the file with one row per item when reruns left superseded rows behind."""
-    n_lines = sum(1 for line in scores_path.open("rb") if line.strip())
-    if n_lines > len(latest):
-        replace_file(scores_path, [(json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8") for r in latest.values()])
 
 
 def score_speecheditbench(items_path: str | Path, outputs: str | Path, out_dir: str | Path, *,
