@@ -169,3 +169,15 @@ def test_the_cross_benchmark_check_sees_every_import_form():
     assert _cross_benchmark_imports(module, source) == {
         (module, "trainer.benchmarks.cast"), (module, "trainer.benchmarks.att"),
         (module, "evaluators.benchmarks.instructttseval")}
+
+
+def test_the_server_names_no_benchmark():
+    """``evaluators/serve/`` imports no benchmark folder (any level, type hints too): each
+    benchmark registers its prompt families (``Benchmark.serve_families``) and the server builds
+    its table from the registry ``evaluators.benchmarks``."""
+    found = set()
+    for path in (ROOT / "evaluators" / "serve").rglob("*.py"):
+        module = _module_name(path)
+        found |= {(module, dep) for dep in _imports(path, "evaluators", type_checking=True) if _benchmark_of(dep)}
+    assert not found, sorted(found)
+    assert _benchmark_of("evaluators.benchmarks.nvv.serve_family") == "nvv"  # the check can fail

@@ -16,9 +16,9 @@ from serve_testing import running_server, tiny_judges, wav_bytes
 from evaluators.benchmarks.att.presets import RELEASED_PROMPT
 from evaluators.benchmarks.instructttseval.prompts import public_prompt
 from evaluators.benchmarks.nvv.presets import RUBRICS
+from evaluators.benchmarks.nvv.serve_family import nvv_rater_prompt
 from evaluators.benchmarks.speecheditbench.judge_prompts import emotion_prompt, paralinguistic_prompt, style_prompt
 from evaluators.serve.app import ServeOptions, create_app
-from evaluators.serve.prompt_families import nvv_rater_prompt
 
 
 # ---- the public clients' parsing rules, as their scripts apply them -----------------------------

@@ -9,8 +9,9 @@ import pytest
 from evaluators.benchmarks.att.presets import RELEASED_PROMPT
 from evaluators.benchmarks.instructttseval.prompts import public_prompt
 from evaluators.benchmarks.nvv.presets import RUBRICS
+from evaluators.benchmarks.nvv.serve_family import nvv_rater_prompt
 from evaluators.benchmarks.speecheditbench.judge_prompts import emotion_prompt, paralinguistic_prompt, style_prompt
-from evaluators.serve.prompt_families import FamilyError, match_prompt, nvv_rater_prompt
+from evaluators.serve.prompt_families import FamilyError, match_prompt
 
 
 def _verdict(probs: dict) -> dict:
@@ -94,3 +95,13 @@ def test_released_auto_att_prompt_replies_the_category_word():
                                     emotion_prompt("x", None, "en") + " Also explain.", ""])
 def test_prompts_of_no_family_or_edited_templates_are_not_matched(prompt):
     assert match_prompt(prompt) is None
+
+
+def test_the_registered_families_keep_their_match_order():
+    """Each benchmark registers its families (``Benchmark.serve_families``); the table is ordered by
+    each family's ``priority`` whatever the registry order, and a prompt goes to the first that fits."""
+    from evaluators.serve.prompt_families import FAMILIES, registered_families
+
+    order = ["instructttseval", "speecheditbench-emotion", "speecheditbench-style", "speecheditbench-paralinguistic",
+             "nvv-likert", "auto-att-released", "emergenttts-win-rate", "nvv-group-compare"]
+    assert list(FAMILIES) == order == [f.name for f in registered_families()]

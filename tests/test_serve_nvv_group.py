@@ -19,11 +19,12 @@ import requests
 from serve_testing import running_server, tiny_judges, wav_bytes
 
 from evaluators.benchmarks.nvv.presets import JSON_KEYS, RUBRICS
+from evaluators.benchmarks.nvv.serve_family import nvv_rater_prompt
 from evaluators.benchmarks.nvv.serve_group import (audio_marker, criteria, default_schema, group_prompt,
                                                    label_sequence)
 from evaluators.serve.app import ServeOptions, create_app
 from evaluators.serve.family_base import FamilyError, Layout
-from evaluators.serve.prompt_families import match_request, nvv_rater_prompt
+from evaluators.serve.prompt_families import match_request
 
 FAMILY = "nvv-group-compare"
 SOURCE = "Well [laugh] that was close."

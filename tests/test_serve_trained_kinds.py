@@ -17,10 +17,10 @@ from test_word_alignment import _tiny_whisper
 from evaluators.audio_io import load_audio
 from evaluators.benchmarks.instructttseval.prompts import public_prompt
 from evaluators.benchmarks.nvv.items import position_units
+from evaluators.benchmarks.nvv.serve_family import nvv_rater_prompt
 from evaluators.benchmarks.speecheditbench.judge_prompts import emotion_prompt, paralinguistic_prompt, style_prompt
 from evaluators.judges.registry import load_judge
 from evaluators.serve.app import ServeOptions, create_app
-from evaluators.serve.prompt_families import nvv_rater_prompt
 from evaluators.serve.routes import JudgeLoader, Routes, load_route_judges
 from evaluators.word_alignment import WhisperAligner, transcript_word_times
 

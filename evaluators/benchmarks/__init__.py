@@ -20,6 +20,11 @@ BENCHMARKS: dict[str, str] = {
     "pairs": "evaluators.benchmarks.pairs:BENCHMARK",
 }
 
+#: Benchmarks with no score / metrics command (yet): only their ``serve_families`` are used.
+SERVED_ONLY: dict[str, str] = {
+    "emergenttts": "evaluators.benchmarks.emergenttts:BENCHMARK",
+}
+
 
 def get_benchmark(name: str) -> Benchmark:
     """The registered benchmark ``name``; an unknown name lists the known ones."""

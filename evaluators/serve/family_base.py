@@ -1,9 +1,9 @@
 """What a prompt family of ``omnijudge serve`` is made of (``docs/serve.md``): the family protocol,
 the jobs it asks the judges for, the matched request and the anchored template matcher.
 
-Shared by the families in ``prompt_families`` and those that live in a benchmark's own folder
-(``evaluators/benchmarks/<name>/serve_family.py``, listed in ``prompt_families.BENCHMARK_FAMILIES``),
-so a benchmark folder imports this module and never the registry of families.
+Every family lives in its benchmark's own folder (``evaluators/benchmarks/<name>/serve_family.py``)
+and is registered by that benchmark (``Benchmark.serve_families``); a benchmark folder imports this
+module, and ``prompt_families`` builds the table from the benchmark registry.
 
 A request is read into its text parts (in order) and its audio parts (in order), and where each
 audio stands among the texts (:class:`Layout`). A family takes a fixed number of audios
@@ -83,16 +83,23 @@ class PromptFamily:
     """A public prompt family: ``name``, the judge ``slots`` (slot -> default preset) and how to
     match a prompt, list its jobs and write the reply.
 
+    ``priority``: where the family stands in the match order (lower first; the first family whose
+    template a prompt fills answers it).
     ``audios``: the audio parts a request of the family carries (0: two or more, one per system).
-    ``slot_kinds``: the judge kinds its slots take (None: the table in ``trained_slots``).
+    ``slot_kinds``: the judge kinds its slots take (None: a verbalizer, or a kind of
+    :meth:`trained_kinds`, checked by ``trained_slots``).
+    ``slot_adapters``: trained kind -> the ``trained_slots.SlotModel`` class that runs a judge of
+    that kind in a slot.
     ``settings``: route settings the family reads in its reply (name -> default), given in
     ``ROUTES.yaml`` beside the slots."""
 
     name: str = ""
     description: str = ""
+    priority: int = 100
     slots: dict[str, str] = {}
     audios: int = 1
     slot_kinds: tuple[str, ...] | None = None
+    slot_adapters: dict[str, type] = {}
     settings: dict[str, float] = {}
 
     def values(self, prompt: str) -> dict | None:
@@ -114,6 +121,11 @@ class PromptFamily:
 
     def reply(self, values: dict, results: list[dict], **kwargs) -> str:
         raise NotImplementedError
+
+    def trained_kinds(self, slot: str) -> dict[str, str | None]:
+        """The trained judge kinds (beyond a verbalizer) that can answer ``slot``, each with the
+        criterion it must have been trained for (None: any). Default: none."""
+        return {}
 
     def slot_model(self, model):
         """What the batcher runs for a slot of this family holding ``model`` (default: itself)."""
@@ -168,3 +180,16 @@ class Template:
 def reply_json(obj: dict) -> str:
     """A family's JSON reply text: UTF-8 kept, indented as Gemini writes JSON."""
     return json.dumps(obj, ensure_ascii=False, indent=2)
+
+
+def argmax_label(result: dict, allowed: tuple[str, ...] | None = None) -> tuple[str, float]:
+    """(label, its probability renormalised over ``allowed``) of a verbalizer verdict."""
+    probs = result["probs"] if allowed is None else {k: result["probs"][k] for k in allowed}
+    total = sum(probs.values())
+    label = max(probs, key=probs.get)  # first of equal maxima, in the judge's label order
+    return label, float(probs[label] / total) if total > 0 else 0.0
+
+
+def kind_result(result: dict, kind: str) -> dict | None:
+    """A trained kind's own result (``trained_slots``) when ``result`` is one of ``kind``, else None."""
+    return result["result"] if result.get("kind") == kind else None

@@ -8,4 +8,5 @@ from evaluators.benchmarks.att.presets import PRESETS
 from evaluators.benchmarks.spec import Benchmark
 
 
-BENCHMARK = Benchmark(add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser, presets=PRESETS)
+BENCHMARK = Benchmark(add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser, presets=PRESETS,
+                      serve_families=("evaluators.benchmarks.att.serve_family:AutoAttReleasedFamily",))

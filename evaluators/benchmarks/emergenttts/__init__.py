@@ -7,6 +7,10 @@ runs unmodified against local judges.
 ``serve_family``  ``emergenttts-win-rate``: its two-audio request recognised, each clip scored by a
                   per-clip judge, the reply its ``validate_win_rate_response`` accepts
 
-Not yet a registered benchmark (no ``score`` / ``metrics`` command, no training side): the family
-is registered in ``evaluators.serve.prompt_families.BENCHMARK_FAMILIES``.
+No ``score`` / ``metrics`` command and no training side yet: registered in
+``evaluators.benchmarks.SERVED_ONLY`` for its prompt family alone.
 """
+
+from evaluators.benchmarks.spec import Benchmark
+
+BENCHMARK = Benchmark(serve_families=("evaluators.benchmarks.emergenttts.serve_family:WinRateFamily",))

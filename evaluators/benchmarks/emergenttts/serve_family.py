@@ -69,6 +69,7 @@ def integer_score(score: float) -> int:
 
 class WinRateFamily(PromptFamily):
     name = "emergenttts-win-rate"
+    priority = 70
     description = "EmergentTTS-Eval's win-rate judge prompt: text, audio 1, text, audio 2 (six categories)"
     audios = 2
     slot_kinds = PER_CLIP_KINDS + IN_PROMPT_PAIR_KINDS

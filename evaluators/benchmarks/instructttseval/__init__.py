@@ -17,6 +17,7 @@ from evaluators.benchmarks.instructttseval.presets import PRESETS
 from evaluators.benchmarks.spec import Benchmark
 
 
-BENCHMARK = Benchmark(add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser, presets=PRESETS)
+BENCHMARK = Benchmark(add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser, presets=PRESETS,
+                      serve_families=("evaluators.benchmarks.instructttseval.serve_family:InstructTTSEvalFamily",))
 
 __all__ = ["BENCHMARK", "DIMENSIONS", "InstructItem", "TASKS", "load_items", "metrics_from_files", "task_scores"]

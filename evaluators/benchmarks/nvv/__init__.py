@@ -47,7 +47,9 @@ from evaluators.benchmarks.nvv.taxonomy import (
 from evaluators.benchmarks.spec import Benchmark
 
 
-BENCHMARK = Benchmark(add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser, presets=PRESETS)
+BENCHMARK = Benchmark(add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser, presets=PRESETS,
+                      serve_families=("evaluators.benchmarks.nvv.serve_family:NvvLikertFamily",
+                                      "evaluators.benchmarks.nvv.serve_group:GroupCompareFamily"))
 
 __all__ = [
     "BENCHMARK", "MetricRules", "N_TYPES", "NVVDataError", "NVVEvent", "NVVItem", "PROTOCOLS", "Prediction",

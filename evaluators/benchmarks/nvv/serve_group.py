@@ -185,6 +185,7 @@ def fill(schema: dict, value, path: tuple = ()):
 class GroupCompareFamily(PromptFamily):
     name = "nvv-group-compare"
     description = "NVV-SuperBench's group-compare rater prompt (GROUP_COMPARE=1): one audio per system"
+    priority = 80
     audios = 0
     slots = {c: f"likert-{c}" for c in RUBRICS["criteria"]}
 

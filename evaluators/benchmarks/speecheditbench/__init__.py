@@ -29,6 +29,9 @@ from evaluators.benchmarks.speecheditbench.presets import PRESETS
 from evaluators.benchmarks.spec import Benchmark
 
 
-BENCHMARK = Benchmark(add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser, presets=PRESETS)
+BENCHMARK = Benchmark(add_score_parser=add_score_parser, add_metrics_parser=add_metrics_parser, presets=PRESETS,
+                      serve_families=("evaluators.benchmarks.speecheditbench.serve_family:SpeechEditEmotionFamily",
+                                      "evaluators.benchmarks.speecheditbench.serve_family:SpeechEditStyleFamily",
+                                      "evaluators.benchmarks.speecheditbench.serve_family:SpeechEditParalinguisticFamily"))
 
 __all__ = ["BENCHMARK", "EditItem", "TASKS", "load_items", "metrics_from_files"]

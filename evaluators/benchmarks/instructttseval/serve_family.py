@@ -1,0 +1,60 @@
+"""``instructttseval``: InstructTTSEval's Gemini judge request answered by ``omnijudge serve``
+(``docs/serve.md``).
+
+The request's prompt is the public Chinese template with the instruction in place of its last-line
+placeholder; the reply is its JSON with the 12 dimension keys (empty: the judge does not describe)
+and ``"一致性": true|false`` (the public script reads ``一致性`` only). The ``consistency`` slot holds
+a verbalizer (its argmax of true/false) or a trained ``instruction_follow`` judge (its verdict
+``judge_score``, ``p_true >= threshold``; the prompt's language is the instruction's, as
+InstructTTSEval's items are EN or ZH).
+"""
+
+from __future__ import annotations
+
+from evaluators.benchmarks.instructttseval.prompts import PLACEHOLDER, public_template
+from evaluators.serve.family_base import Job, PromptFamily, argmax_label, kind_result, reply_json
+from evaluators.serve.trained_slots import SlotModel
+from evaluators.text_units import text_lang
+
+INSTRUCTION = "instruction_follow"
+
+
+class InstructionSlot(SlotModel):
+    """An ``instruction_follow`` judge asked a request's instruction (language: the instruction's)."""
+
+    def kind_input(self, wave, fields):
+        instruction = fields["instruction"]
+        return {"wave": wave, "instruction": instruction, "lang": text_lang(instruction)}
+
+    def summary(self, r):
+        p = float(r["p_true"])
+        return {"score": p, "label": "true" if r["judge_score"] else "false", "probs": {"true": p, "false": 1 - p}}
+
+
+class InstructTTSEvalFamily(PromptFamily):
+    name = "instructttseval"
+    description = "InstructTTSEval's Gemini template with the instruction in place of its placeholder"
+    priority = 10
+    slots = {"consistency": "instruct-follow"}
+    slot_adapters = {INSTRUCTION: InstructionSlot}
+    #: the 12 dimensions the template asks Gemini to describe, in its order
+    DIMENSIONS = ("性别", "音高", "语速", "音量", "年龄", "清晰度", "流畅度", "口音", "音色质感", "情绪", "语调", "性格")
+
+    def values(self, prompt):
+        prefix = public_template()[:-len(PLACEHOLDER)]
+        if not prompt.startswith(prefix) or len(prompt) == len(prefix):
+            return None
+        return {"instruction": prompt[len(prefix):]}
+
+    def trained_kinds(self, slot):
+        return {INSTRUCTION: None}
+
+    def jobs(self, values, prompt, kinds=None):
+        return [Job("consistency", {"instruction": values["instruction"]})]
+
+    def reply(self, values, results):
+        trained = kind_result(results[0], INSTRUCTION)
+        if trained is not None:  # its verdict: p_true at or above its own threshold
+            return reply_json({**{d: "" for d in self.DIMENSIONS}, "一致性": bool(trained["judge_score"])})
+        label, _ = argmax_label(results[0], ("true", "false"))
+        return reply_json({**{d: "" for d in self.DIMENSIONS}, "一致性": label == "true"})
