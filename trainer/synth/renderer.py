@@ -14,30 +14,13 @@ phone tables come from `syllables.py`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from scipy import signal
 
 from trainer.synth.source_filter import band_noise, formant_sos, glottal_source, windowed_noise
 from trainer.synth.syllables import CONSONANT_BURSTS, VOWEL_FORMANTS, Syllable, text_to_syllables
 
-__all__ = ["Articulation", "SpeechVoice", "render", "speakable"]
-
-
-@dataclass(frozen=True)
-class Articulation:
-    """How a voice's vowels are filtered and its consonants sounded.
-
-    ring_s:    filter each vowel only where it sounds plus this much ringing (s); None = whole clip.
-    equalise:  each vowel's output at unit RMS where its envelope > 0.5 (level carries volume, not
-               vowel identity).
-    min_burst: consonant bursts shorter than this (samples) are left out.
-    """
-
-    ring_s: float | None = None
-    equalise: bool = False
-    min_burst: int = 0
+__all__ = ["SpeechVoice", "render", "speakable"]
 
 
 def speakable(text: str, lang: str, what: str = "text") -> list[Syllable]:
@@ -64,8 +47,10 @@ class SpeechVoice:
     """
 
     sr: int = 16000
-    articulation: Articulation = Articulation()
     buzz: float = 0.0  # the default source's mix toward a flat (vocoder-like) pulse train, 0..1
+    ring_s: float | None = None  # filter a vowel only where it sounds + this ringing (s); None: whole clip
+    equalise: bool = False  # each vowel at unit RMS where its envelope > 0.5 (level carries volume, not vowel)
+    min_burst: int = 0  # consonant bursts shorter than this (samples) are left out
 
     def source(self, pulses: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Default source: tilted glottal pulses (toward the flat pulse train by ``buzz``) plus
@@ -86,16 +71,16 @@ class SpeechVoice:
 
 
 def _filter_vowels(voice: SpeechVoice, src: np.ndarray, envs: dict) -> np.ndarray:
-    """Each envelope's share of ``src`` through its vowel filter, summed (see `Articulation`)."""
-    art, n = voice.articulation, src.size
+    """Each envelope's share of ``src`` through its vowel filter, summed (see `SpeechVoice`)."""
+    n = src.size
     voiced = np.zeros(n)
     for key, env in envs.items():
         a, b = 0, n
-        if art.ring_s is not None:  # filter only where this vowel sounds (+ ringing): faster
+        if voice.ring_s is not None:  # filter only where this vowel sounds (+ ringing): faster
             nz = np.flatnonzero(env)
-            a, b = int(nz[0]), min(n, int(nz[-1]) + int(art.ring_s * voice.sr))
+            a, b = int(nz[0]), min(n, int(nz[-1]) + int(voice.ring_s * voice.sr))
         y = signal.sosfilt(voice.formants(key), src[a:b] * env[a:b])
-        if art.equalise:
+        if voice.equalise:
             on = env[a:b] > 0.5
             y = y / (np.sqrt(np.mean(y[on] ** 2)) if on.any() else 1.0)
         voiced[a:b] += y
@@ -112,7 +97,7 @@ def render(voice: SpeechVoice, rng: np.random.Generator):
     out, rms = voice.shape(voiced, envs, pulses)
     for b in bursts:  # consonant noise at syllable onsets
         a, m = b[1], min(b[2], out.size - b[1])
-        if m >= voice.articulation.min_burst:
+        if m >= voice.min_burst:
             band, window, scales = voice.burst(b, m, rms)
             out[a:a + m] += windowed_noise(rng, band, window, voice.sr, *scales)
     return voice.finish(out, rms, rng)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trainer.synth.renderer import Articulation, SpeechVoice, render, speakable
+from trainer.synth.renderer import SpeechVoice, render, speakable
 from trainer.synth.source_filter import (
     add_voicing, limit_peak, masked_rms, pulse_train, ramped_segment, syllable_f0_times,
 )
@@ -160,7 +160,7 @@ class _StressVoice(SpeechVoice):
     """The renderer's stages for stressed speech: plan rows from `_stress_timeline`, unit-level
     vowels whose levels are set per syllable afterwards (the energy cue), bursts at their syllable's level."""
 
-    articulation = Articulation(ring_s=0.05, min_burst=5)
+    ring_s, min_burst = 0.05, 5
 
     def __init__(self, words: list[str], lang: str, speaker: StressSpeaker, prom: np.ndarray, pause_after: list,
                  sr: int):

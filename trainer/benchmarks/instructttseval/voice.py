@@ -25,7 +25,7 @@ from trainer.benchmarks.instructttseval.voice_plan import (
     Draws, SCHWA, Speaker, VoiceSettings, accents, f0_track, plan_timeline, syllable_shapes, voice_settings,
 )
 from trainer.synth.dsp import lowpass
-from trainer.synth.renderer import Articulation, SpeechVoice, render, speakable
+from trainer.synth.renderer import SpeechVoice, render, speakable
 from trainer.synth.source_filter import (
     add_voicing, butter_sos, dispersion_sos, formant_sos, fractional_pulses, glottal_source, masked_rms,
     ramped_segment, soft_limit, windowed_noise,
@@ -63,7 +63,7 @@ class _InstructedVoice(SpeechVoice):
     """The one renderer's stages set by `VoiceSettings`: planned by ``voice_plan.py``, each vowel
     equalised (level must carry volume, not vowel identity), consonants crisp or mumbled."""
 
-    articulation = Articulation(equalise=True, min_burst=8)
+    equalise, min_burst = True, 8
 
     def __init__(self, syls: list, lang: str, v: VoiceSettings, sr: int, max_s: float):
         self.syls, self.lang, self.v, self.sr, self.max_s = syls, lang, v, sr, max_s
