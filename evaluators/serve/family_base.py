@@ -89,7 +89,7 @@ class PromptFamily:
     ``slot_kinds``: the judge kinds its slots take (None: a verbalizer, or a kind of
     :meth:`trained_kinds`, checked by ``trained_slots``).
     ``slot_adapters``: trained kind -> the ``trained_slots.SlotModel`` class that runs a judge of
-    that kind in a slot.
+    that kind in a slot; ``criterion``: what such a judge must have been trained for (None: any).
     ``settings``: route settings the family reads in its reply (name -> default), given in
     ``ROUTES.yaml`` beside the slots."""
 
@@ -100,6 +100,7 @@ class PromptFamily:
     audios: int = 1
     slot_kinds: tuple[str, ...] | None = None
     slot_adapters: dict[str, type] = {}
+    criterion: str | None = None
     settings: dict[str, float] = {}
 
     def values(self, prompt: str) -> dict | None:
@@ -124,8 +125,9 @@ class PromptFamily:
 
     def trained_kinds(self, slot: str) -> dict[str, str | None]:
         """The trained judge kinds (beyond a verbalizer) that can answer ``slot``, each with the
-        criterion it must have been trained for (None: any). Default: none."""
-        return {}
+        criterion it must have been trained for (None: any). Default: each kind of
+        :attr:`slot_adapters`, of :attr:`criterion`, in every slot."""
+        return dict.fromkeys(self.slot_adapters, self.criterion)
 
     def slot_model(self, model):
         """What the batcher runs for a slot of this family holding ``model`` (default: itself)."""

@@ -1,17 +1,11 @@
 """Trained judges of kinds other than verbalizer in a prompt family's slot (``docs/serve.md#routesyaml``).
 
-A slot of a family takes a verbalizer judge (a preset or a folder), or a judge folder of a kind the
-family declares for that slot (``PromptFamily.trained_kinds``: kind -> the criterion it must have
-been trained for), e.g. an ``instruction_follow`` judge in ``instructttseval``, a
-``speech_edit_attribute`` judge of that criterion in the SpeechEditBench families, an
-``nvv_likert_aligned`` rater in ``nvv-likert`` / ``nvv_accuracy`` and ``nvv_pe``. Each family lives
-in its benchmark's folder with the adapter of each such kind (``PromptFamily.slot_adapters``).
-
-Each such judge runs behind its adapter (a :class:`SlotModel`), itself an engine model
-(``prepare_input`` / ``score_examples``): the server's job input ``{"wave", "fields"}`` becomes the
-kind's own input in ``prepare_input`` (so an aligner runs there, as in ``omnijudge score nvv``),
-and each result is the kind's own (``result``) with a summary ``score`` / ``label`` / ``probs`` for
-the response's ``omnijudge.verdicts``. The family reads the kind's result in its reply.
+A slot takes a verbalizer (a preset or a folder) or a judge folder of a kind its family declares
+for it (``PromptFamily.trained_kinds``: kind -> the criterion it must have been trained for), run
+behind the family's adapter for that kind (``PromptFamily.slot_adapters``, a :class:`SlotModel`):
+an engine model whose ``prepare_input`` turns the server's job input ``{"wave", "fields"}`` into the
+kind's own input (so an aligner runs there, as in ``omnijudge score nvv``) and whose results are the
+kind's own (``result``) with a summary ``score`` / ``label`` / ``probs`` for ``omnijudge.verdicts``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""``instructttseval``: InstructTTSEval's Gemini judge request answered by ``omnijudge serve``
-(``docs/serve.md``).
-
-The request's prompt is the public Chinese template with the instruction in place of its last-line
-placeholder; the reply is its JSON with the 12 dimension keys (empty: the judge does not describe)
-and ``"一致性": true|false`` (the public script reads ``一致性`` only). The ``consistency`` slot holds
-a verbalizer (its argmax of true/false) or a trained ``instruction_follow`` judge (its verdict
-``judge_score``, ``p_true >= threshold``; the prompt's language is the instruction's, as
-InstructTTSEval's items are EN or ZH).
+"""``instructttseval``: InstructTTSEval's Gemini template, the instruction in place of its last-line
+placeholder, answered by ``omnijudge serve``: the 12 dimension keys (empty) and ``"一致性"`` from the
+``consistency`` slot, a verbalizer or a trained ``instruction_follow`` judge (its ``judge_score``;
+the prompt's language is the instruction's) (``docs/serve.md``).
 """
 
 from __future__ import annotations
@@ -45,9 +40,6 @@ class InstructTTSEvalFamily(PromptFamily):
         if not prompt.startswith(prefix) or len(prompt) == len(prefix):
             return None
         return {"instruction": prompt[len(prefix):]}
-
-    def trained_kinds(self, slot):
-        return {INSTRUCTION: None}
 
     def jobs(self, values, prompt, kinds=None):
         return [Job("consistency", {"instruction": values["instruction"]})]

@@ -1,14 +1,8 @@
-"""``nvv-likert``: NVV-SuperBench's per-sample Gemini rater request answered by ``omnijudge serve``
-(``docs/serve.md``).
-
-The prompt is the rater prompt of the prompt-based or tag-based task (``rater_<task>_based.txt``,
-verbatim up to its source-text header), then ``Text: <source>``; the reply is ``{"heard_summary",
-"issues", "<metric>_score", "<metric>_reason", ..., "caps_applied"}`` with one 0-5 or 1-5 integer per
-metric of the task (text the raters do not produce is empty). A slot (one per criterion) holds a
-verbalizer Likert rater, or for ``nvv_accuracy`` / ``nvv_pe`` a trained ``nvv_likert_aligned``
-rater of that criterion (:class:`AlignedRaterSlot`): it reads the tagged transcript of the
-tag-based prompt (clean text, the target type, the tag positions) and word times from the route's
-``aligner``.
+"""``nvv-likert``: NVV-SuperBench's per-sample Gemini rater prompt (prompt- or tag-based task, then
+``Text: <source>``) answered by ``omnijudge serve`` with its public reply (``docs/serve.md``). A slot
+(one per criterion) holds a verbalizer Likert rater, or for ``nvv_accuracy`` / ``nvv_pe`` a trained
+``nvv_likert_aligned`` rater of that criterion (:class:`AlignedRaterSlot`: the tagged transcript of
+the tag-based prompt, word times from the route's ``aligner``).
 """
 
 from __future__ import annotations

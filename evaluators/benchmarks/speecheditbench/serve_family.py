@@ -1,17 +1,8 @@
-"""SpeechEditBench's Gemini judge requests answered by ``omnijudge serve`` (``docs/serve.md``).
-
-- ``speecheditbench-emotion``: the emotion prompt (EN/ZH); reply ``{"predicted_emotion",
-  "confidence", "rationale"}``.
-- ``speecheditbench-style``: the target-style prompt (EN/ZH); reply ``{"target_style_score",
-  "target_style_success", "dominant_style", "style_scores", "confidence", "rationale"}`` (the six
-  diagnostic scores come from the same prompt asked with each style as the target).
-- ``speecheditbench-paralinguistic``: the annotation prompt; reply ``{"event_scores", "confidence",
-  "rationale"}``.
-
-A slot holds a verbalizer or a trained ``speech_edit_attribute`` judge of that criterion (one pass
-gives what the verbalizer needs six or four passes for: the six style scores, the four event
-scores), run behind :class:`EditSlot`. ``rationale`` is the empty string (the judges do not reason
-in words); ``confidence`` is the judge's probability of the verdict it gives.
+"""SpeechEditBench's Gemini judge prompts answered by ``omnijudge serve``: ``speecheditbench-emotion``,
+``-style`` (the six diagnostic scores: the same prompt asked with each style as the target) and
+``-paralinguistic``, each with its public reply (``docs/serve.md``). A slot holds a verbalizer or a
+trained ``speech_edit_attribute`` judge of that criterion (:class:`EditSlot`: one pass gives the six
+style or four event scores the verbalizer needs six or four passes for).
 """
 
 from __future__ import annotations
@@ -69,21 +60,12 @@ class EditSlot(SlotModel):
         return {"score": sum(scores.values()) / len(scores), "label": "", "probs": {}}
 
 
-class _EditFamily(PromptFamily):
-    """A SpeechEditBench family: its slots take a ``speech_edit_attribute`` judge of ``criterion``."""
-
-    criterion = ""
-    slot_adapters = {EDIT: EditSlot}
-
-    def trained_kinds(self, slot):
-        return {EDIT: self.criterion}
-
-
-class SpeechEditEmotionFamily(_EditFamily):
+class SpeechEditEmotionFamily(PromptFamily):
     name = "speecheditbench-emotion"
     description = "SpeechEditBench's emotion prompt (EN or ZH)"
     priority = 20
     slots = {"emotion": "seb-emotion"}
+    slot_adapters = {EDIT: EditSlot}
     criterion = "emotion"
 
     def values(self, prompt):
@@ -107,11 +89,12 @@ class SpeechEditEmotionFamily(_EditFamily):
         return reply_json({"predicted_emotion": label, "confidence": round(p, 6), "rationale": ""})
 
 
-class SpeechEditStyleFamily(_EditFamily):
+class SpeechEditStyleFamily(PromptFamily):
     name = "speecheditbench-style"
     description = "SpeechEditBench's target-style prompt (EN or ZH)"
     priority = 30
     slots = {"style": "seb-style"}
+    slot_adapters = {EDIT: EditSlot}
     criterion = "style"
     SUCCESS_SCORE = 3  # the prompt's rule: success normally needs target_style_score >= 3
 
@@ -163,11 +146,12 @@ class SpeechEditStyleFamily(_EditFamily):
                            "confidence": round(p, 6), "rationale": ""})
 
 
-class SpeechEditParalinguisticFamily(_EditFamily):
+class SpeechEditParalinguisticFamily(PromptFamily):
     name = "speecheditbench-paralinguistic"
     description = "SpeechEditBench's paralinguistic annotation prompt"
     priority = 40
     slots = {event: f"seb-paralinguistic-{event}" for event in EVENTS}
+    slot_adapters = {EDIT: EditSlot}
     criterion = "paralinguistic"
 
     def values(self, prompt):
