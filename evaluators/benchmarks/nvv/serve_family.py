@@ -12,6 +12,7 @@ from pathlib import Path
 
 from evaluators.benchmarks.nvv.items import parse_marked_text, position_units
 from evaluators.benchmarks.nvv.presets import JSON_KEYS, RUBRICS
+from evaluators.benchmarks.nvv.serve_group import criteria
 from evaluators.serve.family_base import Job, PromptFamily, argmax_label, reply_json
 from evaluators.serve.trained_slots import SAMPLE_RATE, SlotModel
 from evaluators.text_units import text_lang
@@ -89,15 +90,12 @@ class NvvLikertFamily(PromptFamily):
 
         return {ALIGNED: slot} if slot in ALIGNED_CRITERIA else {}
 
-    def _criteria(self, values) -> list[str]:
-        return RUBRICS[f"{values['task']}_based_metrics"]
-
     def jobs(self, values, prompt, kinds=None):
-        return [Job(c, {"text": values["text"], "task": values["task"]}) for c in self._criteria(values)]
+        return [Job(c, {"text": values["text"], "task": values["task"]}) for c in criteria(values["task"])]
 
     def reply(self, values, results):
         out: dict = {"heard_summary": "", "issues": []}
-        for criterion, result in zip(self._criteria(values), results):
+        for criterion, result in zip(criteria(values["task"]), results):
             label = argmax_label(result)[0] if result.get("kind") is None else result["label"]
             out[f"{JSON_KEYS[criterion]}_score"] = int(label)
             out[f"{JSON_KEYS[criterion]}_reason"] = ""
