@@ -106,7 +106,13 @@ def test_type_threshold_sweep_reads_the_verifiers_own_logits_on_the_engine(verif
         rows.append({"id": f"c{i}", "path": str(tmp_path / f"{i}.wav"), "text": text, "lang": lang,
                      "target_type": target, "unit_times": times, "spurious_types": ["cough"] if i == 1 else [],
                      "spurious_positions": [1] if i == 1 else []})
-    logits = [o["logits"] for o in results_in_order(SlotLogits(verifier), rows, _judge_input, 2)]
+    was_training = verifier.head.training
+    verifier.head.train()  # a pass mid-training runs in eval mode and leaves the head as it was
+    try:
+        logits = [o["logits"] for o in results_in_order(SlotLogits(verifier), rows, _judge_input, 2)]
+        assert verifier.head.training
+    finally:
+        verifier.head.train(was_training)
     decided = [verifier.decide(lg, r["target_type"]) for lg, r in zip(logits, rows)]
     for d, v in zip(decided, predict_nvv_rows(verifier, rows, batch_size=2)):
         assert d == {k: v[k] for k in d}

@@ -156,21 +156,6 @@ def slot_head_logits(backbone, head: "WordHead", batch: dict[str, torch.Tensor])
     return head(backbone.last_hidden_state(**{k: batch[k] for k in MODEL_INPUTS if k in batch}), batch)
 
 
-def logits_in_input_order(backbone, head: "WordHead", examples: list[dict], collate, batch_size: int) -> list[np.ndarray]:
-    """Per-example slot logits, float64 (S_i, n_outputs), in input order.
-
-    Batches are length-bucketed; every position is gathered per row, so a clip's logits do not
-    depend on its batch. Backbone and head run in eval mode and are put back as they were.
-    """
-    from evaluators.engine import in_input_order
-
-    def run(batch: list[dict]) -> list[np.ndarray]:
-        logits = slot_head_logits(backbone, head, collate(batch)).double().cpu().numpy()
-        return [logits[row, : len(ex["word_pos"])] for row, ex in enumerate(batch)]
-
-    return in_input_order(examples, lambda ex: len(ex["input_ids"]), run, batch_size, [backbone.model, head])
-
-
 class WordHead(nn.Module):
     """Slot logits (B, S, n_outputs) from final hidden states (B, T, H) and a batch's slot fields.
 

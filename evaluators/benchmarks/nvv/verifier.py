@@ -28,7 +28,7 @@ from evaluators.backbones import SAMPLE_RATE, AudioLLM
 from evaluators.benchmarks.nvv.items import EN_UNIT, position_units
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
 from evaluators.judges.folder import HEAD_WEIGHTS
-from evaluators.judges.persistence import JudgePersistence
+from evaluators.judges.persistence import JudgeModule, JudgePersistence
 from evaluators.judges.slot_head import (
     WordHead,
     WordHeadConfig,
@@ -251,9 +251,9 @@ class NvvVerifierJudge(BoundarySlotJudge):
 
     def _decide(self, outputs: torch.Tensor, examples: list[dict]) -> list[dict]:
         """:meth:`decide` of each clip's own slots, plus ``text_with_mark``."""
-        logits, out = outputs.double().cpu().numpy(), []
-        for row, x in enumerate(examples):
-            d = self.decide(logits[row, : len(x["example"]["word_pos"])], x["target_type"])
+        out = []
+        for logits, x in zip(clip_logits(outputs, examples), examples):
+            d = self.decide(logits, x["target_type"])
             d["text_with_mark"] = (insert_tag(x["text"], x["lang"], d["position"], self.label_of(x["target_type"]))
                                    if d["present"] else x["text"])
             out.append(d)
@@ -275,3 +275,26 @@ class NvvVerifierJudge(BoundarySlotJudge):
                                     float(config.get("type_gate", 0.0)))
         return cls(backbone, head, decision, BoundaryReading.from_config(config),
                    prompt_version=config.get("prompt_version", "v1"), **common)
+
+
+
+def clip_logits(outputs: torch.Tensor, examples: list[dict]) -> list[np.ndarray]:
+    """Each clip's own slot logits, float64 (S_i, 2 + n_types), of a forward batch's (B, S, 2 + n_types)."""
+    logits = outputs.double().cpu().numpy()
+    return [logits[row, : len(x["example"]["word_pos"])] for row, x in enumerate(examples)]
+
+
+class SlotLogits(JudgeModule):
+    """A verifier as a judge whose result per clip is ``{"logits"}`` (:func:`clip_logits`), not its
+    decision: calibration sweeps decide each clip once per setting from one engine pass. Inputs,
+    collate and forward are the verifier's own (so are its batches)."""
+
+    inputs_key = "example"
+
+    def __init__(self, judge: NvvVerifierJudge):
+        super().__init__()
+        self.judge, self.prepare_input = judge, judge.prepare_input
+        self.collate, self.forward = judge.collate, judge.forward
+
+    def _decide(self, outputs: torch.Tensor, examples: list[dict]) -> list[dict]:
+        return [{"logits": logits} for logits in clip_logits(outputs, examples)]

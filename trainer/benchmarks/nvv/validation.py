@@ -26,8 +26,7 @@ from evaluators.engine import results_in_order
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA, item_from_row
 from evaluators.benchmarks.nvv.metrics import score_run
 from evaluators.benchmarks.nvv.predictions import prediction_from_row
-from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge, insert_tag
-from evaluators.judges.slot_head import logits_in_input_order
+from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge, SlotLogits, insert_tag
 
 
 def match_spurious(rendered_pos: list[int], rendered_labels: list[str], reported_pos: list[int],
@@ -88,21 +87,6 @@ def _judge_input(r: dict) -> dict:
 def predict_nvv_rows(judge: NvvVerifierJudge, rows: list[dict], batch_size: int = 16) -> list[dict]:
     """The verifier's decisions for corpus rows (input order), scored by the scoring engine."""
     return results_in_order(judge, rows, _judge_input, batch_size, "validate nvv")
-
-
-class SlotLogits:
-    """The verifier as a model whose result is a clip's slot logits (S, 2 + n_types), not its
-    decision: the threshold sweep decides each clip once per threshold from one forward pass."""
-
-    def __init__(self, judge: NvvVerifierJudge):
-        self.judge, self.backbone = judge, judge.backbone
-
-    def prepare_input(self, x: dict) -> dict:
-        return self.judge.prepare_input(x)["example"]
-
-    def score_examples(self, examples: list[dict], batch_size: int = 8) -> list[dict]:
-        return [{"logits": lg} for lg in logits_in_input_order(self.backbone, self.judge.head, examples,
-                                                               self.judge.collate, batch_size)]
 
 
 TYPE_THRESHOLD_GRID = tuple(round(0.05 * k, 2) for k in range(1, 20))  # 0.05 .. 0.95
