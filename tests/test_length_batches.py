@@ -1,10 +1,10 @@
-"""The judges' length-sorted batching (evaluators/length_batches.py): results in input order
+"""The judges' length-sorted batching (evaluators.engine.in_input_order): results in input order
 whatever the batch size, each module back in its own mode afterwards, gradients off."""
 
 import pytest
 import torch
 
-from evaluators.length_batches import in_input_order
+from evaluators.engine import in_input_order
 
 
 @pytest.mark.parametrize("batch_size", [1, 2, 5, 100])
