@@ -78,11 +78,10 @@ class ResumeMismatchError(ValueError):
 
 @dataclass(frozen=True)
 class Provenance:
-    """What made a row, as the resume rule compares it, by field group (``{"judge": ..., ...}``,
-    ``{"asr": ..., "thresholds": ...}``): ``recorded(row)`` is what the row says made it,
-    ``expected`` what this run would record in that row: one dict for every row, or ``row -> dict``
-    (what made it depends on the row's item). None on either side is not known: that row is not
-    checked (hand-made rows, rows older than provenance, items this run does not plan)."""
+    """What made a row, by field group (``{"judge": ...}``, ``{"asr": ..., "thresholds": ...}``):
+    ``recorded(row)`` what the row says, ``expected`` what this run would record in it (one dict, or
+    ``row -> dict`` where it depends on the row's item). None on either side is unknown: not checked
+    (hand-made rows, rows older than provenance, items this run does not plan)."""
 
     recorded: Callable[[dict], dict | None]
     expected: dict | Callable[[dict], dict | None]
@@ -110,18 +109,14 @@ def _named(made: dict | None) -> str:
 
 def resume_rows(out_path: Path, prov: dict | Provenance, key: Callable[[dict], Any] | None = None,
                 resume_mismatch: str = "refuse", retry_errors: bool = False) -> list[dict]:
-    """The one resume rule of every scorer: the rows of ``out_path`` a rerun keeps, whose items are
-    not scored again.
-
-    A row is kept when it is done (:func:`read_done_rows`), it was made by what this run would make
-    it with (``prov``: a :class:`Provenance`, or a judge's provenance dict, :func:`judge_provenance`),
-    and it is not an error row under ``retry_errors``. Rows made otherwise are handled by
-    ``resume_mismatch``: ``refuse`` raises :class:`ResumeMismatchError` naming both makers,
-    ``rescore`` renames the file to ``<stem>.replaced-<n><suffix>`` (kept, never deleted) and keeps
-    nothing, ``redo`` leaves out those rows alone. Under ``redo`` (``key`` required) the latest row
-    of a key counts and nothing is removed now: an item's new row supersedes its old one in
-    :func:`latest_rows`; otherwise the first row of a key counts and error rows to retry are removed
-    from the file now (:func:`drop_error_rows`).
+    """The one resume rule of every scorer: the rows of ``out_path`` a rerun keeps (their items are
+    not scored again): done (:func:`read_done_rows`), made by what this run would make them with
+    (``prov``: a :class:`Provenance`, or a judge's provenance dict), and not error rows under
+    ``retry_errors``. Rows made otherwise: ``refuse`` raises :class:`ResumeMismatchError` naming both
+    makers, ``rescore`` renames the file to ``<stem>.replaced-<n><suffix>`` (kept) and keeps nothing,
+    ``redo`` leaves out those rows alone. Under ``redo`` (``key`` required) the latest row of a key
+    counts and nothing is removed: an item's new row supersedes the old in :func:`latest_rows`;
+    otherwise the first row counts and error rows to retry leave the file now (:func:`drop_error_rows`).
     """
     if resume_mismatch not in RESUME_MISMATCH:
         raise ValueError(f"resume_mismatch {resume_mismatch!r} not in {RESUME_MISMATCH}")

@@ -264,13 +264,6 @@ def _check_language(d: dict, where: str) -> None:
     require_string(d, "language", where, choices=("en", "zh"), nullable=True, required=False)
 
 
-def public_rows(path: Path, task: str) -> list[dict]:
-    """The public evaluator's per-task result file (``{"summary", "details"}``) as rows; its
-    ``missing_outputs`` (where listed) become missing rows. Verdicts and the language are checked
-    as in ours (:func:`read_result_rows`), naming ``file: details[i]``."""
-    return [row for row, _ in _public_rows_where(path, task)]
-
-
 def _public_rows_where(path: Path, task: str) -> list[tuple[dict, str]]:
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict) or not isinstance(data.get("details"), list):
