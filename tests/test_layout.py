@@ -118,6 +118,24 @@ def test_every_preset_comes_from_one_place():
     assert {"auto-att", "auto-att-released"} <= set(get_benchmark("att").presets)
 
 
+def test_the_adding_a_benchmark_page_names_every_piece_the_registries_read():
+    """docs/adding_a_benchmark.md's minimum names each field of ``Benchmark``, each member of the
+    ``JudgeTask`` protocol and of ``TaskCommands``, and both registry lines as the registries hold them."""
+    from trainer.task import JudgeTask
+
+    page = (ROOT / "docs" / "adding_a_benchmark.md").read_text()
+    minimum = page[page.index("## The minimum"):page.index("## When a benchmark grows")]
+    members = {n for n in vars(JudgeTask) if not n.startswith("_")} | set(JudgeTask.__annotations__)
+    members |= {f.name for f in dataclasses.fields(TaskCommands) if f.name.endswith(("options", "synth"))}
+    missing = sorted(p for p in members if not re.search(rf"`{p}\b|\b{p} ?[=(]", minimum))
+    missing += sorted(f.name for f in dataclasses.fields(Benchmark) if not re.search(rf"\b{f.name}=", page))
+    assert not missing, f"docs/adding_a_benchmark.md does not name {missing}"
+    assert all(re.fullmatch(rf"evaluators\.benchmarks\.{n}:BENCHMARK", e) for n, e in BENCHMARKS.items())
+    assert all(re.fullmatch(rf"trainer\.benchmarks\.{n}\.task:\w+", e) for n, e in TRAINER_BENCHMARKS.items())
+    assert '"<name>": "evaluators.benchmarks.<name>:BENCHMARK",' in minimum
+    assert '"<name>": "trainer.benchmarks.<name>.task:<TaskClass>",' in minimum
+
+
 # ---- judges -----------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def judges(tiny_omni):

@@ -113,6 +113,21 @@ def test_the_layout_checks_hold_for_the_toy(toy):
     assert re.search(r"toy\.preset = 'toy-loudness'  # \S", text) and "toy.corpus.n_train = 4  # " in text
 
 
+def test_the_toy_is_the_smallest_complete_benchmark_in_six_files():
+    """A new benchmark takes at most 6 files, both sides together (registry lines and configs
+    aside): the toy's, its package's ``__init__.py`` included, are counted so it cannot regrow;
+    the page's list of them is the toy's list."""
+    files = sorted(str(p.relative_to(TOY)) for p in TOY.rglob("*") if p.is_file() and p.suffix == ".py")
+    assert len(files) <= 6, files
+    page = (ROOT / "docs" / "adding_a_benchmark.md").read_text()
+    minimum = page[page.index("## The minimum"):page.index("## When a benchmark grows")]
+    named = {(f"{side}_side", name) for side, name in
+             re.findall(r"`(evaluators|trainer)/benchmarks/<name>/([a-z_]+\.py)`", minimum)}
+    assert named == {tuple(f.split("/")) for f in files if "/" in f}, named  # one per side's file
+    concepts = re.findall(r"^(\d+)\. \*\*", minimum, flags=re.M)
+    assert concepts == [str(i) for i in range(1, len(concepts) + 1)] and len(concepts) <= 10, concepts
+
+
 def _toy_modules(side: str) -> dict[str, Path]:
     return {".".join(p.relative_to(TESTS).with_suffix("").parts).removesuffix(".__init__"): p
             for p in (TOY / side).rglob("*.py")}

@@ -1,7 +1,9 @@
-"""The toy benchmark's number from files alone: per system, the share of outputs whose heard level
-matches the item's target level (``docs/adding_a_benchmark.md#worked-example-the-toy-benchmark``).
+"""The toy benchmark's items and its number from files alone: per system, the share of outputs
+whose heard level matches the item's target level
+(``docs/adding_a_benchmark.md#worked-example-the-toy-benchmark``).
 
-A row with ``score >= threshold`` is heard as ``loud``, else ``quiet``. Items without a row are
+Items: JSONL ``{"id", "level": "loud" | "quiet", ["split"]}``, one line per item. A row with
+``score >= threshold`` is heard as ``loud``, else ``quiet``. Items without a row are
 ``n_missing``, error rows ``n_errors``; both are left out of the accuracy (None when nothing was
 scored). Example: targets loud, quiet, loud; scores 0.9, 0.2, 0.4 -> 2 of 3 match, accuracy 2/3.
 """
@@ -11,8 +13,27 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from evaluators.jsonl import Bounds, read_jsonl, require_number, row_where
-from toy_benchmark.evaluators_side.items import load_items
+from evaluators.jsonl import (Bounds, read_jsonl, reject_duplicate_ids, require_id, require_number, require_string,
+                              row_where)
+
+#: The target levels an item may ask for.
+LEVELS = ("loud", "quiet")
+
+
+def load_items(path: str | Path) -> list[dict]:
+    """Every item of ``path`` (``id`` as a string), checked before any work: an ``id`` given once,
+    ``level`` one of :data:`LEVELS`. Raises ValueError naming ``file:line: key`` (an empty file too)."""
+    rows = read_jsonl(path, required=("id", "level"))
+    ids = []
+    for r in rows:
+        where = row_where(path, r)
+        r["id"] = require_id(r, where)
+        require_string(r, "level", where, choices=LEVELS)
+        ids.append((r["id"], where))
+    reject_duplicate_ids(ids)
+    if not rows:
+        raise ValueError(f"{path}: holds no items")
+    return rows
 
 
 def heard_level(score: float, threshold: float = 0.5) -> str:
@@ -50,3 +71,12 @@ def read_prediction_rows(path: str | Path) -> list[dict]:
 def metrics_from_files(items: str | Path, predictions: str | Path, threshold: float = 0.5) -> dict:
     """:func:`toy_metrics` of an item file and a predictions file."""
     return toy_metrics(load_items(items), read_prediction_rows(predictions), threshold)
+
+
+def format_toy_table(metrics: dict) -> str:
+    """One line per system: accuracy (share of outputs at their target level) and counts."""
+    lines = ["system  accuracy  scored  errors  missing"]
+    for system, m in metrics["systems"].items():
+        acc = "n/a" if m["accuracy"] is None else f"{100 * m['accuracy']:.1f}%"
+        lines.append(f"{system}  {acc}  {m['n_scored']}  {m['n_errors']}  {m['n_missing']}")
+    return "\n".join(lines)

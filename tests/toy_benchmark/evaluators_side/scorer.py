@@ -6,7 +6,7 @@ relative to the manifest; ``docs/inputs_and_outputs.md``) or as ``OUTPUTS/<id>.w
 named by ``--system`` or the folder). Rows: ``{"id", "system", "score", "label", "probs",
 "speech_s", "no_speech", **provenance}``; a missing or unreadable output gives ``{"id", "system",
 "error", "error_kind", **provenance}``. Rows are appended as batches land; a rerun skips the
-outputs done (``evaluators.rows_file.resume_rows``).
+outputs done (``evaluators.engine.score_resumable``: the engine's one resume rule).
 """
 
 from __future__ import annotations
@@ -15,16 +15,15 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluators.engine import ScorerFunctions, score_work
+from evaluators.engine import ScorerFunctions, score_resumable
 from evaluators.failure_isolation import error_kind
 from evaluators.item_audio import judge_read_limit, read_item_audio
 from evaluators.item_paths import confined_path
 from evaluators.output_lock import output_lock
 from evaluators.outputs_manifest import read_outputs_manifest
-from evaluators.rows_file import read_done_rows, resume_rows
+from evaluators.rows_file import read_done_rows
 from evaluators.run_options import RunOptions
-from toy_benchmark.evaluators_side.items import load_items
-from toy_benchmark.evaluators_side.metrics import toy_metrics
+from toy_benchmark.evaluators_side.metrics import load_items, toy_metrics
 
 #: What ``score_toy`` writes into its results folder.
 RESULT_NAMES = ("predictions.jsonl", "predictions.jsonl.lock", "metrics.json")
@@ -78,8 +77,6 @@ def score_toy(judge, items_path: str | Path, outputs: str | Path, out_dir: str |
     with output_lock(pred_path):
         items = [it for it in load_items(items_path) if splits is None or it.get("split") in splits]
         prov = judge.provenance()
-        done = {_row_key(r) for r in resume_rows(pred_path, prov, _row_key, run.resume_mismatch, run.retry_errors)}
-        todo = [o for o in collect_outputs(outputs, items, system) if (o.system, o.id) not in done]
 
         def prepare(o: ToyOutput) -> dict:
             if o.problem:
@@ -96,8 +93,8 @@ def score_toy(judge, items_path: str | Path, outputs: str | Path, out_dir: str |
             return {"id": o.id, "system": o.system, "error": f"{o.path or o.id}: {e}", "error_kind": error_kind(e),
                     **prov}
 
-        with pred_path.open("a", encoding="utf-8") as f:
-            score_work(judge, todo, ScorerFunctions(prepare, finish, fail), f, run.engine())
+        score_resumable(judge, collect_outputs(outputs, items, system), ScorerFunctions(prepare, finish, fail),
+                        pred_path, run.engine(), run.resume(lambda o: (o.system, o.id), _row_key))
         wanted = {it["id"] for it in items}
         rows = [r for r in read_done_rows(pred_path, key=_row_key) if str(r["id"]) in wanted]
     threshold = judge.preset.positive_threshold
