@@ -9,6 +9,13 @@ with ``ctypes``; the struct layout is ``espeak_EVENT`` of ``speak_lib.h`` (espea
 A word's span is [its word event, the next word's event) (the last word: the end of the audio),
 tightened to the frames within 35 dB of the span's loudest (the pause after a comma and the
 silence before the first word are not part of a word).
+
+Every rendering runs in a child process forked for it (:func:`_speak_fresh`): libespeak-ng keeps
+synthesis state from one utterance to the next that no API call resets (the glottal wave's phase,
+the echo buffer, the automatic gain, the breath and Klatt resonators, libc ``rand()`` for noise),
+so in one long-lived process a clip's samples depended on what that process spoke before (a corpus
+rendered with 2 workers differed from build to build). A fresh library per rendering makes each
+clip a function of its voice, text and settings only.
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import html
+import os
+import pickle
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -52,14 +61,10 @@ class SpokenWords:
 
 
 class _Engine:
-    """The process's libespeak-ng (one per process: the library keeps global state)."""
+    """libespeak-ng loaded into this process (its state is global: used once, in a fresh child)."""
 
-    def __init__(self):
-        path = ctypes.util.find_library("espeak-ng") or "libespeak-ng.so.1"
-        try:
-            self.lib = ctypes.CDLL(path)
-        except OSError as e:
-            raise MissingPackage("libespeak-ng", "apt-get install -y espeak-ng") from e
+    def __init__(self, lib: ctypes.CDLL):
+        self.lib = lib
         self.sr = int(self.lib.espeak_Initialize(_SYNCHRONOUS, 0, None, 0))
         if self.sr <= 0:
             raise RuntimeError("libespeak-ng failed to initialise")
@@ -93,8 +98,43 @@ class _Engine:
 
 
 @lru_cache(maxsize=1)
-def _engine() -> _Engine:
-    return _Engine()
+def _library() -> ctypes.CDLL:
+    """libespeak-ng loaded, not initialised (so a forked child starts from the library's own
+    initial state); ``MissingPackage`` when it is not installed."""
+    path = ctypes.util.find_library("espeak-ng") or "libespeak-ng.so.1"
+    try:
+        return ctypes.CDLL(path)
+    except OSError as e:
+        raise MissingPackage("libespeak-ng", "apt-get install -y espeak-ng") from e
+
+
+def _speak_fresh(voice: str, wpm: int, pitch: int, ssml: str) -> tuple[int, np.ndarray, list[tuple[int, int]]]:
+    """(sample rate, audio, word events) of one rendering by a libespeak-ng that spoke nothing
+    before: loaded in a child forked for it (module docstring); its errors are raised here."""
+    lib = _library()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # child: never returns
+        status = 0
+        try:
+            ctypes.CDLL(None).srand(1)   # the noise generator's seed in a fresh process (glibc's default)
+            eng = _Engine(lib)
+            out = ("ok", (eng.sr, *eng.speak(voice, wpm, pitch, ssml)))
+        except BaseException as e:  # noqa: BLE001 - every error goes back to the parent, by kind
+            out, status = ("error", (ValueError if isinstance(e, ValueError) else RuntimeError, str(e))), 1
+        with os.fdopen(write, "wb") as fh:
+            pickle.dump(out, fh)
+        os._exit(status)
+    os.close(write)
+    with os.fdopen(read, "rb") as fh:
+        data = fh.read()
+    os.waitpid(pid, 0)
+    if not data:
+        raise RuntimeError(f"espeak-ng rendering process died for {ssml[:80]!r}")
+    kind, value = pickle.loads(data)
+    if kind == "error":
+        raise value[0](value[1])
+    return value
 
 
 def split_punctuation(word: str) -> tuple[str, str, str]:
@@ -164,8 +204,7 @@ def speak_words(voice: str, words: list[str], wrap: dict[int, tuple[str, str]] |
     A word the engine gave no event (it merged it with a neighbour) gets a share of the
     neighbours' stretch (:func:`_fill_missing`); a stressed word always has its own event."""
     ssml, spans = ssml_for(words, wrap or {})
-    eng = _engine()
-    audio, events = eng.speak(voice, wpm, pitch, ssml)
+    sr, audio, events = _speak_fresh(voice, wpm, pitch, ssml)
     starts: list[int | None] = [None] * len(words)
     for pos, sample in events:
         k = next((i for i, (a, b) in enumerate(spans) if a <= pos < b), None)
@@ -174,5 +213,5 @@ def speak_words(voice: str, words: list[str], wrap: dict[int, tuple[str, str]] |
     bounds = _fill_missing(starts, words, audio.size)
     if any(b < a for a, b in zip(bounds, bounds[1:])):
         raise ValueError("espeak-ng word events are not in word order")
-    times = [_tighten(audio, eng.sr, bounds[i], bounds[i + 1]) for i in range(len(words))]
-    return SpokenWords(audio=audio, sr=eng.sr, word_times=np.asarray(times, dtype=np.float64) / eng.sr)
+    times = [_tighten(audio, sr, bounds[i], bounds[i + 1]) for i in range(len(words))]
+    return SpokenWords(audio=audio, sr=sr, word_times=np.asarray(times, dtype=np.float64) / sr)
