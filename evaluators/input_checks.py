@@ -90,9 +90,3 @@ def check_file_name(path: str | Path, what: str) -> Path:
     if len(text.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
         raise ValueError(f"{what} {shown(text)} is a path of over {MAX_PATH_BYTES} bytes")
     return Path(text)
-
-
-def require_value(value, choices: Sequence, where: str, key: str) -> None:
-    """``value`` (an option or field) one of ``choices``, else ``where: 'key' must be one of [...]``."""
-    if value not in choices:
-        raise InputError(f"{where}: '{key}' must be one of {list(choices)}, got {shown(value)}")

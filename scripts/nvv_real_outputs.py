@@ -29,10 +29,6 @@ from pathlib import Path
 AUDIO_EXT = (".wav", ".mp3", ".flac")
 
 
-def git_show(repo: Path, path: str) -> bytes:
-    return subprocess.run(["git", "-C", str(repo), "show", f"HEAD:{path}"], check=True, capture_output=True).stdout
-
-
 def extract(repo: Path, work: Path) -> list[str]:
     """Blobs of ``audio/``, ``dataset/`` and the DNSMOS script folder written under ``work`` (one
     ``git cat-file --batch`` stream); returns the paths whose blobs the git directory lacks."""

@@ -188,9 +188,3 @@ def get_backbone_spec(name: str) -> BackboneSpec:
 def backbones_for_model_type(model_type: str) -> list[str]:
     """Registry entries whose checkpoints carry ``model_type``, the family's first entry first."""
     return [spec.name for spec in BACKBONES.values() if model_type in spec.model_types]
-
-
-def backbone_for_model_type(model_type: str) -> str | None:
-    """The first registry entry whose checkpoints carry ``model_type`` (None if no entry does)."""
-    found = backbones_for_model_type(model_type)
-    return found[0] if found else None
