@@ -15,14 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evaluators.audio_io import AUDIO_EXTENSIONS, SAMPLE_RATE
-from evaluators.engine import score_resumable
+from evaluators.engine_run import run_lock, score_resumable
 from evaluators.engine_workers import header_seconds
 from evaluators.failure_isolation import INPUT_ERRORS, error_kind
 from evaluators.item_audio import judge_read_limit, read_item_audio
 from evaluators.item_ids import sanitize_item_id
 from evaluators.jsonl import JsonlError, read_jsonl
 from evaluators.judges.verbalizer import is_finite_result
-from evaluators.output_lock import output_lock
 from evaluators.rows_file import read_done_rows
 from evaluators.run_options import RunOptions
 
@@ -157,14 +156,14 @@ def score_items(judge, items: list[ScoreItem], out_path: str | Path, run: RunOpt
     ``run.resume_mismatch`` (``evaluators.rows_file.resume_rows``); ``run.retry_errors`` scores
     error rows again. A file cut short of its header is an error row, or with ``run.allow_truncated``
     scored with a ``warning``. Under a multi-process launcher each rank scores its own shard
-    (``evaluators/sharding.py``).
+    (``evaluators/engine_run.py``).
     """
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     scorer = AudioScorer(judge, run.allow_truncated)
     options = run.engine(max_tokens_per_batch=max_tokens_per_batch, vad=vad, flush_every=flush_every)
     new_rows: dict[str, dict] = {}
-    with output_lock(out_path):
+    with run_lock(out_path):
         score_resumable(DurationJudge(judge), items, scorer, out_path, options,
                         run.resume(lambda it: it.id, lambda r: r["id"], scorer.prov),
                         on_row=lambda it, row: new_rows.__setitem__(it.id, row))

@@ -175,8 +175,13 @@ def main(argv: list[str] | None = None) -> int:
     if not hasattr(args, "func"):
         parser.error(f"{args.command} is unavailable in this install"
                      + (f": {args.unavailable}" if getattr(args, "unavailable", None) else ""))
+    from evaluators.sharding import ShardDone
+
     try:
         return int(args.func(args) or 0)
+    except ShardDone as e:  # a launcher rank other than 0: its part is scored, rank 0 merges and reports
+        print(one_line_error(args, e), file=sys.stderr)
+        return 0
     except USER_ERRORS as e:
         if args.verbose:
             raise

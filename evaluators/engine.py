@@ -2,7 +2,7 @@
 
 Every front end runs on it: ``omnijudge score audio`` (:mod:`evaluators.audio_scorer`), each
 ``omnijudge score <benchmark>`` (its ``scorer.py``; SpeechEditBench's measurements are a model pass
-of their own), and the judge server (:func:`score_batch`). A front end supplies only what is its
+of their own; the run sequence around it: :mod:`evaluators.engine_run`), and the judge server (:func:`score_batch`). A front end supplies only what is its
 own, a :class:`WorkScorer`:
 
 - ``prepare(work)`` -> the model input of one item (read its audio, time its words). It runs in a
@@ -31,7 +31,6 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 from typing import IO, Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -289,38 +288,6 @@ def score_work(model: Model, work: Sequence, scorer: WorkScorer, out: IO[str],
             written += len(rows)
             bar.update(len(rows))
     return written
-
-
-@dataclass(frozen=True)
-class ResumeRule:
-    """How :func:`score_resumable` keeps the rows a rows file already holds (the one rule of every
-    scorer, :func:`evaluators.rows_file.resume_rows`): a work item whose ``work_key`` equals a kept
-    row's ``row_key`` is done. Rows must be made by ``prov`` (a judge's provenance dict or an
-    ``evaluators.rows_file.Provenance``; None: the model's provenance), under ``mismatch``
-    (``evaluators.rows_file.RESUME_MISMATCH``); error rows are left out and their items scored again
-    with ``retry_errors``."""
-
-    work_key: Callable[[Any], Any]
-    row_key: Callable[[dict], Any]
-    prov: Any = None
-    mismatch: str = "refuse"
-    retry_errors: bool = False
-
-
-def score_resumable(model: Model, work: Sequence, scorer: WorkScorer, rows_path: Path, options: EngineOptions,
-                    resume: ResumeRule, on_row: Callable[[Any, dict], None] | None = None) -> int:
-    """The run sequence every scorer shares, for one rows file: keep the rows ``rows_path`` already
-    holds (``resume``), score the work no kept row covers, and append its rows. The caller holds
-    the output lock (its scope may cover several files) and reads the rows back. Returns the number
-    of rows written."""
-    from evaluators.rows_file import resume_rows
-
-    prov = model.provenance() if resume.prov is None else resume.prov
-    kept = resume_rows(Path(rows_path), prov, resume.row_key, resume.mismatch, resume.retry_errors)
-    done = {resume.row_key(r) for r in kept}
-    todo = [w for w in work if resume.work_key(w) not in done]
-    with Path(rows_path).open("a", encoding="utf-8") as out:
-        return score_work(model, todo, scorer, out, options, on_row=on_row)
 
 
 class FailedItem(dict):

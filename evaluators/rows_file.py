@@ -20,12 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.output_guard import check_rows_file
+from evaluators.sharding import current_shard
 
 log = logging.getLogger(__name__)
 
 
-def read_done_rows(out_path: Path, key: Callable[[dict], Any] | None = None) -> list[dict]:
-    """Rows already written and done; a torn last line (killed mid-write) is cut off the file.
+def read_done_rows(out_path: Path, key: Callable[[dict], Any] | None = None, repair: bool = True) -> list[dict]:
+    """Rows already written and done; a torn last line (killed mid-write) is cut off the file
+    (left as it is with ``repair=False``, and on a launcher's ranks other than 0, which never change
+    a shared rows file: ``evaluators/engine_run.py``).
 
     A line that is not a JSON object with a string ``id`` is skipped with a warning naming
     file:line (kept in the file; its item is scored again). With ``key`` (e.g. the id), of two rows
@@ -58,7 +61,7 @@ def read_done_rows(out_path: Path, key: Callable[[dict], Any] | None = None) -> 
                 if key is not None:
                     seen.add(key(row))
                 rows.append(row)
-    if good_bytes != out_path.stat().st_size:
+    if repair and current_shard().is_main and good_bytes != out_path.stat().st_size:
         with out_path.open("r+b") as f:
             f.truncate(good_bytes)
     return rows
@@ -108,7 +111,7 @@ def _named(made: dict | None) -> str:
 
 
 def resume_rows(out_path: Path, prov: dict | Provenance, key: Callable[[dict], Any] | None = None,
-                resume_mismatch: str = "refuse", retry_errors: bool = False) -> list[dict]:
+                resume_mismatch: str = "refuse", retry_errors: bool = False, dry: bool = False) -> list[dict]:
     """The one resume rule of every scorer: the rows of ``out_path`` a rerun keeps (their items are
     not scored again): done (:func:`read_done_rows`), made by what this run would make them with
     (``prov``: a :class:`Provenance`, or a judge's provenance dict), and not error rows under
@@ -117,29 +120,30 @@ def resume_rows(out_path: Path, prov: dict | Provenance, key: Callable[[dict], A
     ``redo`` leaves out those rows alone. Under ``redo`` (``key`` required) the latest row of a key
     counts and nothing is removed: an item's new row supersedes the old in :func:`latest_rows`;
     otherwise the first row counts and error rows to retry leave the file now (:func:`drop_error_rows`).
+    ``dry``: the same rows, the file left as it is (a launcher rank other than the one that merges).
     """
     if resume_mismatch not in RESUME_MISMATCH:
         raise ValueError(f"resume_mismatch {resume_mismatch!r} not in {RESUME_MISMATCH}")
     made = prov if isinstance(prov, Provenance) else judge_provenance(prov)
     redo = resume_mismatch == "redo"
-    rows = read_done_rows(out_path, key=None if redo else key)
+    rows = read_done_rows(out_path, key=None if redo else key, repair=not dry)
     if redo:
         rows = list({key(r): r for r in rows}.values())
     stale = {id(r): changed for r in rows if (changed := made.changed(r))}
     if stale and not redo:
-        return _mismatched(out_path, made, next(r for r in rows if id(r) in stale), resume_mismatch)
+        return _mismatched(out_path, made, next(r for r in rows if id(r) in stale), resume_mismatch, dry)
     if stale:
         groups = sorted({g for changed in stale.values() for g in changed})
         log.info("%s: %d rows made otherwise (%s) are scored again", out_path, len(stale), ", ".join(groups))
         rows = [r for r in rows if id(r) not in stale]
     if retry_errors and any("error" in r for r in rows):
-        if not redo:
+        if not redo and not dry:
             log.info("%s: %d error rows removed, their items are scored again", out_path, drop_error_rows(out_path))
         rows = [r for r in rows if "error" not in r]
     return rows
 
 
-def _mismatched(out_path: Path, made: Provenance, other: dict, policy: str) -> list[dict]:
+def _mismatched(out_path: Path, made: Provenance, other: dict, policy: str, dry: bool = False) -> list[dict]:
     """``refuse`` or ``rescore`` a file holding ``other``, a row made otherwise (:func:`resume_rows`)."""
     theirs = _named(made.recorded(other))
     if policy == "refuse":
@@ -147,6 +151,8 @@ def _mismatched(out_path: Path, made: Provenance, other: dict, policy: str) -> l
             f"{out_path}: holds rows of another judge or measure, measured by {theirs}; this run is "
             f"{_named(made.mine(other))}. "
             "Give a new --out, or --resume-mismatch rescore to move the file aside and score again")
+    if dry:
+        return []
     aside = move_aside(out_path)
     log.warning("%s: rows of another judge or measure (%s) moved to %s; scoring again", out_path, theirs, aside)
     return []
@@ -155,11 +161,12 @@ def _mismatched(out_path: Path, made: Provenance, other: dict, policy: str) -> l
 def latest_rows(out_path: Path, key: Callable[[dict], Any]) -> dict[Any, dict]:
     """``{key: row}`` of ``out_path`` where the latest row of a key counts (a rerun's row supersedes
     one :func:`resume_rows` left out under ``redo``); the file is rewritten with one row per key,
-    each where its key first appeared, when superseded rows are left behind."""
+    each where its key first appeared, when superseded rows are left behind (by rank 0 alone under a
+    launcher)."""
     rows = read_done_rows(out_path)
     latest = {key(r): r for r in rows}
     n_lines = sum(1 for line in out_path.open("rb") if line.strip()) if out_path.is_file() else 0
-    if n_lines > len(latest):
+    if n_lines > len(latest) and current_shard().is_main:
         replace_file(out_path, [(json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8") for r in latest.values()])
     return latest
 

@@ -1,6 +1,6 @@
 """The options every ``omnijudge score <benchmark>`` run shares, as one type (issue: options are
 types): how many items per forward pass and data-loader workers (:class:`evaluators.engine.EngineOptions`),
-what a rerun keeps (:class:`evaluators.engine.ResumeRule`), and whether a file cut short of its
+what a rerun keeps (:class:`evaluators.engine_run.ResumeRule`), and whether a file cut short of its
 header is scored (``evaluators.item_audio.read_item_audio``). Each field is also its command-line
 option (:mod:`evaluators.option_types`); building a parser with them imports no model code.
 """
@@ -15,7 +15,8 @@ from evaluators.option_types import option
 from evaluators.runtime_options import batch_size_arg, non_negative_int_arg
 
 if TYPE_CHECKING:
-    from evaluators.engine import EngineOptions, ResumeRule
+    from evaluators.engine import EngineOptions
+    from evaluators.engine_run import ResumeRule
 
 #: ``--num-workers``'s help on a scorer of a benchmark's outputs.
 WORKERS_HELP = ("data-loader processes that read the outputs, run the VAD and build features and tokens while the "
@@ -43,9 +44,10 @@ class RunOptions:
 
         return EngineOptions(batch_size=self.batch_size, num_workers=self.num_workers, **more)
 
-    def resume(self, work_key: Callable[[Any], Any], row_key: Callable[[dict], Any],
-               prov: dict | None = None) -> ResumeRule:
-        """The resume rule of this run for work and rows identified by ``work_key`` / ``row_key``."""
-        from evaluators.engine import ResumeRule
+    def resume(self, work_key: Callable[[Any], Any], row_key: Callable[[dict], Any], prov: Any = None,
+               stands: Callable[[dict, Any], bool] | None = None) -> ResumeRule:
+        """The resume rule of this run for work and rows identified by ``work_key`` / ``row_key``
+        (``prov`` and ``stands``: :class:`evaluators.engine_run.ResumeRule`'s)."""
+        from evaluators.engine_run import ResumeRule
 
-        return ResumeRule(work_key, row_key, prov, self.resume_mismatch, self.retry_errors)
+        return ResumeRule(work_key, row_key, prov, self.resume_mismatch, self.retry_errors, stands)

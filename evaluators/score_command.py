@@ -85,10 +85,7 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
     from evaluators.run_summary import report_errors
     from evaluators.judges.folder import JudgeFolderError
     from evaluators.output_guard import check_json_file, check_output_paths, check_rows_file
-    from evaluators.output_lock import output_lock
     from evaluators.audio_scorer import collect_items, score_items
-    from evaluators.rows_file import read_done_rows
-    from evaluators.sharding import current_shard, ids_in, mark_done, merge_parts, part_path, shard_items, wait_for_parts
     from evaluators.system_table import format_system_table, system_score_table
 
     skipped: list[tuple[str, str]] = []
@@ -112,22 +109,9 @@ def run_audio_scoring(args, score_name: str | None = None) -> int:
             print(f"  ... and {len(skipped) - 10} more", file=sys.stderr)
     if not items:
         raise ValueError(f"{o.audio}: no audio files ({', '.join(AUDIO_EXTENSIONS)})")
-    shard = current_shard()
-    out = Path(o.out)
-    options = dict(run=run_options(args), vad=not o.no_vad, max_tokens_per_batch=o.max_tokens_per_batch)
-    if shard.world == 1:
-        rows = score_items(judge, items, out, **options)
-    else:  # one of N launcher processes: its shard into its part; rank 0 merges (evaluators/sharding.py)
-        merged = ids_in(out, with_errors=not args.retry_errors)
-        part = part_path(out, shard)
-        score_items(judge, [it for it in shard_items(items, shard) if it.id not in merged], part, **options)
-        mark_done(part)
-        if not shard.is_main:
-            return 0
-        with output_lock(out):
-            merge_parts(out, wait_for_parts(out, shard.world))
-        by_id = {r["id"]: r for r in read_done_rows(out, key=lambda r: r["id"])}
-        rows = [by_id[it.id] for it in items if it.id in by_id]
+    # under a launcher each rank scores its shard and rank 0 merges (evaluators/engine_run.py)
+    rows = score_items(judge, items, Path(o.out), run=run_options(args), vad=not o.no_vad,
+                       max_tokens_per_batch=o.max_tokens_per_batch)
     n_err = sum("error" in r for r in rows)
     table = system_score_table(rows)
     print(format_system_table(table, score_name=score_name or judge.preset.name))

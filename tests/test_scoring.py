@@ -311,19 +311,31 @@ def test_two_launcher_processes_merge_to_the_single_process_rows(audio_folder, t
     assert again.returncode == 0 and (tmp_path / "many.jsonl").read_text().splitlines() == lines
 
 
-def test_merge_keeps_rows_adds_new_ones_and_replaces_retried_errors(tmp_path):
-    from evaluators.sharding import Shard, done_marker, mark_done, merge_parts, part_path, wait_for_parts
+def test_merge_applies_the_resume_rule_then_appends_the_parts_whole_lines(tmp_path):
+    from evaluators.engine_run import ResumeRule, merge_parts
+    from evaluators.sharding import Shard, done_marker, part_path
 
     out = tmp_path / "s.jsonl"
     out.write_text(json.dumps({"id": "a", "error": "cut"}) + "\n" + json.dumps({"id": "b", "score": 1.0}) + "\n")
     parts = [part_path(out, Shard(r, 2)) for r in range(2)]
-    parts[0].write_text(json.dumps({"id": "a", "score": 0.5}) + "\n" + json.dumps({"id": "b", "score": 9.0}) + "\n")
+    assert parts[0].name == "s.jsonl.part-00000-of-00002"  # never a *.jsonl of a folder of systems
+    parts[0].write_text(json.dumps({"id": "a", "score": 0.5}) + "\n" + '{"id": "torn')
     parts[1].write_text(json.dumps({"id": "c", "score": 0.2}) + "\n")
     for p in parts:
-        mark_done(p)
-    assert wait_for_parts(out, 2, timeout_s=1) == parts
-    assert merge_parts(out, parts) == 2  # a (its error row replaced) and c; b was already there
-    rows = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
-    assert rows == {"a": {"id": "a", "score": 0.5}, "b": {"id": "b", "score": 1.0}, "c": {"id": "c", "score": 0.2}}
+        done_marker(p).write_text("digest")
+    rule = ResumeRule(lambda w: w, lambda r: r["id"], retry_errors=True)
+    assert merge_parts(out, parts, lambda: rule.kept(out, {})) == 2  # a's error row retried, c new; the torn line is no row
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows == [{"id": "b", "score": 1.0}, {"id": "a", "score": 0.5}, {"id": "c", "score": 0.2}]
     assert not any(p.exists() or done_marker(p).exists() for p in parts)
-    assert merge_parts(out, parts) == 0  # a second merge adds nothing
+    assert merge_parts(out, parts, lambda: rule.kept(out, {})) == 0  # a second merge adds nothing
+
+
+def test_shards_are_disjoint_covering_and_the_same_on_every_rank():
+    from evaluators.engine_run import shard_of
+    from evaluators.sharding import Shard
+
+    work = [f"item{i}" for i in range(11)]
+    shards = [shard_of(list(reversed(work)), Shard(r, 3), str) for r in range(3)]
+    assert sorted(w for s in shards for w in s) == sorted(work)
+    assert shards == [shard_of(work, Shard(r, 3), str) for r in range(3)]  # the work's order does not matter

@@ -29,13 +29,13 @@ from evaluators.backbones import SAMPLE_RATE as SR
 from evaluators.benchmarks.cast.metrics import MODES, Bootstrap, parse_items, cast_metrics, tokenize
 from evaluators.jsonl import read_jsonl, shown
 from evaluators.failure_isolation import error_kind
-from evaluators.output_lock import output_lock
 from evaluators.outputs_manifest import check_span, read_outputs_manifest
 from evaluators.item_audio import read_item_audio
 from evaluators.item_ids import sanitize_item_id
 from evaluators.run_options import RunOptions
 from evaluators.rows_file import read_done_rows
-from evaluators.engine import ScorerFunctions, score_resumable
+from evaluators.engine import ScorerFunctions
+from evaluators.engine_run import run_lock, score_resumable
 from evaluators.text_units import text_lang
 from evaluators.word_alignment import (
     Aligner,
@@ -167,12 +167,6 @@ def score_cast(detector, items_path: str | Path, outputs: str | Path, out_dir: s
     ``run.resume_mismatch``, error rows by ``run.retry_errors`` (``evaluators.rows_file.resume_rows``);
     ``run.num_workers`` data-loader processes read, align and prepare the outputs while the model
     runs (``evaluators/engine.py``)."""
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
-    with output_lock(Path(out_dir) / "predictions.jsonl"):
-        return _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resamples, run)
-
-
-def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resamples, run: RunOptions) -> dict:
     items = load_scoring_items(items_path)
     by_id = {it["id"]: it for it in items}
     out_dir = Path(out_dir)
@@ -205,10 +199,12 @@ def _score_cast(detector, items_path, outputs, out_dir, aligner, system, n_resam
     def fail(o: CastOutput, e: Exception) -> dict:
         return {**base(o), "error": str(e) if o.problem else f"{o.path or o.id}: {e}", "error_kind": error_kind(e)}
 
-    score_resumable(detector, collect_outputs(outputs, items, system), ScorerFunctions(prepare, finish, fail), pred_path,
-                    run.engine(), run.resume(lambda o: (o.system, o.mode, o.id), _row_key))
+    with run_lock(pred_path):
+        score_resumable(detector, collect_outputs(outputs, items, system), ScorerFunctions(prepare, finish, fail),
+                        pred_path, run.engine(), run.resume(lambda o: (o.system, o.mode, o.id), _row_key))
+        rows = read_done_rows(pred_path, key=_row_key)
     preds = []
-    for r in read_done_rows(pred_path, key=_row_key):
+    for r in rows:
         if r.get("mode") in MODES:
             preds.append(r)
         else:  # a row an earlier version wrote for a manifest line of no CAST mode: not a prediction

@@ -27,10 +27,10 @@ from evaluators.benchmarks.instructttseval.items import TASKS, InstructItem, ins
 from evaluators.benchmarks.instructttseval.metrics import format_markdown, plot_dimension_failures, system_tables
 from evaluators.item_paths import ItemPathError
 from evaluators.failure_isolation import error_kind
-from evaluators.output_lock import output_lock
 from evaluators.item_audio import judge_read_limit, read_item_audio
-from evaluators.rows_file import read_done_rows, resume_rows
-from evaluators.engine import ScorerFunctions, score_work
+from evaluators.rows_file import read_done_rows
+from evaluators.engine import ScorerFunctions
+from evaluators.engine_run import run_lock, score_resumable
 from evaluators.run_options import RunOptions
 
 #: What ``score_instructttseval`` writes into its results folder.
@@ -121,13 +121,6 @@ def judge_pairs(judge, work: list[Work], scores_path: Path, system: str, run: Ru
     forward pass); returns every row. Rows another judge wrote are handled by ``run.resume_mismatch``,
     error rows by ``run.retry_errors`` (``evaluators.rows_file.resume_rows``); ``run.num_workers``
     prepare the inputs (``evaluators/engine.py``)."""
-    scores_path.parent.mkdir(parents=True, exist_ok=True)
-    rows = resume_rows(scores_path, judge.provenance(), None, run.resume_mismatch, run.retry_errors)
-    done_keys = {(r["id"], r["task"]) for r in rows if r.get("error_kind") != MISSING}
-    still_missing = {(r["id"], r["task"]) for r in rows if r.get("error_kind") == MISSING}
-    # a pair whose output was missing is judged again once the file exists; while it is still
-    # missing its row stands (no new row per rerun)
-    todo = [w for w in work if w.key not in done_keys and not (w.path is None and w.key in still_missing)]
     prov = judge.provenance()
 
     def base(w: Work) -> dict:
@@ -152,10 +145,11 @@ def judge_pairs(judge, work: list[Work], scores_path: Path, system: str, run: Ru
         kind = MISSING if w.path is None and w.problem is None else error_kind(e)
         return {**base(w), "judge_score": None, "error": str(e), "error_kind": kind, **prov}
 
-    with scores_path.open("a", encoding="utf-8") as out:
-        score_work(judge, todo, ScorerFunctions(prepare, finish, fail), out, run.engine())
-        out.flush()
-        os.fsync(out.fileno())
+    # a pair whose output was missing is judged again once the file exists; while it is still
+    # missing its row stands (no new row per rerun)
+    stands = lambda row, w: row.get("error_kind") != MISSING or w.path is None  # noqa: E731
+    score_resumable(judge, work, ScorerFunctions(prepare, finish, fail), scores_path, run.engine(),
+                    run.resume(lambda w: w.key, lambda r: (r["id"], r["task"]), prov, stands))
     latest = {(r["id"], r["task"]): r for r in read_done_rows(scores_path)}  # a rerun's row replaces a missing one
     return [latest[w.key] for w in work if w.key in latest]
 
@@ -203,7 +197,7 @@ def score_instructttseval(judge, items_path: str | Path, outputs: str | Path, ou
     out_dir.mkdir(parents=True, exist_ok=True)
     items = load_items(items_path)
     system = system or Path(outputs).resolve().name
-    with output_lock(out_dir / "scores.jsonl"):
+    with run_lock(out_dir / "scores.jsonl"):
         score_rows = judge_pairs(judge, collect_work(items, outputs, tasks), out_dir / "scores.jsonl", system, run)
     results = merge_results(items, score_rows, tasks)
     _write_atomic(out_dir / "results.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results))

@@ -39,7 +39,8 @@ from evaluators.item_audio import read_item_audio
 from evaluators.jsonl import (Bounds, JsonlError, read_jsonl, reject_duplicate_ids, require_id, require_number,
                               require_string, row_where)
 from evaluators.metrics.correlation import bootstrap_ci
-from evaluators.engine import ScorerFunctions, score_resumable
+from evaluators.engine import ScorerFunctions
+from evaluators.engine_run import score_resumable
 from evaluators.run_options import RunOptions
 from evaluators.word_alignment import timed_words, transcript_word_times
 

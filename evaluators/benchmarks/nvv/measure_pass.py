@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from evaluators.audio_io import sanitize_item_id
-from evaluators.engine import score_resumable
+from evaluators.engine_run import score_resumable
 from evaluators.failure_isolation import ITEM_ERRORS, error_kind
 from evaluators.rows_file import Provenance, read_done_rows
 from evaluators.run_options import RunOptions

@@ -40,11 +40,11 @@ from evaluators.benchmarks.nvv.measure_pass import measure_outputs
 from evaluators.benchmarks.nvv.table3 import format_table3, table3
 from evaluators.benchmarks.nvv.upstream import verifier_record_fields
 from evaluators.failure_isolation import error_kind
-from evaluators.output_lock import output_lock
 from evaluators.outputs_manifest import read_outputs_manifest
 from evaluators.item_audio import read_item_audio
 from evaluators.rows_file import read_done_rows
-from evaluators.engine import ScorerFunctions, score_resumable
+from evaluators.engine import ScorerFunctions
+from evaluators.engine_run import run_lock, score_resumable
 from evaluators.run_options import RunOptions
 from evaluators.word_alignment import Aligner, timed_words, transcript_word_times
 
@@ -252,7 +252,7 @@ def score_nvv(models: NvvModels, items_path: str | Path, outputs: str | Path, ou
     items = load_items(items_path, lang=scoring.lang)
     out_dir = Path(out_dir)
     expected = collect_outputs(outputs, items, scoring.system)
-    with output_lock(out_dir / "predictions"):
+    with run_lock(out_dir / "predictions"):
         caches = _cache_decodes(models, out_dir / "whisper_cache")
         for m in measures or []:  # before the models: a measure needs no judge (engine pre-pass)
             measure_outputs(m, items, expected, out_dir / "measures", run)

@@ -33,13 +33,13 @@ from typing import Any
 from scipy.special import expit
 
 from evaluators.benchmarks.pairs.metrics import read_pairs, verdict_of
-from evaluators.engine import ScorerFunctions, score_resumable
+from evaluators.engine import ScorerFunctions
+from evaluators.engine_run import run_lock, score_resumable
 from evaluators.failure_isolation import error_kind
 from evaluators.input_checks import check_file_name
 from evaluators.item_audio import read_item_audio
 from evaluators.judges.in_prompt_pair import prepare_both_orders, score_both_orders
 from evaluators.judges.kinds import PER_CLIP_KINDS
-from evaluators.output_lock import output_lock
 from evaluators.rows_file import read_done_rows
 from evaluators.run_options import RunOptions
 
@@ -104,7 +104,7 @@ def score_pairs(judge, pairs_path: str | Path, out_path: str | Path, *, splits: 
     pairs asked for."""
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    with output_lock(out_path):
+    with run_lock(out_path):
         return _score_pairs(judge, pairs_path, out_path, splits, swap, run)
 
 

@@ -73,10 +73,14 @@ class DiskCache:
         if not self._pending:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as f:
-            f.writelines(self._pending)
-            f.flush()
-            os.fsync(f.fileno())
+        # one append write: the ranks of a launch share the file, and a file system appends each
+        # write whole, so their lines never interleave
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, "".join(self._pending).encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         self._pending.clear()
 
 

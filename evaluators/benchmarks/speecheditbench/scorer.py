@@ -51,9 +51,8 @@ from evaluators.benchmarks.speecheditbench.options import EditScoring
 from evaluators.benchmarks.speecheditbench.prosody import warm_f0_tracker
 from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
 from evaluators.benchmarks.speecheditbench.thresholds import Thresholds
-from evaluators.output_lock import output_lock
-from evaluators.engine import score_work
-from evaluators.rows_file import Provenance, latest_rows, replace_file, resume_rows
+from evaluators.rows_file import Provenance, latest_rows, replace_file
+from evaluators.engine_run import ResumeRule, run_lock, score_resumable
 from evaluators.run_options import RunOptions
 
 #: Tasks whose failed measurements count as failures in the public evaluator (others are left out).
@@ -174,12 +173,6 @@ def planned_uses(item: EditItem, providers: ProviderSet, judge_ids: dict, manife
     return run_identity(job, th, speed_duration)
 
 
-def _write_rows(out, rows: list[dict]) -> None:
-    for row in rows:
-        out.write(json.dumps(row, ensure_ascii=False) + "\n")
-    out.flush()
-    os.fsync(out.fileno())
-
 
 class MeasurementPass:
     """SpeechEditBench's model half as an engine model (``evaluators/engine.py``): each pool of jobs,
@@ -238,7 +231,8 @@ def score_rows(items: list[EditItem], outputs: Path, scores_path: Path, system: 
                for i in items}
     # a row that says nothing of what measured it is measured again; a missing output's measured nothing
     made = Provenance(lambda r: r.get("uses", {}), lambda r: None if r.get("missing") else planned.get(r["id"]))
-    kept = {key(r): r for r in resume_rows(scores_path, made, key, "redo", run.retry_errors)}
+    rule = ResumeRule(lambda job: job.jid, key, made, "redo", run.retry_errors, lambda r, job: not r.get("missing"))
+    kept = {key(r): r for r in rule.kept(scores_path, made, dry=True)}
     todo: list[Job] = []
     missing_rows: list[dict] = []
     for item in items:
@@ -263,14 +257,10 @@ def score_rows(items: list[EditItem], outputs: Path, scores_path: Path, system: 
         job = Job(item, path, job_kinds(item), source_similarity=providers.source_similarity)
         job.measured.speed_duration = speed_duration
         todo.append(job)
-    scores_path.parent.mkdir(parents=True, exist_ok=True)
     if run.num_workers > 1 and any(needs_f0(job) for job in todo):
         warm_f0_tracker()
-    with scores_path.open("a", encoding="utf-8") as out:
-        if missing_rows:
-            _write_rows(out, missing_rows)
-        score_work(measurer, todo, EditRows(system, th, speed_duration, run.allow_truncated), out,
-                   run.engine(pool_size=scoring.chunk, vad=False))
+    score_resumable(measurer, todo, EditRows(system, th, speed_duration, run.allow_truncated), scores_path,
+                    run.engine(pool_size=scoring.chunk, vad=False), rule, direct_rows=missing_rows)
     latest = latest_rows(scores_path, key)
     return [latest[f"{i.task}/{i.sample_id}"] for i in items if f"{i.task}/{i.sample_id}" in latest]
 
@@ -299,7 +289,7 @@ def score_speecheditbench(items_path: str | Path, outputs: str | Path, out_dir: 
     judges = judges or {}
     # what rows record as each judge: given by the CLI (spec + weights hash), else its provenance
     judge_ids = judge_ids or {c: json.dumps(j.provenance(), sort_keys=True) for c, j in judges.items()}
-    with output_lock(scores_path):
+    with run_lock(scores_path):
         measurer = MeasurementPass(providers, ManifestValues.load(scoring.manifest), judges, judge_ids)
         rows = score_rows(items, Path(outputs), scores_path, system, measurer, scoring, run)
     report = system_report(rows, missing_as_failure=scoring.missing_as_failure, n_resamples=scoring.n_resamples)

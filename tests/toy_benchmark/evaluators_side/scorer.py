@@ -6,7 +6,7 @@ relative to the manifest; ``docs/inputs_and_outputs.md``) or as ``OUTPUTS/<id>.w
 named by ``--system`` or the folder). Rows: ``{"id", "system", "score", "label", "probs",
 "speech_s", "no_speech", **provenance}``; a missing or unreadable output gives ``{"id", "system",
 "error", "error_kind", **provenance}``. Rows are appended as batches land; a rerun skips the
-outputs done (``evaluators.engine.score_resumable``: the engine's one resume rule).
+outputs done (``evaluators.engine_run.score_resumable``: the engine's one resume rule).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluators.engine import ScorerFunctions, score_resumable
+from evaluators.engine import ScorerFunctions
+from evaluators.engine_run import run_lock, score_resumable
 from evaluators.failure_isolation import error_kind
 from evaluators.item_audio import judge_read_limit, read_item_audio
 from evaluators.item_paths import confined_path
-from evaluators.output_lock import output_lock
 from evaluators.outputs_manifest import read_outputs_manifest
 from evaluators.rows_file import read_done_rows
 from evaluators.run_options import RunOptions
@@ -74,7 +74,7 @@ def score_toy(judge, items_path: str | Path, outputs: str | Path, out_dir: str |
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     pred_path = out_dir / "predictions.jsonl"
-    with output_lock(pred_path):
+    with run_lock(pred_path):
         items = [it for it in load_items(items_path) if splits is None or it.get("split") in splits]
         prov = judge.provenance()
 
