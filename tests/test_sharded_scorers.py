@@ -90,12 +90,16 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 
 
+def _named(x) -> bool:
+    return isinstance(x, str) or isinstance(x, dict) and "id" in x
+
+
 def _same(a, b, where) -> None:
     """Parsed JSON equal, numbers to 1e-5 (a batch of other items pads a clip otherwise, which moves
     its float32 result in the last bits), and a list of items (names, or records with an ``id``, e.g.
     cast's ``no_speech``) in any order: such lists follow the rows file's order, which the merge
     makes rank by rank (one process: the work's order)."""
-    if isinstance(a, list) and isinstance(b, list) and all(isinstance(x, str) or isinstance(x, dict) and "id" in x for x in a + b):
+    if isinstance(a, list) and isinstance(b, list) and all(_named(x) for x in a + b):
         a, b = (sorted(x, key=lambda v: json.dumps(v, sort_keys=True)) for x in (a, b))
     if isinstance(a, dict) and isinstance(b, dict):
         assert a.keys() == b.keys(), where
@@ -109,13 +113,24 @@ def _same(a, b, where) -> None:
         _assert_close(a, b, where)
 
 
-def check_sharded_equals_one(argv: list, tmp_path: Path, key) -> dict[str, bytes]:
+def _without(value, drop: tuple[str, ...]):
+    """``value`` (parsed JSON) without the keys starting with a name of ``drop``, at any depth."""
+    if isinstance(value, dict):
+        return {k: _without(v, drop) for k, v in value.items() if not k.startswith(drop)}
+    return [_without(v, drop) for v in value] if isinstance(value, list) else value
+
+
+def _lines(data: bytes, drop: tuple[str, ...]) -> list[str]:
+    return [json.dumps(_without(json.loads(x), drop)) for x in data.decode().splitlines()]
+
+
+def check_sharded_equals_one(argv: list, tmp_path: Path, key, drop: tuple[str, ...] = ()) -> dict[str, bytes]:
     """Run ``argv`` (``{out}`` in an argument: a fresh folder) as one process and as 2 ranks and
     compare every file they wrote: rows files as rows (``key`` per row: the merge appends the
-    parts rank by rank, so the order differs; numbers to 1e-5, see :func:`_same`; no field is left
-    out: none of these rows records a time, host or process), JSON parsed (:func:`_same`), every
-    other file (tables, figures) byte for byte. Then a second 2-rank launch must leave the 2-rank
-    folder as it was. Returns that folder's files."""
+    parts rank by rank, so the order differs; numbers to 1e-5, see :func:`_same`), JSON parsed
+    (:func:`_same`), both without the fields named in ``drop`` (wall times; no other field of any of
+    these files differs between runs), every other file (tables, figures) byte for byte. Then a
+    second 2-rank launch must leave the 2-rank folder as it was. Returns that folder's files."""
     one, two = tmp_path / "one", tmp_path / "two"
     for folder in (one, two):
         folder.mkdir()
@@ -127,9 +142,9 @@ def check_sharded_equals_one(argv: list, tmp_path: Path, key) -> dict[str, bytes
     assert not [n for n in got if any(m in n for m in (".part-", ".done", ".lock", ".tmp"))], sorted(got)
     for name, data in want.items():
         if name.endswith(".jsonl"):
-            assert_same_rows(got[name].decode().splitlines(), data.decode().splitlines(), key=key)
+            assert_same_rows(_lines(got[name], drop), _lines(data, drop), key=key)
         elif name.endswith(".json"):
-            _same(json.loads(got[name]), json.loads(data), name)
+            _same(_without(json.loads(got[name]), drop), _without(json.loads(data), drop), name)
         else:
             assert got[name] == data, name
     _ok(run_ranks([str(a).replace("{out}", str(two)) for a in argv]), sharded=True)
@@ -165,7 +180,8 @@ def test_toy(toy, tmp_path):
     items.write_text((tmp_path / "corpus" / "items.jsonl").read_text() + '{"id": "gone", "level": "quiet"}\n')
     check_sharded_equals_one(["score", "toy", "--judge", "toy-loudness", "--base", "tiny", "--items", items,
                               "--outputs", tmp_path / "corpus" / "clips", "--num-workers", "0", "--batch-size", "2",
-                              "--device", "cpu", "--dtype", "float32", "--out", "{out}"], tmp_path, key=lambda r: r["id"])
+                              "--device", "cpu", "--dtype", "float32", "--out", "{out}"], tmp_path,
+                             key=lambda r: r["id"])
 
 
 def test_a_rank_killed_mid_run_resumes_to_the_one_process_output(toy, tmp_path):
@@ -203,7 +219,8 @@ def test_cast(tmp_path):
              for k in range(6)]
     _wavs(tmp_path / "outs" / "none", [f"i{k}.wav" for k in range(5)])  # i5: no output, its error row
     check_sharded_equals_one(["score", "cast", "--items", _jsonl(tmp_path / "items.jsonl", items), "--outputs",
-                              tmp_path / "outs", "--judge", judge, "--num-workers", "0", "--n-resamples", "50", "--out", "{out}"],
+                              tmp_path / "outs", "--judge", judge, "--num-workers", "0", "--n-resamples", "50",
+                              "--out", "{out}"],
                              tmp_path, key=lambda r: (r["mode"], r["id"]))
 
 
@@ -223,7 +240,8 @@ def test_pairs(tiny_omni, tmp_path):
     assert set(got) == {"verdicts.jsonl", "report.json"}
 
 
-def test_nvv_verifier(tmp_path):
+def test_nvv_verifier_and_a_measure(tmp_path):
+    """One command: the verifier's rows (predictions/) and DNSMOS's (measures/dnsmos/), each file sharded."""
     from evaluators.backbones import AudioLLM
     from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
 
@@ -235,9 +253,11 @@ def test_nvv_verifier(tmp_path):
     _wavs(tmp_path / "outs", [f"en_{k}.wav" for k in range(5)], seconds=1.5)  # en_5: no output
     _jsonl(tmp_path / "outs" / "manifest.jsonl",
            [{"id": f"en_{k}", "audio": f"en_{k}.wav", "word_timestamps": words} for k in range(5)])
+    # a measure's row records its clip's wall time ("seconds"), table3.json their mean per measure
+    # ("seconds_per_clip_dnsmos"): the only fields that differ from run to run
     check_sharded_equals_one(["score", "nvv", "--items", _jsonl(tmp_path / "items.jsonl", items), "--outputs",
-                              tmp_path / "outs", "--judge", judge, "--num-workers", "0", "--system", "mine", "--out", "{out}"],
-                             tmp_path, key=lambda r: r["id"])
+                              tmp_path / "outs", "--judge", judge, "--measure", "dnsmos", "--num-workers", "0",
+                              "--system", "mine", "--out", "{out}"], tmp_path, key=lambda r: r["id"], drop=("seconds",))
 
 
 def test_instructttseval(tmp_path):
