@@ -123,9 +123,11 @@ def shard_of(todo: Sequence, shard: Shard, key: Callable[[Any], Any]) -> list:
 
 
 def _digest(items: Sequence, key: Callable[[Any], Any]) -> str:
-    """What a rank's done marker holds: the hash of its shard's keys, so rank 0 never takes a marker
-    a killed earlier launch left for other work."""
-    return hashlib.sha256("\n".join(str(key(w)) for w in items).encode("utf-8")).hexdigest()
+    """What a rank's done marker holds: the hash of the launch's id (torchrun's run id, fresh for
+    every ``--standalone`` launch) and its shard's keys, so rank 0 never takes a marker a killed
+    earlier launch left."""
+    launch = os.environ.get("TORCHELASTIC_RUN_ID", "")
+    return hashlib.sha256("\n".join([launch, *(str(key(w)) for w in items)]).encode("utf-8")).hexdigest()
 
 
 def _mark_done(part: Path, digest: str) -> None:
