@@ -61,7 +61,7 @@ def read_done_rows(out_path: Path, key: Callable[[dict], Any] | None = None, rep
                 if key is not None:
                     seen.add(key(row))
                 rows.append(row)
-    if repair and current_shard().is_main and good_bytes != out_path.stat().st_size:
+    if repair and good_bytes != out_path.stat().st_size and current_shard().is_main:
         with out_path.open("r+b") as f:
             f.truncate(good_bytes)
     return rows

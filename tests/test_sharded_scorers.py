@@ -103,23 +103,22 @@ def _named(x) -> bool:
     return isinstance(x, str) or isinstance(x, dict) and "id" in x
 
 
+def _unordered(v):
+    """``v`` with every list of items (names, or records with an ``id``, e.g. cast's ``no_speech``)
+    sorted: such lists follow the rows file's order, which the merge makes rank by rank (one
+    process: the work's order)."""
+    if isinstance(v, dict):
+        return {k: _unordered(x) for k, x in v.items()}
+    if isinstance(v, list):
+        v = [_unordered(x) for x in v]
+        return sorted(v, key=lambda x: json.dumps(x, sort_keys=True)) if all(_named(x) for x in v) else v
+    return v
+
+
 def _same(a, b, where) -> None:
     """Parsed JSON equal, numbers to 1e-5 (a batch of other items pads a clip otherwise, which moves
-    its float32 result in the last bits), and a list of items (names, or records with an ``id``, e.g.
-    cast's ``no_speech``) in any order: such lists follow the rows file's order, which the merge
-    makes rank by rank (one process: the work's order)."""
-    if isinstance(a, list) and isinstance(b, list) and all(_named(x) for x in a + b):
-        a, b = (sorted(x, key=lambda v: json.dumps(v, sort_keys=True)) for x in (a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        assert a.keys() == b.keys(), where
-        for k in a:
-            _same(a[k], b[k], (where, k))
-    elif isinstance(a, list) and isinstance(b, list):
-        assert len(a) == len(b), where
-        for n, (x, y) in enumerate(zip(a, b)):
-            _same(x, y, (where, n))
-    else:
-        _assert_close(a, b, where)
+    its float32 result in the last bits), lists of items in any order (:func:`_unordered`)."""
+    _assert_close(_unordered(a), _unordered(b), where)
 
 
 def _without(value, drop: tuple[str, ...]):
