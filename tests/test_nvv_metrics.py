@@ -289,6 +289,15 @@ def test_cli_tiny_fixture(items_file, tmp_path, capsys):
     assert r["n_scored"] == 3 and r["coverage"] == pytest.approx(12 / 45)  # laugh, sigh, swallow supported
 
 
+def test_cli_unknown_system_is_one_line(items_file, tmp_path):
+    """An unknown ``--system`` stops with the taxonomy's message as a ValueError (the CLI's one-line
+    stop), not an AttributeError traceback."""
+    p = write_jsonl(tmp_path / "run.jsonl", [row(x["id"], twm=x["text_with_mark"]) for x in ITEMS])
+    with pytest.raises(ValueError) as e:
+        run_cli(["--items", items_file, "--predictions", p, "--system", "NoSuchTTS"])
+    assert "NoSuchTTS" in str(e.value)
+
+
 def test_paper_style_jsonl_items(tmp_path):
     rows = [{"text": "Fine. Fine.", "text_with_nvv": "Fine. <sigh> Fine.", "caption_with_nvv": "c", "nvv_list": ["sigh"]},
             {"id": "zh_9", "text": "好吧。", "text_with_nvv": "<sniffle> 好吧。", "caption_with_nvv": "c", "nvv_list": "sniffle"}]

@@ -59,7 +59,7 @@ def cmd_metrics_nvv(args) -> int:
         rules = MetricRules(o.protocol, o.delta, o.system, o.supported_types, o.coverage, o.multi)
         report = nvv_metrics_from_files(o.items, o.predictions, rules, lang=o.lang)
     except KeyError as e:  # an unknown --system or type name: the taxonomy's message says which
-        raise ValueError(e.o[0] if e.o else str(e)) from e
+        raise ValueError(e.args[0] if e.args else str(e)) from e
     text = report_json(report, indent=2, ensure_ascii=False)  # undefined numbers as null, never bare NaN
     print(text)
     _warn(report, "metrics nvv")
