@@ -247,13 +247,16 @@ def test_pairs(tiny_omni, tmp_path):
     assert set(got) == {"verdicts.jsonl", "report.json"}
 
 
-def test_nvv_verifier_and_a_measure(tmp_path):
-    """One command: the verifier's rows (predictions/) and DNSMOS's (measures/dnsmos/), each file sharded."""
+def test_nvv_verifier_a_rater_and_a_measure(tmp_path):
+    """One command: the verifier's rows (predictions/), a Likert rater's (likert/quality/) and DNSMOS's
+    (measures/dnsmos/), each file sharded."""
     from evaluators.backbones import AudioLLM
     from evaluators.benchmarks.nvv.verifier import NvvVerifierJudge
+    from evaluators.judges.verbalizer import VerbalizerJudge
 
     llm = AudioLLM.tiny()
     judge = NvvVerifierJudge(llm, NvvVerifierJudge.new_head(llm)).save_pretrained(tmp_path / "judge")
+    rater = VerbalizerJudge.from_preset("likert-quality", base="tiny").save_pretrained(tmp_path / "rater")
     items = [{"id": f"en_{k}", "text": "Well I do not know what to say.", "nvv_list": ["laughing"],
               "text_with_nvv": "Well <laughing> I do not know what to say."} for k in range(6)]
     words = [[w, 0.1 * i, 0.1 * i + 0.08] for i, w in enumerate("Well I do not know what to say.".split())]
@@ -262,9 +265,11 @@ def test_nvv_verifier_and_a_measure(tmp_path):
            [{"id": f"en_{k}", "audio": f"en_{k}.wav", "word_timestamps": words} for k in range(5)])
     # a measure's row records its clip's wall time ("seconds"), table3.json their mean per measure
     # ("seconds_per_clip_dnsmos"): the only fields that differ from run to run
-    check_sharded_equals_one(["score", "nvv", "--items", _jsonl(tmp_path / "items.jsonl", items), "--outputs",
-                              tmp_path / "outs", "--judge", judge, "--measure", "dnsmos", "--num-workers", "0",
-                              "--system", "mine", "--out", "{out}"], tmp_path, key=lambda r: r["id"], drop=("seconds",))
+    got = check_sharded_equals_one(["score", "nvv", "--items", _jsonl(tmp_path / "items.jsonl", items), "--outputs",
+                                    tmp_path / "outs", "--judge", judge, "--raters", f"quality={rater}", "--measure",
+                                    "dnsmos", "--num-workers", "0", "--system", "mine", "--out", "{out}"],
+                                   tmp_path, key=lambda r: r["id"], drop=("seconds",))
+    assert {"predictions/mine.jsonl", "likert/quality/mine.jsonl", "measures/dnsmos/mine.jsonl"} <= set(got)
 
 
 @pytest.mark.slow  # the heaviest case (~35-70 s on 2 busy cores: a synthetic corpus, then a 3-task judge x 5 runs)

@@ -15,7 +15,6 @@ Paths (``audio``, or ``path`` on attribute rows) are relative to the corpus fold
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from evaluators.benchmarks.instructttseval.attribute_head import OUTCOMES
