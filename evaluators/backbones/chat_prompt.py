@@ -31,8 +31,6 @@ class ChatTemplateError(ValueError):
 
 #: Processor-level template file of a hub checkpoint (what ``processor.apply_chat_template`` uses).
 PROCESSOR_TEMPLATE_FILE = "chat_template.json"
-#: Template file that ``tokenizer.save_pretrained`` writes (transformers 5).
-TOKENIZER_TEMPLATE_FILE = "chat_template.jinja"
 
 
 @lru_cache(maxsize=None)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -107,10 +106,3 @@ def parse_ct2(data: bytes | memoryview, source: str = "model.bin") -> Ct2Model:
     if missing:
         raise Ct2FormatError(f"{source}: aliases point at missing variables {missing[:3]}")
     return model
-
-
-def read_ct2(paths: str | Path | list[str | Path]) -> Ct2Model:
-    """Read a ``model.bin`` from one file or from parts to concatenate in order."""
-    parts = [Path(p) for p in (paths if isinstance(paths, list) else [paths])]
-    data = b"".join(p.read_bytes() for p in parts)
-    return parse_ct2(data, source="+".join(str(p) for p in parts))

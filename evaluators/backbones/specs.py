@@ -3,7 +3,7 @@ checkpoints announce themselves (``config.json`` ``model_type``), and its tiny r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from transformers import (
@@ -120,32 +120,24 @@ class BackboneSpec:
 OMNI_SYSTEM_PROMPT = ("You are Qwen, a virtual human developed by the Qwen Team, Alibaba Group, capable of "
                       "perceiving auditory and visual inputs, as well as generating text and speech.")
 
+_QWEN2_5_OMNI = BackboneSpec(
+    name="qwen2_5_omni",
+    model_class=Qwen2_5OmniThinkerForConditionalGeneration,
+    hub_id="Qwen/Qwen2.5-Omni-7B",
+    model_types=("qwen2_5_omni", "qwen2_5_omni_thinker"),
+    tiny_config=_tiny_omni_config,
+    pad_features_to_max=False,
+    feature_seconds=300,
+    system_prompt=OMNI_SYSTEM_PROMPT,
+    vocab_rows=152064,
+)
+
 BACKBONES: dict[str, BackboneSpec] = {
-    "qwen2_5_omni": BackboneSpec(
-        name="qwen2_5_omni",
-        model_class=Qwen2_5OmniThinkerForConditionalGeneration,
-        hub_id="Qwen/Qwen2.5-Omni-7B",
-        model_types=("qwen2_5_omni", "qwen2_5_omni_thinker"),
-        tiny_config=_tiny_omni_config,
-        pad_features_to_max=False,
-        feature_seconds=300,
-        system_prompt=OMNI_SYSTEM_PROMPT,
-        vocab_rows=152064,
-    ),
+    "qwen2_5_omni": _QWEN2_5_OMNI,
     # Qwen/Qwen2.5-Omni-3B: the same classes, processor (300 s window, 25 tokens/s) and chat
     # template as the 7B; a 2048-wide, 36-layer thinker over 151,936 embedding rows.
-    "qwen2_5_omni_3b": BackboneSpec(
-        name="qwen2_5_omni_3b",
-        model_class=Qwen2_5OmniThinkerForConditionalGeneration,
-        hub_id="Qwen/Qwen2.5-Omni-3B",
-        model_types=("qwen2_5_omni", "qwen2_5_omni_thinker"),
-        tiny_config=_tiny_omni_config,
-        pad_features_to_max=False,
-        feature_seconds=300,
-        system_prompt=OMNI_SYSTEM_PROMPT,
-        family="qwen2_5_omni",
-        vocab_rows=151936,
-    ),
+    "qwen2_5_omni_3b": replace(_QWEN2_5_OMNI, name="qwen2_5_omni_3b", hub_id="Qwen/Qwen2.5-Omni-3B",
+                               family="qwen2_5_omni", vocab_rows=151936),
     "qwen2_audio": BackboneSpec(
         name="qwen2_audio",
         model_class=Qwen2AudioForConditionalGeneration,

@@ -15,8 +15,6 @@ import torch
 
 from evaluators.backbones.ct2_reader import Ct2Model
 
-#: Whisper's fixed window: 1500 encoder positions (30 s), 448 decoder positions.
-SOURCE_POSITIONS = 1500
 #: Scalars CTranslate2 stores as variables; checked, not converted.
 _SCALARS = ("activation", "alibi", "alignment_heads", "alignment_layer", "num_heads", "pre_norm",
             "scale_embeddings", "start_from_zero_embedding")

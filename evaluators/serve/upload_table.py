@@ -95,9 +95,6 @@ class UploadTable:
                 out.append(self._by_id.pop(upload_id))
         return out
 
-    def charges(self) -> int:
-        return sum(u.charge for u in self._by_id.values())
-
 
 def start_sweeper(store, interval_s: float) -> threading.Event:
     """Call ``store.sweep()`` every ``interval_s`` seconds in a daemon thread until the returned event

@@ -15,10 +15,6 @@ from collections import Counter
 
 #: Majority labels of a pair.
 VERDICTS = ("A", "B", "Tie")
-#: Per-rater naturalness annotations; every value starting with "Tie" is a tie.
-ANNOTATIONS = ("A+1", "A+2", "B+1", "B+2", "Tie (missing reason)", "Tie (both not good)", "Tie (both very good)")
-#: Language settings of SpeechJudge-Data (prompt language -> target language).
-LANGUAGE_SETTINGS = ("en2en", "en2zh", "zh2zh", "zh2en", "en2mixed", "zh2mixed")
 
 _RATING = re.compile(r"Output A: (\d+(?:\.\d+)?).*?Output B: (\d+(?:\.\d+)?)", re.DOTALL)
 
