@@ -140,7 +140,7 @@ class AudioLLM(nn.Module):
         tokenizer.chat_template = packaged_chat_template(backbone)
         audio = None
         if tower != RANDOM_TOWER:
-            from evaluators.backbones.real_tower import tower_audio_config
+            from evaluators.backbones.real_tower import install_tower, tower_audio_config
 
             audio = tower_audio_config(tower)
         torch.manual_seed(seed)
@@ -151,8 +151,6 @@ class AudioLLM(nn.Module):
         with torch.no_grad():
             model.lm_head.weight.normal_(0.0, TINY_LM_HEAD_STD)
         if tower != RANDOM_TOWER:
-            from evaluators.backbones.real_tower import install_tower
-
             install_tower(model, backbone, tower)
         model = model.to(device=device, dtype=resolve_dtype(dtype, device))
         source = (f"tiny-random:{backbone}:seed{seed}" + (":qwen-vocab" if vocab == "qwen" else "")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -16,6 +17,17 @@ BACKBONE_FILE = "omnijudge_backbone.json"
 #: ``--dtype`` choices; ``auto`` is bfloat16 on CUDA, float32 elsewhere.
 DTYPE_CHOICES = ("auto", "float32", "bfloat16", "float16")
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def state_sha256(module: torch.nn.Module, skip: tuple[str, ...] = ()) -> str:
+    """Hex sha256 over a module's parameter and buffer names, dtypes, shapes and bytes (names
+    starting with one of ``skip`` left out)."""
+    h = hashlib.sha256()
+    for name, t in sorted(module.state_dict().items()):
+        if not name.startswith(skip):
+            h.update(f"{name}:{t.dtype}:{tuple(t.shape)}".encode())
+            h.update(t.detach().cpu().contiguous().view(-1).view(dtype=torch.uint8).numpy().tobytes())
+    return h.hexdigest()
 
 
 class BackboneMismatchError(ValueError):

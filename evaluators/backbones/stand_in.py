@@ -97,8 +97,7 @@ def qwen_tokenizer(vocab_file: str | None = None):
 def qwen3_omni_tokenizer(vocab_file: str | None = None):
     """Qwen3-Omni's tokenizer: the same BPE ranks with its own added tokens
     (``<|audio_start|>`` 151669, ``<|audio_pad|>`` 151675, ...) and multimodal token names."""
-    from evaluators.backbones.qwen3_omni import ADDED_TOKENS as QWEN3_ADDED
-    from evaluators.backbones.qwen3_omni import MULTIMODAL_TOKENS as QWEN3_MULTIMODAL
+    from evaluators.backbones.qwen3_omni import ADDED_TOKENS as QWEN3_ADDED, MULTIMODAL_TOKENS as QWEN3_MULTIMODAL
 
     return build_qwen_tokenizer(vocab_file, QWEN3_ADDED, QWEN3_MULTIMODAL, model_max_length=65536)
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 from transformers.modeling_outputs import BaseModelOutput, BaseModelOutputWithPooling
 
+from evaluators.backbones.checkpoint import state_sha256
 from evaluators.backbones.real_tower import audio_tower_of
 
 #: Tower parameters trained with the judge (never part of the fingerprint or of a cached output).
@@ -32,13 +33,7 @@ _TRAINED = ("proj.", "audio_bos_eos_token.")
 
 def tower_fingerprint(tower: torch.nn.Module) -> str:
     """sha256 (16 hex) over the frozen tower's parameter and buffer names, dtypes and bytes."""
-    h = hashlib.sha256()
-    for name, tensor in sorted(tower.state_dict().items()):
-        if name.startswith(_TRAINED):
-            continue
-        h.update(f"{name}:{tensor.dtype}:{tuple(tensor.shape)}".encode())
-        h.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
-    return h.hexdigest()[:16]
+    return state_sha256(tower, _TRAINED)[:16]
 
 
 def _digest(*tensors: torch.Tensor) -> str:

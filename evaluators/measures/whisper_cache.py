@@ -19,10 +19,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
-import torch
 import transformers
 
-from evaluators.backbones.checkpoint import dtype_name
+from evaluators.backbones.checkpoint import dtype_name, state_sha256
 
 #: Fingerprints by model, dropped with the model (keyed by ``id`` a later model at a freed model's
 #: address would read the old model's fingerprint, and with it another model's decodes).
@@ -32,11 +31,7 @@ _fingerprints: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def weights_sha256(model) -> str:
     """sha256 over a model's parameters and buffers (names, dtypes, shapes, bytes), memoised per model."""
     if model not in _fingerprints:
-        h = hashlib.sha256()
-        for name, t in sorted(model.state_dict().items()):
-            h.update(f"{name}:{t.dtype}:{tuple(t.shape)}".encode())
-            h.update(t.detach().cpu().contiguous().view(-1).view(dtype=torch.uint8).numpy().tobytes())
-        _fingerprints[model] = h.hexdigest()
+        _fingerprints[model] = state_sha256(model)
     return _fingerprints[model]
 
 

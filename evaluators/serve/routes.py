@@ -212,7 +212,7 @@ class JudgeLoader:
 
     def _load(self, spec: str, base: str | None, backbone: str | None):
         from evaluators.judges.folder import JUDGE_CONFIG
-        from evaluators.judges.in_prompt_pair import ZERO_SHOT_NAME
+        from evaluators.judges.in_prompt_pair import ZERO_SHOT_NAME, InPromptPairJudge
         from evaluators.judges.presets import PRESETS
         from evaluators.judges.registry import load_judge
         from evaluators.judges.verbalizer import VerbalizerJudge
@@ -220,8 +220,6 @@ class JudgeLoader:
         if (Path(spec) / JUDGE_CONFIG).is_file():  # any kind; the slot checks it can answer
             return load_judge(spec, **self.runtime.load_kwargs())
         if spec == ZERO_SHOT_NAME:  # the in-prompt pairwise judge on an untuned base
-            from evaluators.judges.in_prompt_pair import InPromptPairJudge
-
             return InPromptPairJudge.zero_shot(self._backbone(backbone or DEFAULT_BACKBONE, base))
         if spec not in PRESETS:
             raise ValueError(f"judge {spec!r} is neither a judge folder (with {JUDGE_CONFIG}), a preset "

@@ -119,12 +119,11 @@ def cmd_score_att(args) -> int:
     if o.clips and not scoring.table:
         raise ValueError("score att --clips needs --table (the voice tables are written beside it)")
     if o.clips:  # a bad clips file stops the run before a model loads
-        from evaluators.benchmarks.att.listener_tables import load_clips
+        from evaluators.benchmarks.att.listener_tables import format_tables, judge_tables, load_clips
 
         load_clips(o.clips)
     rc = run_audio_scoring(args, score_name="HLS")
     if o.clips:
-        from evaluators.benchmarks.att.listener_tables import format_tables, judge_tables, load_clips
         from evaluators.benchmarks.att.metrics import load_predictions
         from evaluators.jsonl import report_json
 

@@ -129,15 +129,14 @@ def stress_detector_class(folder: str):
 
 def cmd_score_cast(args) -> int:
     """Run the detector over the outputs, print Table 3, list missing or unreadable outputs."""
-    from evaluators.benchmark_command import AlignerOptions, OutputScoring
+    from evaluators.benchmark_command import (AlignerOptions, OutputScoring, check_results_folder, judge_and_aligner,
+                                              run_options)
     from evaluators.hub_access import require_model
 
     o = from_args(OutputScoring, args)
     # an --aligner the Hub cannot give stops the run before torch is imported
     require_model(from_args(AlignerOptions, args).aligner, "--aligner", "a manifest with each output's word_timestamps")
-    from evaluators.benchmarks.cast.scorer import score_cast
-    from evaluators.benchmarks.cast.scorer import RESULT_NAMES, load_scoring_items
-    from evaluators.benchmark_command import check_results_folder, judge_and_aligner, run_options
+    from evaluators.benchmarks.cast.scorer import RESULT_NAMES, load_scoring_items, score_cast
 
     check_results_folder(o, RESULT_NAMES)
     load_scoring_items(o.items)  # a bad or empty item file stops the run before a model loads

@@ -74,19 +74,17 @@ def add_metrics_parser(msub):
 
 def cmd_score(args) -> int:
     """Judge every (item, task) output, print the table, say how many verdicts are null."""
-    from evaluators.benchmark_command import OutputScoring, PresetOptions
+    from evaluators.benchmark_command import OutputScoring, PresetOptions, check_results_folder, run_options
     from evaluators.hub_access import require_preset_base
 
     o, own, preset = (from_args(cls, args) for cls in (OutputScoring, InstructScoring, PresetOptions))
     require_preset_base(o.judge, preset.backbone, preset.base)  # an offline stop before torch is imported
     from evaluators.benchmarks.instructttseval.metrics import format_markdown
-    from evaluators.benchmarks.instructttseval.scorer import score_instructttseval
+    from evaluators.benchmarks.instructttseval.scorer import RESULT_NAMES, score_instructttseval
     from evaluators.judges.folder import JUDGE_CONFIG
     from evaluators.judges.registry import load_judge
     from evaluators.runtime_options import runtime_from_args
     from evaluators.benchmarks.instructttseval.items import load_items
-    from evaluators.benchmarks.instructttseval.scorer import RESULT_NAMES
-    from evaluators.benchmark_command import check_results_folder, run_options
     from evaluators.score_command import load_verbalizer
 
     check_results_folder(o, RESULT_NAMES)
