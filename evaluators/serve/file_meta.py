@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 
-from evaluators.serve.store_error import StoreError
+from evaluators.serve.errors import StoreError
 
 #: longest ``displayName`` kept, in characters (the Gemini API's limit)
 MAX_DISPLAY_NAME = 512

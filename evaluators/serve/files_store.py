@@ -31,7 +31,7 @@ from pathlib import Path
 
 from evaluators.serve import file_meta
 from evaluators.serve.folder_lock import FolderLock
-from evaluators.serve.store_error import StoreError
+from evaluators.serve.errors import StoreError
 from evaluators.serve.upload_table import Upload, UploadTable, start_sweeper
 
 __all__ = ["FileStore", "StoreError", "StoreOptions"]

@@ -18,7 +18,7 @@ import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaluators.serve.store_error import StoreError
+from evaluators.serve.errors import StoreError
 
 #: what an upload id looks like; anything else is unknown without a lookup
 UPLOAD_ID = re.compile(r"\A[A-Za-z0-9_-]{16,64}\Z")
