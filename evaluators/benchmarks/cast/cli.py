@@ -74,13 +74,10 @@ def cmd_metrics_cast(args) -> int:
     """Compute the report, print it as JSON (and the Table 3 text on stderr), optionally save it."""
     from evaluators.benchmarks.cast.metrics import Bootstrap, cast_metrics_from_files
     from evaluators.jsonl import report_json
-    from evaluators.output_guard import check_output_paths, check_report_output
+    from evaluators.output_guard import check_report_output
 
     o = from_args(CastMetricsOptions, args)
-    check_report_output(o)
-    # the shared guard knows the common input options; these two are this command's own
-    check_output_paths({"--out": o.out}, {"--listeners": o.listeners, "--annotations": o.annotations})
-
+    check_report_output(o)  # --items, --predictions, --listeners and --annotations are its inputs
     if o.annotations:
         from evaluators.benchmarks.cast.label_validation import label_validation_from_files
         if not o.items:
