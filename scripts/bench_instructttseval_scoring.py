@@ -14,12 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
-import time
 from pathlib import Path
 
 import soundfile as sf
 import torch
 
+from bench_common import timed
 from evaluators.backbones import AudioLLM
 from evaluators.benchmarks.instructttseval.judge import InstructionJudge
 from evaluators.benchmarks.instructttseval.scorer import score_instructttseval
@@ -53,9 +53,8 @@ def main() -> None:
         score_instructttseval(judge, items, outputs, tmp / "warm", n_resamples=100, run=RunOptions(batch_size=4))
         results = {}
         for bs in (1, args.batch_size):
-            t = time.perf_counter()
-            score_instructttseval(judge, items, outputs, tmp / f"b{bs}", n_resamples=100, run=RunOptions(batch_size=bs))
-            dt = time.perf_counter() - t
+            _, dt = timed(score_instructttseval, judge, items, outputs, tmp / f"b{bs}", n_resamples=100,
+                          run=RunOptions(batch_size=bs))
             rows = {(r["id"], r["task"]): r for r in map(json.loads, open(tmp / f"b{bs}" / "scores.jsonl"))}
             results[bs] = (rows, dt)
             print(f"batch {bs:>2}: {len(clips) / dt:7.1f} clips/s  {audio_s / dt:7.1f} s audio/s  "

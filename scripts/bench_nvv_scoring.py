@@ -1,15 +1,10 @@
 """NVV verifier scoring throughput (clips/s, CPU by default): one clip per call vs batches, and
 the whole benchmark scorer with its inputs prepared in this process vs by data-loader workers.
 
-Clips are synthetic NVV items (``omnijudge synth nvv`` recipes: speech + one event at a known word
-boundary); unit times come from the corpus alignment, as a manifest's word timestamps would give
-them. Prints, all measured in this run:
-
-1. ``score`` on decoded waves: clips/s and real-time factor for batch size 1 and N, their ratio,
-   and the largest P(present) difference between the two (decisions must not depend on the batch);
-2. ``verify_outputs`` (what ``omnijudge score nvv`` runs: read the FLAC files, word times from the
-   manifest, VAD, features, forward, rows written) with ``--num-workers`` 0 and N: clips/s, their
-   ratio and the largest P(present) difference.
+On synthetic NVV items (``omnijudge synth nvv``; unit times from the corpus alignment): ``score``
+at batch 1 and N, and ``verify_outputs`` (what ``omnijudge score nvv`` runs, FLAC files and
+manifest word times in) with ``--num-workers`` 0 and N; each with clips/s, the speed-up and the
+largest P(present) difference (docs/performance.md).
 
     python scripts/bench_nvv_scoring.py [--judge VERIFIER_DIR] [--items-per-type 1] [--batch-size 8]
         [--num-workers 1]
@@ -20,12 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
-import time
 from pathlib import Path
 
 import soundfile as sf
 import torch
 
+from bench_common import timed
 from evaluators.audio_io import load_audio
 from evaluators.backbones import AudioLLM
 from evaluators.benchmarks.nvv.items import load_items, position_units
@@ -65,16 +60,13 @@ def bench_score(verifier, rows: list[dict], waves: list, args) -> None:
     verifier.score(inputs[:4], batch_size=4)  # warm-up
     results = {}
     for bs in (1, args.batch_size):
-        t = time.perf_counter()
-        out = verifier.score(inputs, batch_size=bs)
-        dt = time.perf_counter() - t
-        results[bs] = (out, dt)
+        _, dt = results[bs] = timed(verifier.score, inputs, batch_size=bs)
         print(f"batch {bs:>2}: {len(waves) / dt:7.1f} clips/s  {audio_s / dt:7.1f} s audio/s  "
               f"({len(waves)} clips, {audio_s:.0f} s of audio, {dt:.1f} s)")
-    one, many = results[1], results[args.batch_size]
-    print(f"speed-up batch {args.batch_size} vs 1: {one[1] / many[1]:.2f}x")
-    diff = max(abs(a["p_present"] - b["p_present"]) for a, b in zip(one[0], many[0]))
-    same = sum(a["present"] == b["present"] and a["position"] == b["position"] for a, b in zip(one[0], many[0]))
+    (one, t1), (many, tn) = results[1], results[args.batch_size]
+    print(f"speed-up batch {args.batch_size} vs 1: {t1 / tn:.2f}x")
+    diff = max(abs(a["p_present"] - b["p_present"]) for a, b in zip(one, many))
+    same = sum(a["present"] == b["present"] and a["position"] == b["position"] for a, b in zip(one, many))
     print(f"max |P(present) difference|: {diff:.2e}; identical decisions: {same}/{len(waves)}")
 
 
@@ -85,10 +77,8 @@ def bench_scorer(verifier, corpus: Path, args) -> None:
     results = {}
     for workers in (0, args.num_workers):
         pred_dir = corpus / "bench" / f"pred-{workers}"
-        t = time.perf_counter()
-        verify_outputs(verifier, items, outputs, pred_dir,
-                       run=RunOptions(batch_size=args.batch_size, num_workers=workers))
-        dt = time.perf_counter() - t
+        _, dt = timed(verify_outputs, verifier, items, outputs, pred_dir,
+                      run=RunOptions(batch_size=args.batch_size, num_workers=workers))
         rows = [json.loads(x) for x in (pred_dir / "bench.jsonl").read_text().splitlines()]
         results[workers] = ({r["id"]: r for r in rows}, dt)
         print(f"scorer, {workers} workers: {len(rows) / dt:7.1f} clips/s ({len(rows)} outputs, {dt:.1f} s; "

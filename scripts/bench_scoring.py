@@ -28,6 +28,7 @@ import soundfile as sf
 import torch
 from scipy.signal import resample_poly
 
+from bench_common import speech_clips, timed, write_wavs
 from evaluators.audio_io import load_audio
 from evaluators.backbones import AudioLLM
 from evaluators.judges.presets import get_preset
@@ -38,19 +39,11 @@ from evaluators.run_options import RunOptions
 FILE_SR = 24_000  # the files are written at a TTS rate, so every path resamples
 
 
-def write_clips(folder: Path, n: int, seed: int = 0) -> float:
+def write_clips(folder: Path, n: int) -> float:
     """``n`` speech-like WAVs of 2-12 s at 24 kHz; returns their total seconds."""
-    rng = np.random.default_rng(seed)
-    total = 0.0
-    for i in range(n):
-        sec = rng.uniform(2.0, 12.0)
-        t = np.arange(int(sec * FILE_SR)) / FILE_SR
-        f0 = rng.uniform(90, 220)
-        x = sum(np.sin(2 * np.pi * f0 * k * t) / k for k in range(1, 8)) * (0.5 + 0.5 * np.sin(2 * np.pi * 4 * t))
-        x = 0.3 * x / np.abs(x).max() + 0.01 * rng.standard_normal(len(t))
-        sf.write(folder / f"c{i:03d}.wav", x.astype(np.float32), FILE_SR)
-        total += sec
-    return total
+    waves = speech_clips(n, 2.0, 12.0, sr=FILE_SR)
+    write_wavs(folder, waves, FILE_SR, stem="c")
+    return sum(len(w) for w in waves) / FILE_SR
 
 
 @torch.no_grad()
@@ -129,20 +122,15 @@ def main() -> None:
         files = sorted(folder.glob("*.wav"))
         items = collect_items(folder)
         stock_loop(judge, files[:2])  # warm-up
-        paths = {}
-        t0 = time.perf_counter()
-        stock = stock_loop(judge, files)
-        paths["(a) stock loop"] = (time.perf_counter() - t0, stock)
+        stock, dt = timed(stock_loop, judge, files)
+        paths = {"(a) stock loop": (dt, stock)}
         for name, workers, budget in (("(b) serial batched", 0, None),
                                       ("(c) pipeline", args.num_workers, args.max_tokens_per_batch)):
-            times = []
-            for rep in range(args.repeats):  # best of N: one run of a few seconds is noisy on a shared machine
-                t0 = time.perf_counter()
-                rows = score_items(judge, items, Path(tmp) / f"{workers}-{rep}.jsonl",
-                                   RunOptions(batch_size=args.batch_size, num_workers=workers), vad=False,
-                                   max_tokens_per_batch=budget)
-                times.append(time.perf_counter() - t0)
-            paths[name] = (min(times), {r["id"]: r["score"] for r in rows})
+            runs = [timed(score_items, judge, items, Path(tmp) / f"{workers}-{rep}.jsonl",
+                          RunOptions(batch_size=args.batch_size, num_workers=workers), vad=False,
+                          max_tokens_per_batch=budget)
+                    for rep in range(args.repeats)]  # best of N: one run of a few seconds is noisy on a shared machine
+            paths[name] = (min(dt for _, dt in runs), {r["id"]: r["score"] for r in runs[-1][0]})
         print(f"{args.clips} clips, {audio_s:.0f} s of audio at {FILE_SR} Hz, batch {args.batch_size}, "
               f"{args.threads} torch threads; pipeline: {args.num_workers} workers, "
               f"{args.max_tokens_per_batch} tokens per batch; (b), (c): best of {args.repeats}")

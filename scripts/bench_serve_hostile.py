@@ -1,16 +1,12 @@
 """Two figures of ``omnijudge serve`` under hostile load (issue 40), on a real server process
-(``omnijudge serve --base tiny``, default limits unless given):
+(``omnijudge serve --base tiny``, default limits unless given).
 
-1. ``/health`` latency (p50 / p99 / max) while worst-case prompts as large as the body limit are
-   refused: the SpeechEditBench emotion prompt's opening with its ``Allowed labels:`` line repeated
-   (the finding's prompt), and a prompt of base64-alphabet text (passes the raw-byte text check,
-   so it is parsed before the prompt limit refuses it); each refusal's status and time.
-2. The server's resident memory (VmRSS before, VmHWM peak) under 64 concurrent large bodies
-   (57 MB each, valid JSON whose audio is not decodable), and how they were answered.
+``/health`` latency while body-sized worst-case prompts (the emotion prompt's ``Allowed labels:``
+line repeated; base64-alphabet text) are refused, with each refusal's status and time; and the
+server's resident memory (VmRSS, VmHWM) under ``--clients`` concurrent large bodies
+(docs/serve.md#limits-and-files).
 
     python scripts/bench_serve_hostile.py [--max-inflight-mb 1024] [--clients 64] [--body-mb 57]
-
-Prints the figures; it is a measurement, not a test.
 """
 
 from __future__ import annotations

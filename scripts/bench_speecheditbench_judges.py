@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench_common import timed  # noqa: E402  (scripts/ is on the path when run as a script)
 
 CRITERIA = ("emotion", "style", "paralinguistic")
 
@@ -40,12 +40,6 @@ def requests(waves: list[np.ndarray]) -> list[dict]:
     styles = ("public-broadcast", "intimate", "dramatic", "restrained-flat", "storytelling", "conversational")
     return [{"wave": w, "language": "en", "transcript": "",
              "anchor": {"emotion_taxonomy": "iemocap_en", "target_style": styles[i % 6]}} for i, w in enumerate(waves)]
-
-
-def timed(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(reqs)} clips, {audio_s:.1f} s of audio, torch threads {torch.get_num_threads()}")
     times = {}
     for bs in (1, args.batch_size):
-        times[bs] = sum(timed(lambda c=c: judges[c].score(reqs, batch_size=bs)) for c in CRITERIA)
+        times[bs] = sum(timed(judges[c].score, reqs, batch_size=bs)[1] for c in CRITERIA)
         print(f"three judges, batch {bs:>2}: {times[bs]:.2f} s, {len(reqs) / times[bs]:.2f} clips/s "
               f"(each clip judged three times)")
     print(f"batch {args.batch_size} vs batch 1: {times[1] / times[args.batch_size]:.2f}x")
@@ -85,8 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     siblings = {e: VerbalizerJudge(para.backbone, PRESETS[f"seb-paralinguistic-{e}"])
                 for e in ("breath", "laugh", "cough", "sigh")}
     four = VerbalizerEditJudge("paralinguistic", siblings)
-    one_s = timed(lambda: para.score(reqs, batch_size=args.batch_size))
-    four_s = timed(lambda: four.score(reqs, batch_size=args.batch_size))
+    one_s = timed(para.score, reqs, batch_size=args.batch_size)[1]
+    four_s = timed(four.score, reqs, batch_size=args.batch_size)[1]
     print(f"paralinguistic, one pass (trained head): {one_s:.2f} s; four prompts (public prompt, one per event): "
           f"{four_s:.2f} s; {four_s / one_s:.2f}x the cost")
     return 0

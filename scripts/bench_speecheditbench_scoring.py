@@ -1,14 +1,10 @@
 """Throughput of `omnijudge score speecheditbench` and where its time goes.
 
-Builds the synthetic edited corpus (or takes ``--corpus``), scores it once (values the manifest
-supplies are not recomputed; pass ``--no-manifest-asr`` with ``--asr`` to run Whisper too), and
-prints items/s and seconds of output audio per second for each ``--num-workers`` value (the
-data-loader processes that read the audio and make the pYIN / VAD measurements while the main
-process runs the models), all in one run after one untimed warm-up pass (numba compilation, model
-loading), and checks that every run's rows are the same. For the in-process run (0 workers) it
-also prints the share of wall time of each stage: audio reading, ASR, speaker embedding, scene
-tags, DNSMOS, judges, and the signal measurements (speed: VAD; pitch and stress: pYIN; stress
-prominence; RT60).
+Scores the synthetic edited corpus (or ``--corpus``) after one untimed warm-up pass, once per
+``--num-workers`` value: items/s, seconds of output audio per second, whether every run's rows are
+the same; for 0 workers also each stage's share of wall time (audio reading, ASR, speaker, scene,
+DNSMOS, judges, VAD, pYIN, RT60). Manifest values are not recomputed (``--no-manifest-asr`` with
+``--asr`` runs Whisper too). Measured: docs/performance.md#speecheditbench-scoring.
 
     python scripts/bench_speecheditbench_scoring.py [--corpus DIR] [--tasks ...] [--num-workers 0 1]
 """

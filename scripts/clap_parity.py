@@ -1,20 +1,13 @@
 """CLAP-2023 parity: omnijudge's implementation (evaluators/measures/clap_model.py) against
 ``msclap`` 1.3.4 itself, run in a throwaway virtual environment with msclap's own pins
 (transformers < 5, numpy < 2, librosa < 0.11), on a stand-in checkpoint in the released file's
-layout (docs/nvv.md#clap-score).
+layout (docs/nvv.md#clap-score: the method and the measured differences).
 
-The stand-in is built in that environment with msclap's own ``CLAP`` class; every parameter and
-batch-norm statistic is then set from a generator seeded by its key name (:func:`standin_tensor`),
-except the frozen STFT / mel matrices, which keep msclap's (torchlibrosa's) values. The same
-values can therefore be rebuilt from the key names without msclap (``--golden-only``). GPT-2's
-tokenizer is a stand-in too (:func:`write_standin_tokenizer`: GPT-2's byte alphabet, a few merges,
-``<|endoftext|>``), since the hub's ``gpt2`` files cannot be downloaded here.
-
-Two environment details, both outside what msclap computes: PyPI's torchaudio 2.11 is a CUDA
-build whose compiled extension cannot load beside the CPU torch 2.13 wheel, so it is moved aside
-(msclap uses only torchaudio's pure-PyTorch ``transforms.Resample``); torchaudio >= 2.9 reads
-files through torchcodec/FFmpeg, so msclap's ``torchaudio.load`` is given ``soundfile``'s float32
-reading, which is the same normalised PCM for the 16-bit WAV clips used here.
+The stand-in's parameters and batch-norm statistics come from generators seeded by their key names
+(:func:`standin_tensor`; msclap's STFT / mel matrices kept), so ``--golden-only`` rebuilds it
+without msclap; GPT-2's tokenizer is a stand-in too (:func:`write_standin_tokenizer`). In the venv,
+torchaudio's compiled extension (a CUDA build that cannot load beside the CPU torch) is moved aside,
+and msclap's ``torchaudio.load`` reads through ``soundfile`` (the same PCM for 16-bit WAV).
 
     python scripts/clap_parity.py [--venv /tmp/clap-parity-venv] [--golden tests/data/clap_parity_golden.json]
     python scripts/clap_parity.py --write-golden    # (re)write the golden from msclap's numbers

@@ -1,14 +1,10 @@
 """EmergentTTS-Eval's judge request against ``omnijudge serve``, measured (``docs/serve.md#pairwise-judging-emergenttts-eval``).
 
-Starts the server on 127.0.0.1 (``--routes``, or the family on its default judges on ``--base``),
-then for each pair of clips and each of the six categories in turn sends the request as
-``api_clients.OpenAIClient.generate_w_audio_comparison`` does (the ``openai`` package, one user
-message: text, clip 1, text, clip 2; temperature 0) three times: forward, swapped, forward again.
-Counts, over all requests: replies its validator (``validate_win_rate_response``'s checks, after
-``json_repair.loads`` where installed) refuses; pairs whose swapped winner is not the forward
-winner swapped (0 stays 0); pairs whose repeated reply differs in any byte; ties. With ``--pairs``
-(a pairs file of known order, ``docs/data.md#pairs``: ``naturalness_label`` A or B) it also gives
-the accuracy: the forward winner names the labelled better clip (a tie counts as wrong).
+Starts the server (``--routes``, or the family on its default judges on ``--base``) and sends each
+pair, the six categories in turn, as ``api_clients.OpenAIClient.generate_w_audio_comparison`` does,
+three times: forward, swapped, forward again. Counts replies its validator refuses, swapped winners
+that are not the forward winner swapped, repeats that differ, ties; with ``--pairs`` (labelled
+order, ``docs/data.md#pairs``) also the accuracy (a tie counts as wrong).
 
     python scripts/emergenttts_serve_check.py --base tiny --clips 16          # 16 synthetic pairs x 6 categories
     python scripts/emergenttts_serve_check.py --routes ROUTES.yaml --pairs bench/pairs/pairs.jsonl --split test
@@ -21,10 +17,9 @@ import base64
 import json
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
+from bench_common import serving, timed
 from evaluators.benchmarks.emergenttts.prompts import categories, win_rate_prompts
 
 FAMILY = "emergenttts-win-rate"
@@ -51,7 +46,6 @@ def valid(reply) -> bool:
 
 def synthetic_pairs(n: int, folder: Path) -> list[dict]:
     """``n`` pairs of speech-like clips of different lengths (no known order)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
     from bench_serve import clips
 
     paths = clips(2 * n, 2.0, folder)
@@ -59,15 +53,21 @@ def synthetic_pairs(n: int, folder: Path) -> list[dict]:
              "target_text": f"Sentence {k}: is it over? Yes... it is."} for k in range(n)]
 
 
+def win_rate_messages(text: str, category: str, clips: tuple[str, str]) -> list[dict]:
+    """The judge request's messages as ``OpenAIClient.generate_w_audio_comparison`` sends them: the
+    system prompt, then one user message: text, clip 1, text, clip 2 (base64 WAV)."""
+    system, user, post = win_rate_prompts(text, category)
+    audio = [{"type": "input_audio", "input_audio": {"data": c, "format": "wav"}} for c in clips]
+    return [{"role": "system", "content": system},
+            {"role": "user", "content": [{"type": "text", "text": user}, audio[0], {"type": "text", "text": post},
+                                         audio[1]]}]
+
+
 def ask(client, model: str, pair: dict, category: str, swapped: bool) -> str:
-    system, user, post = win_rate_prompts(pair.get("target_text") or "", category)
     first, second = (pair["path_b"], pair["path_a"]) if swapped else (pair["path_a"], pair["path_b"])
-    audio = [{"type": "input_audio", "input_audio": {"data": base64.b64encode(Path(p).read_bytes()).decode("utf-8"),
-                                                     "format": "wav"}} for p in (first, second)]
-    completion = client.chat.completions.create(model=model, temperature=0, top_p=0.9, max_tokens=16384, messages=[
-        {"role": "system", "content": system},
-        {"role": "user", "content": [{"type": "text", "text": user}, audio[0], {"type": "text", "text": post},
-                                     audio[1]]}])
+    clips = tuple(base64.b64encode(Path(p).read_bytes()).decode("utf-8") for p in (first, second))
+    completion = client.chat.completions.create(model=model, temperature=0, top_p=0.9, max_tokens=16384,
+                                                messages=win_rate_messages(pair.get("target_text") or "", category, clips))
     return completion.choices[0].message.content
 
 
@@ -102,8 +102,6 @@ def measure(base: str, model: str, pairs: list[dict]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from uvicorn import Config, Server
-
     from evaluators.serve.app import ServeOptions, create_app
     from evaluators.serve.routes import JudgeLoader, ModelRoute, Routes, load_route_judges
 
@@ -131,18 +129,9 @@ def main(argv: list[str] | None = None) -> int:
         routes = Routes({args.model: ModelRoute(args.model, {FAMILY: settings}, args.base)})
     app = create_app(load_route_judges(routes, JudgeLoader()), ServeOptions(folder=folder / "server"),
                      settings=routes.settings())
-    server = Server(Config(app, host="127.0.0.1", port=args.port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    try:
-        start = time.perf_counter()
-        report = measure(f"http://127.0.0.1:{args.port}/", args.model, pairs)
-        report["wall_s"] = round(time.perf_counter() - start, 1)
-    finally:
-        server.should_exit = True
-        thread.join(60)
+    with serving(app, args.port) as base:
+        report, seconds = timed(measure, base, args.model, pairs)
+        report["wall_s"] = round(seconds, 1)
     print(json.dumps(report, indent=2))
     return 0 if report["invalid"] == report["swap_inconsistent"] == report["not_deterministic"] == 0 else 1
 

@@ -3,32 +3,16 @@
     python scripts/gpu_check.py --out gpu_check.json              # on a GPU: about 8 minutes
     python scripts/gpu_check.py --dry-run --out /tmp/dry.json     # the same code on CPU, tiny twin, < 2 min
 
-Steps, in this order, each in its own process with its own time limit (``--timeout STEP=SECONDS``),
-so that an out-of-memory, a crash or a hang in one is recorded as that step's ``status`` and the next
-still runs; the JSON is rewritten after every step and every measurement inside a step:
-
-``score``  a. builds the full-size Qwen2.5-Omni-7B thinker with random weights directly on the
-           device in bf16 (``evaluators/backbones/full_size.py``: the published config values, no
-           download); b. scores synthetic speech-like clips of 5, 10 and 30 s through the scoring
-           engine's own path (``evaluators.audio_scorer.score_items``, what ``omnijudge score
-           audio`` runs, VAD off so the judge alone is timed) with the ``auto-att`` preset: clips/s at
-           batch 1 and at each ``--max-tokens-per-batch`` budget (the best one named), peak memory,
-           the share of wall time the device is not running the judge (it waits for data); then the
-           largest batch of 30 s clips one forward pass holds (doubling until out of memory); d. a
-           ``torch.profiler`` table of one scoring batch (top 15 operations by device time).
-``train``  c. trains through ``trainer.train.train`` (what ``omnijudge train`` runs, Lightning)
-           with ``configs/att/gpu_check.yaml`` (the 7B recipe's settings: bf16, gradient
-           checkpointing, LoRA r32, frozen tower, 4 clips per step) for a fixed number of steps: step
-           time, samples/s, tokens/s, model FLOPs utilisation (FLOPs counted as
-           ``scripts/bench_gpu_training.py`` documents), peak memory, the share of time between steps
-           (data loading and loop overhead), and a profiler table of one step.
-``train_zero2``  the same run under DeepSpeed ZeRO-2 (``configs/deepspeed/zero2.json``), when the
-           ``deepspeed`` package imports; otherwise recorded as skipped.
-
-The JSON: ``environment`` (GPU name and memory, torch / transformers / peft / lightning / deepspeed
-versions, the commit: ``git rev-parse HEAD`` or ``--commit``), then ``steps.<name>`` with ``status``
-(ok | failed | timed out | skipped), ``seconds``, the step's figures and, on failure, the last lines
-of its output. What each figure means: docs/performance.md.
+Steps ``score`` (the full-size Qwen2.5-Omni-7B thinker, random bf16 weights, through the scoring
+engine: clips/s per clip length and token budget, largest batch, a profiled batch), ``train``
+(``trainer.train.train`` with ``configs/att/gpu_check.yaml``: step time, tokens/s, MFU, a profiled
+step) and ``train_zero2`` (the same under DeepSpeed ZeRO-2, skipped when ``deepspeed`` does not
+import), each in its own process with its own time limit (``--timeout STEP=SECONDS``): an
+out-of-memory, a crash or a hang is that step's ``status`` and the next still runs; the JSON is
+rewritten after every step and every measurement inside one: ``environment`` (GPU, versions, the
+commit: ``git rev-parse HEAD`` or ``--commit``), then ``steps.<name>``: ``status`` (ok | failed | timed
+out | skipped), ``seconds``, the figures and, on failure, the last lines of its output. What each
+figure means, and the measured runs: docs/performance.md#the-gpu-acceptance-check-scriptsgpu_checkpy.
 """
 
 from __future__ import annotations

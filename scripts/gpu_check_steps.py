@@ -6,17 +6,15 @@ limit or killed by an out-of-memory still leaves what it had measured.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
 
 import numpy as np
-import soundfile as sf
 import torch
 
-from bench_gpu_scoring import clips
-from bench_gpu_training import PEAK_BF16_TFLOPS, flops_per_step
+from bench_common import peak_gib, reset_peak, speech_clips as clips, sync, write_wavs
+from bench_gpu_training import device_peak_tflops, flops_per_step
 from gpu_check import PROFILE_ROWS, write_json
 
 SAMPLE_RATE = 16000
@@ -39,21 +37,6 @@ def device_of(dry_run: bool) -> str:
     if not torch.cuda.is_available():
         raise SystemExit("no CUDA device: run on a GPU, or give --dry-run")
     return "cuda"
-
-
-def sync(device: str) -> None:
-    if device == "cuda":
-        torch.cuda.synchronize()
-
-
-def reset_peak(device: str) -> None:
-    if device == "cuda":
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-
-
-def peak_gib(device: str) -> float | None:
-    return round(torch.cuda.max_memory_allocated() / 2**30, 2) if device == "cuda" else None
 
 
 def profile_table(prof, device: str) -> list[dict]:
@@ -112,13 +95,8 @@ def write_clips(folder: Path, seconds: float, n: int):
     """``n`` speech-like clips of exactly ``seconds`` as 16 kHz WAVs, as :class:`ScoreItem` s."""
     from evaluators.audio_scorer import ScoreItem
 
-    folder.mkdir(parents=True, exist_ok=True)
-    items = []
-    for i, wave in enumerate(clips(n, seconds, seconds, seed=int(seconds))):
-        path = folder / f"clip{i:03d}.wav"
-        sf.write(path, wave, SAMPLE_RATE)
-        items.append(ScoreItem(id=f"{seconds:g}s-{i}", path=path))
-    return items
+    paths = write_wavs(folder, clips(n, seconds, seconds, seed=int(seconds)), SAMPLE_RATE)
+    return [ScoreItem(id=f"{seconds:g}s-{i}", path=path) for i, path in enumerate(paths)]
 
 
 class BusyClock:
@@ -322,10 +300,7 @@ def train_step(rec: Recorder, work: Path, dry_run: bool, zero2: bool, batch_size
                           "hardware.accelerator": "cpu", "hardware.precision": "32-true", "data.num_workers": 0,
                           "optim.max_steps": 5, "att.corpus.clips_per_voice_dimension": 1, "att.corpus.max_clip_s": 3.5})
     cfg = load_config(Path(__file__).resolve().parents[1] / "configs/att/gpu_check.yaml", overrides)
-    peak = None
-    if device == "cuda":
-        name = torch.cuda.get_device_name()
-        peak = next((v for k, v in PEAK_BF16_TFLOPS.items() if k in name), None)
+    peak = device_peak_tflops() if device == "cuda" else None
     timer = step_timer(device, warmup=2, peak_tflops=peak, on_end=lambda t: record_training(rec, t))
     rec.put("config", {"file": "configs/att/gpu_check.yaml", "overrides": overrides,
                        "batch_size": cfg.data.batch_size, "lora_r": cfg.lora.r, "precision": cfg.hardware.precision,

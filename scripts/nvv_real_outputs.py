@@ -1,18 +1,13 @@
 """Score the real system outputs the public NVV-SuperBench repository ships, as a new user would, and
 compare DNSMOS with the public script on the same files.
 
-1. extracts ``audio/`` of the repository's git directory (``git archive``) into WORK/audio (outside
-   any checkout: third-party audio is never committed);
-2. per task folder (``en-prompt``, ``en-tag``, ``zh-prompt``, ``zh-tag``) writes
-   WORK/<task>/manifest.jsonl ``{id, audio, system}`` from ``<task>/<nvv>/<system>/<id>.<ext>``;
-3. runs ``omnijudge score nvv --items dataset/nvbench_data_<lang>.json --outputs WORK/<task>
-   --out WORK/results/<task> --measure dnsmos`` (the repository's own item files);
-4. loads the public ``dnsmos_mp3.py`` (the DNSMOS script its ``eval_dnsmos.sh`` runs) from the same
-   git directory and scores every file with its ``ComputeScore`` on its ``DNSMOS/sig_bak_ovr.onnx``;
-   prints the largest |omnijudge - public| per column, the files either side could not score,
-   rows per system and seconds per clip of both.
+Extracts ``audio/``, ``dataset/`` and the DNSMOS script from the repository's git directory into WORK
+(outside any checkout), writes a manifest per task folder, runs ``omnijudge score nvv --measure
+dnsmos`` on the repository's item files and the public ``dnsmos_mp3.py`` on every scored file;
+prints the formats found, rows per system, the largest |omnijudge - public| per column, the files
+either side could not score and seconds per clip (docs/nvv.md#real-outputs).
 
-    python scripts/nvv_real_outputs.py --repo /path/to/nvbench.git --work /tmp/nvv_real [--limit N]
+    python scripts/nvv_real_outputs.py --repo /path/to/nvbench.git --work /tmp/nvv_real [--per-system N]
 """
 
 from __future__ import annotations
@@ -56,6 +51,13 @@ def extract(repo: Path, work: Path) -> list[str]:
     return missing
 
 
+def evenly_spaced(rows: list, n: int | None) -> list:
+    """``n`` of ``rows`` evenly spaced from the first to the last (all of them when ``n`` is None or not fewer)."""
+    if not n or len(rows) <= n:
+        return rows
+    return [rows[round(k * (len(rows) - 1) / max(1, n - 1))] for k in range(n)]
+
+
 def manifests(work: Path, per_system: int | None) -> dict[str, Path]:
     """task -> folder holding its manifest.jsonl (with ``per_system``: that many files of each
     system, evenly spaced over its sorted files, so every NVV folder and format is sampled)."""
@@ -74,10 +76,7 @@ def manifests(work: Path, per_system: int | None) -> dict[str, Path]:
             by_system = defaultdict(list)
             for r in rows:
                 by_system[r["system"]].append(r)
-            rows = [r for rs in by_system.values()
-                    for r in (rs if len(rs) <= per_system else
-                              [rs[round(k * (len(rs) - 1) / (per_system - 1))] for k in range(per_system)]
-                              if per_system > 1 else rs[:1])]
+            rows = [r for rs in by_system.values() for r in evenly_spaced(rs, per_system)]
         folder = work / task_dir.name
         folder.mkdir(exist_ok=True)
         (folder / "manifest.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))

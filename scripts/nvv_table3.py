@@ -1,25 +1,13 @@
 """NVV-SuperBench Table 3 rows, the NVV verifier and Whisper WER on the real system outputs that the
 public repository (lmxue/nvbench) ships: one command a user can rerun (every stage resumes).
 
-Stages (``--stages``, run in this order; each one an ``omnijudge score nvv`` per (task, system)):
-
-- ``table3``: for ``--systems`` (default CosyVoice2, gpt-4o, Qwen3-TTS: outputs in EN and ZH), on the
-  task folders the paper's Table 3 reads for it (``<lang>-tag`` for the tag-based systems of its
-  Table 2, else ``<lang>-prompt``): ``score nvv --measure wer,dnsmos --asr ASR`` (EN; ZH: ``dnsmos``
-  only, as the public CER needs paraformer-zh: ``--paraformer PARAFORMER_DIR`` adds it) plus, for a
-  tag-based system, the verifier (``--judge``, word times from ``--aligner``), then
-  ``metrics nvv --runs`` on each run folder; writes WORK/table3/table3.md (paper Table 3 columns,
-  the ones that cannot run here marked);
-- ``wer-all``: ``--measure wer`` over every EN output (WORK/results/<task>, the folder
-  ``nvv_real_outputs.py`` uses, so earlier rows are reused);
-- ``verifier-all``: the verifier over every output of every task (``--tasks``, in that order) and
-  system (WORK/verifier/...; ``--verifier-per-system N``: N evenly spaced outputs of each; N - 1 a
-  multiple of an earlier N - 1 keeps the earlier outputs), summarised per system in
-  WORK/verifier/summary.md.
-
-Each (task, system) run reads only the items that system has outputs for (WORK/.../items.json, a
-subset of the repository's ``dataset/nvbench_data_<lang>.json``): the public outputs are a sample,
-and under the paper protocol an item without an output would count as a miss.
+Stages (``--stages``, in this order; each an ``omnijudge score nvv`` per (task, system) on the items
+that system has outputs for): ``table3`` (per ``--systems``, the task folders Table 3 reads for it:
+WER / CER, DNSMOS and, for a tag-based system, the verifier; then ``metrics nvv --runs``; writes
+WORK/table3/table3.md), ``wer-all`` (Whisper WER over every EN output, WORK/results/<task>, the
+folder ``nvv_real_outputs.py`` uses) and ``verifier-all`` (the verifier over every output of
+``--tasks``; WORK/verifier/summary.md). What each column needs and the measured rows:
+docs/nvv.md#table-3-rows-for-three-public-systems-2026-11-28.
 
     python scripts/nvv_table3.py --repo NVBENCH_GIT_DIR --work /tmp/nvv_real --judge VERIFIER \\
         [--systems Cosyvoice2,gpt_4o,qwen3_tts] [--per-system N] [--stages table3,wer-all,verifier-all]
@@ -52,8 +40,7 @@ def subset(work: Path, task: str, system: str, dest: Path, limit: int | None = N
     rows = [r for r in map(json.loads, (work / task / "manifest.jsonl").open()) if r["system"] == system]
     if not rows:
         return 0
-    if limit and len(rows) > limit:
-        rows = [rows[round(k * (len(rows) - 1) / max(1, limit - 1))] for k in range(limit)]
+    rows = nvv_real_outputs.evenly_spaced(rows, limit)
     ids = {r["id"] for r in rows}
     lang = task.split("-")[0]
     items = [it for it in json.loads((work / "dataset" / f"nvbench_data_{lang}.json").read_text()) if it["id"] in ids]

@@ -1,21 +1,12 @@
 """`omnijudge metrics nvv --protocol upstream` against the public NVV-SuperBench scripts, side by side.
 
 Builds verifier-row files from the real items (perfect, absent, shifted by 1-6 units, spurious
-reports, alias tag spellings, missing rows, inline non-target tags, mixed), then for each file:
-
-1. runs the public metric script on the rows as they are (no ``pred_pos``: it computes positions
-   itself), and on the records the public verifier script would store for them (its own position
-   and reported-event functions, imported from PUBLIC_DIR, so with ``pred_pos``), with the
-   language's delta and unit as its run script passes them;
-2. scores both files with ``--protocol upstream`` and compares every number with the public
-   script's on the same file: P, R, F1, TPD, NTD, coverage, CA-F1, TP/FP/FN, R/P/I sizes;
-3. scores them with ``--protocol paper`` and checks the values computed by hand from each scenario's
-   construction (TP/FP/FN counts; NTD = mean shift / L_u).
-
-PUBLIC_DIR is the folder of the public scripts (``evaluation/objective_evaluation/
-nvv_precision_recall_f1_distance`` of the NVV-SuperBench repository); nothing is downloaded. The
-public verifier script imports the Gemini client at the top; a stand-in module is installed for it,
-since only its text functions are called.
+reports, alias tag spellings, missing rows, inline non-target tags, mixed); runs the public metric
+script on each (as rows, and as the records its verifier script would store, made with that
+script's own functions imported from PUBLIC_DIR, its Gemini import stubbed) and compares every
+number with ``--protocol upstream`` on the same file (:data:`COMPARED`); checks ``--protocol paper``
+against the counts computed by hand from each scenario. PUBLIC_DIR: the repository's
+``evaluation/objective_evaluation/nvv_precision_recall_f1_distance``; nothing is downloaded.
 
     python scripts/nvv_upstream_parity.py --public-dir DIR --items nvbench_data_en.json nvbench_data_zh.json
 """

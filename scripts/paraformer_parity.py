@@ -2,23 +2,18 @@
 FunASR's paraformer-zh through :mod:`evaluators.measures.paraformer`, then
 :mod:`evaluators.benchmarks.nvv.intelligibility`) against NVV-SuperBench's own ``wer_cer/run_wer.py``,
 run unmodified on a paraformer-zh stand-in (``scripts/paraformer_standin.py``), clip by clip
-(docs/nvv.md#wercer).
+(docs/nvv.md#wercer: the method and the result).
 
-The public script runs in a virtual environment with FunASR (``--system-site-packages``, plus
-``funasr[knf]``) and its own pin ``jiwer==3.0.3`` (``compute_measures`` is gone from jiwer 4). Two
-redirections, both outside what it computes: ``AutoModel(model="paraformer-zh")`` resolves to the
-stand-in folder (FunASR's ModelScope name map), and each clip is its own one-line list, run by a fresh
-``runpy`` execution of the script, so every clip meets a freshly built model as the first clip of a
-public run does. A clip for which the model predicts no token stops the public script (IndexError);
-it is reported, not compared.
+The public script runs in a virtual environment with FunASR and its own pin ``jiwer==3.0.3``;
+``AutoModel(model="paraformer-zh")`` resolves to the stand-in, and each clip is its own fresh
+``runpy`` run (as the first clip of a public run). A clip the public script stops on is reported,
+not compared. ``--write-golden`` runs its ``process_one`` (read from ``run_wer.py``) on
+:data:`GOLDEN_CASES` and stores the results the tests compare against.
 
     python scripts/paraformer_parity.py --run-wer NVBENCH/evaluation/objective_evaluation/wer_cer/run_wer.py
-        [--venv /tmp/paraformer-parity-venv] [--work DIR]
-    python scripts/paraformer_parity.py --run-wer ... --write-golden   # (re)write tests/data/nvv_cer_golden.json
+        [--venv /tmp/paraformer-parity-venv] [--work DIR] [--write-golden]
 
-``--write-golden`` runs the script's own ``process_one`` (read from ``run_wer.py``, with its
-``zhconv`` step) on the normalisation cases of :data:`GOLDEN_CASES` and stores the results the tests
-compare against. Prints per clip the two transcripts and CERs; exits 1 on any difference.
+Prints per clip the two transcripts and CERs; exits 1 on any difference.
 """
 
 from __future__ import annotations

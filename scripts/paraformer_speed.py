@@ -1,17 +1,13 @@
-"""Seconds per clip of omnijudge's paraformer-zh path (``score nvv --measure wer
---paraformer-checkpoint``: FunASR's loader, then one ``generate`` per clip, as the public script),
-on CPU with a given number of torch threads (docs/nvv.md#wercer).
+"""Seconds per clip of omnijudge's paraformer-zh path (``score nvv --measure wer --paraformer-checkpoint``:
+FunASR's loader, then one ``generate`` per clip, as the public script), on CPU with ``--threads``.
 
-The model is a paraformer-zh folder: the released one, or a stand-in from
-``scripts/paraformer_standin.py`` (``--size real`` has the released widths and depths, so its
-timings stand for the real model's; the tiny one measures only the overheads).
+FOLDER: the released paraformer-zh, or a ``scripts/paraformer_standin.py`` stand-in (``--size real``
+has the released shapes, so its timings stand for the real model's). Prints the load time, then
+per clip the median seconds, CPU seconds (the figure to trust on a shared machine) and real-time
+factor (docs/nvv.md#wercer). Needs ``funasr``.
 
     python scripts/paraformer_speed.py FOLDER [--threads 2] [--seconds 4 8 12] [--repeats 3]
     python scripts/paraformer_speed.py FOLDER --audio OUTPUTS/*.wav     # time real clips instead
-
-Prints the load time, then per clip duration the median seconds per clip (read + transcribe), its CPU
-seconds (the figure to trust on a shared machine: with 2 threads on busy cores, OpenMP waits inflate
-the wall time many times over) and the real-time factor. Needs ``funasr`` (the ``paraformer`` extra).
 """
 
 from __future__ import annotations

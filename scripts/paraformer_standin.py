@@ -4,20 +4,11 @@ NVV-SuperBench's ``wer_cer/run_wer.py`` loads with ``AutoModel(model="paraformer
 the layout FunASR downloads, with random weights made by FunASR's own ``SeacoParaformer`` class
 (docs/nvv.md#wercer).
 
-Files, as FunASR reads them (``funasr/download/download_model_from_hub.py``):
-
-* ``configuration.json``: ``file_path_metas`` naming the files below (ModelScope's layout);
-* ``config.yaml``: the model, encoder (SANM), decoder (SANM), SeACo decoder, CIF predictor (V3),
-  ``WavFrontend`` (80 mel, 25/10 ms hamming, LFR 7/6) and ``CharTokenizer`` sections, with the
-  released model's keys; ``--size tiny`` (default) shrinks the widths and depths, ``--size real`` keeps
-  the released ones (512 wide, 50 encoder / 16 decoder blocks, 8404 tokens: about 220 M parameters);
-* ``model.pt``: the state dict; ``am.mvn``: the Kaldi nnet CMVN (``<AddShift>``/``<Rescale>``, 560
-  values each); ``tokens.json``: the token list (``<blank>``, ``<s>``, ``</s>``, characters, ``@@``
-  word pieces, ``<unk>``); ``seg_dict``: word -> pieces (read only when encoding text).
-
-The stand-in's tokens include traditional characters and English word pieces, so random weights
-produce mixed-script transcripts that exercise FunASR's post-processing and ``zhconv``. Its
-``config.yaml`` sets ``dither: 0.0`` so FunASR's own output is deterministic.
+The folder holds ``configuration.json`` (ModelScope's ``file_path_metas``), ``config.yaml`` (the
+released model's sections and keys; ``--size tiny``, the default, shrinks widths and depths, ``--size
+real`` keeps them: about 220 M parameters; ``dither: 0.0``, so FunASR's output is deterministic),
+``model.pt``, ``am.mvn`` (Kaldi nnet CMVN), ``tokens.json`` (with traditional characters and English
+word pieces, so random weights give mixed-script transcripts for the post-processing) and ``seg_dict``.
 
     python scripts/paraformer_standin.py OUT_DIR [--size tiny|real] [--seed 0]
 

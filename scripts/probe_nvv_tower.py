@@ -1,33 +1,23 @@
 """Linear probes: does the NVV verifier's audio path tell the 45 event types apart at the event?
 
-For every rendered event of a real-speech NVV corpus (``nvv.corpus.source: real``: the target where
-it was rendered, every spurious / wrong-type event) this mean- and std-pools the states inside the
-event's time span (``rendered.event_span_s`` / ``spurious_spans_s``), per stage of the verifier's
-audio path:
-
-* ``mel``: the log-mel features the tower reads (a floor: what a probe gets without any tower);
-* ``tower``: the frozen tower's output after ``ln_post`` (what the trained projection reads);
-* ``llm`` (with ``--llm``): the verifier LLM's last hidden states at the audio positions in the span
-  (what the boundary head pools), under the item's own prompt.
-
-It then fits a standardised multinomial logistic regression on the training split's events (type
-label: the event type rendered there), picks its L2 strength on the val split and prints one JSON
-line per stage with the accuracy (45 types, chance 2.2%) and the category accuracy on the val and
-test events, and the pairwise "same type?" accuracy the wrong_type items need (the probe's
-probability of the asked type against the rendered one). Labels are by construction (no listener).
+Per rendered event of a real-speech NVV corpus (targets and spurious / wrong-type events), states
+mean- and std-pooled inside the event's time span at each stage (``mel``, ``tower`` after
+``ln_post``, with ``--llm`` the verifier LLM under the item's prompt), then a standardised logistic
+regression over the types fitted on train, L2 strength chosen on val: one JSON line per stage with
+the type and category accuracy on val and test (chance 2.2%) and the "same type?" accuracy the
+wrong_type items need (the rendered type's probability against the asked one). Results:
+docs/results.md.
 
     python scripts/probe_nvv_tower.py --judge checkpoints/nvv-tiny-real/final --corpus data/generated/nvv_real [--llm]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import numpy as np
-import torch
-from tower_probe_common import pooled, stage_states  # scripts/ is on the path when run as a script
+from tower_probe_common import audio_llm_states, best_probe, pooled, probe_arguments, stage_states, tower_states  # scripts/ is on the path when run as a script
 
 SPLITS = ("train", "val", "test")
 
@@ -47,22 +37,11 @@ def frames(span: list[float], n: int, per_second: float) -> slice:
 
 def clip_stages(judge, tower, row: dict, wave: np.ndarray, llm: bool) -> list[dict[str, np.ndarray]]:
     """Pooled states of each event of one clip at each stage of the audio path."""
-    feats, n_valid = judge.backbone.features(wave)
-    mel = torch.from_numpy(np.asarray(feats))[:, :n_valid].T
-    captured = {}
-    hook = tower.ln_post.register_forward_hook(lambda m, i, o: captured.update(post=o.detach()))
-    lens = torch.tensor([n_valid])
-    after_cnn, _ = tower._get_feat_extract_output_lengths(lens)
-    with torch.no_grad():
-        tower(mel.T, feature_lens=lens, aftercnn_lens=after_cnn)
-        hook.remove()
-        post = captured["post"]
-        states = None
-        if llm:
-            ex = judge.prepare(wave, row["text"], row["lang"], row["target_type"], unit_times_of(row))
-            batch = judge.backbone.collate([ex])
-            hidden = judge.backbone.last_hidden_state(**batch)[0]
-            states = hidden[batch["input_ids"][0] == judge.backbone.audio_token_id]
+    mel, _, post = tower_states(judge, tower, wave)
+    states = None
+    if llm:
+        states = audio_llm_states(judge, judge.prepare(wave, row["text"], row["lang"], row["target_type"],
+                                                       unit_times_of(row)))
     dur = len(wave) / 16000
     out = []
     for _, span in events_of(row):
@@ -83,17 +62,7 @@ def unit_times_of(row: dict) -> list:
 def probe(x: dict, y: dict, cats: dict, asked: dict) -> dict:
     """Type accuracy of a logistic probe fitted on train, C chosen on val, read on val and test;
     category accuracy; same-type accuracy on events whose item asked for another type."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    best = None
-    for c in (0.001, 0.01, 0.1, 1.0):
-        model = make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=3000)).fit(x["train"], y["train"])
-        val = float(np.mean(model.predict(x["val"]) == y["val"]))
-        if best is None or val > best[0]:
-            best = (val, c, model)
-    _, c, model = best
+    _, c, model = best_probe(x, y, lambda truth, pred: float(np.mean(pred == truth)), max_iter=3000)
     out = {"C": c}
     classes = list(model.classes_)
     for split in ("val", "test"):
@@ -113,13 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     from evaluators.audio_io import load_audio
     from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
 
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--judge", required=True, help="a trained nvv verifier folder (its tower is used)")
-    p.add_argument("--corpus", required=True, help="real-speech NVV corpus folder (items.jsonl, audio/)")
-    p.add_argument("--llm", action="store_true", help="also probe the verifier LLM's hidden states in the event span")
-    p.add_argument("--cache", default=None, help="npz file of pooled states: read when present, else written")
-    args = p.parse_args(argv)
-    rows = [json.loads(line) for line in (Path(args.corpus) / "items.jsonl").read_text().splitlines() if line.strip()]
+    args, rows = probe_arguments(argv, __doc__, "nvv verifier", "items.jsonl",
+                                 "verifier LLM's hidden states in the event span")
     meta = [(r["split"], ty, r["target_type"]) for r in rows for ty, _ in events_of(r)]
     data = stage_states(args.judge, args.cache, rows, lambda judge, tower, row: clip_stages(
         judge, tower, row, load_audio(Path(args.corpus) / row["audio"]), args.llm))

@@ -1,20 +1,13 @@
 """Score a folder of public TTS outputs with ``omnijudge score`` and say which files failed and why.
 
-A check that real, third-party audio (MP3s from commercial APIs, WAVs of any bit depth) goes
-through the loader: it runs ``omnijudge score audio --judge JUDGE --audio FOLDER --out OUT`` (through
-``evaluators.cli.main``, so exactly what the command does), then reads OUT and prints:
-
-- files found under FOLDER and rows written;
-- rows scored and error rows per file extension;
-- error rows grouped by the error text (paths and numbers taken out), by the first
-  sub-folder(s) of the file and by the folder holding it (the generating system in layouts
-  like ``<set>/<category>/<system>/<file>``), with one full message per group as an example.
+Runs ``omnijudge score audio --judge JUDGE --audio FOLDER --out OUT`` (through ``evaluators.cli.main``),
+then prints files found and rows written, rows scored and error rows per extension, and the error
+rows grouped by their text (paths and numbers taken out), by sub-folder and by the folder holding
+the file, one full message per group (docs/inputs_and_outputs.md). OUT is resumed when it exists.
+Exit status 0 when every row is scored, 1 when some are error rows.
 
     python scripts/score_public_outputs.py --audio FOLDER --judge JUDGE --out OUT.jsonl
         [--num-workers 1] [--levels 1] [--allow-truncated]
-
-OUT is resumed when it exists (delete it to score again). Exit status 0 when every row is
-scored, 1 when some are error rows.
 """
 
 from __future__ import annotations

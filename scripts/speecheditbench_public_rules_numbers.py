@@ -1,17 +1,12 @@
 """TS / PS / JS of the synthetic edited SpeechEditBench corpus with and without the public
 evaluator's emotion aliases and the traditional -> simplified conversion of Chinese transcripts.
 
-Two manifests are scored: the corpus's own (canonical labels, simplified text: nothing should
-change), and the same verdicts and transcripts worded as a Gemini judge and a Whisper ASR may word
-them (emotion labels in alias spellings, "playfulness" -> "Playful", "fearful" -> "fear",
-"surprise" -> "surprised"; ZH transcripts and word timestamps in traditional characters). "Before"
-replaces the two rules with the previous ones (labels only lowercased with "_" -> "-", no alias
-table; no conversion), "after" is the code as it is.
+Scores the corpus's own manifest and the same verdicts worded as a Gemini judge and a Whisper ASR
+may word them (alias emotion spellings, traditional ZH text), "before" under the previous rules
+(no alias table, no conversion) and "after" under the code as it is
+(docs/speecheditbench.md#reproducing-the-before--after-numbers). Needs no pretrained model.
 
     python scripts/speecheditbench_public_rules_numbers.py [--out DIR]
-
-Needs no pretrained model: acoustic and speaker items (which need the DNSMOS / speaker providers)
-are left out.
 """
 
 from __future__ import annotations
