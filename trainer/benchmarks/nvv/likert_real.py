@@ -31,7 +31,6 @@ packages -> byte-identical files.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -109,5 +108,5 @@ def build_real_likert_corpus(config: NvvLikertCorpusConfig, out: Path) -> Path:
     jobs = [(c, config.seed, str(out)) for c in plan_carriers(config)]
     rows = render_jobs(_build_job, jobs, config.render_workers, "real nvv likert", 4)
     write_jsonl(out / "clips.jsonl", rows)
-    (out / "corpus_config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n", encoding="utf-8")
+    config.save(out)
     return out
