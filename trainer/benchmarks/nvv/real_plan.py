@@ -33,7 +33,7 @@ from trainer.benchmarks.nvv.corpus import (CASES, SPLITS, NvvCorpusConfig, _allo
 from trainer.benchmarks.nvv.placement import place_spurious, place_target
 from trainer.benchmarks.nvv.texts import SENTENCES, boundaries, sentence_id, tokens
 from trainer.synth.real_speech.engines import VOICES, piper_available
-from trainer.synth.real_speech.recordings import Recording, asterisk_prompts, card_readings, librivox_readings
+from trainer.synth.real_speech.recordings import Recording, recording_set
 
 REAL_CASES = CASES + ("wrong_type",)
 #: the real corpus's default case mix (``nvv.corpus.case_proportions`` overrides it)
@@ -67,7 +67,7 @@ def sentence_splits(config: NvvCorpusConfig) -> dict[str, list[str]]:
 
 @lru_cache(maxsize=None)
 def _recording_set(name: str) -> tuple[Recording, ...]:
-    return tuple({"asterisk_en": asterisk_prompts, "an4_cards": card_readings, "librivox": librivox_readings}[name]())
+    return tuple(recording_set(name))
 
 
 def human_recordings(split: str, sentences: dict[str, list[str]]) -> list[Recording]:
