@@ -39,7 +39,7 @@ from trainer.benchmarks.nvv.corpus import SPLITS, NvvCorpusConfig
 from trainer.benchmarks.nvv.likert_corpus import (NvvLikertCorpusConfig, clip_row, degrade, factor_spec,
                                                   random_factors)
 from trainer.benchmarks.nvv.real_corpus import LABELS_NOTE, render_real_item
-from trainer.benchmarks.nvv.real_plan import _carrier, _exact_bounds, sentence_splits, tts_voice
+from trainer.benchmarks.nvv.real_plan import _carrier, _exact_bounds, carrier_fields, sentence_splits
 from trainer.benchmarks.nvv.texts import tokens
 from trainer.synth.corpus_io import render_jobs, write_jsonl, write_wav
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE
@@ -83,12 +83,9 @@ def render_clip(carrier: dict, seed: int, factors: dict | None = None) -> tuple[
     spec, factors = clip_spec(carrier, rng, factors)
     clean, rec = render_real_item(spec, rng, NOISE_FLOOR_DB)
     y = degrade(clean, factors["quality"], rng, SAMPLE_RATE)
-    engine = (tts_voice(spec["voice"]).label if spec["carrier"] == "tts"
-              else "+".join(f"{r.speaker}/{r.id}" for r in spec["recordings"]))
     measured = {"snr_db": None if factors["quality"] == "clean" else round(measured_snr_db(clean, y), 2),
                 "event_level_db": rec["rendered"]["event_level_db"]}
-    extra = {"sentence_id": spec["sentence_id"], "carrier": spec["carrier"], "voice": spec["voice"],
-             "speaker": spec["voice"], "engine": engine, "measured": measured, "labels": LABELS_NOTE}
+    extra = {"sentence_id": spec["sentence_id"], **carrier_fields(spec), "measured": measured, "labels": LABELS_NOTE}
     return y, {**clip_row("", spec, factors, y, rec, SAMPLE_RATE), **extra}
 
 

@@ -36,7 +36,7 @@ import numpy as np
 from evaluators.benchmarks.nvv.items import count_units
 from trainer.benchmarks.nvv.corpus import SPLITS, NvvCorpus, NvvCorpusConfig, finish_corpus, item_row
 from trainer.benchmarks.nvv.render import rendering_record
-from trainer.benchmarks.nvv.real_plan import REAL_CASES, finish_spec, plan, tts_voice
+from trainer.benchmarks.nvv.real_plan import REAL_CASES, carrier_fields, finish_spec, plan, tts_voice
 from trainer.benchmarks.nvv.sounds import planned_events, render_event
 from trainer.benchmarks.nvv.texts import is_punct
 from trainer.synth.corpus_io import render_jobs, write_wav
@@ -139,10 +139,7 @@ def render_real_item(spec: dict, rng: np.random.Generator, noise_db: float) -> t
 
 
 def _row(spec: dict, rec: dict, n_samples: int) -> dict:
-    engine = (tts_voice(spec["voice"]).label if spec["carrier"] == "tts"
-              else "+".join(f"{r.speaker}/{r.id}" for r in spec["recordings"]))
-    return {**item_row(spec, rec, n_samples, SAMPLE_RATE), "carrier": spec["carrier"], "voice": spec["voice"],
-            "speaker": spec["voice"], "engine": engine, "labels": LABELS_NOTE}
+    return {**item_row(spec, rec, n_samples, SAMPLE_RATE), **carrier_fields(spec), "labels": LABELS_NOTE}
 
 
 def _build_job(job: tuple) -> dict:

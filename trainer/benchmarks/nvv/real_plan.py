@@ -54,6 +54,13 @@ def tts_voice(name: str):
     return VOICES[rung][int(k)]
 
 
+def carrier_fields(spec: dict) -> dict:
+    """A real item's carrier in its row: ``carrier``, ``voice`` (``speaker`` repeats it), ``engine``."""
+    engine = (tts_voice(spec["voice"]).label if spec["carrier"] == "tts"
+              else "+".join(f"{r.speaker}/{r.id}" for r in spec["recordings"]))
+    return {"carrier": spec["carrier"], "voice": spec["voice"], "speaker": spec["voice"], "engine": engine}
+
+
 def split_tts_voices(split: str) -> list[str]:
     """TTS voices of ``split`` that render here (piper's only when installed)."""
     return [v for v in TTS_SPLITS[split] if not v.startswith("neural") or piper_available()]
