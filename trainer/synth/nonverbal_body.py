@@ -36,24 +36,12 @@ __all__ = ["RECIPES"]
 
 # ----------------------------------------------------------------------------- respiratory
 
-def _breath(rng, sr, v, _):
-    n = samples(uni(rng, 0.45, 0.65), sr)
-    return noise(n, 400, 2500, sr, rng) * envelope(n, power=0.7)
-
-
-def _inhale(rng, sr, v, _):
-    n = samples(uni(rng, 0.5, 0.8), sr)
-    return noise(n, 1000, 4500, sr, rng) * envelope(n, shape="rise", power=1.5, release=0.08)
-
-
-def _exhale(rng, sr, v, _):
-    n = samples(uni(rng, 0.6, 0.9), sr)
-    return noise(n, 200, 1500, sr, rng) * envelope(n, shape="decay", attack=0.06, release=0.35)
-
-
-def _quick_breath(rng, sr, v, _):
-    n = samples(uni(rng, 0.13, 0.2), sr)
-    return noise(n, 600, 3500, sr, rng) * envelope(n, power=0.8)
+def _noise_burst(dur_s: tuple[float, float], band_hz: tuple[float, float], **env):
+    """A recipe of band noise (``band_hz``) lasting U(``dur_s``) seconds under ``envelope(n, **env)``."""
+    def recipe(rng, sr, v, _):
+        n = samples(uni(rng, *dur_s), sr)
+        return noise(n, *band_hz, sr, rng) * envelope(n, **env)
+    return recipe
 
 
 def _sigh(rng, sr, v, _):
@@ -151,11 +139,6 @@ def _hiccup(rng, sr, v, _):
     return mix(uni(rng, 0.14, 0.2), sr, [(0, 0.8 * click(sr, 1500, 0.004, rng)), (0.005, y)])
 
 
-def _sniff(rng, sr, v, _):
-    n = samples(uni(rng, 0.2, 0.32), sr)
-    return noise(n, 2500, 7000, sr, rng) * envelope(n, 0.3, 0.2, "ar")
-
-
 def _sniffle(rng, sr, v, _):
     k = int(rng.integers(2, 4))
     parts = []
@@ -216,11 +199,6 @@ def _tsk(rng, sr, v, _):
     return mix(0.13 * (k - 1) + uni(rng, 0.11, 0.15), sr, parts)
 
 
-def _sss(rng, sr, v, _):
-    n = samples(uni(rng, 0.6, 1.0), sr)
-    return noise(n, 4500, 7800, sr, rng) * envelope(n, 0.1, 0.15, "ar")
-
-
 def _clucking(rng, sr, v, _):
     k = int(rng.integers(3, 5))
     parts = [(t, click(sr, uni(rng, 700, 1100), 0.006, rng)) for t in onsets_at(rng, k, uni(rng, 5.0, 6.0))]
@@ -246,9 +224,14 @@ def _whisper(rng, sr, v, _):
 
 
 RECIPES: dict = {
-    "breath": _breath, "inhale": _inhale, "exhale": _exhale, "quick_breath": _quick_breath, "sigh": _sigh,
+    "breath": _noise_burst((0.45, 0.65), (400, 2500), power=0.7),
+    "inhale": _noise_burst((0.5, 0.8), (1000, 4500), shape="rise", power=1.5, release=0.08),
+    "exhale": _noise_burst((0.6, 0.9), (200, 1500), shape="decay", attack=0.06, release=0.35),
+    "quick_breath": _noise_burst((0.13, 0.2), (600, 3500), power=0.8), "sigh": _sigh,
     "gasp": _gasp, "panting": _panting, "wheezing": _wheezing, "snore": _snore, "yawn": _yawn, "cough": _cough,
-    "sneeze": _sneeze, "throat_clearing": _throat_clearing, "hiccup": _hiccup, "sniff": _sniff,
+    "sneeze": _sneeze, "throat_clearing": _throat_clearing, "hiccup": _hiccup,
+    "sniff": _noise_burst((0.2, 0.32), (2500, 7000), attack=0.3, release=0.2, shape="ar"),
     "sniffle": _sniffle, "snort": _snort, "lipsmack": _lipsmack, "gulp": _gulp, "swallow": _swallow, "burp": _burp,
-    "tsk": _tsk, "sss": _sss, "clucking": _clucking, "hissing": _hissing, "whisper": _whisper,
+    "tsk": _tsk, "sss": _noise_burst((0.6, 1.0), (4500, 7800), attack=0.1, release=0.15, shape="ar"),
+    "clucking": _clucking, "hissing": _hissing, "whisper": _whisper,
 }

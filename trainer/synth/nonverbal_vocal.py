@@ -49,6 +49,15 @@ def _ha(rng, sr, v, dur, ratio, style: _LaughStyle) -> np.ndarray:
     return y + style.asp * h * 0.5
 
 
+def _glide(dur_s: tuple[float, float], points: list, vowel: str, breath: float, env: tuple = (), **kw):
+    """A recipe of one voiced vowel of U(``dur_s``) seconds through the F0 ``points`` (``vox``) under
+    ``envelope(n, *env)``; ``kw``: more of ``vox``'s settings."""
+    def recipe(rng, sr, v, _):
+        d = uni(rng, *dur_s)
+        return vox(rng, sr, v, d, points, vowel, breath, envelope(samples(d, sr), *env), **kw)
+    return recipe
+
+
 def _laughs(rng, sr, v, onsets, syl, ratios, amps, **style) -> np.ndarray:
     """A train of laugh syllables at the given onsets (s) with per-syllable pitch ratios / amplitudes;
     ``style``: the fields of `_LaughStyle`."""
@@ -145,13 +154,6 @@ def _crying_loudly(rng, sr, v, _):
                 tilt=0.85)
 
 
-def _wail(rng, sr, v, _):
-    d = uni(rng, 1.3, 1.8)
-    n = samples(d, sr)
-    return vox(rng, sr, v, d, [(0, 2.0), (0.3, 2.5), (1, 1.9)], "o", 0.2, envelope(n, 0.1, 0.3, "ar"),
-                vibrato_hz=5.0, vibrato_st=0.7)
-
-
 def _whimper(rng, sr, v, _):
     parts, t = [], 0.0
     for _i in range(2):
@@ -164,11 +166,6 @@ def _whimper(rng, sr, v, _):
 
 # ----------------------------------------------------------------------------- emotional
 
-def _hum(rng, sr, v, _):
-    d = uni(rng, 0.4, 0.65)
-    return vox(rng, sr, v, d, [(0, 1.0), (1, 1.08)], "@", 0.1, envelope(samples(d, sr), 0.15, 0.25, "ar"), nasal=1.0)
-
-
 def _humming(rng, sr, v, _):
     k = int(rng.integers(4, 7))
     scale = np.array([1.0, 9 / 8, 5 / 4, 3 / 2, 5 / 3])
@@ -178,17 +175,6 @@ def _humming(rng, sr, v, _):
     n = samples(d, sr)
     env = envelope(n, 0.05, 0.1, "ar") * (0.8 + 0.2 * np.cos(2 * np.pi * k * np.linspace(0, 1, n)))
     return vox(rng, sr, v, d, pts, "@", 0.1, env, nasal=1.0)
-
-
-def _groan(rng, sr, v, _):
-    d = uni(rng, 0.7, 1.0)
-    return vox(rng, sr, v, d, [(0, 0.72), (1, 0.55)], "o", 0.6, envelope(samples(d, sr), 0.2, 0.4, "ar"),
-                jitter_st=0.6)
-
-
-def _moan(rng, sr, v, _):
-    d = uni(rng, 0.9, 1.3)
-    return vox(rng, sr, v, d, [(0, 0.95), (0.5, 1.2), (1, 0.85)], "o", 0.9, envelope(samples(d, sr)), nasal=0.4)
 
 
 def _grunt(rng, sr, v, _):
@@ -223,7 +209,11 @@ def _exclamation(rng, sr, v, variant):
 RECIPES: dict = {
     "chuckle": _chuckle, "giggle": _giggle, "laugh": _laugh, "laugh_harder": _laugh_harder,
     "start_laughing": _start_laughing, "stifled_laugh": _stifled_laugh, "burst_of_laughter": _burst_of_laughter,
-    "crying": _crying, "sobbing": _sobbing, "crying_loudly": _crying_loudly, "wail": _wail, "whimper": _whimper,
-    "hum": _hum, "humming": _humming, "groan": _groan, "moan": _moan, "grunt": _grunt, "mumble": _mumble,
-    "exclamation": _exclamation,
+    "crying": _crying, "sobbing": _sobbing, "crying_loudly": _crying_loudly,
+    "wail": _glide((1.3, 1.8), [(0, 2.0), (0.3, 2.5), (1, 1.9)], "o", 0.2, (0.1, 0.3, "ar"), vibrato_hz=5.0,
+                   vibrato_st=0.7),
+    "whimper": _whimper, "hum": _glide((0.4, 0.65), [(0, 1.0), (1, 1.08)], "@", 0.1, (0.15, 0.25, "ar"), nasal=1.0),
+    "humming": _humming, "groan": _glide((0.7, 1.0), [(0, 0.72), (1, 0.55)], "o", 0.6, (0.2, 0.4, "ar"), jitter_st=0.6),
+    "moan": _glide((0.9, 1.3), [(0, 0.95), (0.5, 1.2), (1, 0.85)], "o", 0.9, nasal=0.4), "grunt": _grunt,
+    "mumble": _mumble, "exclamation": _exclamation,
 }

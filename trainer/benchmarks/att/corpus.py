@@ -19,9 +19,8 @@ Output folder:
 """
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +29,7 @@ from trainer.synth.corpus_config import StrictFromDict
 from evaluators.progress import progress_iter
 from trainer.synth.corpus_io import write_jsonl, write_wav
 
-from trainer.benchmarks.att.listeners import ListenerParams, SimClip, simulate_listeners
+from trainer.benchmarks.att.listeners import SimClip, simulate_corpus
 from trainer.synth.speech import CueLevels, render_utterance
 from trainer.synth.timbre import VoiceTimbre
 
@@ -179,30 +178,27 @@ class AttCorpusConfig(StrictFromDict):
     def __post_init__(self) -> None:
         self.languages = tuple(self.languages)
 
-        def need(ok: bool, msg: str) -> None:
-            if not ok:
-                raise ValueError(f"AttCorpusConfig: {msg}")
-        need(isinstance(self.seed, (int, np.integer)) and self.seed >= 0, f"seed must be an int >= 0, got {self.seed!r}")
-        need(self.clips_per_voice_dimension >= 1, "clips_per_voice_dimension must be >= 1")
-        need(self.n_human_traps >= 2, "n_human_traps must be >= 2 (each batch uses 2)")
-        need(self.n_flawed_traps >= 1, "n_flawed_traps must be >= 1 (each batch uses 1)")
-        need(self.annotators_per_clip >= 1, "annotators_per_clip must be >= 1")
-        need(0.0 <= self.careless_listener_fraction <= 0.5, "careless_listener_fraction must be in [0, 0.5]")
-        need(0.0 <= self.unclear_user_fraction <= 1.0, "unclear_user_fraction must be in [0, 1]")
-        need(0.0 <= self.unclear_width_median <= 0.45, "unclear_width_median must be in [0, 0.45]")
+        self.need(isinstance(self.seed, (int, np.integer)) and self.seed >= 0, f"seed must be an int >= 0, got {self.seed!r}")
+        self.need(self.clips_per_voice_dimension >= 1, "clips_per_voice_dimension must be >= 1")
+        self.need(self.n_human_traps >= 2, "n_human_traps must be >= 2 (each batch uses 2)")
+        self.need(self.n_flawed_traps >= 1, "n_flawed_traps must be >= 1 (each batch uses 1)")
+        self.need(self.annotators_per_clip >= 1, "annotators_per_clip must be >= 1")
+        self.need(0.0 <= self.careless_listener_fraction <= 0.5, "careless_listener_fraction must be in [0, 0.5]")
+        self.need(0.0 <= self.unclear_user_fraction <= 1.0, "unclear_user_fraction must be in [0, 1]")
+        self.need(0.0 <= self.unclear_width_median <= 0.45, "unclear_width_median must be in [0, 0.45]")
         for name in ("unclear_width_sigma", "listener_bias_sd", "judgement_noise_sd", "clip_noise_sd"):
-            need(0.0 <= getattr(self, name) <= 1.0, f"{name} must be in [0, 1]")
-        need(self.sample_rate >= 8000, f"sample_rate must be >= 8000 Hz, got {self.sample_rate}")
-        need(1.0 <= self.max_clip_s <= 30.0, "max_clip_s must be in [1, 30] seconds")
-        need(len(self.languages) > 0 and set(self.languages) <= {"zh", "en"},
-             f"languages must be a non-empty subset of ('zh', 'en'), got {self.languages}")
-        need("zh" in self.languages, "languages must include 'zh' (the OOD dimensions are Chinese-only)")
-        need(self.source in ("synthetic", "real"), f"source must be 'synthetic' or 'real', got {self.source!r}")
-        need(1 <= self.real_train_sentences <= 60, "real_train_sentences must be in [1, 60]")
-        need(3 <= self.real_test_sentences <= 24, "real_test_sentences must be in [3, 24]")
-        need(1 <= self.real_degraded_human_copies <= 3, "real_degraded_human_copies must be in [1, 3]")
-        need(1 <= self.render_workers <= 64, "render_workers must be in [1, 64]")
-        need(self.source == "synthetic" or self.sample_rate == 16000, "source real writes 16000 Hz: sample_rate must be 16000")
+            self.need(0.0 <= getattr(self, name) <= 1.0, f"{name} must be in [0, 1]")
+        self.need(self.sample_rate >= 8000, f"sample_rate must be >= 8000 Hz, got {self.sample_rate}")
+        self.need(1.0 <= self.max_clip_s <= 30.0, "max_clip_s must be in [1, 30] seconds")
+        self.need(len(self.languages) > 0 and set(self.languages) <= {"zh", "en"},
+                  f"languages must be a non-empty subset of ('zh', 'en'), got {self.languages}")
+        self.need("zh" in self.languages, "languages must include 'zh' (the OOD dimensions are Chinese-only)")
+        self.need(self.source in ("synthetic", "real"), f"source must be 'synthetic' or 'real', got {self.source!r}")
+        self.need(1 <= self.real_train_sentences <= 60, "real_train_sentences must be in [1, 60]")
+        self.need(3 <= self.real_test_sentences <= 24, "real_test_sentences must be in [3, 24]")
+        self.need(1 <= self.real_degraded_human_copies <= 3, "real_degraded_human_copies must be in [1, 3]")
+        self.need(1 <= self.render_workers <= 64, "render_workers must be in [1, 64]")
+        self.need(self.source == "synthetic" or self.sample_rate == 16000, "source real writes 16000 Hz: sample_rate must be 16000")
 
 
 
@@ -305,41 +301,28 @@ def build_att_corpus(config: AttCorpusConfig, out_dir: str | Path) -> AttCorpus:
 
     def sim(s: dict) -> SimClip:
         return SimClip(s["id"], s["latent_hls"], s["cues"].machine_likeness(), s["family"], s["dimension"], s["lang"])
-    params = ListenerParams.from_config(config)
-    judgements, listeners = simulate_listeners(
-        [sim(s) for s in specs if s["kind"] == "eval"], [sim(s) for s in specs if s["kind"] == "human_trap"],
-        [sim(s) for s in specs if s["kind"] == "flawed_trap"], config.annotators_per_clip, params,
-        np.random.default_rng([config.seed, 5]), list(FAMILIES))
+    judgements, listeners = simulate_corpus(specs, sim, config, list(FAMILIES))
     write_jsonl(out / "judgements.jsonl", judgements)
     write_jsonl(out / "listeners.jsonl", listeners)
-    _write_config(config, out)
+    return _summary(config, out, sum(s["kind"] == "eval" for s in specs), judgements, listeners)
+
+
+def _summary(config: AttCorpusConfig, out: Path, n_eval: int, judgements: list, listeners: list) -> AttCorpus:
+    """Write ``corpus_config.json``; the built corpus's paths and counts."""
+    config.save(out)
     return AttCorpus(root=out, clips_path=out / "clips.jsonl", judgements_path=out / "judgements.jsonl",
                      listeners_path=out / "listeners.jsonl", config_path=out / "corpus_config.json",
-                     n_eval_clips=sum(s["kind"] == "eval" for s in specs), n_human_traps=config.n_human_traps,
+                     n_eval_clips=n_eval, n_human_traps=config.n_human_traps,
                      n_flawed_traps=config.n_flawed_traps, n_listeners=len(listeners),
                      n_batches=sum(x["n_batches"] for x in listeners),
                      n_valid_batches=sum(x["n_valid_batches"] for x in listeners), n_judgements=len(judgements))
-
-
-def _write_config(config: AttCorpusConfig, out: Path) -> None:
-    cfg = asdict(config)
-    cfg["languages"] = list(config.languages)
-    (out / "corpus_config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
 
 
 def _build_real(config: AttCorpusConfig, out: Path) -> AttCorpus:
     from trainer.benchmarks.att.real_corpus import build_real_att_corpus
 
     built = build_real_att_corpus(config, out)
-    _write_config(config, out)
-    listeners = built["listeners"]
-    return AttCorpus(root=out, clips_path=out / "clips.jsonl", judgements_path=out / "judgements.jsonl",
-                     listeners_path=out / "listeners.jsonl", config_path=out / "corpus_config.json",
-                     n_eval_clips=built["n_eval_clips"], n_human_traps=config.n_human_traps,
-                     n_flawed_traps=config.n_flawed_traps, n_listeners=len(listeners),
-                     n_batches=sum(x["n_batches"] for x in listeners),
-                     n_valid_batches=sum(x["n_valid_batches"] for x in listeners),
-                     n_judgements=len(built["judgements"]))
+    return _summary(config, out, built["n_eval_clips"], built["judgements"], built["listeners"])
 
 
 def render_system_outputs(out_dir: str | Path, seed: int, n_systems: int = 3, clips_per_system: int = 8,

@@ -188,3 +188,12 @@ def simulate_listeners(eval_clips: list[SimClip], human_traps: list[SimClip], fl
             if need.max() <= 0 or rng.random() > P.continue_prob:
                 break
     return rows, listeners
+
+
+def simulate_corpus(specs: list[dict], sim, config, families: list[str]) -> tuple[list[dict], list[dict]]:
+    """:func:`simulate_listeners` over a corpus plan: ``sim(spec)`` -> :class:`SimClip` of each spec,
+    split by its ``kind`` (eval, human_trap, flawed_trap); the listener settings of ``config`` (an
+    ``AttCorpusConfig``), its seed's listener stream."""
+    clips = {k: [sim(s) for s in specs if s["kind"] == k] for k in ("eval", "human_trap", "flawed_trap")}
+    return simulate_listeners(clips["eval"], clips["human_trap"], clips["flawed_trap"], config.annotators_per_clip,
+                              ListenerParams.from_config(config), np.random.default_rng([config.seed, 5]), families)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from trainer.benchmarks.att.listeners import ListenerParams, SimClip, simulate_listeners
+from trainer.benchmarks.att.listeners import SimClip, simulate_corpus
 from trainer.benchmarks.att.real_plan import DIMENSION, FLAWED, plan
 from trainer.synth.corpus_io import render_jobs, write_jsonl, write_wav
 from trainer.synth.real_speech import degrade
@@ -87,11 +87,7 @@ def _listeners(config, specs: list[dict]) -> tuple[list[dict], list[dict]]:
     def sim(s: dict) -> SimClip:
         ev = s["kind"] == "eval"
         return SimClip(s["id"], s["score"], _cue_ml(s), s["rung"] if ev else None, DIMENSION if ev else None, "en")
-    params = ListenerParams.from_config(config)
-    return simulate_listeners([sim(s) for s in specs if s["kind"] == "eval"],
-                              [sim(s) for s in specs if s["kind"] == "human_trap"],
-                              [sim(s) for s in specs if s["kind"] == "flawed_trap"], config.annotators_per_clip,
-                              params, np.random.default_rng([config.seed, 5]), list(RUNGS))
+    return simulate_corpus(specs, sim, config, list(RUNGS))
 
 
 def build_real_att_corpus(config, out) -> dict:

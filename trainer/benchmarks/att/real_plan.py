@@ -30,8 +30,7 @@ import numpy as np
 from trainer.synth.real_speech.degrade import Degradation
 from trainer.synth.real_speech.engines import VOICES, piper_available
 from trainer.synth.real_speech.ladder import construction_score
-from trainer.synth.real_speech.recordings import (Recording, alsa_channel_names, asterisk_prompts, card_readings,
-                                                  librivox_readings)
+from trainer.synth.real_speech.recordings import Recording, asterisk_prompts, card_readings, recording_set
 
 DIMENSION = "read_speech"   # the one capability dimension of this corpus (read sentences)
 #: human voice index -> its recording sets (one speaker each; Allison Smith recorded both en and es)
@@ -94,8 +93,7 @@ def sentences(seed: int, n_train: int, n_test: int, n_traps: int) -> tuple[list,
     Italian training prompts and Menardi's held-out prompts never share a prompt name (nor a text)."""
     rng = np.random.default_rng([seed, 11])
     english = _pick(asterisk_prompts(), n_train + n_traps, rng, "Asterisk English prompts")
-    pools = {"librivox": librivox_readings(), "alsa": alsa_channel_names(),
-             "menardi_it": list(asterisk_prompts(recording_set="menardi_it"))}
+    pools = {name: list(recording_set(name)) for name in ("librivox", "alsa", "menardi_it")}
     pools["menardi_it"] = [pools["menardi_it"][int(i)] for i in rng.permutation(len(pools["menardi_it"]))]
     test, turn = [], 0
     while len(test) < n_test and any(pools.values()):

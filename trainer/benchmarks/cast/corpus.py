@@ -43,15 +43,14 @@ Output folder:
 """
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from evaluators.progress import progress_iter
 from trainer.synth.corpus_config import StrictFromDict
-from trainer.synth.corpus_io import write_jsonl, write_wav
+from trainer.synth.corpus_io import write_wav
 from trainer.synth.stress_sentences import (
     BROAD_CONTEXTS,
     SENTENCES,
@@ -64,6 +63,8 @@ from trainer.benchmarks.cast.corpus_common import (
     StressCorpus,
     assign_splits,
     corpus_summary,
+    finish_corpus,
+    item_row,
     simulate_listeners,
     split_sizes,
 )
@@ -103,37 +104,34 @@ class StressCorpusConfig(StrictFromDict):
     def __post_init__(self) -> None:
         self.languages = tuple(self.languages)
 
-        def need(ok: bool, msg: str) -> None:
-            if not ok:
-                raise ValueError(f"StressCorpusConfig: {msg}")
-        need(isinstance(self.seed, (int, np.integer)) and self.seed >= 0, f"seed must be an int >= 0, got {self.seed!r}")
-        need(len(self.languages) > 0 and set(self.languages) <= {"en", "zh"} and len(set(self.languages)) == len(self.languages),
-             f"languages must be a non-empty subset of ('en', 'zh') without repeats, got {self.languages}")
+        self.need(isinstance(self.seed, (int, np.integer)) and self.seed >= 0, f"seed must be an int >= 0, got {self.seed!r}")
+        self.need(len(self.languages) > 0 and set(self.languages) <= {"en", "zh"} and len(set(self.languages)) == len(self.languages),
+                  f"languages must be a non-empty subset of ('en', 'zh') without repeats, got {self.languages}")
         bank = min(len(SENTENCES[lang]) for lang in self.languages)
         spl = self.sentences_per_language
-        need(spl is None or (isinstance(spl, (int, np.integer)) and 3 <= spl <= bank),
-             f"sentences_per_language must be None or an int in [3, {bank}] (3 = one per split), got {spl!r}")
-        need(0.0 < self.val_fraction < 0.5 and 0.0 < self.test_fraction < 0.5
-             and self.val_fraction + self.test_fraction < 0.8,
-             "val_fraction and test_fraction must each be in (0, 0.5) and sum to < 0.8")
-        need(self.n_speakers >= 3, f"n_speakers must be >= 3 (one per split), got {self.n_speakers}")
-        need(self.pairs_per_sentence >= 1, "pairs_per_sentence must be >= 1")
-        need(self.controls_per_sentence >= 0 and self.double_per_sentence >= 0,
-             "controls_per_sentence and double_per_sentence must be >= 0")
-        need(0.05 <= self.strength_min <= 0.5, f"strength_min must be in [0.05, 0.5], got {self.strength_min}")
-        need(0.0 <= self.subtle_fraction <= 1.0, "subtle_fraction must be in [0, 1]")
-        need(self.n_listeners_per_item >= 2, "n_listeners_per_item must be >= 2 (kappa needs 2 raters)")
-        need(self.n_listener_pool >= self.n_listeners_per_item,
-             f"n_listener_pool ({self.n_listener_pool}) must be >= n_listeners_per_item ({self.n_listeners_per_item})")
-        need(0.0 < self.listener_threshold < 1.0, "listener_threshold must be in (0, 1)")
-        need(0.0 <= self.listener_noise <= 2.0 and 0.0 <= self.listener_shared_sd <= 1.0,
-             "listener_noise must be in [0, 2] and listener_shared_sd in [0, 1]")
-        need(self.sample_rate in (16000, 22050, 24000, 44100, 48000), f"sample_rate unsupported: {self.sample_rate}")
-        need(self.source in ("synthetic", "real"), f"source must be 'synthetic' or 'real', got {self.source!r}")
-        need(self.source == "synthetic" or self.languages == ("en",),
-             "source real: the engine's stress markup is used for English only; set languages: [en]")
-        need(self.source == "synthetic" or self.sample_rate == 16000, "source real writes 16000 Hz: sample_rate must be 16000")
-        need(isinstance(self.render_workers, (int, np.integer)) and self.render_workers >= 1, "render_workers must be >= 1")
+        self.need(spl is None or (isinstance(spl, (int, np.integer)) and 3 <= spl <= bank),
+                  f"sentences_per_language must be None or an int in [3, {bank}] (3 = one per split), got {spl!r}")
+        self.need(0.0 < self.val_fraction < 0.5 and 0.0 < self.test_fraction < 0.5
+                  and self.val_fraction + self.test_fraction < 0.8,
+                  "val_fraction and test_fraction must each be in (0, 0.5) and sum to < 0.8")
+        self.need(self.n_speakers >= 3, f"n_speakers must be >= 3 (one per split), got {self.n_speakers}")
+        self.need(self.pairs_per_sentence >= 1, "pairs_per_sentence must be >= 1")
+        self.need(self.controls_per_sentence >= 0 and self.double_per_sentence >= 0,
+                  "controls_per_sentence and double_per_sentence must be >= 0")
+        self.need(0.05 <= self.strength_min <= 0.5, f"strength_min must be in [0.05, 0.5], got {self.strength_min}")
+        self.need(0.0 <= self.subtle_fraction <= 1.0, "subtle_fraction must be in [0, 1]")
+        self.need(self.n_listeners_per_item >= 2, "n_listeners_per_item must be >= 2 (kappa needs 2 raters)")
+        self.need(self.n_listener_pool >= self.n_listeners_per_item,
+                  f"n_listener_pool ({self.n_listener_pool}) must be >= n_listeners_per_item ({self.n_listeners_per_item})")
+        self.need(0.0 < self.listener_threshold < 1.0, "listener_threshold must be in (0, 1)")
+        self.need(0.0 <= self.listener_noise <= 2.0 and 0.0 <= self.listener_shared_sd <= 1.0,
+                  "listener_noise must be in [0, 2] and listener_shared_sd in [0, 1]")
+        self.need(self.sample_rate in (16000, 22050, 24000, 44100, 48000), f"sample_rate unsupported: {self.sample_rate}")
+        self.need(self.source in ("synthetic", "real"), f"source must be 'synthetic' or 'real', got {self.source!r}")
+        self.need(self.source == "synthetic" or self.languages == ("en",),
+                  "source real: the engine's stress markup is used for English only; set languages: [en]")
+        self.need(self.source == "synthetic" or self.sample_rate == 16000, "source real writes 16000 Hz: sample_rate must be 16000")
+        self.need(isinstance(self.render_workers, (int, np.integer)) and self.render_workers >= 1, "render_workers must be >= 1")
 
 
 
@@ -199,22 +197,9 @@ def build_stress_corpus(config: StressCorpusConfig, out_dir: str | Path) -> Stre
     for i, it in enumerate(progress_iter(items, "synth cast")):
         r = render_stressed(it["words"], it["lang"], it["speaker"], it["prominence"],
                             np.random.default_rng([config.seed, 4, i]), pause_after=it["pause"], sr=sr)
-        rel = f"audio/{it['id']}.wav"
-        write_wav(out / rel, r.audio, sr)
-        st = it["stressed"]
-        rows.append({"id": it["id"], "audio": rel, "pair_id": it["pair_id"], "side": it["side"],
-                     "context": it["context"], "sentence": it["sentence"], "words": it["words"], "stressed": st,
-                     "stressed_word": it["words"][st[0]] if len(st) == 1 else None, "mode": "none",
-                     "lang": it["lang"], "speaker": it["speaker"].name, "split": it["split"],
-                     "word_times": [[round(a, 4), round(b, 4)] for a, b in r.word_times],
-                     "strength": round(it["strength"], 4), "sentence_id": it["sentence_id"],
-                     "candidates": it["candidates"], "prominence": [round(float(p), 4) for p in it["prominence"]],
-                     "kind": it["kind"], "duration_s": round(r.audio.size / sr, 4)})
-    write_jsonl(out / "items.jsonl", rows)
-    listeners = simulate_listeners(items, config)
-    write_jsonl(out / "listeners.jsonl", listeners)
-    write_jsonl(out / "speakers.jsonl", [dict(s.to_dict(), split=spk_split[s.name]) for s in speakers])
-    cfg = asdict(config)
-    cfg["languages"] = list(config.languages)
-    (out / "corpus_config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
-    return corpus_summary(out, rows, len(listeners), len(speakers))
+        write_wav(out / f"audio/{it['id']}.wav", r.audio, sr)
+        rows.append(item_row(it, it["speaker"].name, [[round(a, 4), round(b, 4)] for a, b in r.word_times],
+                             round(it["strength"], 4), [round(float(p), 4) for p in it["prominence"]],
+                             round(r.audio.size / sr, 4)))
+    speakers = [dict(s.to_dict(), split=spk_split[s.name]) for s in speakers]
+    return finish_corpus(out, config, rows, simulate_listeners(items, config), speakers)

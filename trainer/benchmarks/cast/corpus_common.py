@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from trainer.synth.corpus_io import write_jsonl
+
 SPLITS = ("train", "val", "test")
 
 
@@ -65,6 +67,28 @@ def simulate_listeners(items: list[dict], cfg) -> list[dict]:
             heard = prom + eta + rng.normal(0.0, sigma[li], prom.size) > theta[li]
             rows.append({"id": it["id"], "listener": f"L{li:03d}", "stressed": [int(i) for i in np.nonzero(heard)[0]]})
     return rows
+
+
+def item_row(item: dict, speaker: str, word_times: list, strength: float, prominence: list, duration_s: float) -> dict:
+    """An ``items.jsonl`` row: the planned ``item`` (its sentence's fields included) and what its
+    rendering measured."""
+    words, st = item["words"], item["stressed"]
+    return {"id": item["id"], "audio": f"audio/{item['id']}.wav", "pair_id": item["pair_id"], "side": item["side"],
+            "context": item["context"], "sentence": item["sentence"], "words": words, "stressed": st,
+            "stressed_word": words[st[0]] if len(st) == 1 else None, "mode": "none", "lang": item["lang"],
+            "speaker": speaker, "split": item["split"], "word_times": word_times, "strength": strength,
+            "sentence_id": item["sentence_id"], "candidates": item["candidates"], "prominence": prominence,
+            "kind": item["kind"], "duration_s": duration_s}
+
+
+def finish_corpus(out: Path, cfg, rows: list[dict], listeners: list[dict], speakers: list[dict]) -> StressCorpus:
+    """Write ``items.jsonl``, ``listeners.jsonl``, ``speakers.jsonl`` and ``corpus_config.json``;
+    the corpus's :func:`corpus_summary`."""
+    write_jsonl(out / "items.jsonl", rows)
+    write_jsonl(out / "listeners.jsonl", listeners)
+    write_jsonl(out / "speakers.jsonl", speakers)
+    cfg.save(out)
+    return corpus_summary(out, rows, len(listeners), len(speakers))
 
 
 def corpus_summary(out: Path, rows: list[dict], n_listener_rows: int, n_speakers: int) -> StressCorpus:

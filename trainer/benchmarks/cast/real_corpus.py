@@ -30,21 +30,18 @@ Same files as the synthetic corpus (``items.jsonl``, ``listeners.jsonl``, ``spea
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
 from trainer.benchmarks.cast import real_stress as rs
-from trainer.benchmarks.cast.corpus_common import assign_splits, corpus_summary, simulate_listeners
-from trainer.synth.corpus_io import render_jobs, write_jsonl, write_wav
+from trainer.benchmarks.cast.corpus_common import SPLITS, assign_splits, finish_corpus, item_row, simulate_listeners
+from trainer.synth.corpus_io import render_jobs, write_json, write_jsonl, write_wav
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE, normalise, resample
 from trainer.synth.real_speech.espeak_words import speak_words
 from trainer.synth.stress_sentences import BROAD_CONTEXTS, SENTENCES, double_focus_context, parse_sentence
 
 LABELS_NOTE = "by construction"
-SPLITS = ("train", "val", "test")
 
 
 def latent_prominence(index: float) -> float:
@@ -133,18 +130,13 @@ def render_group(job: tuple) -> list[dict]:
 
 
 def _row(group: dict, it: dict, res: dict) -> dict:
-    words, st = group["words"], it["stressed"]
-    prom = [0.0] * len(words)
+    prom = [0.0] * len(group["words"])
     for e in res["effects"]:
         prom[e["word"]] = round(latent_prominence(e["prominence"]), 4)
-    return {"id": it["id"], "audio": f"audio/{it['id']}.wav", "pair_id": it["pair_id"], "side": it["side"],
-            "context": it["context"], "sentence": group["sentence"], "words": words, "stressed": st,
-            "stressed_word": words[st[0]] if len(st) == 1 else None, "mode": "none", "lang": "en",
-            "speaker": group["voice"].name, "split": group["split"], "word_times": res["word_times"],
-            "strength": prom[st[0]] if st else 0.0, "sentence_id": group["sentence_id"],
-            "candidates": group["candidates"], "prominence": prom, "kind": it["kind"],
-            "duration_s": res["duration_s"], "labels": LABELS_NOTE, "engine": "espeak-ng",
-            "stress_method": it["stress"], "measured": res["effects"]}
+    st = it["stressed"]
+    row = item_row({**group, **it, "lang": "en"}, group["voice"].name, res["word_times"], prom[st[0]] if st else 0.0,
+                   prom, res["duration_s"])
+    return {**row, "labels": LABELS_NOTE, "engine": "espeak-ng", "stress_method": it["stress"], "measured": res["effects"]}
 
 
 def _drop_broken_pairs(rows: list[dict]) -> tuple[list[dict], list[str]]:
@@ -179,15 +171,10 @@ def build_real_stress_corpus(cfg, out: str | Path):
         rejected.append({"id": i, "why": ["the other side of its pair was rejected"]})
     rows.sort(key=lambda r: r["id"])
     listeners = simulate_listeners([dict(id=r["id"], prominence=np.asarray(r["prominence"])) for r in rows], cfg)
-    write_jsonl(out / "items.jsonl", rows)
-    write_jsonl(out / "listeners.jsonl", listeners)
     write_jsonl(out / "rejected.jsonl", rejected)
-    write_jsonl(out / "speakers.jsonl", [dict(v.to_dict(), split=sp) for sp in SPLITS for v in voices[sp]])
-    conf = asdict(cfg)
-    conf["languages"] = list(cfg.languages)
-    (out / "corpus_config.json").write_text(json.dumps(conf, indent=2) + "\n", encoding="utf-8")
-    (out / "real_corpus_report.json").write_text(json.dumps(_report(rows, rejected, groups), indent=2) + "\n")
-    return corpus_summary(out, rows, len(listeners), sum(len(v) for v in voices.values()))
+    write_json(out / "real_corpus_report.json", _report(rows, rejected, groups))
+    speakers = [dict(v.to_dict(), split=sp) for sp in SPLITS for v in voices[sp]]
+    return finish_corpus(out, cfg, rows, listeners, speakers)
 
 
 def _report(rows: list[dict], rejected: list[dict], groups: list[dict]) -> dict:

@@ -32,22 +32,21 @@ Output folder:
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from evaluators.benchmarks.instructttseval.items import TASKS
 from trainer.benchmarks.instructttseval.attributes import VoiceAttributes
-from trainer.benchmarks.instructttseval.corpus_pairs import PHRASINGS, test_pairs, train_pairs  # noqa: F401 (PHRASINGS: re-exported)
+from trainer.benchmarks.instructttseval.corpus_pairs import PHRASINGS, SPLITS, corpus_pairs, write_corpus  # noqa: F401 (PHRASINGS: re-exported)
 from trainer.benchmarks.instructttseval.voice import Speaker, render_instructed
-from trainer.synth.corpus_config import StrictFromDict
+from trainer.synth.corpus_config import StrictFromDict, require
 from evaluators.progress import progress_bar
-from trainer.synth.corpus_io import write_jsonl, write_wav
+from trainer.synth.corpus_io import split_by_fraction, write_jsonl, write_wav
 from trainer.synth.everyday_sentences import SENTENCES
 
 SAMPLE_RATE = 16000
-SPLITS = ("train", "val", "test")
 
 
 @dataclass
@@ -68,30 +67,19 @@ class InstructCorpusConfig(StrictFromDict):
         self.languages = tuple(self.languages)
         self.speakers = tuple(int(n) for n in self.speakers)
         self.sentence_fraction = tuple(float(f) for f in self.sentence_fraction)
-        if not self.languages or set(self.languages) - set(SENTENCES):
-            raise ValueError(f"languages must be a non-empty subset of {sorted(SENTENCES)}")
-        if len(self.speakers) != 3 or min(self.speakers) < 0 or self.speakers[0] < 1 or self.speakers[2] < 1:
-            raise ValueError("speakers: three counts (train >= 1, val >= 0, test >= 1)")
-        if len(self.sentence_fraction) != 2 or min(self.sentence_fraction) <= 0 or sum(self.sentence_fraction) >= 0.7:
-            raise ValueError("sentence_fraction: two shares > 0 (val, test) summing below 0.7")
-        if self.clips_per_speaker < 1:
-            raise ValueError("clips_per_speaker must be >= 1")
-        if not 0.0 <= self.near_miss_fraction <= 1.0:
-            raise ValueError("near_miss_fraction must be in [0, 1]")
-        if not 1 <= self.tasks_per_clip <= len(TASKS):
-            raise ValueError(f"tasks_per_clip must be in 1..{len(TASKS)}")
-        if self.source not in ("synthetic", "real"):
-            raise ValueError(f"source must be 'synthetic' or 'real', got {self.source!r}")
-        if self.source == "real" and self.languages != ("en",):
-            raise ValueError("source real: the engines read English only; set languages: [en]")
-        if self.render_workers < 1:
-            raise ValueError("render_workers must be >= 1")
-
-
-def _split_sentences(n: int, fractions: tuple[float, float], rng: np.random.Generator) -> dict[str, list[int]]:
-    order = [int(i) for i in rng.permutation(n)]
-    n_val, n_test = (max(1, round(f * n)) for f in fractions)
-    return {"test": order[:n_test], "val": order[n_test:n_test + n_val], "train": order[n_test + n_val:]}
+        require(bool(self.languages) and not set(self.languages) - set(SENTENCES),
+                f"languages must be a non-empty subset of {sorted(SENTENCES)}")
+        require(len(self.speakers) == 3 and min(self.speakers) >= 0 and self.speakers[0] >= 1 and self.speakers[2] >= 1,
+                "speakers: three counts (train >= 1, val >= 0, test >= 1)")
+        require(len(self.sentence_fraction) == 2 and min(self.sentence_fraction) > 0 and sum(self.sentence_fraction) < 0.7,
+                "sentence_fraction: two shares > 0 (val, test) summing below 0.7")
+        require(self.clips_per_speaker >= 1, "clips_per_speaker must be >= 1")
+        require(0.0 <= self.near_miss_fraction <= 1.0, "near_miss_fraction must be in [0, 1]")
+        require(1 <= self.tasks_per_clip <= len(TASKS), f"tasks_per_clip must be in 1..{len(TASKS)}")
+        require(self.source in ("synthetic", "real"), f"source must be 'synthetic' or 'real', got {self.source!r}")
+        require(self.source != "real" or self.languages == ("en",),
+                "source real: the engines read English only; set languages: [en]")
+        require(self.render_workers >= 1, "render_workers must be >= 1")
 
 
 def build_instruct_corpus(cfg: InstructCorpusConfig, out: str | Path) -> Path:
@@ -107,7 +95,7 @@ def build_instruct_corpus(cfg: InstructCorpusConfig, out: str | Path) -> Path:
     clips, attrs_of = [], {}
     bar = progress_bar(len(cfg.languages) * sum(cfg.speakers) * cfg.clips_per_speaker, "synth instructttseval")
     for lang in cfg.languages:
-        sentences = _split_sentences(len(SENTENCES[lang]), cfg.sentence_fraction, rng)
+        sentences = split_by_fraction(list(range(len(SENTENCES[lang]))), cfg.sentence_fraction, rng)
         for split, n_speakers in zip(SPLITS, cfg.speakers):
             for s in range(n_speakers):
                 speaker = Speaker.random(f"{lang}-{split}-spk{s}", rng)
@@ -126,15 +114,7 @@ def build_instruct_corpus(cfg: InstructCorpusConfig, out: str | Path) -> Path:
                     clips.append(clip)
                     attrs_of[clip_id] = attrs
     bar.close()
-    train_clips = [c for c in clips if c["split"] != "test"]
-    test_clips = [c for c in clips if c["split"] == "test"]
-    pairs = train_pairs(train_clips, attrs_of, cfg, rng)
-    seen_texts = {p["instruction"] for p in pairs}
-    for phrasing in PHRASINGS:
-        pairs += test_pairs(test_clips, attrs_of, phrasing, seen_texts, rng)
-    write_jsonl(out / "clips.jsonl", clips)
-    write_jsonl(out / "pairs.jsonl", pairs)
-    (out / "corpus_config.json").write_text(json.dumps(asdict(cfg), indent=2))
+    write_corpus(out, cfg, clips, corpus_pairs(clips, attrs_of, cfg, rng))
     return out
 
 

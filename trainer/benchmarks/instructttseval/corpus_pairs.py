@@ -6,15 +6,18 @@ real-audio corpus (``real_corpus.py``) passes its own."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from evaluators.benchmarks.instructttseval.items import TASKS
 from trainer.benchmarks.instructttseval.attributes import VoiceAttributes, dimension_outcomes, follows
 from trainer.benchmarks.instructttseval.instructions import near_miss, write_instruction
+from trainer.synth.corpus_io import write_jsonl
 
 #: Wordings of the test instructions: the training phrase bank (new texts) or the held-out one.
 PHRASINGS = ("seen", "held_out")
+SPLITS = ("train", "val", "test")
 
 
 def pair_row(clip: dict, attrs: VoiceAttributes, instr, kind: str, pair_id: str, phrasing: str = "seen") -> dict:
@@ -109,3 +112,21 @@ class _Borrowed:
     lang: str
     text: str
     described: dict
+
+
+def corpus_pairs(clips: list[dict], attrs_of: dict, cfg, rng: np.random.Generator,
+                 writers=(write_instruction, near_miss)) -> list[dict]:
+    """Every pair of a corpus: :func:`train_pairs` of its train / val clips, then :func:`test_pairs`
+    of its test clips in each of :data:`PHRASINGS` (never a training instruction's text)."""
+    pairs = train_pairs([c for c in clips if c["split"] != "test"], attrs_of, cfg, rng, writers)
+    seen_texts = {p["instruction"] for p in pairs}
+    for phrasing in PHRASINGS:
+        pairs += test_pairs([c for c in clips if c["split"] == "test"], attrs_of, phrasing, seen_texts, rng, writers)
+    return pairs
+
+
+def write_corpus(out: Path, cfg, clips: list[dict], pairs: list[dict]) -> None:
+    """``clips.jsonl``, ``pairs.jsonl`` and ``corpus_config.json`` (``cfg``) of a corpus folder."""
+    write_jsonl(out / "clips.jsonl", clips)
+    write_jsonl(out / "pairs.jsonl", pairs)
+    cfg.save(out, end="")

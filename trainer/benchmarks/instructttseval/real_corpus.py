@@ -25,14 +25,12 @@ corpus, plus ``rejected.jsonl`` and ``real_corpus_report.json``.
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
 from trainer.benchmarks.instructttseval.attributes import VALUES, VoiceAttributes, derive_personality
-from trainer.benchmarks.instructttseval.corpus_pairs import PHRASINGS, test_pairs, train_pairs
+from trainer.benchmarks.instructttseval.corpus_pairs import SPLITS, corpus_pairs, write_corpus
 from trainer.benchmarks.instructttseval.real_instructions import real_near_miss, write_real_instruction
 from trainer.synth.real_speech.measured_voices import (
     LEVEL_DBFS,
@@ -44,25 +42,20 @@ from trainer.synth.real_speech.measured_voices import (
     check_clip,
     measure_clip,
 )
-from trainer.synth.corpus_io import render_jobs, write_jsonl, write_wav
+from trainer.synth.corpus_io import render_jobs, split_by_fraction, write_json, write_jsonl, write_wav
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE, condition, limit_peak
 from trainer.synth.real_speech.controls import render_controlled
 from trainer.synth.real_speech.recordings import asterisk_prompts
 
 LABELS_NOTE = "by construction"
 MAX_CLIP_S = 12.0   # no prompt read slowly is this long: clips are never cropped (the rate needs every syllable)
-SPLITS = ("train", "val", "test")
 #: attribute values written without being set or measured (the level alone decides pitch)
 STAND_INS = {"pitch_contour": "steady (not set: the engine's own intonation; f0_change_st is measured)"}
 
 
 def split_sentences(seed: int, fractions: tuple[float, float]) -> dict[str, list]:
     """The Asterisk English prompts (``Recording``) per split, disjoint, deterministic in ``seed``."""
-    prompts = asterisk_prompts()
-    order = np.random.default_rng([seed, 41]).permutation(len(prompts))
-    n_val, n_test = (max(1, round(f * len(prompts))) for f in fractions)
-    picked = [prompts[int(i)] for i in order]
-    return {"test": picked[:n_test], "val": picked[n_test:n_test + n_val], "train": picked[n_test + n_val:]}
+    return split_by_fraction(asterisk_prompts(), fractions, np.random.default_rng([seed, 41]))
 
 
 def plan(seed: int, clips_per_voice: int, fractions: tuple[float, float]) -> list[dict]:
@@ -147,20 +140,14 @@ def build_real_instruct_corpus(cfg, out: str | Path) -> Path:
     rejected = [{"clip_id": s["clip_id"], "split": s["split"], "intended": s["values"], "why": r["why"],
                  "measured": r["measured"], "settings": r["settings"]} for s, r in zip(specs, results) if r["why"]]
     attrs_of = {c["clip_id"]: VoiceAttributes(**c["attributes"]) for c in clips}
-    rng = np.random.default_rng([cfg.seed, 43])
-    writers = (write_real_instruction, real_near_miss)
-    pairs = train_pairs([c for c in clips if c["split"] != "test"], attrs_of, cfg, rng, writers)
-    seen_texts = {p["instruction"] for p in pairs}
-    for phrasing in PHRASINGS:
-        pairs += test_pairs([c for c in clips if c["split"] == "test"], attrs_of, phrasing, seen_texts, rng, writers)
-    write_jsonl(out / "clips.jsonl", clips)
-    write_jsonl(out / "pairs.jsonl", pairs)
+    pairs = corpus_pairs(clips, attrs_of, cfg, np.random.default_rng([cfg.seed, 43]),
+                         (write_real_instruction, real_near_miss))
+    write_corpus(out, cfg, clips, pairs)
     write_jsonl(out / "rejected.jsonl", rejected)
-    (out / "corpus_config.json").write_text(json.dumps(asdict(cfg), indent=2))
     report = {"labels": LABELS_NOTE, "planned": len(specs), "kept": len(clips), "rejected": len(rejected),
               "per_split": {sp: {"clips": sum(c["split"] == sp for c in clips),
                                  "voices": sorted({c["speaker"] for c in clips if c["split"] == sp}),
                                  "sentences": len({c["sentence_id"] for c in clips if c["split"] == sp}),
                                  "pairs": sum(p["split"] == sp for p in pairs)} for sp in SPLITS}}
-    (out / "real_corpus_report.json").write_text(json.dumps(report, indent=2))
+    write_json(out / "real_corpus_report.json", report, end="")
     return out

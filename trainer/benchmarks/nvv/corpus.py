@@ -29,7 +29,7 @@ Splits are by sentence: val/test sentences never occur in train. Same config -> 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +42,7 @@ from trainer.benchmarks.nvv.render import render_item
 from trainer.benchmarks.nvv.sounds import LOW_SNR_TYPES
 from trainer.benchmarks.nvv.texts import SENTENCES, boundaries, mark_text, real_texts, sentence_id, tokens
 from trainer.synth.corpus_config import StrictFromDict
-from trainer.synth.corpus_io import write_wav
+from trainer.synth.corpus_io import cut_splits, write_jsonl, write_wav
 
 __all__ = ["CASES", "SPLITS", "DEFAULT_CASE_PROPORTIONS", "NvvCorpusConfig", "NvvCorpus", "build_nvv_corpus",
            "sentence_bank", "read_items", "unit_times_from_alignment"]
@@ -88,50 +88,40 @@ class NvvCorpusConfig(StrictFromDict):
         self.spurious_gain_db = tuple(float(x) for x in self.spurious_gain_db)
         self.case_proportions = {k: float(v) for k, v in dict(self.case_proportions).items()}
 
-        def need(ok: bool, msg: str) -> None:
-            if not ok:
-                raise ValueError(f"NvvCorpusConfig: {msg}")
-        need(isinstance(self.seed, (int, np.integer)) and self.seed >= 0,
-             f"seed must be an int >= 0, got {self.seed!r}")
-        need(isinstance(self.items_per_type, (int, np.integer)) and self.items_per_type >= 1,
-             f"items_per_type must be an int >= 1, got {self.items_per_type!r}")
-        need(len(self.languages) > 0 and len(set(self.languages)) == len(self.languages)
-             and set(self.languages) <= {"en", "zh"},
-             f"languages must be a non-empty subset of ('en', 'zh') without repeats, got {self.languages}")
+        self.need(isinstance(self.seed, (int, np.integer)) and self.seed >= 0,
+                  f"seed must be an int >= 0, got {self.seed!r}")
+        self.need(isinstance(self.items_per_type, (int, np.integer)) and self.items_per_type >= 1,
+                  f"items_per_type must be an int >= 1, got {self.items_per_type!r}")
+        self.need(len(self.languages) > 0 and len(set(self.languages)) == len(self.languages)
+                  and set(self.languages) <= {"en", "zh"},
+                  f"languages must be a non-empty subset of ('en', 'zh') without repeats, got {self.languages}")
         cp = self.case_proportions
-        need(self.source in ("synthetic", "real"), f"source must be 'synthetic' or 'real', got {self.source!r}")
+        self.need(self.source in ("synthetic", "real"), f"source must be 'synthetic' or 'real', got {self.source!r}")
         known = CASES + (("wrong_type",) if self.source == "real" else ())  # wrong_type: real corpus only
-        need(set(cp) <= set(known), f"case_proportions: unknown cases {sorted(set(cp) - set(known))}; known {known}")
-        need(self.source == "synthetic" or (self.languages == ("en",) and self.sample_rate == 16000),
-             "source real is English at 16000 Hz: languages must be [en] and sample_rate 16000")
-        need(0.0 <= self.human_fraction <= 1.0, f"human_fraction must be in [0, 1], got {self.human_fraction}")
-        need(isinstance(self.render_workers, (int, np.integer)) and 1 <= self.render_workers <= 64,
-             f"render_workers must be an int in [1, 64], got {self.render_workers!r}")
-        need(all(v >= 0.0 for v in cp.values()), "case_proportions must be >= 0")
-        need(abs(sum(cp.values()) - 1.0) < 1e-6, f"case_proportions must sum to 1, got {sum(cp.values()):.6g}")
+        self.need(set(cp) <= set(known), f"case_proportions: unknown cases {sorted(set(cp) - set(known))}; known {known}")
+        self.need(self.source == "synthetic" or (self.languages == ("en",) and self.sample_rate == 16000),
+                  "source real is English at 16000 Hz: languages must be [en] and sample_rate 16000")
+        self.need(0.0 <= self.human_fraction <= 1.0, f"human_fraction must be in [0, 1], got {self.human_fraction}")
+        self.need(isinstance(self.render_workers, (int, np.integer)) and 1 <= self.render_workers <= 64,
+                  f"render_workers must be an int in [1, 64], got {self.render_workers!r}")
+        self.need(all(v >= 0.0 for v in cp.values()), "case_proportions must be >= 0")
+        self.need(abs(sum(cp.values()) - 1.0) < 1e-6, f"case_proportions must sum to 1, got {sum(cp.values()):.6g}")
         low_max = len(LOW_SNR_TYPES) / len(load_taxonomy())
-        need(cp.get("low_snr", 0.0) <= low_max + 1e-9,
-             f"case_proportions['low_snr'] must be <= {low_max:.3f} (only {len(LOW_SNR_TYPES)} types can be low_snr)")
+        self.need(cp.get("low_snr", 0.0) <= low_max + 1e-9,
+                  f"case_proportions['low_snr'] must be <= {low_max:.3f} (only {len(LOW_SNR_TYPES)} types can be low_snr)")
         for name in ("val_fraction", "test_fraction"):
-            need(0.0 <= getattr(self, name) <= 0.4, f"{name} must be in [0, 0.4]")
-        need(self.sample_rate >= 8000, f"sample_rate must be >= 8000 Hz, got {self.sample_rate}")
+            self.need(0.0 <= getattr(self, name) <= 0.4, f"{name} must be in [0, 0.4]")
+        self.need(self.sample_rate >= 8000, f"sample_rate must be >= 8000 Hz, got {self.sample_rate}")
         lo, hi = self.low_snr_gain_db if len(self.low_snr_gain_db) == 2 else (1.0, 0.0)
-        need(-40.0 <= lo <= hi <= 0.0,
-             f"low_snr_gain_db must be (lo, hi) with -40 <= lo <= hi <= 0 dB, got {self.low_snr_gain_db}")
-        need(-80.0 <= self.noise_floor_db <= -20.0, "noise_floor_db must be in [-80, -20] dB")
+        self.need(-40.0 <= lo <= hi <= 0.0,
+                  f"low_snr_gain_db must be (lo, hi) with -40 <= lo <= hi <= 0 dB, got {self.low_snr_gain_db}")
+        self.need(-80.0 <= self.noise_floor_db <= -20.0, "noise_floor_db must be in [-80, -20] dB")
         ev = self.spurious_events
-        need(len(ev) == 2 and all(isinstance(x, (int, np.integer)) for x in ev) and 1 <= ev[0] <= ev[1] <= 3,
-             f"spurious_events must be (lo, hi) ints with 1 <= lo <= hi <= 3, got {ev}")
+        self.need(len(ev) == 2 and all(isinstance(x, (int, np.integer)) for x in ev) and 1 <= ev[0] <= ev[1] <= 3,
+                  f"spurious_events must be (lo, hi) ints with 1 <= lo <= hi <= 3, got {ev}")
         g = self.spurious_gain_db
-        need(len(g) == 2 and -30.0 <= g[0] <= g[1] <= 6.0,
-             f"spurious_gain_db must be (lo, hi) with -30 <= lo <= hi <= 6 dB, got {g}")
-
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["languages"], d["low_snr_gain_db"] = list(self.languages), list(self.low_snr_gain_db)
-        d["spurious_events"], d["spurious_gain_db"] = list(self.spurious_events), list(self.spurious_gain_db)
-        return d
+        self.need(len(g) == 2 and -30.0 <= g[0] <= g[1] <= 6.0,
+                  f"spurious_gain_db must be (lo, hi) with -30 <= lo <= hi <= 6 dB, got {g}")
 
 
 @dataclass
@@ -178,12 +168,14 @@ def sentence_bank(config: NvvCorpusConfig) -> dict[str, dict[str, list[str]]]:
     for li, lang in enumerate(config.languages):
         bank = list(dict.fromkeys(SENTENCES[lang] + tuple(
             real_texts(config.real_items_dir, lang) if config.real_items_dir else ())))
-        order = np.random.default_rng([config.seed, 1, li]).permutation(len(bank))
-        n_test = int(round(len(bank) * config.test_fraction))
-        n_val = int(round(len(bank) * config.val_fraction))
-        texts = [bank[i] for i in order]
-        out[lang] = {"test": texts[:n_test], "val": texts[n_test:n_test + n_val], "train": texts[n_test + n_val:]}
+        out[lang] = cut_bank(bank, config, np.random.default_rng([config.seed, 1, li]))
     return out
+
+
+def cut_bank(bank: list[str], config: NvvCorpusConfig, rng) -> dict[str, list[str]]:
+    """``bank`` shuffled by ``rng``, ``config.test_fraction`` of it in test and ``val_fraction`` in val."""
+    texts = [bank[i] for i in rng.permutation(len(bank))]
+    return cut_splits(texts, int(round(len(bank) * config.val_fraction)), int(round(len(bank) * config.test_fraction)))
 
 
 # ----------------------------------------------------------------------------- planning
@@ -200,6 +192,35 @@ def _allocate(n: int, props: dict, rng) -> list[str]:
     return [labels[i] for i in rng.permutation(len(labels))]
 
 
+def allocate_splits(n: int, config: NvvCorpusConfig, rng) -> list[str]:
+    """``n`` split labels in ``config``'s val / test shares (largest remainder), in random order."""
+    return _allocate(n, {"train": 1 - config.val_fraction - config.test_fraction, "val": config.val_fraction,
+                         "test": config.test_fraction}, rng)
+
+
+def allocate_cases(pairs: list[tuple], props: dict, rng) -> list[str]:
+    """One case per (type, k) pair: low_snr only for ``LOW_SNR_TYPES``, the rest by share."""
+    cases = [None] * len(pairs)
+    eligible = [i for i, (t, _) in enumerate(pairs) if t in LOW_SNR_TYPES]
+    for i in rng.permutation(eligible)[: int(round(props.get("low_snr", 0.0) * len(pairs)))]:
+        cases[int(i)] = "low_snr"
+    rest = [i for i in range(len(pairs)) if cases[i] is None]
+    others = {k: v for k, v in props.items() if k != "low_snr" and v > 0} or {"correct": 1.0}
+    for i, c in zip(rest, _allocate(len(rest), others, rng)):
+        cases[i] = c
+    return cases
+
+
+def other_types(n: int, avoid: str, types: list[str], cycle: list[str], rng, taken=()) -> list[str]:
+    """``n`` non-target types from a shuffled cycle over the taxonomy (every type about equally often)."""
+    out = []
+    for _ in range(n):
+        if len(cycle) < len(types):
+            cycle += [types[j] for j in rng.permutation(len(types))]
+        out.append(cycle.pop(next(j for j, c in enumerate(cycle) if c != avoid and c not in out and c not in taken)))
+    return out
+
+
 def _plan(config: NvvCorpusConfig, bank: dict) -> list[dict]:
     """Every item's metadata (no audio): type, case, split, sentence, positions, levels."""
     tax = load_taxonomy()
@@ -208,21 +229,11 @@ def _plan(config: NvvCorpusConfig, bank: dict) -> list[dict]:
     for li, lang in enumerate(config.languages):
         prng = np.random.default_rng([config.seed, 2, li])
         pairs = [(t, k) for t in types for k in range(config.items_per_type)]
-        splits = _allocate(len(pairs), {"train": 1 - config.val_fraction - config.test_fraction,
-                                        "val": config.val_fraction, "test": config.test_fraction}, prng)
+        splits = allocate_splits(len(pairs), config, prng)
         for s in ("val", "test"):  # an empty held-out split has no items
             if not bank[lang][s]:
                 splits = ["train" if x == s else x for x in splits]
-        cp = config.case_proportions
-        cases = [None] * len(pairs)
-        eligible = [i for i, (t, _) in enumerate(pairs) if t in LOW_SNR_TYPES]
-        n_low = int(round(cp.get("low_snr", 0.0) * len(pairs)))
-        for i in prng.permutation(eligible)[:n_low]:
-            cases[int(i)] = "low_snr"
-        rest = [i for i in range(len(pairs)) if cases[i] is None]
-        others = {k: v for k, v in cp.items() if k != "low_snr" and v > 0} or {"correct": 1.0}
-        for i, c in zip(rest, _allocate(len(rest), others, prng)):
-            cases[i] = c
+        cases = allocate_cases(pairs, config.case_proportions, prng)
         used = {s: 0 for s in SPLITS}
         cycle: list[str] = []  # spurious types in turn from shuffled passes over the taxonomy
         lo, hi = config.spurious_events
@@ -230,11 +241,8 @@ def _plan(config: NvvCorpusConfig, bank: dict) -> list[dict]:
             sents = bank[lang][split]
             text = sents[used[split] % len(sents)]  # cycle through the split's sentences
             used[split] += 1
-            spurious = []
-            for _ in range(int(prng.integers(lo, hi + 1)) if case == "spurious" else 0):
-                if len(cycle) < len(types):
-                    cycle += [types[j] for j in prng.permutation(len(types))]
-                spurious.append(cycle.pop(next(j for j, c in enumerate(cycle) if c != t and c not in spurious)))
+            n_sp = int(prng.integers(lo, hi + 1)) if case == "spurious" else 0
+            spurious = other_types(n_sp, t, types, cycle, prng)
             specs.append(dict(lang=lang, type=t, k=k, split=split, case=case, text=text,
                               sentence_id=sentence_id(text, lang), spurious=spurious))
     return specs
@@ -247,6 +255,18 @@ def _finish_spec(spec: dict, config: NvvCorpusConfig, rng: np.random.Generator) 
     gt = place_target(spec, bounds, rng, no_target=("absent",))
     spec["spurious_pos"], spec["spurious_gain"] = [], []
     place_spurious(spec, bounds, gt, config, rng)
+
+
+def item_row(spec: dict, rec: dict, n_samples: int, sr: int) -> dict:
+    """The ``items.jsonl`` row of a rendered item (``rec``: the renderer's rendering record)."""
+    iid, lang = f"{spec['lang']}_{spec['type']}_{spec['k']:03d}", spec["lang"]
+    b = spec["bounds"][spec["gt"]][0]
+    return {"id": iid, "audio": f"audio/{iid}.wav", "lang": lang, "text": spec["text"],
+            "text_with_mark": mark_text(spec["toks"], lang, b, spec["label"]),
+            "non_verbal_events": [spec["label"]], "target_type": spec["type"], "gt_position": spec["gt"],
+            "rendered": rec["rendered"], "case": spec["case"], "category": load_taxonomy().category_of(spec["type"]),
+            "split": spec["split"], "n_units": count_units(spec["text"], lang), "sentence_id": spec["sentence_id"],
+            "duration_s": round(n_samples / sr, 4), "alignment": rec["alignment"]}
 
 
 def build_nvv_corpus(config: NvvCorpusConfig, out_dir: str | Path) -> NvvCorpus:
@@ -264,7 +284,6 @@ def build_nvv_corpus(config: NvvCorpusConfig, out_dir: str | Path) -> NvvCorpus:
     if config.source == "real":
         raise ValueError("nvv.corpus.source real: build it with corpus_build.build_corpus (real_corpus.py)")
     (out / "audio").mkdir(parents=True, exist_ok=True)
-    tax = load_taxonomy()
     bank = sentence_bank(config)
     specs = _plan(config, bank)
     sr = config.sample_rate
@@ -273,21 +292,17 @@ def build_nvv_corpus(config: NvvCorpusConfig, out_dir: str | Path) -> NvvCorpus:
         rng = np.random.default_rng([config.seed, 3, i])
         _finish_spec(spec, config, rng)
         y, rec = render_item(spec, rng, sr, config.noise_floor_db)
-        iid = f"{spec['lang']}_{spec['type']}_{spec['k']:03d}"
-        write_wav(out / "audio" / f"{iid}.wav", y, sr)
-        b = spec["bounds"][spec["gt"]][0]
-        rows.append({"id": iid, "audio": f"audio/{iid}.wav", "lang": spec["lang"], "text": spec["text"],
-                     "text_with_mark": mark_text(spec["toks"], spec["lang"], b, spec["label"]),
-                     "non_verbal_events": [spec["label"]], "target_type": spec["type"], "gt_position": spec["gt"],
-                     "rendered": rec["rendered"], "case": spec["case"], "category": tax.category_of(spec["type"]),
-                     "split": spec["split"], "n_units": count_units(spec["text"], spec["lang"]),
-                     "sentence_id": spec["sentence_id"], "duration_s": round(y.size / sr, 4),
-                     "alignment": rec["alignment"]})
-    with open(out / "items.jsonl", "w", encoding="utf-8", newline="\n") as fh:
-        for r in rows:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
-    (out / "corpus_config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n", encoding="utf-8")
+        row = item_row(spec, rec, y.size, sr)
+        write_wav(out / row["audio"], y, sr)
+        rows.append(row)
+    return finish_corpus(out, config, rows, CASES, {lang: {s: len(v) for s, v in d.items()} for lang, d in bank.items()})
+
+
+def finish_corpus(out: Path, config: NvvCorpusConfig, rows: list[dict], cases: tuple, n_sentences: dict) -> NvvCorpus:
+    """Write ``items.jsonl`` and ``corpus_config.json``; the corpus's counts (``cases``: the case names)."""
+    write_jsonl(out / "items.jsonl", rows)
+    config.save(out)
     count = lambda key, keys: {k: sum(r[key] == k for r in rows) for k in keys}  # noqa: E731
     return NvvCorpus(root=out, items_path=out / "items.jsonl", config_path=out / "corpus_config.json",
-                     n_items=len(rows), by_case=count("case", CASES), by_split=count("split", SPLITS),
-                     n_sentences={lang: {s: len(v) for s, v in d.items()} for lang, d in bank.items()})
+                     n_items=len(rows), by_case=count("case", cases), by_split=count("split", SPLITS),
+                     n_sentences=n_sentences)

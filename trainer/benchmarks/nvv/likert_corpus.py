@@ -27,7 +27,7 @@ plus the ``type`` rendered at the target's place)
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -68,25 +68,18 @@ class NvvLikertCorpusConfig(StrictFromDict):
 
     def __post_init__(self) -> None:
         self.languages = tuple(self.languages)
-        if self.source not in ("synthetic", "real"):
-            raise ValueError(f"NvvLikertCorpusConfig: source must be 'synthetic' or 'real', got {self.source!r}")
-        if self.source == "real" and (self.languages != ("en",) or self.sample_rate != 16000):
-            raise ValueError("NvvLikertCorpusConfig: source real is English at 16000 Hz: languages must be [en] "
-                             "and sample_rate 16000")
-        if not 0.0 <= self.human_fraction <= 1.0:
-            raise ValueError(f"NvvLikertCorpusConfig: human_fraction must be in [0, 1], got {self.human_fraction}")
-        if not (isinstance(self.render_workers, int) and 1 <= self.render_workers <= 64):
-            raise ValueError(f"NvvLikertCorpusConfig: render_workers must be an int in [1, 64], got {self.render_workers!r}")
-        if not (isinstance(self.clips_per_language, int) and self.clips_per_language >= 10):
-            raise ValueError(f"NvvLikertCorpusConfig: clips_per_language must be an int >= 10, got {self.clips_per_language!r}")
-        if not self.languages or not set(self.languages) <= {"en", "zh"}:
-            raise ValueError(f"NvvLikertCorpusConfig: languages must be a subset of ('en', 'zh'), got {self.languages}")
+        self.need(self.source in ("synthetic", "real"), f"source must be 'synthetic' or 'real', got {self.source!r}")
+        self.need(self.source != "real" or (self.languages == ("en",) and self.sample_rate == 16000),
+                  "source real is English at 16000 Hz: languages must be [en] and sample_rate 16000")
+        self.need(0.0 <= self.human_fraction <= 1.0, f"human_fraction must be in [0, 1], got {self.human_fraction}")
+        self.need(isinstance(self.render_workers, int) and 1 <= self.render_workers <= 64,
+                  f"render_workers must be an int in [1, 64], got {self.render_workers!r}")
+        self.need(isinstance(self.clips_per_language, int) and self.clips_per_language >= 10,
+                  f"clips_per_language must be an int >= 10, got {self.clips_per_language!r}")
+        self.need(bool(self.languages) and set(self.languages) <= {"en", "zh"},
+                  f"languages must be a subset of ('en', 'zh'), got {self.languages}")
         for name in ("val_fraction", "test_fraction"):
-            if not 0.0 <= getattr(self, name) <= 0.4:
-                raise ValueError(f"NvvLikertCorpusConfig: {name} must be in [0, 0.4]")
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "languages": list(self.languages)}
+            self.need(0.0 <= getattr(self, name) <= 0.4, f"{name} must be in [0, 0.4]")
 
 
 def degrade(y: np.ndarray, kind: str, rng: np.random.Generator, sr: int) -> np.ndarray:
@@ -196,5 +189,5 @@ def build_procedural_likert_corpus(config: NvvLikertCorpusConfig, out_dir: str |
         rows.append(clip_row(cid, spec, factors, y, rec, config.sample_rate))
     with open(out / "clips.jsonl", "w", encoding="utf-8", newline="\n") as fh:
         fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-    (out / "corpus_config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n", encoding="utf-8")
+    config.save(out)
     return out

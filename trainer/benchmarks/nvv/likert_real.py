@@ -31,7 +31,6 @@ packages -> byte-identical files.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +39,7 @@ from trainer.benchmarks.nvv.corpus import SPLITS, NvvCorpusConfig
 from trainer.benchmarks.nvv.likert_corpus import (NvvLikertCorpusConfig, clip_row, degrade, factor_spec,
                                                   random_factors)
 from trainer.benchmarks.nvv.real_corpus import LABELS_NOTE, render_real_item
-from trainer.benchmarks.nvv.real_plan import _carrier, _exact_bounds, sentence_splits, tts_voice
+from trainer.benchmarks.nvv.real_plan import _carrier, _exact_bounds, carrier_fields, sentence_splits
 from trainer.benchmarks.nvv.texts import tokens
 from trainer.synth.corpus_io import render_jobs, write_jsonl, write_wav
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE
@@ -84,12 +83,9 @@ def render_clip(carrier: dict, seed: int, factors: dict | None = None) -> tuple[
     spec, factors = clip_spec(carrier, rng, factors)
     clean, rec = render_real_item(spec, rng, NOISE_FLOOR_DB)
     y = degrade(clean, factors["quality"], rng, SAMPLE_RATE)
-    engine = (tts_voice(spec["voice"]).label if spec["carrier"] == "tts"
-              else "+".join(f"{r.speaker}/{r.id}" for r in spec["recordings"]))
     measured = {"snr_db": None if factors["quality"] == "clean" else round(measured_snr_db(clean, y), 2),
                 "event_level_db": rec["rendered"]["event_level_db"]}
-    extra = {"sentence_id": spec["sentence_id"], "carrier": spec["carrier"], "voice": spec["voice"],
-             "speaker": spec["voice"], "engine": engine, "measured": measured, "labels": LABELS_NOTE}
+    extra = {"sentence_id": spec["sentence_id"], **carrier_fields(spec), "measured": measured, "labels": LABELS_NOTE}
     return y, {**clip_row("", spec, factors, y, rec, SAMPLE_RATE), **extra}
 
 
@@ -109,5 +105,5 @@ def build_real_likert_corpus(config: NvvLikertCorpusConfig, out: Path) -> Path:
     jobs = [(c, config.seed, str(out)) for c in plan_carriers(config)]
     rows = render_jobs(_build_job, jobs, config.render_workers, "real nvv likert", 4)
     write_jsonl(out / "clips.jsonl", rows)
-    (out / "corpus_config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n", encoding="utf-8")
+    config.save(out)
     return out

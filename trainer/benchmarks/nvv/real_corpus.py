@@ -29,19 +29,17 @@ Rows: the synthetic corpus's keys plus ``carrier`` (tts | human), ``voice`` (``<
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from evaluators.benchmarks.nvv.items import count_units
-from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
-from trainer.benchmarks.nvv.corpus import SPLITS, NvvCorpus, NvvCorpusConfig
-from trainer.benchmarks.nvv.real_plan import REAL_CASES, finish_spec, plan, tts_voice
+from trainer.benchmarks.nvv.corpus import SPLITS, NvvCorpus, NvvCorpusConfig, finish_corpus, item_row
+from trainer.benchmarks.nvv.render import rendering_record
+from trainer.benchmarks.nvv.real_plan import REAL_CASES, carrier_fields, finish_spec, plan, tts_voice
 from trainer.benchmarks.nvv.sounds import planned_events, render_event
-from trainer.benchmarks.nvv.texts import is_punct, mark_text
-from trainer.synth.corpus_io import render_jobs, write_jsonl, write_wav
-from trainer.synth.dsp import active_rms
+from trainer.benchmarks.nvv.texts import is_punct
+from trainer.synth.corpus_io import render_jobs, write_wav
 from trainer.synth.nonverbal import SPEECH_RMS
 from trainer.synth.real_speech.conditioning import (SAMPLE_RATE, TARGET_RMS_DB, band_limit, condition,
                                                     condition_file, limit_peak)
@@ -135,33 +133,13 @@ def render_real_item(spec: dict, rng: np.random.Generator, noise_db: float) -> t
     out = np.concatenate(parts)
     out += rng.standard_normal(out.size) * SPEECH_LEVEL * 10 ** (noise_db / 20)
     out = limit_peak(band_limit(out.astype(np.float32)))
-    return out, {"rendered": _record(spec, spans), "alignment": align}
-
-
-def _record(spec: dict, spans: dict) -> dict:
-    tgt = next(iter(spans.get("target", {}).values()), None)
-    sp = spans.get("spurious", {})
-    return {"present": tgt is not None, "position": spec["pos"], "spurious": list(spec["spurious"]),
-            "low_snr": spec["case"] == "low_snr", "event_span_s": tgt[:2] if tgt else None,
-            "event_level_db": round(20 * np.log10(active_rms(tgt[2], SAMPLE_RATE) / SPEECH_LEVEL), 2) if tgt else None,
-            "spurious_positions": list(spec["spurious_pos"]),
-            "spurious_spans_s": [sp[spec["bounds"][p][0]][:2] for p in spec["spurious_pos"]],
-            "spurious_gain_db": [round(g, 2) for g in spec["spurious_gain"]]}
+    target = next(iter(spans.get("target", {}).values()), None)
+    rec = rendering_record(spec, target, spans.get("spurious", {}), SAMPLE_RATE, SPEECH_LEVEL)
+    return out, {"rendered": rec, "alignment": align}
 
 
 def _row(spec: dict, rec: dict, n_samples: int) -> dict:
-    iid = f"en_{spec['type']}_{spec['k']:03d}"
-    engine = (tts_voice(spec["voice"]).label if spec["carrier"] == "tts"
-              else "+".join(f"{r.speaker}/{r.id}" for r in spec["recordings"]))
-    b = spec["bounds"][spec["gt"]][0]
-    return {"id": iid, "audio": f"audio/{iid}.wav", "lang": "en", "text": spec["text"],
-            "text_with_mark": mark_text(spec["toks"], "en", b, spec["label"]),
-            "non_verbal_events": [spec["label"]], "target_type": spec["type"], "gt_position": spec["gt"],
-            "rendered": rec["rendered"], "case": spec["case"], "category": load_taxonomy().category_of(spec["type"]),
-            "split": spec["split"], "n_units": count_units(spec["text"], "en"), "sentence_id": spec["sentence_id"],
-            "duration_s": round(n_samples / SAMPLE_RATE, 4), "alignment": rec["alignment"],
-            "carrier": spec["carrier"], "voice": spec["voice"], "speaker": spec["voice"], "engine": engine,
-            "labels": LABELS_NOTE}
+    return {**item_row(spec, rec, n_samples, SAMPLE_RATE), **carrier_fields(spec), "labels": LABELS_NOTE}
 
 
 def _build_job(job: tuple) -> dict:
@@ -182,10 +160,5 @@ def build_real_nvv_corpus(config: NvvCorpusConfig, out: Path) -> NvvCorpus:
     specs = plan(config)
     jobs = [(s, config, i, str(out)) for i, s in enumerate(specs)]
     rows = render_jobs(_build_job, jobs, config.render_workers, "real nvv", 4)
-    write_jsonl(out / "items.jsonl", rows)
-    (out / "corpus_config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n", encoding="utf-8")
-    count = lambda key, keys: {k: sum(r[key] == k for r in rows) for k in keys}  # noqa: E731
     sentences = {s: len({r["sentence_id"] for r in rows if r["split"] == s}) for s in SPLITS}
-    return NvvCorpus(root=out, items_path=out / "items.jsonl", config_path=out / "corpus_config.json",
-                     n_items=len(rows), by_case=count("case", REAL_CASES), by_split=count("split", SPLITS),
-                     n_sentences={"en": sentences})
+    return finish_corpus(out, config, rows, REAL_CASES, {"en": sentences})

@@ -28,12 +28,12 @@ import numpy as np
 
 from evaluators.benchmarks.nvv.items import count_units
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
-from trainer.benchmarks.nvv.corpus import CASES, SPLITS, NvvCorpusConfig, _allocate
+from trainer.benchmarks.nvv.corpus import (CASES, SPLITS, NvvCorpusConfig, _allocate, allocate_cases, allocate_splits,
+                                           cut_bank, other_types)
 from trainer.benchmarks.nvv.placement import place_spurious, place_target
-from trainer.benchmarks.nvv.sounds import LOW_SNR_TYPES
 from trainer.benchmarks.nvv.texts import SENTENCES, boundaries, sentence_id, tokens
 from trainer.synth.real_speech.engines import VOICES, piper_available
-from trainer.synth.real_speech.recordings import Recording, asterisk_prompts, card_readings, librivox_readings
+from trainer.synth.real_speech.recordings import Recording, recording_set
 
 REAL_CASES = CASES + ("wrong_type",)
 #: the real corpus's default case mix (``nvv.corpus.case_proportions`` overrides it)
@@ -54,6 +54,13 @@ def tts_voice(name: str):
     return VOICES[rung][int(k)]
 
 
+def carrier_fields(spec: dict) -> dict:
+    """A real item's carrier in its row: ``carrier``, ``voice`` (``speaker`` repeats it), ``engine``."""
+    engine = (tts_voice(spec["voice"]).label if spec["carrier"] == "tts"
+              else "+".join(f"{r.speaker}/{r.id}" for r in spec["recordings"]))
+    return {"carrier": spec["carrier"], "voice": spec["voice"], "speaker": spec["voice"], "engine": engine}
+
+
 def split_tts_voices(split: str) -> list[str]:
     """TTS voices of ``split`` that render here (piper's only when installed)."""
     return [v for v in TTS_SPLITS[split] if not v.startswith("neural") or piper_available()]
@@ -62,14 +69,12 @@ def split_tts_voices(split: str) -> list[str]:
 def sentence_splits(config: NvvCorpusConfig) -> dict[str, list[str]]:
     """split -> sentences: Asterisk English prompt texts + the built-in EN bank, cut by sentence."""
     bank = list(dict.fromkeys([r.text for r in _recording_set("asterisk_en")] + list(SENTENCES["en"])))
-    texts = [bank[i] for i in np.random.default_rng([config.seed, 31]).permutation(len(bank))]
-    n_test, n_val = int(round(len(bank) * config.test_fraction)), int(round(len(bank) * config.val_fraction))
-    return {"test": texts[:n_test], "val": texts[n_test:n_test + n_val], "train": texts[n_test + n_val:]}
+    return cut_bank(bank, config, np.random.default_rng([config.seed, 31]))
 
 
 @lru_cache(maxsize=None)
 def _recording_set(name: str) -> tuple[Recording, ...]:
-    return tuple({"asterisk_en": asterisk_prompts, "an4_cards": card_readings, "librivox": librivox_readings}[name]())
+    return tuple(recording_set(name))
 
 
 def human_recordings(split: str, sentences: dict[str, list[str]]) -> list[Recording]:
@@ -95,39 +100,15 @@ def _carrier(split: str, human: bool, n_split: int, sentences: dict, rng) -> dic
             "sentence_id": sentence_id(text, "en")}
 
 
-def _cases(pairs: list[tuple], props: dict, rng) -> list[str]:
-    """One case per (type, k) pair: low_snr only for ``LOW_SNR_TYPES``, the rest by share."""
-    cases = [None] * len(pairs)
-    eligible = [i for i, (t, _) in enumerate(pairs) if t in LOW_SNR_TYPES]
-    for i in rng.permutation(eligible)[: int(round(props.get("low_snr", 0.0) * len(pairs)))]:
-        cases[int(i)] = "low_snr"
-    rest = [i for i in range(len(pairs)) if cases[i] is None]
-    others = {k: v for k, v in props.items() if k != "low_snr" and v > 0} or {"correct": 1.0}
-    for i, c in zip(rest, _allocate(len(rest), others, rng)):
-        cases[i] = c
-    return cases
-
-
-def _other_types(n: int, avoid: str, types: list[str], cycle: list[str], rng, taken=()) -> list[str]:
-    """``n`` non-target types from a shuffled cycle over the taxonomy (every type about equally often)."""
-    out = []
-    for _ in range(n):
-        if len(cycle) < len(types):
-            cycle += [types[j] for j in rng.permutation(len(types))]
-        out.append(cycle.pop(next(j for j, c in enumerate(cycle) if c != avoid and c not in out and c not in taken)))
-    return out
-
-
 def plan(config: NvvCorpusConfig) -> list[dict]:
     """Every item's metadata (no audio): type, case, split, carrier, text, other types."""
     types = [t.id for t in load_taxonomy().types]
     sentences = sentence_splits(config)
     rng = np.random.default_rng([config.seed, 32])
     pairs = [(t, k) for t in types for k in range(config.items_per_type)]
-    splits = _allocate(len(pairs), {"train": 1 - config.val_fraction - config.test_fraction,
-                                    "val": config.val_fraction, "test": config.test_fraction}, rng)
+    splits = allocate_splits(len(pairs), config, rng)
     humans = _allocate(len(pairs), {True: config.human_fraction, False: 1 - config.human_fraction}, rng)
-    cases = _cases(pairs, config.case_proportions, rng)
+    cases = allocate_cases(pairs, config.case_proportions, rng)
     used, cycle, specs = {s: 0 for s in SPLITS}, [], []
     lo, hi = config.spurious_events
     for (t, k), split, human, case in zip(pairs, splits, humans, cases):
@@ -135,8 +116,8 @@ def plan(config: NvvCorpusConfig) -> list[dict]:
                     **_carrier(split, human, used[split], sentences, rng))
         used[split] += not human
         n_sp = int(rng.integers(lo, hi + 1)) if case == "spurious" else 0
-        spec["spurious"] = _other_types(n_sp, t, types, cycle, rng)
-        spec["render_type"] = _other_types(1, t, types, cycle, rng)[0] if case == "wrong_type" else None
+        spec["spurious"] = other_types(n_sp, t, types, cycle, rng)
+        spec["render_type"] = other_types(1, t, types, cycle, rng)[0] if case == "wrong_type" else None
         specs.append(spec)
     return specs
 

@@ -113,12 +113,16 @@ def render_item(spec: dict, rng: np.random.Generator, sr: int, noise_db: float) 
     peak = float(np.max(np.abs(out)))
     if peak > 0.99:
         out *= 0.99 / peak
-    tgt = spans.get("target")
-    rec = {"present": tgt is not None, "position": spec["pos"], "spurious": list(spec["spurious"]),
-           "low_snr": spec["case"] == "low_snr",
-           "event_span_s": tgt[:2] if tgt else None,
-           "event_level_db": round(20 * np.log10(active_rms(tgt[2], sr) / level), 2) if tgt else None,
-           "spurious_positions": list(spec["spurious_pos"]),
-           "spurious_spans_s": [spans["spurious"][spec["bounds"][p][0]][:2] for p in spec["spurious_pos"]],
-           "spurious_gain_db": [round(g, 2) for g in spec["spurious_gain"]]}
+    rec = rendering_record(spec, spans.get("target"), spans.get("spurious", {}), sr, level)
     return out.astype(np.float32), {"rendered": rec, "alignment": align}
+
+
+def rendering_record(spec: dict, target: list | None, spurious: dict, sr: int, level: float) -> dict:
+    """An item's ``rendered`` record: ``target`` = [start s, end s, audio] of the rendered target or
+    None, ``spurious`` = boundary -> such a span per spurious event; ``level`` = the speech's level."""
+    return {"present": target is not None, "position": spec["pos"], "spurious": list(spec["spurious"]),
+            "low_snr": spec["case"] == "low_snr", "event_span_s": target[:2] if target else None,
+            "event_level_db": round(20 * np.log10(active_rms(target[2], sr) / level), 2) if target else None,
+            "spurious_positions": list(spec["spurious_pos"]),
+            "spurious_spans_s": [spurious[spec["bounds"][p][0]][:2] for p in spec["spurious_pos"]],
+            "spurious_gain_db": [round(g, 2) for g in spec["spurious_gain"]]}

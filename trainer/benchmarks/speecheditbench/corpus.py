@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 from scipy import signal
 
-from trainer.synth.corpus_io import write_wav
+from trainer.synth.corpus_io import write_jsonl, write_wav
 from trainer.synth.stressed_speech import StressSpeaker, render_stressed
 
 SR = 16_000
@@ -51,19 +51,27 @@ def _render(words: list[str], lang: str, spk: StressSpeaker, seed: int, stress: 
     return r.audio, timed
 
 
+def _faster(spk: StressSpeaker) -> StressSpeaker:
+    """The speaker at 1.35 x its syllable rate (at most 8 per second)."""
+    return replace(spk, timbre=replace(spk.timbre, rate_sps=min(8.0, spk.timbre.rate_sps * 1.35)))
+
+
 def _reverb(x: np.ndarray, rt60: float, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     t = np.arange(int(1.2 * rt60 * SR)) / SR
     ir = rng.standard_normal(t.size) * np.exp(-6.908 * t / rt60)
     ir[0] = 1.0
-    y = signal.fftconvolve(x, ir)[: x.size + t.size]
-    return (0.9 * y / np.max(np.abs(y))).astype(np.float32)
+    return _peak(signal.fftconvolve(x, ir)[: x.size + t.size])
 
 
 def _noisy(x: np.ndarray, snr_db: float, seed: int) -> np.ndarray:
     n = np.random.default_rng(seed).standard_normal(x.size)
     n *= np.sqrt(np.mean(x ** 2) / np.mean(n ** 2)) / 10 ** (snr_db / 20)
-    y = x + n
+    return _peak(x + n)
+
+
+def _peak(y: np.ndarray) -> np.ndarray:
+    """``y`` scaled to a 0.9 peak, float32."""
     return (0.9 * y / np.max(np.abs(y))).astype(np.float32)
 
 
@@ -107,13 +115,11 @@ def build_edited_corpus(out: str | Path, seed: int = 0) -> dict:
     _compositional(w, a, seed)
     for task, rows in w.items.items():
         (out / "data" / task).mkdir(parents=True, exist_ok=True)
-        (out / "data" / task / "samples.jsonl").write_text(
-            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        write_jsonl(out / "data" / task / "samples.jsonl", rows)
     # one unreadable output per run: a damaged file where the prosody pitch-up output should be
     bad = out / "outputs" / SYSTEM / "prosody_editing" / "prosody_pitch_broken.wav"
     bad.write_bytes(b"RIFF\x10\x00\x00\x00WAVEfmt garbage")
-    (out / "outputs" / SYSTEM / "manifest.jsonl").write_text(
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in w.manifest), encoding="utf-8")
+    write_jsonl(out / "outputs" / SYSTEM / "manifest.jsonl", w.manifest)
     (out / "truth.jsonl").write_text("".join(json.dumps(r) + "\n" for r in w.truth), encoding="utf-8")
     return {t: len(rows) for t, rows in w.items.items()}
 
@@ -214,7 +220,7 @@ def _judged(w: _Writer, spk, seed):
 def _prosody(w: _Writer, spk, seed):
     task = "prosody_editing"
     words = EN[2].split()
-    fast = replace(spk, timbre=replace(spk.timbre, rate_sps=min(8.0, spk.timbre.rate_sps * 1.35)))
+    fast = _faster(spk)
     high = replace(spk, timbre=replace(spk.timbre, f0_hz=min(400.0, spk.timbre.f0_hz * 2 ** (2 / 12))))
     cases = [("prosody_speed_done", {"prosody_type": "speed", "direction": "faster"}, fast, None, True),
              ("prosody_speed_undone", {"prosody_type": "speed", "direction": "faster"}, spk, None, False),
@@ -264,7 +270,7 @@ def _acoustic(w: _Writer, spk, seed):
                   "instruction": "Add crowd background noise to the speech.", "transcript": EN[0], "language": "en",
                   "source_dataset": "synthetic", "anchor": {"type": "acoustic", "subtask": "env_transfer",
                                                             "env_type": "noise", "env_subtype": "crowd"}})
-    w.output(task, sid, (0.9 * crowd / np.max(np.abs(crowd))).astype(np.float32), {}, None, timed)
+    w.output(task, sid, _peak(crowd), {}, None, timed)
 
 
 def _compositional(w: _Writer, spk, seed):
@@ -275,7 +281,7 @@ def _compositional(w: _Writer, spk, seed):
                                                        "edit_target": "golden", "transcript_target": " ".join(target_words)}}
     emotion = {"component_type": "emotion", "emotion_taxonomy": "iemocap_en",
                "anchor": {"type": "emotion", "target_emotion": "happy", "emotion_taxonomy": "iemocap_en"}}
-    fast = replace(spk, timbre=replace(spk.timbre, rate_sps=min(8.0, spk.timbre.rate_sps * 1.35)))
+    fast = _faster(spk)
     speed = {"component_type": "prosody", "anchor": {"type": "prosody", "prosody_type": "speed", "direction": "faster"}}
     cases = [("comp_content_emotion_all", [content, emotion], target_words, spk, "happy", True),
              ("comp_content_emotion_half", [content, emotion], target_words, spk, "sad", False),

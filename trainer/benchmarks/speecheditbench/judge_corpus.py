@@ -59,7 +59,7 @@ from trainer.benchmarks.speecheditbench.event_placement import (
     pair_sounds,
 )
 from trainer.benchmarks.speecheditbench.sentences import Sentence, sentence_bank, split_sentences
-from trainer.synth.corpus_config import StrictFromDict
+from trainer.synth.corpus_config import StrictFromDict, require
 from trainer.synth.corpus_io import write_jsonl, write_wav
 from trainer.synth.stressed_speech import StressSpeaker
 from trainer.synth.timbre import VoiceTimbre
@@ -93,26 +93,21 @@ class JudgeCorpusConfig(StrictFromDict):
         self.speakers = tuple(int(n) for n in self.speakers)
         self.sentence_fraction = tuple(float(f) for f in self.sentence_fraction)
         self.criteria = tuple(self.criteria)
-        if not _distinct_subset(self.languages, LANGUAGES):
-            raise ValueError(f"languages must be distinct values from {LANGUAGES}, got {self.languages}")
-        if len(self.speakers) != 3 or min(self.speakers) < 0 or self.speakers[0] < 1 or self.speakers[2] < 1:
-            raise ValueError(f"speakers: three counts (train >= 1, val >= 0, test >= 1), got {self.speakers}")
-        if len(self.sentence_fraction) != 2 or min(self.sentence_fraction) <= 0 or sum(self.sentence_fraction) >= 0.7:
-            raise ValueError(f"sentence_fraction: two shares > 0 (val, test) summing below 0.7, "
-                             f"got {self.sentence_fraction}")
-        if self.clips_per_speaker < 2 or self.clips_per_speaker % 2:
-            raise ValueError(f"clips_per_speaker must be even and >= 2 (source + edited pairs), "
-                             f"got {self.clips_per_speaker}")
-        if not _distinct_subset(self.criteria, CRITERIA):
-            raise ValueError(f"criteria must be distinct values from {CRITERIA}, got {self.criteria}")
-        if self.source not in ("synthetic", "real"):
-            raise ValueError(f"source must be 'synthetic' or 'real', got {self.source!r}")
-        if self.source == "real" and (self.languages != ("en",) or len(self.criteria) != 1):
-            raise ValueError("source real builds the emotion clips in English only, or the style clips, or the "
-                             "paralinguistic clips: set languages: [en] and criteria: [emotion], [style] or "
-                             "[paralinguistic]")
-        if self.render_workers < 1:
-            raise ValueError(f"render_workers must be >= 1, got {self.render_workers}")
+        require(_distinct_subset(self.languages, LANGUAGES),
+                f"languages must be distinct values from {LANGUAGES}, got {self.languages}")
+        require(len(self.speakers) == 3 and min(self.speakers) >= 0 and self.speakers[0] >= 1 and self.speakers[2] >= 1,
+                f"speakers: three counts (train >= 1, val >= 0, test >= 1), got {self.speakers}")
+        require(len(self.sentence_fraction) == 2 and min(self.sentence_fraction) > 0 and sum(self.sentence_fraction) < 0.7,
+                f"sentence_fraction: two shares > 0 (val, test) summing below 0.7, got {self.sentence_fraction}")
+        require(self.clips_per_speaker >= 2 and not self.clips_per_speaker % 2,
+                f"clips_per_speaker must be even and >= 2 (source + edited pairs), got {self.clips_per_speaker}")
+        require(_distinct_subset(self.criteria, CRITERIA),
+                f"criteria must be distinct values from {CRITERIA}, got {self.criteria}")
+        require(self.source in ("synthetic", "real"), f"source must be 'synthetic' or 'real', got {self.source!r}")
+        require(self.source != "real" or (self.languages == ("en",) and len(self.criteria) == 1),
+                "source real builds the emotion clips in English only, or the style clips, or the paralinguistic "
+                "clips: set languages: [en] and criteria: [emotion], [style] or [paralinguistic]")
+        require(self.render_workers >= 1, f"render_workers must be >= 1, got {self.render_workers}")
 
 
 def _distinct_subset(values: tuple, allowed: tuple) -> bool:
@@ -375,8 +370,7 @@ def build_judge_corpus(cfg: JudgeCorpusConfig, out: str | Path) -> dict:
 
 def load_judge_rows(corpus: str | Path, criterion: str) -> list[dict]:
     """The rows of one criterion (``<corpus>/<criterion>.jsonl``), ``path`` relative to ``corpus``."""
-    if criterion not in CRITERIA:
-        raise ValueError(f"criterion {criterion!r} not in {CRITERIA}")
+    require(criterion in CRITERIA, f"criterion {criterion!r} not in {CRITERIA}")
     path = Path(corpus) / f"{criterion}.jsonl"
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found: build the judge corpus with this criterion first")

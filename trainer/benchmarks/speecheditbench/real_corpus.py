@@ -69,13 +69,7 @@ from trainer.synth.corpus_io import render_jobs, write_jsonl, write_wav
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE, condition, condition_file
 from trainer.synth.real_speech.controls import render_controlled
 from trainer.synth.real_speech.engines import TtsVoice
-from trainer.synth.real_speech.recordings import (
-    LANGS,
-    SPEAKERS,
-    asterisk_prompts,
-    card_readings,
-    librivox_readings,
-)
+from trainer.synth.real_speech.recordings import LANGS, SPEAKERS, recording_set
 
 LABELS_NOTE = "by construction (emotion-like edits of known amount on real speech; no listener)"
 #: split -> human recording sets (one speaker each; Allison Smith's en and es prompts are both train)
@@ -112,15 +106,6 @@ def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9 ]+", "", text.lower()).strip()
 
 
-def human_recordings(recording_set: str) -> list:
-    """The recordings of one set (``Recording``), read from the installed packages."""
-    if recording_set == "librivox":
-        return librivox_readings()
-    if recording_set == "an4_cards":
-        return card_readings()
-    return asterisk_prompts(recording_set=recording_set)
-
-
 def carriers(split: str, sentences: dict[str, list], exclude_texts: set[str]) -> list[Carrier]:
     """The split's TTS voices (reading its sentences) and human sets (their own recordings, minus
     any whose text is in ``exclude_texts``: other splits' sentences)."""
@@ -128,7 +113,7 @@ def carriers(split: str, sentences: dict[str, list], exclude_texts: set[str]) ->
     out = [Carrier(v.name, own, v.tts, v.pitch_control) for v in TTS_VOICES[split]]
     for rec_set in HUMAN_SETS[split]:
         recs = tuple(Reading(f"{rec_set}/{r.id}", r.text, LANGS[rec_set], str(r.path))
-                     for r in human_recordings(rec_set) if _norm(r.text) not in exclude_texts)
+                     for r in recording_set(rec_set) if _norm(r.text) not in exclude_texts)
         if not recs:
             raise ValueError(f"human recording set {rec_set!r} has no usable recording")
         out.append(Carrier(f"human-{rec_set}", recs))
@@ -140,7 +125,7 @@ def split_texts(sentences: dict[str, list]) -> dict[str, set[str]]:
     recordings. A carrier never reads a text of another split: two human sets can share prompts
     (the Asterisk it and Menardi it sets both say "Ha lasciato la conferenza")."""
     return {sp: {_norm(s.text) for s in sentences[sp]}
-            | {_norm(r.text) for rec_set in HUMAN_SETS[sp] for r in human_recordings(rec_set)} for sp in SPLITS}
+            | {_norm(r.text) for rec_set in HUMAN_SETS[sp] for r in recording_set(rec_set)} for sp in SPLITS}
 
 
 def other_splits_texts(split: str, texts: dict[str, set[str]]) -> set[str]:

@@ -50,7 +50,7 @@ from trainer.benchmarks.speecheditbench.real_style_edits import (
 )
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE, condition
 from trainer.synth.real_speech.controls import render_controlled
-from trainer.synth.real_speech.measured_voices import MIN_PYIN_VOICED
+from trainer.synth.real_speech.measured_voices import MIN_PYIN_VOICED, frames
 
 LABELS_NOTE = "by construction (delivery-style edits of known amount on real speech; no listener)"
 #: a clip is kept when |measured - predicted| is within these: semitones (median F0 shift), mean
@@ -70,13 +70,7 @@ def measure(y: np.ndarray) -> dict:
     ``silent_s`` (the rest) and ``rms_dbfs`` (frames within 20 dB of the loud ones)."""
     import librosa
 
-    y = np.asarray(y, dtype=np.float32)
-    f0, vflag, _ = librosa.pyin(y, fmin=60.0, fmax=600.0, sr=SAMPLE_RATE, frame_length=1024, hop_length=HOP,
-                                resolution=0.25)
-    rms = librosa.feature.rms(y=y, frame_length=1024, hop_length=HOP)[0][: f0.size]
-    rdb = 20.0 * np.log10(rms + 1e-10)
-    loud = np.percentile(rdb, 95)
-    sound, active = rdb > max(loud - 35.0, -90.0), rdb > loud - 20.0
+    y, f0, vflag, rms, sound, active = frames(y, SAMPLE_RATE)
     if (vflag & sound).sum() >= MIN_PYIN_VOICED * max(sound.sum(), 1):
         track = np.where(vflag & sound, f0, np.nan)
     else:

@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import numpy as np
-
+from trainer.synth.corpus_io import split_by_fraction
 from trainer.synth.everyday_sentences import SENTENCES as EVERYDAY_SENTENCES
 from trainer.synth.stress_sentences import SENTENCES as STRESS_SENTENCES
 from trainer.synth.stress_sentences import parse_sentence
@@ -69,10 +68,5 @@ def sentence_bank(lang: str) -> list[Sentence]:
     return bank
 
 
-def split_sentences(bank: list[Sentence], fractions: tuple[float, float],
-                    rng: np.random.Generator) -> dict[str, list[Sentence]]:
-    """``bank`` shuffled by ``rng`` and cut into {"test", "val", "train"}: ``fractions`` = (val, test)
-    shares of the sentences (each at least one sentence), train the rest."""
-    order = [bank[int(i)] for i in rng.permutation(len(bank))]
-    n_val, n_test = (max(1, round(f * len(bank))) for f in fractions)
-    return {"test": order[:n_test], "val": order[n_test:n_test + n_val], "train": order[n_test + n_val:]}
+#: ``bank`` shuffled by ``rng`` and cut into {"test", "val", "train"} by (val, test) shares.
+split_sentences = split_by_fraction

@@ -100,6 +100,21 @@ def syllable_count(text: str) -> int:
     return len(text_to_syllables(text, "en"))
 
 
+def frames(y: np.ndarray, sr: int = 16000) -> tuple:
+    """The frame analysis the clip measurements share (64 ms frames, 20 ms hop): ``y`` as float32,
+    pYIN F0 (librosa; fmin 60, fmax 600 Hz; NaN unvoiced), its voiced flags, RMS per frame, ``sound``
+    (frames within 35 dB of the loud ones) and ``active`` (within 20 dB)."""
+    import librosa
+
+    y = np.asarray(y, dtype=np.float32)
+    hop = sr // 50
+    f0, vflag, _ = librosa.pyin(y, fmin=60.0, fmax=600.0, sr=sr, frame_length=1024, hop_length=hop, resolution=0.25)
+    rms = librosa.feature.rms(y=y, frame_length=1024, hop_length=hop)[0][: f0.size]
+    rdb = 20.0 * np.log10(rms + 1e-10)
+    loud = np.percentile(rdb, 95)
+    return y, f0, vflag, rms, rdb > max(loud - 35.0, -90.0), rdb > loud - 20.0
+
+
 def measure_clip(y: np.ndarray, text: str, sr: int = 16000) -> dict:
     """What a clip realises, from the audio alone (64 ms frames, 20 ms hop):
 
@@ -115,13 +130,8 @@ def measure_clip(y: np.ndarray, text: str, sr: int = 16000) -> dict:
     """
     import librosa
 
-    y = np.asarray(y, dtype=np.float32)
+    y, f0, vflag, rms, sound, active = frames(y, sr)
     hop, fl = sr // 50, 1024
-    f0, vflag, _ = librosa.pyin(y, fmin=60.0, fmax=600.0, sr=sr, frame_length=fl, hop_length=hop, resolution=0.25)
-    rms = librosa.feature.rms(y=y, frame_length=fl, hop_length=hop)[0][: f0.size]
-    rdb = 20.0 * np.log10(rms + 1e-10)
-    loud = np.percentile(rdb, 95)
-    sound, active = rdb > max(loud - 35.0, -90.0), rdb > loud - 20.0
     voiced = vflag & sound
     if voiced.sum() >= MIN_PYIN_VOICED * max(sound.sum(), 1):
         track, keep, method = f0, voiced, "pyin"

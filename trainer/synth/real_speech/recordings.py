@@ -147,3 +147,9 @@ def librivox_readings() -> list[Recording]:
 def card_readings() -> list[Recording]:
     """The five read card names of pocketsphinx-testdata (one reader)."""
     return _sphinx_set("cards", "cards.transcription", "an4_cards")
+
+
+def recording_set(name: str) -> list[Recording]:
+    """The recordings of one set: ``librivox``, ``an4_cards``, ``alsa`` or an Asterisk set (``ASTERISK_SETS``)."""
+    readers = {"librivox": librivox_readings, "an4_cards": card_readings, "alsa": alsa_channel_names}
+    return readers[name]() if name in readers else asterisk_prompts(recording_set=name)
