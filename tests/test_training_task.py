@@ -169,7 +169,9 @@ def test_data_module_batches_one_group_each_with_split_row_indices():
     batches = list(dm.train_dataloader())
     assert sorted(i for b in batches for i in b.row_index.tolist()) == list(range(6))
     assert all(len({rows[i]["group"] for i in b.row_index.tolist()}) == 1 for b in batches)
-    assert [b.row_index.tolist() for b in dm.val_dataloader()] == [[0, 1]]  # indices into the test split
+    seen = task.examples
+    assert list(dm.val_dataloader()) == [rows[6:]]  # the test split's rows as one batch, for one engine pass
+    assert task.examples == seen  # no training example made for them: the engine prepares its own inputs
 
 
 def test_training_validates_on_val_where_the_corpus_has_it_and_never_sees_test():
@@ -179,10 +181,11 @@ def test_training_validates_on_val_where_the_corpus_has_it_and_never_sees_test()
     test = [{"id": f"s{i}", "x": 200 + i, "y": 0, "group": "a", "split": "test"} for i in range(2)]
     assert monitored_split(train + val + test) == "val" and monitored_split(train + test) == "test"
     dm = JudgeDataModule(train + test + val, task, judge=None, batch_size=2)
-    seen = [x for b in dm.val_dataloader() for x in b.inputs["x"].tolist()]
-    assert dm.val_split == "val" and sorted(seen) == [100, 101, 102]  # no test clip
+    seen = [r["x"] for rows in dm.val_dataloader() for r in rows]
+    assert dm.val_split == "val" and seen == [100, 101, 102]  # no test clip
     dm = JudgeDataModule(train + test, task, judge=None, batch_size=2)
-    assert dm.val_split == "test" and sorted(x for b in dm.val_dataloader() for x in b.inputs["x"].tolist()) == [200, 201]
+    assert dm.val_split == "test" and [r["x"] for rows in dm.val_dataloader() for r in rows] == [200, 201]
+    assert list(JudgeDataModule(train, task, judge=None, batch_size=2).val_dataloader()) == []  # no split: no pass
 
 
 def _built_corpus(folder, config, **changed):
