@@ -140,7 +140,8 @@ class JudgeDataModule(L.LightningDataModule):
         """The monitored split's rows as one batch (none when the split is empty): the validation
         step scores them in one scoring-engine pass (``task.predict_rows``), which reads the audio
         and batches the model itself."""
-        return DataLoader([self.val_rows] if self.val_rows else [], batch_size=None, collate_fn=rows_as_they_are)
+        return DataLoader([self.val_rows] if self.val_rows else [], batch_size=None, collate_fn=rows_as_they_are,
+                          generator=self._loader_generator())
 
     def _loader_generator(self) -> torch.Generator:
         # Each iterator draws a worker seed; from its own generator it leaves the global RNG

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import math
+import os
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import lightning as L
@@ -75,6 +78,21 @@ def build_trainable_judge(cfg: TrainConfig):
     return TASKS[cfg.task].build_judge(apply_lora(backbone, cfg), cfg)
 
 
+@contextmanager
+def scoring_in_this_process() -> Iterator[None]:
+    """Within the block the launcher's ``RANK`` and ``WORLD_SIZE`` are hidden (restored after), so
+    a scorer sees one process (:func:`evaluators.sharding.current_shard`): in a multi-device run
+    every rank's validation pass scores the whole monitored split, as one ``omnijudge validate``
+    does. A scorer that shards (``score_resumable``: ``pairs``', the toy's) would otherwise score
+    only its rank's share into the rank's own temporary folder, and rank 0 would wait there for the
+    other ranks' parts for ever."""
+    hidden = {k: os.environ.pop(k) for k in ("RANK", "WORLD_SIZE") if k in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(hidden)
+
+
 class JudgeModule(L.LightningModule):
     """Training step = the task's loss; validation = one scoring-engine pass over the monitored
     split (``task.predict_rows``, the function ``omnijudge validate`` scores with) and the task's
@@ -105,7 +123,9 @@ class JudgeModule(L.LightningModule):
     def validation_step(self, rows: list[dict], batch_idx: int) -> None:
         """``rows``: the whole monitored split (:meth:`trainer.data.JudgeDataModule.val_dataloader`),
         scored in one engine pass at twice the training batch size."""
-        preds = self.task.predict_rows(self.judge, rows, Path(self.cfg.data.corpus_dir), 2 * self.cfg.data.batch_size)
+        with scoring_in_this_process():
+            preds = self.task.predict_rows(self.judge, rows, Path(self.cfg.data.corpus_dir),
+                                           2 * self.cfg.data.batch_size)
         self._val_scored = (rows, preds)
 
     def on_validation_epoch_end(self) -> None:
