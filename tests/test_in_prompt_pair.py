@@ -141,16 +141,17 @@ def test_the_pairs_loss_trains_the_both_orders_margin(corpus):
     loss.backward()
     grads = [p.grad for p in judge.parameters() if p.requires_grad]
     assert torch.isfinite(loss) and any(g is not None and g.abs().sum() > 0 for g in grads)
-    preds = task.predict(judge, inputs, targets)
-    assert len(preds) == 2
     from evaluators.audio_io import load_audio
 
     judge.backbone.model.eval()  # dropout off: training's P(A better) is the scorer's
     for row in rows[:1]:
         with torch.no_grad():
-            trained = task.predict(judge, *task.collate(judge, [task.example(judge, row)], [row]))[0]
+            a, b = task._pair_scores(judge, task.collate(judge, [task.example(judge, row)], [row])[0])
+        trained = torch.sigmoid(a - b).item()
         scored = pair_verdict(judge, load_audio(row["path_a"]), load_audio(row["path_b"]), {"text": row["text"]})["p_a"]
         assert scored == pytest.approx(trained, abs=1e-5)
+        # validation during training reads the scoring engine's pass of `validate pairs`
+        assert task.predict_rows(judge, [row], corpus, 2) == [pytest.approx(scored, abs=1e-6)]
 
 
 @pytest.mark.slow  # trains the tiny judge for one epoch on CPU (about a minute on 2 busy cores)

@@ -79,7 +79,7 @@ def test_every_benchmark_provides_each_piece_and_the_cli_exposes_it(name):
     task = BENCHMARK_TASKS[name]
     assert task.benchmark == name and (ROOT / "trainer" / "benchmarks" / name / "task.py").is_file()
     assert dataclasses.is_dataclass(task.settings_class) and hasattr(task.settings_class(), "corpus")
-    for piece in ("load_rows", "build_judge", "example", "collate", "loss", "predict", "val_metrics", "validate",
+    for piece in ("load_rows", "build_judge", "example", "collate", "loss", "predict_rows", "val_metrics", "validate",
                   "model_card"):
         assert callable(getattr(task, piece)), piece
     assert isinstance(task.corpus, TaskCorpus) and isinstance(task.commands, TaskCommands)

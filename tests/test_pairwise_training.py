@@ -65,8 +65,9 @@ def test_loss_trains_the_score_of_both_clips(corpus, score):
     loss.backward()
     grads = [p.grad for p in judge.parameters() if p.requires_grad]
     assert torch.isfinite(loss) and any(g is not None and g.abs().sum() > 0 for g in grads)
-    preds = task.predict(judge, inputs, targets)
+    preds = task.predict_rows(judge, rows, corpus, 4)  # the scoring engine's pass of `validate pairs`
     assert len(preds) == 3 and all(0 < p < 1 for p in preds)
+    assert judge.training  # the pass put the judge back in train mode
     assert set(task.val_metrics(rows, preds)) == {"val/accuracy"}
 
 

@@ -211,7 +211,7 @@ def test_style_loss_follows_the_score_source(backbone, source):
         loss = task.loss(judge, inputs, targets, cfg.task_config)
         slots = F.cross_entropy(head.reshape(-1, 5), targets["slots"].reshape(-1))
         expected = slots if source == "head" else F.cross_entropy(labels, targets["label"]) + 0.25 * slots
-        preds = task.predict(judge, inputs, targets)  # the training loop predicts without gradients
+    preds = judge.score(reqs, batch_size=3)  # the scoring engine's path: what validation during training reads
     assert loss.item() == pytest.approx(expected.item(), rel=1e-6)
     if source == "head":
         assert [p["target_style_score"] for p in preds] == [p["style_scores"][r["anchor"]["target_style"]]

@@ -100,7 +100,7 @@ def test_the_layout_checks_hold_for_the_toy(toy):
     task = BENCHMARK_TASKS["toy"]
     assert task.name == task.benchmark == "toy" and (TOY / "trainer_side" / "task.py").is_file()
     assert dataclasses.is_dataclass(task.settings_class) and hasattr(task.settings_class(), "corpus")
-    for piece in ("load_rows", "build_judge", "example", "collate", "loss", "predict", "val_metrics", "validate",
+    for piece in ("load_rows", "build_judge", "example", "collate", "loss", "predict_rows", "val_metrics", "validate",
                   "model_card"):
         assert callable(getattr(task, piece)), piece
     assert isinstance(task.corpus, TaskCorpus) and isinstance(task.commands, TaskCommands)

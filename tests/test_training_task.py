@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 
 import pytest
 import torch
@@ -169,7 +170,35 @@ def test_data_module_batches_one_group_each_with_split_row_indices():
     batches = list(dm.train_dataloader())
     assert sorted(i for b in batches for i in b.row_index.tolist()) == list(range(6))
     assert all(len({rows[i]["group"] for i in b.row_index.tolist()}) == 1 for b in batches)
-    assert [b.row_index.tolist() for b in dm.val_dataloader()] == [[0, 1]]  # indices into the test split
+    seen, rng = task.examples, torch.get_rng_state()
+    assert list(dm.val_dataloader()) == [rows[6:]]  # the test split's rows as one batch, for one engine pass
+    assert task.examples == seen  # no training example made for them: the engine prepares its own inputs
+    assert torch.equal(torch.get_rng_state(), rng)  # its own generator: the training draws (dropout) unchanged
+
+
+class ShardReadingTask:
+    """A task whose predictions are the shard a scorer would see (evaluators.sharding)."""
+
+    def predict_rows(self, judge, rows, corpus, batch_size):
+        from evaluators.sharding import current_shard
+
+        return [current_shard()] * len(rows)
+
+
+def test_every_rank_of_a_launch_validates_on_the_whole_split(monkeypatch):
+    """Under a launcher (here rank 1 of 2) the validation pass scores as one process, so a scorer
+    that shards (``score_resumable``) scores every row instead of waiting for the other ranks'
+    parts; the launcher's environment is back after."""
+    from trainer.module import JudgeModule
+
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    module = JudgeModule(ShardReadingTask(), torch.nn.Linear(1, 1), TrainConfig())
+    rows = [{"id": "v0"}, {"id": "v1"}]
+    module.validation_step(rows, 0)
+    scored, shards = module._val_scored
+    assert scored == rows and [(s.rank, s.world) for s in shards] == [(0, 1)] * 2
+    assert (os.environ["RANK"], os.environ["WORLD_SIZE"]) == ("1", "2")
 
 
 def test_training_validates_on_val_where_the_corpus_has_it_and_never_sees_test():
@@ -179,10 +208,11 @@ def test_training_validates_on_val_where_the_corpus_has_it_and_never_sees_test()
     test = [{"id": f"s{i}", "x": 200 + i, "y": 0, "group": "a", "split": "test"} for i in range(2)]
     assert monitored_split(train + val + test) == "val" and monitored_split(train + test) == "test"
     dm = JudgeDataModule(train + test + val, task, judge=None, batch_size=2)
-    seen = [x for b in dm.val_dataloader() for x in b.inputs["x"].tolist()]
-    assert dm.val_split == "val" and sorted(seen) == [100, 101, 102]  # no test clip
+    seen = [r["x"] for rows in dm.val_dataloader() for r in rows]
+    assert dm.val_split == "val" and seen == [100, 101, 102]  # no test clip
     dm = JudgeDataModule(train + test, task, judge=None, batch_size=2)
-    assert dm.val_split == "test" and sorted(x for b in dm.val_dataloader() for x in b.inputs["x"].tolist()) == [200, 201]
+    assert dm.val_split == "test" and [r["x"] for rows in dm.val_dataloader() for r in rows] == [200, 201]
+    assert list(JudgeDataModule(train, task, judge=None, batch_size=2).val_dataloader()) == []  # no split: no pass
 
 
 def _built_corpus(folder, config, **changed):

@@ -18,8 +18,8 @@ from torch.utils.data import DataLoader, Sampler
 
 
 class TrainingBatch(NamedTuple):
-    """One mini-batch as the loop sees it: what the judge reads, what the loss compares with, and
-    each row's index into its split (validation predictions are gathered by it)."""
+    """One training mini-batch as the loop sees it: what the judge reads, what the loss compares
+    with, and each row's index into the train split."""
 
     inputs: dict
     targets: dict
@@ -90,6 +90,11 @@ class RowCollator:
         return TrainingBatch(inputs, targets, torch.tensor([r["row_index"] for r in rows], dtype=torch.long))
 
 
+def rows_as_they_are(rows: list[dict]) -> list[dict]:
+    """The validation loader's collate: the rows, unchanged (no tensors: the engine prepares them)."""
+    return rows
+
+
 def monitored_split(rows: list[dict]) -> str:
     """The split the training loop validates on at each validation pass: ``"val"`` where the corpus
     has val rows, else ``"test"`` (older corpora have only train and test).
@@ -106,7 +111,7 @@ def rows_to_dataset(rows: list[dict]) -> Dataset:
 
 class JudgeDataModule(L.LightningDataModule):
     """Train split in one-group batches (the task's ``group_key``); validation on
-    :func:`monitored_split` (val where the corpus has one, else test)."""
+    :func:`monitored_split` (val where the corpus has one, else test), its rows as one batch."""
 
     def __init__(self, rows: list[dict], task, judge, batch_size: int = 8, seed: int = 0, num_workers: int = 0,
                  start: tuple[int, int] = (0, 0)):
@@ -115,7 +120,7 @@ class JudgeDataModule(L.LightningDataModule):
         self.group_key = task.group_key
         self.train_ds = rows_to_dataset([r for r in rows if r["split"] == "train"])
         self.val_split = monitored_split(rows)
-        self.val_ds = rows_to_dataset([r for r in rows if r["split"] == self.val_split])
+        self.val_rows = [r for r in rows if r["split"] == self.val_split]
         if len(self.train_ds) == 0:
             raise ValueError("no training rows: check the corpus and the split settings")
         self.collator = RowCollator(task, judge)
@@ -132,9 +137,11 @@ class JudgeDataModule(L.LightningDataModule):
                           num_workers=self.num_workers, generator=self._loader_generator())
 
     def val_dataloader(self) -> DataLoader:
-        sampler = GroupedBatchSampler(self.val_ds[self.group_key], self.batch_size * 2, shuffle=False)
-        return DataLoader(self.val_ds, batch_sampler=sampler, collate_fn=self.collator,
-                          num_workers=self.num_workers, generator=self._loader_generator())
+        """The monitored split's rows as one batch (none when the split is empty): the validation
+        step scores them in one scoring-engine pass (``task.predict_rows``), which reads the audio
+        and batches the model itself."""
+        return DataLoader([self.val_rows] if self.val_rows else [], batch_size=None, collate_fn=rows_as_they_are,
+                          generator=self._loader_generator())
 
     def _loader_generator(self) -> torch.Generator:
         # Each iterator draws a worker seed; from its own generator it leaves the global RNG

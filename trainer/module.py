@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import math
+import os
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import lightning as L
 import numpy as np
@@ -74,8 +78,25 @@ def build_trainable_judge(cfg: TrainConfig):
     return TASKS[cfg.task].build_judge(apply_lora(backbone, cfg), cfg)
 
 
+@contextmanager
+def scoring_in_this_process() -> Iterator[None]:
+    """Within the block the launcher's ``RANK`` and ``WORLD_SIZE`` are hidden (restored after), so
+    a scorer sees one process (:func:`evaluators.sharding.current_shard`): in a multi-device run
+    every rank's validation pass scores the whole monitored split, as one ``omnijudge validate``
+    does. A scorer that shards (``score_resumable``: ``pairs``', the toy's) would otherwise score
+    only its rank's share into the rank's own temporary folder, and rank 0 would wait there for the
+    other ranks' parts for ever."""
+    hidden = {k: os.environ.pop(k) for k in ("RANK", "WORLD_SIZE") if k in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(hidden)
+
+
 class JudgeModule(L.LightningModule):
-    """Training step = the task's loss; validation = the task's predictions and metrics.
+    """Training step = the task's loss; validation = one scoring-engine pass over the monitored
+    split (``task.predict_rows``, the function ``omnijudge validate`` scores with) and the task's
+    ``val_metrics`` of it, logged; the last are kept in ``last_validation``.
 
     The judge is an ``nn.Module``: its parameters that require grad (adapters, fully trained
     towers, heads) are what the optimizer updates, and checkpoints hold only those, so resuming a
@@ -84,13 +105,12 @@ class JudgeModule(L.LightningModule):
 
     strict_loading = False
 
-    def __init__(self, task: JudgeTask, judge, cfg: TrainConfig, val_rows: list[dict] | None = None):
+    def __init__(self, task: JudgeTask, judge, cfg: TrainConfig):
         super().__init__()
         self.task = task
         self.judge = judge  # registered: moved, switched train/eval and checkpointed with this module
         self.cfg = cfg
-        self.val_rows = val_rows or []
-        self._val_preds: dict[int, object] = {}
+        self._val_scored: tuple[list[dict], list] | None = None  # (rows, predictions) of the pass
         self.last_validation: dict = {}
         self.last_loss: torch.Tensor | None = None
 
@@ -100,16 +120,19 @@ class JudgeModule(L.LightningModule):
         self.log("train/loss", loss, prog_bar=True, batch_size=len(batch.row_index))
         return loss
 
-    def validation_step(self, batch: TrainingBatch, batch_idx: int) -> None:
-        for i, p in zip(batch.row_index.tolist(), self.task.predict(self.judge, batch.inputs, batch.targets)):
-            self._val_preds[i] = p
+    def validation_step(self, rows: list[dict], batch_idx: int) -> None:
+        """``rows``: the whole monitored split (:meth:`trainer.data.JudgeDataModule.val_dataloader`),
+        scored in one engine pass at twice the training batch size."""
+        with scoring_in_this_process():
+            preds = self.task.predict_rows(self.judge, rows, Path(self.cfg.data.corpus_dir),
+                                           2 * self.cfg.data.batch_size)
+        self._val_scored = (rows, preds)
 
     def on_validation_epoch_end(self) -> None:
-        if not self._val_preds:
+        if self._val_scored is None:
             return
-        idx = sorted(self._val_preds)
-        metrics = self.task.val_metrics([self.val_rows[i] for i in idx], [self._val_preds[i] for i in idx])
-        self._val_preds = {}
+        metrics = self.task.val_metrics(*self._val_scored)
+        self._val_scored = None
         for key, value in metrics.items():
             if not math.isnan(value):
                 self.log(key, value)

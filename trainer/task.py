@@ -76,11 +76,14 @@ class JudgeTask(Protocol):
     def loss(self, judge, inputs: dict, targets: dict, settings) -> torch.Tensor:
         """Scalar training loss of one batch."""
 
-    def predict(self, judge, inputs: dict, targets: dict) -> list[Any]:
-        """One prediction per row of the batch (validation during training)."""
+    def predict_rows(self, judge, rows: list[dict], corpus: Path, batch_size: int) -> list[Any]:
+        """One prediction per row, in row order, scored by the scoring engine through the same
+        function ``validate`` scores with (``corpus``: the corpus folder, for a scorer that reads
+        it; ``batch_size``: items per forward pass, results do not depend on it). The training
+        loop's validation pass feeds them to ``val_metrics``."""
 
     def val_metrics(self, rows: list[dict], preds: list[Any]) -> dict[str, float]:
-        """Scalars to log at the end of a validation epoch."""
+        """Scalars to log at the end of training, from ``predict_rows`` of the monitored split."""
 
     def validate(self, judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,
                  options: dict | None = None, runtime: Runtime | None = None) -> dict:
@@ -123,6 +126,18 @@ def export_judge(judge, cfg: TrainConfig, out: Path, training: dict) -> Path:
     lora = {"r": cfg.lora.r, "alpha": cfg.lora.alpha, "dropout": cfg.lora.dropout,
             "extra_trainable": cfg.lora.extra_trainable}
     return judge.save_pretrained(out, extra={"task": cfg.task, "lora": lora, "training": training})
+
+
+def in_row_order(rows: list[dict], scored: list[dict], label: str) -> list[dict]:
+    """A scorer's rows (matched by ``id``) in the order of ``rows``. The validation pass needs
+    every row's result: a row scored with an error, or not at all, stops it with one ValueError
+    naming the first (as :func:`evaluators.engine.results_in_order` does)."""
+    by_id = {str(r["id"]): r for r in scored}
+    failed = [r["id"] for r in rows if "error" in by_id.get(str(r["id"]), {"error": "not scored"})]
+    if failed:
+        why = by_id.get(str(failed[0]), {}).get("error", "not scored")
+        raise ValueError(f"{label}: {len(failed)} of {len(rows)} items failed; first {failed[0]}: {why}")
+    return [by_id[str(r["id"])] for r in rows]
 
 
 def write_report(report: dict, out: str | Path | None) -> dict:

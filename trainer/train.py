@@ -111,6 +111,10 @@ def train(cfg: TrainConfig, resume: bool = True, callbacks: Sequence[L.Callback]
     ``out_dir/final`` (adapter safetensors + judge_config.json [+ base/ for tiny backbones]).
     ``callbacks`` are added to the Lightning trainer's own (``scripts/gpu_check.py`` times steps
     with one); ``optim.max_steps`` stops training mid-epoch.
+    At the end of the last epoch the monitored split (:func:`trainer.data.monitored_split`) is
+    validated once, as Lightning's validation epoch: one scoring-engine pass over its rows
+    (``task.predict_rows``, the function ``omnijudge validate`` scores with), ``task.val_metrics``
+    of it logged (``val/...``).
     A non-finite loss or trainable weight stops training at that step with
     :class:`trainer.module.NonFiniteTrainingError` (no ``final/`` is written).
 
@@ -140,7 +144,7 @@ def train(cfg: TrainConfig, resume: bool = True, callbacks: Sequence[L.Callback]
     judge = build_trainable_judge(cfg)  # seeds the run
     val_split = monitored_split(rows)
     log.info("validation during training on the %s split", val_split)
-    module = JudgeModule(task, judge, cfg, val_rows=[r for r in rows if r["split"] == val_split])
+    module = JudgeModule(task, judge, cfg)
     if saved is not None:  # before any training time: the checkpoint must hold exactly this run's trainable set
         check_trainable_state(last, saved.shapes, module.trainable_shapes())
     n_train, n_total = trainable_parameter_count(module)

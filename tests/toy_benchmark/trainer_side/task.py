@@ -26,6 +26,7 @@ import torch.nn.functional as F
 
 from evaluators.audio_io import load_audio, prepare_segments
 from evaluators.config_input import check_fields, checked
+from evaluators.jsonl import read_jsonl
 from evaluators.judges.presets import PRESETS
 from evaluators.option_types import as_options, option
 from evaluators.run_options import RunOptions
@@ -35,7 +36,7 @@ from toy_benchmark.evaluators_side.metrics import heard_level, load_items
 from toy_benchmark.evaluators_side.scorer import score_toy
 from trainer.synth.corpus_config import StrictFromDict
 from trainer.synth.corpus_io import write_jsonl, write_wav
-from trainer.task import TaskCommands, TaskCorpus, write_report
+from trainer.task import TaskCommands, TaskCorpus, in_row_order, write_report
 from trainer.task_options import batch_size_option, split_option
 from trainer.verbalizer_judge import build_verbalizer_judge
 
@@ -127,18 +128,20 @@ def validate_folder(judge_dir: str | Path, corpus_dir: str | Path, out: str | Pa
     ``split`` with ``omnijudge score toy``'s scorer (the scoring engine); with ``out``, the report
     goes there and the rows to ``<out stem>_scores/``."""
     judge = load_verbalizer(str(judge_dir), runtime or Runtime())
-    corpus = Path(corpus_dir)
-
-    def run(folder: Path) -> dict:
-        metrics = score_toy(judge, corpus / "items.jsonl", corpus / "clips", folder, system="corpus",
-                            splits=(split,), run=RunOptions(batch_size=batch_size, resume_mismatch="rescore"))
-        return {**metrics, "split": split, "judge": judge.name}
-
     if out:
         out = Path(out)
-        return write_report(run(out.with_name(out.stem + "_scores")), out)
+        return write_report(score_split(judge, Path(corpus_dir), out.with_name(out.stem + "_scores"), split, batch_size),
+                            out)
     with tempfile.TemporaryDirectory(prefix="validate-toy-") as tmp:
-        return run(Path(tmp))
+        return score_split(judge, Path(corpus_dir), Path(tmp), split, batch_size)
+
+
+def score_split(judge, corpus: Path, folder: Path, split: str, batch_size: int = 8) -> dict:
+    """``omnijudge score toy`` of the corpus's ``split`` (its clips as system ``corpus``) into
+    ``folder`` (``predictions.jsonl``, ``metrics.json``); the metrics."""
+    metrics = score_toy(judge, corpus / "items.jsonl", corpus / "clips", folder, system="corpus", splits=(split,),
+                        run=RunOptions(batch_size=batch_size, resume_mismatch="rescore"))
+    return {**metrics, "split": split, "judge": judge.name}
 
 
 # ---- card --------------------------------------------------------------------------------------------
@@ -202,8 +205,11 @@ class ToyLoudnessTask:
         logits = judge(inputs)
         return level_loss(logits, targets["label"].to(logits.device))
 
-    def predict(self, judge, inputs: dict, targets: dict) -> list[float]:
-        return judge.expected_score(judge(inputs)).float().cpu().tolist()
+    def predict_rows(self, judge, rows: list[dict], corpus: Path, batch_size: int) -> list[float]:
+        with tempfile.TemporaryDirectory(prefix="predict-toy-") as tmp:
+            score_split(judge, Path(corpus), Path(tmp), rows[0]["split"], batch_size)
+            scored = read_jsonl(Path(tmp) / "predictions.jsonl")
+        return [r["score"] for r in in_row_order(rows, scored, "toy")]
 
     def val_metrics(self, rows: list[dict], preds: list[float]) -> dict[str, float]:
         return {"val/accuracy": sum(heard_level(p) == r["level"] for r, p in zip(rows, preds)) / len(rows)}

@@ -23,7 +23,7 @@ from trainer.benchmarks.att.card import card_sections
 from trainer.benchmarks.att.corpus import AttCorpusConfig, build_att_corpus, render_system_outputs
 from trainer.benchmarks.att.protocol import labelled_rows
 from trainer.benchmarks.att.settings import AttHlsSettings
-from trainer.benchmarks.att.validation import validate_folder
+from trainer.benchmarks.att.validation import normalised_scores, validate_folder
 from trainer.losses import hls_loss
 from trainer.task import TaskCommands, TaskCorpus
 from trainer.task_options import batch_size_option, source_option
@@ -126,8 +126,8 @@ class AttHlsTask:
         pred = self._normalised_pred(judge, inputs)
         return hls_loss(pred, targets["target"].to(pred.device), settings.bt_weight, settings.mse_weight)
 
-    def predict(self, judge: VerbalizerJudge, inputs: dict, targets: dict) -> list[float]:
-        return self._normalised_pred(judge, inputs).float().cpu().tolist()
+    def predict_rows(self, judge: VerbalizerJudge, rows: list[dict], corpus: Path, batch_size: int) -> list[float]:
+        return normalised_scores(judge, rows, batch_size)
 
     def val_metrics(self, rows: list[dict], preds: list[float]) -> dict[str, float]:
         table = voice_level_correlation(preds, [r["target"] for r in rows], [r["voice"] for r in rows],

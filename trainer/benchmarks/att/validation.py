@@ -13,7 +13,7 @@ from evaluators.runtime_options import Runtime
 from trainer.benchmarks.att.protocol import labelled_rows
 
 
-def _normalised_scores(judge: VerbalizerJudge, rows: list[dict], batch_size: int) -> list[float]:
+def normalised_scores(judge: VerbalizerJudge, rows: list[dict], batch_size: int) -> list[float]:
     """Judge scores mapped to [0, 1] by the preset's value range (so any HLS preset compares),
     scored by the scoring engine."""
     lo, hi = judge.preset.value_range
@@ -35,7 +35,7 @@ def validate_judge(judge: VerbalizerJudge, rows: list[dict], batch_size: int = 1
     if not test:
         raise ValueError("no held-out test clips to validate on")
     scored = test + traps
-    scores = _normalised_scores(judge, scored, batch_size)
+    scores = normalised_scores(judge, scored, batch_size)
     report = att_metrics({r["id"]: s for r, s in zip(scored, scores)}, rows)
     report["n_test_clips"], report["n_trap_clips"] = len(test), len(traps)
     report["test_voices"] = sorted({r["voice"] for r in test})

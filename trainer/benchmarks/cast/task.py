@@ -22,7 +22,7 @@ from evaluators.runtime_options import Runtime
 from trainer.benchmarks.cast.card import card_sections
 from trainer.benchmarks.cast.corpus import StressCorpusConfig, build_stress_corpus
 from trainer.benchmarks.cast.settings import WordStressSettings
-from trainer.benchmarks.cast.validation import validate_stress_judge, word_f1
+from trainer.benchmarks.cast.validation import predict_rows, validate_stress_judge, word_f1
 from trainer.task import TaskCommands, TaskCorpus, write_report
 from trainer.task_options import split_option
 
@@ -129,10 +129,8 @@ class WordStressTask:
         per_word = F.binary_cross_entropy_with_logits(logits, labels, pos_weight=pos_weight, reduction="none")
         return (per_word * mask).sum() / mask.sum().clamp(min=1)
 
-    def predict(self, judge: WordTaggerJudge, inputs: dict, targets: dict) -> list[np.ndarray]:
-        probs = torch.sigmoid(judge(inputs)[..., 0]).float().cpu().numpy()
-        counts = inputs["slot_mask"].sum(1).tolist()
-        return [p[:n] for p, n in zip(probs, counts)]
+    def predict_rows(self, judge: WordTaggerJudge, rows: list[dict], corpus: Path, batch_size: int) -> list[np.ndarray]:
+        return predict_rows(judge, rows, batch_size)
 
     def val_metrics(self, rows: list[dict], preds: list[np.ndarray]) -> dict[str, float]:
         out = {"val/word_f1": word_f1(preds, [r["labels"] for r in rows])["f1"]}

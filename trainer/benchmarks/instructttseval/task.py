@@ -30,7 +30,8 @@ from trainer.benchmarks.instructttseval.corpus import (
 from trainer.benchmarks.instructttseval.loss import judge_loss
 from trainer.benchmarks.instructttseval.settings import InstructFollowSettings
 from trainer.benchmarks.instructttseval.training_pairs import IGNORE, has_attribute_targets, training_rows
-from trainer.benchmarks.instructttseval.validation import PairSelection, choose_threshold, validate_instruction_judge
+from trainer.benchmarks.instructttseval.validation import (PairSelection, choose_threshold, score_instruction_pairs,
+                                                          validate_instruction_judge)
 from trainer.task import TaskCommands, TaskCorpus, write_report
 from trainer.task_options import batch_size_option, source_option, split_option
 
@@ -191,9 +192,8 @@ class InstructFollowTask:
                     "chosen_on": "config" if fixed is not None else "default (no val split)"}
         return choose_threshold(judge, val)
 
-    def predict(self, judge: InstructionJudge, inputs: dict, targets: dict) -> list[dict]:
-        verdict, audio, text = (x.double().cpu().numpy() for x in judge(inputs))
-        return [judge.decide(v, a, t) for v, a, t in zip(verdict, audio, text)]
+    def predict_rows(self, judge: InstructionJudge, rows: list[dict], corpus: Path, batch_size: int) -> list[dict]:
+        return score_instruction_pairs(judge, rows, batch_size)
 
     def val_metrics(self, rows: list[dict], preds: list[dict]) -> dict[str, float]:
         out = {}

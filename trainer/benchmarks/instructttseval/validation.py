@@ -223,7 +223,7 @@ def format_agreement(table: dict, title: str) -> str:
     return "\n".join(lines)
 
 
-def _score_pairs(judge, rows: list[dict], batch_size: int) -> list[dict]:
+def score_instruction_pairs(judge, rows: list[dict], batch_size: int) -> list[dict]:
     """The judge's output per pair (row order), scored by the scoring engine in pools of 64 pairs
     (the judge sorts by length within a pool; the pools fix the batches, hence the last float bits)."""
     def judge_input(r: dict) -> dict:
@@ -242,7 +242,7 @@ def choose_threshold(judge, rows: list[dict], batch_size: int = 8) -> dict:
     (held-out labelled pairs: the mean of the agreement on followed and on unfollowed pairs, so
     neither kind's share in the rows moves it; ties go to the threshold nearest 0.5). Sets
     ``judge.threshold`` and returns the choice with the sweep."""
-    scores = [o["p_true"] for o in _score_pairs(judge, rows, batch_size)]
+    scores = [o["p_true"] for o in score_instruction_pairs(judge, rows, batch_size)]
     labels = [bool(r["label"]) for r in rows]
     if all(labels) or not any(labels):
         raise ValueError("choosing a threshold needs followed and unfollowed pairs in the val split")
@@ -273,7 +273,7 @@ def validate_instruction_judge(judge_dir: str | Path, corpus_dir: str | Path | N
     if not rows:
         raise ValueError("no pairs to validate on")
     judge = instruction_judge(load_judge(judge_dir, **(runtime or Runtime()).load_kwargs()))
-    by_id = dict(zip((r["id"] for r in rows), _score_pairs(judge, rows, batch_size)))
+    by_id = dict(zip((r["id"] for r in rows), score_instruction_pairs(judge, rows, batch_size)))
     headline_name = next(iter(subsets))
     headline = subsets[headline_name]
     outputs = [by_id[r["id"]] for r in headline]

@@ -38,7 +38,7 @@ from evaluators.option_types import as_options, option
 from evaluators.runtime_options import Runtime
 from trainer.benchmarks.nvv.likert_build import build_nvv_likert_corpus
 from trainer.benchmarks.nvv.likert_corpus import NvvLikertCorpusConfig
-from trainer.benchmarks.nvv.likert_validation import aligned_example, validate_likert_rater
+from trainer.benchmarks.nvv.likert_validation import aligned_example, rate_clips, validate_likert_rater
 from trainer.benchmarks.nvv.settings import NvvLikertSettings
 from trainer.benchmarks.nvv.task import unit_times_from_alignment
 from trainer.task_options import source_option, split_option
@@ -196,8 +196,9 @@ class NvvLikertTask:
                 types.reshape(-1, types.shape[-1]), heard.to(types.device).reshape(-1), ignore_index=-100)
         return loss
 
-    def predict(self, judge, inputs: dict, targets: dict) -> list[float]:
-        return judge.expected_score(self._slot_and_label_logits(judge, inputs)[1]).float().cpu().tolist()
+    def predict_rows(self, judge, rows: list[dict], corpus: Path, batch_size: int) -> list[float]:
+        """The expected rating of each row (:func:`rate_clips`)."""
+        return [p["score"] for p in rate_clips(judge, rows, batch_size)]
 
     def val_metrics(self, rows: list[dict], preds: list[float]) -> dict[str, float]:
         out = {}

@@ -27,7 +27,7 @@ from trainer.benchmarks.nvv.corpus_build import build_corpus
 from trainer.benchmarks.nvv.presence_choice import choose_presence
 from trainer.benchmarks.nvv.settings import NvvVerifySettings
 from trainer.benchmarks.nvv.validation import (TYPE_GATE_GRID, choose_type_gate, choose_type_threshold,
-                                               validate_nvv_verifier, verifier_scores)
+                                               predict_nvv_rows, validate_nvv_verifier, verifier_scores)
 from trainer.task import TaskCommands, TaskCorpus, write_report
 from trainer.task_options import split_option
 
@@ -167,11 +167,8 @@ class NvvVerifyTask:
             out["type_gate"] = choose_type_gate(judge, val)
         return out
 
-    def predict(self, judge: NvvVerifierJudge, inputs: dict, targets: dict) -> list[dict]:
-        logits = judge(inputs).double().cpu().numpy()
-        counts = inputs["slot_mask"].sum(1).tolist()
-        asked = [judge.types[c] for c in inputs["condition"].tolist()]
-        return [judge.decide(lg[:n], t) for lg, n, t in zip(logits, counts, asked)]
+    def predict_rows(self, judge: NvvVerifierJudge, rows: list[dict], corpus: Path, batch_size: int) -> list[dict]:
+        return predict_nvv_rows(judge, rows, batch_size)
 
     def val_metrics(self, rows: list[dict], preds: list[dict]) -> dict[str, float]:
         out = {}

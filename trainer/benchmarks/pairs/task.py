@@ -29,7 +29,7 @@ from trainer.benchmarks.pairs.card import card_sections
 from trainer.benchmarks.pairs.corpus import PairsCorpusConfig, build_pairs_corpus, load_pairs
 from trainer.benchmarks.pairs.loss import preference_loss
 from trainer.benchmarks.pairs.settings import PairsSettings
-from trainer.benchmarks.pairs.validation import validate_folder
+from trainer.benchmarks.pairs.validation import predict_pairs, validate_folder
 from trainer.task import TaskCommands, TaskCorpus
 from trainer.task_options import batch_size_option, split_option
 from trainer.verbalizer_judge import build_verbalizer_judge
@@ -176,9 +176,8 @@ class PairsPreferenceTask:
             loss = loss + weight * (preference_loss(2 * a, zero, p_a) + preference_loss(2 * b, zero, 1 - p_a)) / 2
         return loss
 
-    def predict(self, judge, inputs: dict, targets: dict) -> list[float]:
-        a, b = self._pair_scores(judge, inputs)
-        return torch.sigmoid((a - b).float()).cpu().tolist()
+    def predict_rows(self, judge, rows: list[dict], corpus: Path, batch_size: int) -> list[float]:
+        return predict_pairs(judge, Path(corpus) / "pairs.jsonl", rows, batch_size)
 
     def val_metrics(self, rows: list[dict], preds: list[float]) -> dict[str, float]:
         decided = [(r, p) for r, p in zip(rows, preds) if r["label"] in ("A", "B")]

@@ -11,7 +11,7 @@ from evaluators.benchmarks.pairs.metrics import pairs_metrics, read_pairs
 from evaluators.benchmarks.pairs.scorer import score_pairs
 from evaluators.run_options import RunOptions
 from evaluators.runtime_options import Runtime
-from trainer.task import write_report
+from trainer.task import in_row_order, write_report
 
 
 def validate_judge(judge, pairs_file: Path, predictions: Path, split: str = "test", batch_size: int = 16,
@@ -33,6 +33,15 @@ def validate_judge(judge, pairs_file: Path, predictions: Path, split: str = "tes
     report["split"] = split
     report["judge"] = judge.name
     return report
+
+
+def predict_pairs(judge, pairs_file: Path, rows: list[dict], batch_size: int = 16) -> list[float]:
+    """P(A better) of each row's pair (``id``), in row order: ``omnijudge score pairs``'s rows of
+    the rows' splits in ``pairs_file``, scored into a temporary file."""
+    with tempfile.TemporaryDirectory(prefix="predict-pairs-") as tmp:
+        scored = score_pairs(judge, pairs_file, Path(tmp) / "predictions.jsonl",
+                             splits=tuple(sorted({r["split"] for r in rows})), run=RunOptions(batch_size=batch_size))
+    return [r["p_a"] for r in in_row_order(rows, scored, "pairs")]
 
 
 def validate_folder(judge_dir: str | Path, corpus_dir: str | Path, out: str | Path | None = None,

@@ -29,7 +29,7 @@ from trainer.benchmarks.speecheditbench.corpus_build import build_corpus
 from trainer.benchmarks.speecheditbench.judge_corpus import JudgeCorpusConfig
 from trainer.benchmarks.speecheditbench.rows import training_rows
 from trainer.benchmarks.speecheditbench.settings import SpeechEditJudgeSettings
-from trainer.benchmarks.speecheditbench.validation import judge_metrics, validate_edit_judge
+from trainer.benchmarks.speecheditbench.validation import judge_metrics, predict_edit_rows, validate_edit_judge
 from trainer.task import TaskCommands, TaskCorpus, write_report
 from trainer.task_options import batch_size_option, split_option
 
@@ -140,16 +140,8 @@ class SpeechEditJudgeTask:
             return F.cross_entropy(labels, targets["label"].to(dev)) + settings.head_weight * slots
         return slots
 
-    def predict(self, judge: SpeechEditJudge, inputs: dict, targets: dict) -> list[dict]:
-        labels, head = judge(inputs)
-        labels = labels.double().cpu().numpy() if labels is not None else None
-        head = head.double().cpu().numpy() if head is not None else None
-        n = (labels if labels is not None else head).shape[0]
-        # read-out conditions the forward pass does not take (the clip's taxonomy, the asked style)
-        masks = targets["mask"].cpu().numpy() if "mask" in targets else np.ones((n, len(judge.labels)), dtype=bool)
-        asked = targets["target"].tolist() if "target" in targets else [None] * n
-        return [judge.decide(None if labels is None else labels[i], None if head is None else head[i], masks[i],
-                             asked[i]) for i in range(n)]
+    def predict_rows(self, judge: SpeechEditJudge, rows: list[dict], corpus: Path, batch_size: int) -> list[dict]:
+        return predict_edit_rows(judge, rows, batch_size)
 
     def val_metrics(self, rows: list[dict], preds: list[dict]) -> dict[str, float]:
         return {f"val/{k}": v for k, v in judge_metrics(rows, preds, n_resamples=0).items()

@@ -267,6 +267,13 @@ def plot_confusion(metrics: dict, path: Path) -> Path:
     return path
 
 
+def predict_edit_rows(judge, rows: list[dict], batch_size: int = 8) -> list[dict]:
+    """The judge's decision per row (its ``request`` and the clip at ``path``), in row order,
+    scored by the scoring engine."""
+    return results_in_order(judge, rows, lambda r: {**r["request"], "wave": load_audio(r["path"])}, batch_size,
+                            f"validating {judge.criterion}")
+
+
 def validate_edit_judge(judge_dir: str | Path, corpus_dir: str | Path | None = None, labels: str | Path | None = None,
                         split: str = "test", batch_size: int = 8, runtime: Runtime | None = None,
                         out: str | Path | None = None, n_resamples: int = 2000) -> dict:
@@ -288,8 +295,7 @@ def validate_edit_judge(judge_dir: str | Path, corpus_dir: str | Path | None = N
     rows = [r for r in rows if not problems.get(r["id"])]
     if not rows:
         raise ValueError(f"no clip of {labels} could be read: {set_aside[0]}")
-    preds = results_in_order(judge, rows, lambda r: {**r["request"], "wave": load_audio(r["path"])}, batch_size,
-                             f"validating {judge.criterion}")
+    preds = predict_edit_rows(judge, rows, batch_size)
     metrics = judge_metrics(rows, preds, n_resamples)
     report = {"criterion": judge.criterion, "judge": str(judge_dir), "source": source, "n_clips": len(rows),
               "metrics": {k: v for k, v in metrics.items() if k in ("overall", "en", "zh")}}
