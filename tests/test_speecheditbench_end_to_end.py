@@ -120,7 +120,7 @@ def tiny_providers(tmp_path_factory):
     return {"asr": str(whisper), "speaker": str(root / "wavlm"), "scene": str(ast)}
 
 
-def test_providers_run_for_real_and_a_rerun_reads_their_caches(corpus, tmp_path, tiny_providers):
+def test_providers_run_for_real_and_a_rerun_reads_their_rows(corpus, tmp_path, tiny_providers):
     import warnings
 
     from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
@@ -146,12 +146,12 @@ def test_providers_run_for_real_and_a_rerun_reads_their_caches(corpus, tmp_path,
         assert isinstance(rows[sid]["preservation"]["transcript_predicted"], str)  # the random Whisper's words
     crowd = rows["acoustic_noise_crowd"]["diagnostics"]
     assert set(crowd["scene_scores"]) == {"outdoor", "crowd", "music"} and set(crowd["source_scene_scores"]) == set(crowd["scene_scores"])
-    assert {"asr", "speaker", "scene", "dnsmos"} <= set(providers._caches)
-    cached = {p.name: p.read_bytes() for p in (out / "cache").iterdir()}
+    measured = {p.parent.name: p.read_bytes() for p in (out / "measures").glob("*/*.jsonl")}
+    assert {"asr", "speaker", "scene", "dnsmos"} <= set(measured)
     # new thresholds: every row is evaluated again, but no provider model is even loaded
     second, providers = run(PUBLIC.with_values("other", speaker_min_cosine=-1.0))
     assert providers._models == {}
-    assert {p.name: p.read_bytes() for p in (out / "cache").iterdir()} == cached
+    assert {p.parent.name: p.read_bytes() for p in (out / "measures").glob("*/*.jsonl")} == measured
     assert all(r["target_success"] for r in second["rows"] if r["sample_id"].startswith("speaker_"))
     assert [r["diagnostics"] for r in second["rows"] if "diagnostics" in r] == \
         [r["diagnostics"] for r in first["rows"] if "diagnostics" in r]
@@ -173,6 +173,32 @@ def test_a_killed_run_resumes_to_the_same_rows(corpus, tmp_path):
     strip = lambda lines: [json.dumps({k: v for k, v in json.loads(x).items() if k != "output_wav"}) for x in lines]  # noqa: E731
     assert_same_rows(strip((tmp_path / "killed" / "scores.jsonl").read_text().splitlines()),
                      strip((tmp_path / "whole" / "scores.jsonl").read_text().splitlines()), key=lambda r: r["id"])
+
+
+def test_a_run_killed_in_a_measure_pass_resumes_to_the_same_rows(corpus, tmp_path):
+    """The speaker provider (Resemblyzer, offline) measured with one clip per batch, killed after
+    its first durable row: the rerun keeps that row, measures the rest, and writes the rows an
+    unbroken run writes (one row per file in ``measures/speaker/``, the same scores)."""
+    from conftest import assert_same_rows, run_killed_after_first_flush
+
+    pytest.importorskip("resemblyzer")
+    outputs = corpus / "outputs" / SYSTEM
+    rows = [json.loads(x) for x in (outputs / "manifest.jsonl").read_text().splitlines()]
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text("".join(json.dumps({k: v for k, v in r.items() if "speaker" not in k}) + "\n" for r in rows))
+    argv = ["score", "speecheditbench", "--items", str(corpus / "data"), "--outputs", str(outputs), "--manifest",
+            str(manifest), "--tasks", "speaker", "--speaker", "resemblyzer", "--batch-size", "1"]
+    run_killed_after_first_flush([*argv, "--out", str(tmp_path / "killed")])
+    measured = tmp_path / "killed" / "measures" / "speaker" / f"{SYSTEM}.jsonl"
+    assert len(measured.read_text().splitlines()) == 1 and not (tmp_path / "killed" / "scores.jsonl").exists()
+    for out in ("killed", "whole"):
+        done = subprocess.run([sys.executable, "-m", "evaluators.cli", *argv, "--out", str(tmp_path / out)],
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+    strip = lambda lines, drop: [json.dumps({k: v for k, v in json.loads(x).items() if k not in drop}) for x in lines]  # noqa: E731
+    for name, drop in (("scores.jsonl", ("output_wav",)), (f"measures/speaker/{SYSTEM}.jsonl", ("seconds", "file"))):
+        got, want = ((tmp_path / out / name).read_text().splitlines() for out in ("killed", "whole"))
+        assert_same_rows(strip(got, drop), strip(want, drop), key=lambda r: r["id"])
 
 
 def test_a_local_judge_answers_where_the_manifest_has_no_verdict(corpus, tmp_path):
@@ -222,9 +248,11 @@ def test_a_provider_that_cannot_load_stops_the_run_with_one_line(corpus, tmp_pat
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "omnijudge score speecheditbench: --asr:" in r.stderr and "no-such-whisper" in r.stderr
-    # no item was charged with the setup error: only the missing output's row was written
-    rows = [json.loads(x) for x in (tmp_path / "r" / "scores.jsonl").read_text().splitlines()]
+    # no item was charged with the setup error: no measure row, and no row but a missing output's
+    scores = tmp_path / "r" / "scores.jsonl"
+    rows = [json.loads(x) for x in scores.read_text().splitlines()] if scores.exists() else []
     assert all(row.get("missing") for row in rows)
+    assert not any(p.read_text() for p in (tmp_path / "r" / "measures").glob("*/*.jsonl"))
 
 
 def test_workers_reading_and_measuring_signals_give_the_same_rows(corpus, tmp_path, monkeypatch):

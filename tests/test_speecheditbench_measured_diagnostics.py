@@ -191,13 +191,14 @@ def test_source_similarity_with_the_speaker_model(corpus, tiny_wavlm, tmp_path):
     sims = [r["diagnostics"]["source_output_speaker_similarity"] for r in found]
     assert result["report"]["diagnostic_means"]["style"]["avg_source_output_speaker_similarity"] == \
         round(float(np.mean(sims)), 4)
-    # the embeddings went to the speaker provider's cache: one per output and one per source clip
-    cached = (out / "cache" / "speaker.jsonl").read_text().splitlines()
+    # the embeddings went to the speaker measure's rows: one per output and one per source clip
+    cached = (out / "measures" / "speaker" / f"{result['system']}.jsonl").read_text().splitlines()
     assert len(cached) == len(found) + len({sources[r["sample_id"]] for r in found})
 
 
 def test_a_similarity_that_cannot_be_measured_is_a_warning_not_a_failure(tiny_wavlm, tmp_path):
-    from evaluators.benchmarks.speecheditbench.measure import Job, read_audio
+    from evaluators.benchmarks.speecheditbench.manifest import ManifestValues
+    from evaluators.benchmarks.speecheditbench.measure import Job, measure_ahead, plan, read_audio
     from evaluators.benchmarks.speecheditbench.measure_diagnostics import measure_diagnostics
 
     t = np.arange(16_000) / 16_000
@@ -211,11 +212,13 @@ def test_a_similarity_that_cannot_be_measured_is_a_warning_not_a_failure(tiny_wa
             Job(item, tmp_path / "ok.wav", ("content",), source_similarity=True),
             Job(no_source, tmp_path / "ok.wav", ("content",), source_similarity=True)]
     read_audio(jobs, False)
-    providers = ProviderSet(speaker=str(tiny_wavlm), source_similarity=True, cache_dir=tmp_path / "cache")
+    providers = ProviderSet(speaker=str(tiny_wavlm), source_similarity=True)
+    measure_ahead(jobs, providers, ManifestValues(), tmp_path / "measures", "sys",
+                  kinds=("speaker", "distillmos"))
     measure_diagnostics(jobs, providers)
     short, ok, lost = jobs
     assert short.measured.source_similarity is None and not short.errors
     assert "source-output speaker similarity not measured: clip 0: 0.100 s is too short" in short.notes[0]
     assert -1.0 <= ok.measured.source_similarity <= 1.0 and not ok.notes
     assert lost.measured.source_similarity is None and not lost.errors and "'gone.wav' not found" in lost.notes[0]
-    assert all(j.uses == {"source_similarity": f"wavlm-xvector:{tiny_wavlm}"} for j in jobs)
+    assert all(plan(j, providers, ManifestValues())[0]["source_similarity"] == f"wavlm-xvector:{tiny_wavlm}" for j in jobs)

@@ -9,7 +9,7 @@ aliases, simplified Chinese), breakdowns, diagnostics and calibration: ``docs/sp
 ``prosody`` / ``acoustics``  pYIN F0, speech-active duration, word prominence; DNSMOS P.835, RT60
 ``providers/``     Whisper ASR, WavLM speaker embedding, AudioSet scene tags (transformers), UTMOS22
                    and source-output speaker similarity (diagnostics)
-``provider_cache`` providers loaded on first use, results cached per provider on disk
+``provider_cache`` providers loaded on first use, each kind a measure pass (rows in measures/)
 ``judge_prompts`` / ``presets`` / ``judges``  the public Gemini prompts and the local judges asking them
 ``edit_judge``     ``SpeechEditJudge`` (kind ``speech_edit_attribute``): the trained emotion / style /
                    paralinguistic judges, one forward pass per clip

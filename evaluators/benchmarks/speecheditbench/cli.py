@@ -151,7 +151,7 @@ def add_score_parser(ssub):
     add_output_scoring_arguments(
         p, items="the benchmark's data/ folder (<task>/samples.jsonl) or one samples.jsonl",
         outputs="the system's outputs: <task>/<sample_id>.wav|flac|mp3 (or <task>/audio/...)",
-        out="results folder (scores.jsonl, table.json/.md, radar.png, cache/)", judge_identity=False)
+        out="results folder (scores.jsonl, table.json/.md, radar.png, measures/)", judge_identity=False)
     add_options(p, EditScoring, only=("tasks",))
     add_options(p, EditJudging, only=("judges",))
     add_options(p, EditScoring, only=("manifest",))

@@ -1,11 +1,14 @@
-"""Measure SpeechEditBench items in two halves.
+"""Measure SpeechEditBench items: the providers first, then each job in two halves.
 
+0. :func:`plan`: the files each provider measures for the jobs, measured ahead as measure
+   passes on the engine (:meth:`ProviderSet.measure_files`, rows under ``RESULTS/measures/``).
 1. :func:`read_and_measure_signals` (one job, run by the scorer's data-loader workers while the
-   main process runs the models): read the output and source audio, then the signal measurements
+   main process runs the judges): read the output and source audio, then the signal measurements
    that need no model: pYIN F0 tracks (pitch and stress items) and speech-active seconds (speed).
-2. :func:`measure_chunk` (main process): run each provider and judge once, batched over the
-   chunk, and fill the rest of each job's :class:`Measured`. The diagnostics that decide nothing
-   (UTMOS22, source-output speaker similarity) are measured beside it (``measure_diagnostics``).
+2. :func:`measure_chunk` (main process): the providers' values from their rows, each judge run
+   once, batched over the chunk, filling the rest of each job's :class:`Measured`. The diagnostics
+   that decide nothing (UTMOS22, source-output speaker similarity) are read beside it
+   (``measure_diagnostics``).
 
 Values supplied in the outputs manifest (``manifest.ManifestValues``) are used instead of running
 a provider or judge. A failure that belongs to one item (unreadable file, a model rejecting one
@@ -135,10 +138,8 @@ def run_asr(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues) -
             given = manifest.get(job.item.short_task, job.item.sample_id)
             if "asr_text" in given:
                 job.measured.asr = {"text": given["asr_text"], "words": given.get("word_timestamps") or []}
-                job.uses["asr"] = "manifest"
             else:
                 work.append((job, "asr", job.output, job.measured.output))
-                job.uses["asr"] = providers.identity("asr", lang)
             if needs_source_asr(job):
                 if "source_asr_text" in given or "source_word_timestamps" in given:
                     job.measured.source_asr = {"text": given.get("source_asr_text", ""),
@@ -161,6 +162,61 @@ def _fill(work: list[tuple], providers: ProviderSet, kind: str, language: str = 
             setattr(job.measured, attr, v)
 
 
+def speaker_refs(job: Job) -> list[tuple]:
+    """``(component index, reference path, its raw name)`` of every speaker criterion of ``job``."""
+    item = job.item
+    if item.components:
+        return [(i, c["reference"], c["reference_raw"]) for i, c in enumerate(item.components) if c["type"] == "speaker"]
+    return [(-1, item.reference, item.row.get("reference_audio_path"))] if item.short_task == "speaker" else []
+
+
+def plan(job: Job, providers: ProviderSet, manifest: ManifestValues, judge_ids: dict | None = None) -> tuple[dict, list]:
+    """``(uses, clips)`` of ``job``: what its row records in ``uses`` once its output is read (a
+    kept row must say the same), and the ``(kind, language, path)`` of every file a provider
+    measures for it (its output, the source or reference clips its criteria and diagnostics compare
+    with) where the manifest does not give the value: measured ahead (:func:`measure_ahead`), read
+    back by the ``run_*`` functions."""
+    item, given = job.item, manifest.get(job.item.short_task, job.item.sample_id)
+    uses, clips = {}, []
+
+    def need(kind: str, supplied: bool, paths, language: str = "en") -> None:
+        uses[kind] = "manifest" if supplied else providers.identity(kind, language)
+        clips.extend((kind, language, p) for p in ([] if supplied else paths) if p is not None)
+
+    for kind, on in (("utmos", providers.utmos is not None), ("distillmos", providers.distillmos)):
+        if on:
+            need(kind, False, [job.output])
+    if providers.source_similarity:
+        uses["source_similarity"] = providers.identity("speaker")
+        clips.extend(("speaker", "en", p) for p in (job.output, item.source) if p is not None)
+    need("asr", "asr_text" in given, [job.output], item.language)
+    if needs_source_asr(job) and not {"source_asr_text", "source_word_timestamps"} & set(given):
+        clips.extend([("asr", item.language, item.source)] if item.source is not None else [])
+    if refs := speaker_refs(job):
+        need("speaker", "speaker_similarity" in given or {"speaker_embedding", "reference_speaker_embedding"} <= set(given),
+             [job.output, *(ref for _, ref, _ in refs)])
+    a = acoustic_anchor(job) or {}
+    for kind, wanted, keys in (("scene", a.get("env_type") == "noise", ("scene_scores", "source_scene_scores")),
+                               ("dnsmos", a.get("subtask") == "enhancement", ("dnsmos", "source_dnsmos"))):
+        if wanted:
+            need(kind, all(k in given for k in keys), [job.output, item.source])
+    for crit in ("emotion", "style", "paralinguistic"):
+        judge = "manifest" if isinstance(given.get(crit), dict) else (judge_ids or {}).get(crit)
+        if crit in job.kinds and judge is not None:  # no judge: the row has the error, not a judge
+            uses[f"judge:{crit}"] = judge
+    return uses, clips
+
+
+def measure_ahead(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues, folder: Path, system: str,
+                  run=None, kinds: tuple[str, ...] | None = None) -> None:
+    """Every provider's values of ``jobs`` (:func:`plan`; ``kinds``: only theirs) measured
+    into ``folder``'s rows (:meth:`ProviderSet.measure_files`; ``run``: the run's ``RunOptions``)."""
+    from evaluators.run_options import RunOptions
+
+    planned = [c for job in jobs for c in plan(job, providers, manifest)[1] if kinds is None or c[0] in kinds]
+    providers.measure_files(planned, folder, system, run or RunOptions())
+
+
 def run_speaker(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues) -> None:
     """cosine(output, reference) for speaker items and compositional speaker components."""
     from evaluators.benchmarks.speecheditbench.providers.speaker import cosine
@@ -170,22 +226,16 @@ def run_speaker(jobs: list[Job], providers: ProviderSet, manifest: ManifestValue
         if job.measured.output is None:
             continue
         given = manifest.get(job.item.short_task, job.item.sample_id)
-        refs = ([(i, c["reference"], c["reference_raw"]) for i, c in enumerate(job.item.components) if c["type"] == "speaker"]
-                if job.item.components else
-                ([(-1, job.item.reference, job.item.row.get("reference_audio_path"))] if job.item.short_task == "speaker" else []))
-        for idx, ref, raw in refs:
+        for idx, ref, raw in speaker_refs(job):
             if "speaker_similarity" in given:
                 job.measured.speaker_cosine[idx] = float(given["speaker_similarity"])
-                job.uses["speaker"] = "manifest"
             elif "speaker_embedding" in given and "reference_speaker_embedding" in given:
                 job.measured.speaker_cosine[idx] = cosine(np.asarray(given["speaker_embedding"]),
                                                           np.asarray(given["reference_speaker_embedding"]))
-                job.uses["speaker"] = "manifest"
             elif ref is None:
                 job.errors.append(f"speaker reference {raw!r} not found")
             else:
                 todo.append((job, idx, ref))
-                job.uses["speaker"] = providers.identity("speaker")
     if not todo:
         return
     refs = {}
@@ -210,10 +260,10 @@ def run_speaker(jobs: list[Job], providers: ProviderSet, manifest: ManifestValue
 
 
 def _output_and_source(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues, kind: str,
-                       wanted, attrs: tuple[str, str], keys: tuple[str, str]) -> list[tuple]:
-    """Work ``(job, attribute, path, wave)`` measuring the output and the source (``Measured``
-    attributes ``attrs``) of every job whose acoustic anchor is ``wanted``; where the manifest gives
-    both values (its ``keys``), they are set instead."""
+                       wanted, attrs: tuple[str, str], keys: tuple[str, str]) -> None:
+    """``kind``'s values of the output and the source (``Measured`` attributes ``attrs``) of every
+    job whose acoustic anchor is ``wanted`` (:func:`_fill`); where the manifest gives both values
+    (its ``keys``), they are set instead."""
     work = []
     for job in jobs:
         a = acoustic_anchor(job)
@@ -223,32 +273,27 @@ def _output_and_source(jobs: list[Job], providers: ProviderSet, manifest: Manife
         if all(k in given for k in keys):
             for attr, k in zip(attrs, keys):
                 setattr(job.measured, attr, given[k])
-            job.uses[kind] = "manifest"
             continue
-        job.uses[kind] = providers.identity(kind)
         work.append((job, attrs[0], job.output, job.measured.output))
         if job.measured.source is not None:
             work.append((job, attrs[1], job.item.source, job.measured.source))
-    return work
+    if work:
+        _fill(work, providers, kind)
 
 
 def run_scene(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues) -> None:
     """Grouped scene scores of output and source (``scene_scores`` / ``source_scene_scores``) for
     noise-transfer items and components."""
-    work = _output_and_source(jobs, providers, manifest, "scene", lambda a: a.get("env_type") == "noise",
-                              ("scene", "source_scene"), ("scene_scores", "source_scene_scores"))
-    if work:
-        _fill(work, providers, "scene")
+    _output_and_source(jobs, providers, manifest, "scene", lambda a: a.get("env_type") == "noise",
+                       ("scene", "source_scene"), ("scene_scores", "source_scene_scores"))
 
 
 def run_dnsmos(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues) -> None:
     """DNSMOS P.835 (SIG/BAK/OVRL and P.808, ``evaluators.measures.dnsmos`` under its
     ``SPEECHEDITBENCH`` protocol) of output and source (``dnsmos`` / ``source_dnsmos``) for
     enhancement items."""
-    work = _output_and_source(jobs, providers, manifest, "dnsmos", lambda a: a.get("subtask") == "enhancement",
-                              ("dnsmos", "source_dnsmos"), ("dnsmos", "source_dnsmos"))
-    if work:
-        _fill(work, providers, "dnsmos")
+    _output_and_source(jobs, providers, manifest, "dnsmos", lambda a: a.get("subtask") == "enhancement",
+                       ("dnsmos", "source_dnsmos"), ("dnsmos", "source_dnsmos"))
 
 
 def judge_request(job: Job, criterion: str) -> dict | None:
@@ -284,12 +329,10 @@ def run_judges(jobs: list[Job], judges: dict, judge_ids: dict, manifest: Manifes
             given = manifest.get(job.item.short_task, job.item.sample_id)
             if isinstance(given.get(criterion), dict):
                 job.measured.verdicts[criterion] = given[criterion]
-                job.uses[f"judge:{criterion}"] = "manifest"
             elif judges.get(criterion) is None:
                 job.errors.append(f"no {criterion} judge given (--judges {criterion}=...) and no verdict in the manifest")
             else:
                 todo.append((job, req))
-                job.uses[f"judge:{criterion}"] = judge_ids.get(criterion)
         if not todo:
             continue
         judge = judges[criterion]
@@ -304,7 +347,7 @@ def run_judges(jobs: list[Job], judges: dict, judge_ids: dict, manifest: Manifes
 def measure_chunk(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues, judges: dict,
                   judge_ids: dict, batch_size: int) -> None:
     """Fill every job's ``measured`` from the models (module docstring), the audio already read by
-    :func:`read_and_measure_signals`; providers' caches are flushed at the end."""
+    :func:`read_and_measure_signals`, the providers' values by :meth:`ProviderSet.measure_files`."""
     for job in jobs:
         given = manifest.get(job.item.short_task, job.item.sample_id)
         if "rt60_s" in given:
@@ -314,4 +357,3 @@ def measure_chunk(jobs: list[Job], providers: ProviderSet, manifest: ManifestVal
     run_scene(jobs, providers, manifest)
     run_dnsmos(jobs, providers, manifest)
     run_judges(jobs, judges, judge_ids, manifest, batch_size)
-    providers.flush()

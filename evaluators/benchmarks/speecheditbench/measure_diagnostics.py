@@ -9,7 +9,8 @@ diagnostic only.
 A diagnostic that cannot be measured for one output (a clip too short for the model, a source clip
 that is missing) leaves that value out and says why in the row's ``warning``; the item's success is
 untouched, as the public evaluator leaves the value empty. What measured each value is recorded in
-the job's ``uses`` (``utmos``, ``source_similarity``, ``distillmos``), so a rerun with another model re-measures.
+the row's ``uses`` (``utmos``, ``source_similarity``, ``distillmos``; ``measure.plan``), so a rerun with
+another model re-measures.
 """
 
 from __future__ import annotations
@@ -20,28 +21,14 @@ from evaluators.benchmarks.speecheditbench.measure import Job
 from evaluators.benchmarks.speecheditbench.provider_cache import Failed, ProviderSet
 
 
-def planned_diagnostic_uses(providers: ProviderSet) -> dict:
-    """The ``uses`` entries the diagnostics add to a row whose output was read."""
-    uses = {}
-    if providers.utmos is not None:
-        uses["utmos"] = providers.identity("utmos")
-    if providers.source_similarity:
-        uses["source_similarity"] = providers.identity("speaker")
-    if providers.distillmos:
-        uses["distillmos"] = providers.identity("distillmos")
-    return uses
-
-
 def run_utmos(jobs: list[Job], providers: ProviderSet, kind: str = "utmos") -> None:
     """UTMOS22 (``kind`` "utmos") or DistillMOS ("distillmos") of every read output
-    (``Measured.utmos`` / ``Measured.distillmos``), through that kind's disk cache."""
+    (``Measured.utmos`` / ``Measured.distillmos``), from that kind's measure rows."""
     if (providers.utmos is None) if kind == "utmos" else not providers.distillmos:
         return
     work = [job for job in jobs if job.measured.output is not None]
     if not work:
         return
-    for job in work:
-        job.uses[kind] = providers.identity(kind)
     values = providers.measure(kind, [(k, job.output, job.measured.output) for k, job in enumerate(work)])
     for k, job in enumerate(work):
         v = values.get(k)
@@ -53,19 +40,14 @@ def run_utmos(jobs: list[Job], providers: ProviderSet, kind: str = "utmos") -> N
 
 def run_source_similarity(jobs: list[Job], providers: ProviderSet) -> None:
     """cosine(source, output) speaker similarity, rounded to 4 decimals as the public rows are
-    (``Measured.source_similarity``), of every job whose output and source were read. Embeddings go
-    through the ``speaker`` disk cache, so an output or source embedded for a speaker criterion
+    (``Measured.source_similarity``), of every job whose output and source were read. Embeddings come
+    from the ``speaker`` measure rows, so an output or source embedded for a speaker criterion
     (same model, same file) is not embedded again."""
     from evaluators.benchmarks.speecheditbench.providers.diagnostics import pair_similarity
 
     if not providers.source_similarity:
         return
-    work = [job for job in jobs if job.measured.output is not None]
-    if not work:
-        return
-    for job in work:
-        job.uses["source_similarity"] = providers.identity("speaker")
-    paired = [job for job in work if job.measured.source is not None]
+    paired = [job for job in jobs if job.measured.output is not None and job.measured.source is not None]
     if not paired:
         return
 

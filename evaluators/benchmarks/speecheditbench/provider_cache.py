@@ -1,19 +1,18 @@
-"""Pretrained providers (ASR, speaker embedding, scene tags, DNSMOS, UTMOS22) loaded on first use,
-with their results cached on disk per provider, so a rerun (a new judge, new thresholds) does not
-recompute them.
+"""Pretrained providers (ASR, speaker embedding, scene tags, DNSMOS, UTMOS22, DistillMOS) loaded on
+first use, each kind measured as a measure pass on the scoring engine (``evaluators/measure_pass.py``,
+the protocol and rows ``score nvv``'s Table 3 measures use), so a rerun (a new judge, new
+thresholds) does not recompute them.
 
-Every kind is measured through one path, :meth:`ProviderSet.measure`: the cache, then one batched
-call of the model (:data:`VALUES`), a clip it cannot take isolated by the failure rule every scorer
-shares (``evaluators.failure_isolation``). A cache entry's key is the provider's identity and the
-audio file's path, size and modification time: a file rewritten in place is measured again. The cache is ``RESULTS/cache/<kind>.jsonl``,
-appended and fsynced after each chunk; a torn last line (a killed run) is ignored.
+:meth:`ProviderSet.measure_files` runs every planned (kind, language, file) into
+``RESULTS/measures/<kind>[-<language>]/<system>.jsonl``, one row per audio file (its id the resolved
+path; ``"value"`` the kind's :data:`VALUES`), a batch the model cannot take run again clip by clip
+(the failure rule every scorer shares). A row stands while its provenance (the provider's identity)
+and its file's size and modification time are unchanged (``stamp``: a file rewritten in place is
+measured again); :meth:`ProviderSet.measure` then hands the criteria those values.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,54 +35,6 @@ class ProviderSetupError(OSError):
     item would fail the same way, so the run stops with this one line."""
 
 
-def file_key(identity: str, path: Path | str) -> str:
-    """Cache key of ``path`` measured by provider ``identity``."""
-    p = Path(path)
-    st = p.stat()
-    raw = f"{identity}\n{p.resolve()}\n{st.st_size}\n{st.st_mtime_ns}"
-    return hashlib.sha1(raw.encode("utf-8")).hexdigest()
-
-
-class DiskCache:
-    """``key -> JSON value`` in one JSONL file."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.values: dict[str, object] = {}
-        self._pending: list[str] = []
-        if path.is_file():
-            with path.open("rb") as f:
-                for raw in f:
-                    if not raw.endswith(b"\n"):
-                        break
-                    try:
-                        row = json.loads(raw)
-                        self.values[row["key"]] = row["value"]
-                    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError):
-                        continue
-
-    def get(self, key: str):
-        return self.values.get(key)
-
-    def put(self, key: str, value) -> None:
-        self.values[key] = value
-        self._pending.append(json.dumps({"key": key, "value": value}, ensure_ascii=False) + "\n")
-
-    def flush(self) -> None:
-        if not self._pending:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # one append write: the ranks of a launch share the file, and a file system appends each
-        # write whole, so their lines never interleave
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, "".join(self._pending).encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        self._pending.clear()
-
-
 @dataclass
 class ProviderSet:
     """The run's providers by spec (hub id or folder), loaded on first use.
@@ -91,9 +42,8 @@ class ProviderSet:
     Attributes:
         asr ... source_similarity: the options of ``score speecheditbench`` (their help says what each
             is); ``speaker`` ``auto`` is resolved on construction (``providers.speaker.resolve_speaker``);
-            ``source_similarity``'s embeddings share the ``speaker`` cache.
+            ``source_similarity``'s embeddings share the ``speaker`` rows.
         device: torch device for the models; batch_size: clips per forward pass.
-        cache_dir: where the per-provider caches live (None: no disk cache).
     """
 
     asr: str = option(DEFAULT_ASR, "Whisper checkpoint (hub id or folder) for EN transcripts, or whisper-base / "
@@ -117,9 +67,8 @@ class ProviderSet:
                                             "source_output_speaker_similarity (decides nothing)")
     device: str = "cpu"
     batch_size: int = 8
-    cache_dir: Path | None = None
     _models: dict = field(default_factory=dict)
-    _caches: dict = field(default_factory=dict)
+    _measured: dict = field(default_factory=dict)  # {measure name: {file id: row}} (measure_files)
 
     def __post_init__(self):
         from evaluators.benchmarks.speecheditbench.providers.speaker import resolve_speaker
@@ -157,17 +106,6 @@ class ProviderSet:
                 raise ValueError("no UTMOS22 checkpoint configured (--utmos)")
             return f"utmos22:{self.utmos}"
         raise ValueError(kind)
-
-    def cache(self, kind: str) -> DiskCache | None:
-        if self.cache_dir is None:
-            return None
-        if kind not in self._caches:
-            self._caches[kind] = DiskCache(self.cache_dir / f"{kind}.jsonl")
-        return self._caches[kind]
-
-    def flush(self) -> None:
-        for c in self._caches.values():
-            c.flush()
 
     def model(self, kind: str, language: str = "en"):
         name = self.identity(kind, language)
@@ -227,35 +165,77 @@ class ProviderSet:
         elif kind == "scene":
             require_model(self.scene, option, "--manifest with each output's scene_scores")
 
-    def measure(self, kind: str, clips: list[tuple[object, Path, object]], language: str = "en") -> dict:
-        """``kind``'s values of ``clips`` (``(clip_id, audio path, wave)``): from the disk cache where
-        present, else measured at once for the rest by the model (:data:`VALUES`), a batch it cannot
-        take run again clip by clip (``evaluators.failure_isolation.run_isolating``); a clip that
-        fails alone is a :class:`Failed` (never cached). Returns ``{clip_id: value}``."""
-        ident = self.identity(kind, language)
-        cache = self.cache(kind)
-        out, todo = {}, []
-        for clip_id, path, wave in clips:
-            key = file_key(ident, path)
-            hit = cache.get(key) if cache else None
-            if hit is not None:
-                out[clip_id] = hit
-            else:
-                todo.append((clip_id, key, wave))
-        if todo:
-            from evaluators.failure_isolation import run_isolating
+    def measure_files(self, planned, folder: Path, system: str, run) -> None:
+        """Measure every planned ``(kind, language, path)`` not yet measured (module docstring) into
+        ``folder/<name>/<system>.jsonl`` and keep the rows for :meth:`measure`."""
+        from evaluators.audio_io import sanitize_item_id
+        from evaluators.measure_pass import measure_into, merged_rows
 
-            model = self.model(kind, language)
-            values = run_isolating(lambda ws: VALUES[kind](model, ws, language), [w for _, _, w in todo])
-            for (clip_id, key, _), value in zip(todo, values):
-                out[clip_id] = Failed(__error__=str(value)) if isinstance(value, Exception) else value
-                if cache is not None and not isinstance(value, Exception):
-                    cache.put(key, value)
+        work: dict[tuple[str, str], dict] = {}
+        for kind, language, path in planned:
+            clip = Clip(Path(path).resolve(), system)
+            work.setdefault((kind, language), {})[clip.id] = clip
+        for (kind, language), clips in sorted(work.items()):
+            m = ProviderMeasure(self, kind, language, run.allow_truncated)
+            rows_path = folder / m.name / f"{sanitize_item_id(system)}.jsonl"
+            measure_into(m, list(clips.values()), rows_path, run, lambda c: c, mismatch="redo", stamp=True)
+            self._measured[m.name] = merged_rows(rows_path)
+
+    def measure(self, kind: str, clips: list[tuple[object, Path, object]], language: str = "en") -> dict:
+        """``kind``'s values of ``clips`` (``(clip_id, audio path, wave)``) from the rows
+        :meth:`measure_files` wrote; a clip that failed is a :class:`Failed`. Returns ``{clip_id: value}``."""
+        rows = self._measured.get(measure_name(kind, language), {})
+        out = {}
+        for clip_id, path, _ in clips:
+            key = str(Path(path).resolve())
+            row = rows.get(key, {"error": f"{key}: not measured"})
+            out[clip_id] = Failed(__error__=row["error"].removeprefix(f"{key}: ")) if "error" in row else row["value"]
         return out
 
 
+def measure_name(kind: str, language: str) -> str:
+    """The measure (and rows folder) of ``kind`` in ``language``: ``asr-zh`` for Chinese ASR."""
+    return f"{kind}-{language}" if kind == "asr" and language != "en" else kind
+
+
+@dataclass(frozen=True)
+class Clip:
+    """One audio file a provider measures: its row's id is the resolved path."""
+
+    path: Path
+    system: str
+
+    @property
+    def id(self) -> str:
+        return str(self.path)
+
+    def checked_path(self) -> Path:
+        return self.path
+
+
+class ProviderMeasure:
+    """One provider kind (in one language, for ASR) as a measure (``evaluators/measure_pass.py``):
+    its values are :data:`VALUES` under ``"value"``, its provenance the provider's identity."""
+
+    def __init__(self, providers: ProviderSet, kind: str, language: str = "en", allow_truncated: bool = False):
+        self.providers, self.kind, self.language, self.allow_truncated = providers, kind, language, allow_truncated
+        self.name = measure_name(kind, language)
+
+    def provenance(self) -> dict:
+        return {"provider": self.providers.identity(self.kind, self.language)}
+
+    def read(self, path: Path):
+        from evaluators.item_audio import read_item_audio
+
+        return read_item_audio(path, None, self.allow_truncated)
+
+    def measure(self, waves: list, items: list) -> list[dict]:
+        model = self.providers.model(self.kind, self.language)
+        return [{"value": v} for v in VALUES[self.kind](model, waves, self.language)]
+
+
 class Failed(dict):
-    """A clip's error in place of its value (``{"__error__": message}``): returned, never cached."""
+    """A clip's error in place of its value (``{"__error__": message}``)."""
 
 
 def _embeddings(model, waves, language):

@@ -7,8 +7,9 @@ VAD) while the main process runs the providers and judges over the chunk before
 depend on the number of workers.
 
 ``RESULTS/scores.jsonl`` gets one row per item as soon as its chunk is measured (resumable: a rerun
-keeps rows whose providers, judges and thresholds are unchanged, re-measures the others through the
-provider caches in ``RESULTS/cache/``, and looks again for outputs that were missing). A row:
+keeps rows whose providers, judges and thresholds are unchanged, evaluates the others again from the
+providers' rows in ``RESULTS/measures/`` (measured ahead, each file once: ``provider_cache.py``), and
+looks again for outputs that were missing). A row:
 
 ``id`` (``<task>/<sample_id>``), ``sample_id``, ``task``, ``language``, ``source_dataset``,
 ``subset`` / ``difficulty`` / ``combo_type`` where the item has them, the anchor's subtype fields
@@ -29,7 +30,6 @@ Definitions: ``docs/benchmarks.md#speecheditbench``.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import evaluators.benchmarks.speecheditbench.criteria as C
@@ -42,11 +42,13 @@ from evaluators.benchmarks.speecheditbench.manifest import ManifestValues
 from evaluators.benchmarks.speecheditbench.measure import (
     Job,
     job_kinds,
+    measure_ahead,
     measure_chunk,
     needs_f0,
+    plan,
     read_and_measure_signals,
 )
-from evaluators.benchmarks.speecheditbench.measure_diagnostics import measure_diagnostics, planned_diagnostic_uses
+from evaluators.benchmarks.speecheditbench.measure_diagnostics import measure_diagnostics
 from evaluators.benchmarks.speecheditbench.options import EditScoring
 from evaluators.benchmarks.speecheditbench.prosody import warm_f0_tracker
 from evaluators.benchmarks.speecheditbench.provider_cache import ProviderSet
@@ -60,7 +62,7 @@ ERRORS_FAIL = ("content", "emotion", "style", "paralinguistic")
 
 
 #: What ``score_speecheditbench`` writes into its results folder.
-RESULT_NAMES = ("scores.jsonl", "scores.jsonl.lock", "table.json", "table.md", "radar.png", "cache")
+RESULT_NAMES = ("scores.jsonl", "scores.jsonl.lock", "table.json", "table.md", "radar.png", "measures")
 
 
 def item_fields(item: EditItem, system: str) -> dict:
@@ -153,25 +155,8 @@ def planned_uses(item: EditItem, providers: ProviderSet, judge_ids: dict, manife
                  th: Thresholds, speed_duration: str) -> dict:
     """What a fresh measurement of ``item`` would record in ``uses`` (to decide whether its row stands)."""
     job = Job(item, Path(), job_kinds(item))
-    given = manifest.get(item.short_task, item.sample_id)
-    job.uses["asr"] = "manifest" if "asr_text" in given else providers.identity("asr", item.language)
-    kinds = set(job.kinds)
-    if "speaker" in kinds:
-        job.uses["speaker"] = "manifest" if ("speaker_similarity" in given or "speaker_embedding" in given) \
-            else providers.identity("speaker")
-    for crit in ("emotion", "style", "paralinguistic"):
-        if crit in kinds:
-            job.uses[f"judge:{crit}"] = "manifest" if isinstance(given.get(crit), dict) else judge_ids.get(crit)
-    anchors = [c["anchor"] for c in item.components if c["type"] == "acoustic"] if item.components else \
-        ([item.anchor] if item.short_task == "acoustic" else [])
-    for a in anchors:
-        if a.get("env_type") == "noise":
-            job.uses["scene"] = "manifest" if "scene_scores" in given else providers.identity("scene")
-        if a.get("subtask") == "enhancement":
-            job.uses["dnsmos"] = "manifest" if "dnsmos" in given else providers.identity("dnsmos")
-    job.uses.update(planned_diagnostic_uses(providers))
+    job.uses = plan(job, providers, manifest, judge_ids)[0]
     return run_identity(job, th, speed_duration)
-
 
 
 class MeasurementPass:
@@ -188,7 +173,9 @@ class MeasurementPass:
         return job
 
     def score_examples(self, jobs: list[Job], batch_size: int = 8) -> list[Job]:
-        measure_diagnostics(jobs, self.providers)  # before measure_chunk, which flushes the caches
+        for job in jobs:  # what measured a row: nothing where its output could not be read
+            job.uses = plan(job, self.providers, self.manifest, self.judge_ids)[0] if job.measured.output is not None else {}
+        measure_diagnostics(jobs, self.providers)
         measure_chunk(jobs, self.providers, self.manifest, self.judges, self.judge_ids, batch_size)
         return jobs
 
@@ -257,6 +244,7 @@ def score_rows(items: list[EditItem], outputs: Path, scores_path: Path, system: 
         job = Job(item, path, job_kinds(item), source_similarity=providers.source_similarity)
         job.measured.speed_duration = speed_duration
         todo.append(job)
+    measure_ahead(todo, providers, manifest, scores_path.parent / "measures", system, run)
     if run.num_workers > 1 and any(needs_f0(job) for job in todo):
         warm_f0_tracker()
     score_resumable(measurer, todo, EditRows(system, th, speed_duration, run.allow_truncated), scores_path,
@@ -283,8 +271,6 @@ def score_speecheditbench(items_path: str | Path, outputs: str | Path, out_dir: 
     items = load_items(items_path, scoring.tasks, scoring.source_root)
     system = scoring.system or Path(outputs).resolve().name
     providers = providers or ProviderSet()
-    if providers.cache_dir is None:
-        providers.cache_dir = out_dir / "cache"
     scores_path = out_dir / "scores.jsonl"
     judges = judges or {}
     # what rows record as each judge: given by the CLI (spec + weights hash), else its provenance
