@@ -2,8 +2,8 @@
 
 Scores the synthetic edited corpus (or ``--corpus``) after one untimed warm-up pass, once per
 ``--num-workers`` value: items/s, seconds of output audio per second, whether every run's rows are
-the same; for 0 workers also each stage's share of wall time (audio reading, ASR, speaker, scene,
-DNSMOS, judges, VAD, pYIN, RT60). Manifest values are not recomputed (``--no-manifest-asr`` with
+the same; for 0 workers also each stage's share of wall time (the providers' measure passes, audio
+reading, judges, VAD, pYIN, RT60; the criteria's read-back of ASR, speaker, scene and DNSMOS rows). Manifest values are not recomputed (``--no-manifest-asr`` with
 ``--asr`` runs Whisper too). Measured: docs/performance.md#speecheditbench-scoring.
 
     python scripts/bench_speecheditbench_scoring.py [--corpus DIR] [--tasks ...] [--num-workers 0 1]
@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 STAGES = {
+    # every provider's measure pass (ASR, speaker, scene, DNSMOS, ...): its model time is here
+    "evaluators.measure_pass": ("measure_into",),
     # the scorer holds its own name of the worker-side half (imported from measure)
     "evaluators.benchmarks.speecheditbench.scorer": ("read_and_measure_signals",),
     "evaluators.benchmarks.speecheditbench.measure": ("read_audio", "run_asr", "run_speaker", "run_scene",
