@@ -2,7 +2,8 @@
 
 Each filter names the exact message (and the library that says it): deprecations inside
 transformers / peft about calls omnijudge does not make itself (PEFT asks a model
-``is_gradient_checkpointing``; transformers deprecated that name), and generation notices about
+``is_gradient_checkpointing``; transformers deprecated that name; Lightning 2.6 builds torch's
+``LeafSpec``, deprecated in torch 2.13, in its training loop), and generation notices about
 arguments the Whisper transcribers pass on purpose (fixed 30 s features, so no attention mask is
 needed). Anything else a library says still reaches the user. :func:`quiet_library_warnings` is
 idempotent and called by the CLI and by every model loader. Code that records warnings and passes
@@ -23,6 +24,7 @@ IGNORED_WARNINGS = (
     (r"`is_gradient_checkpointing` is deprecated", r"(transformers|peft)(\..*)?"),
     (r"`gradient_checkpointing_(enable|disable)` is deprecated", r"(transformers|peft)(\..*)?"),
     (r"gradient_checkpointing_kwargs is not supported in this version of transformers", r"peft(\..*)?"),
+    (r"`isinstance\(treespec, LeafSpec\)` is deprecated", r"lightning(\..*)?"),
 )
 #: Beginnings of transformers log records to drop (logger ``transformers.*``).
 IGNORED_LOG_PREFIXES = (

@@ -20,6 +20,9 @@ def test_known_deprecations_are_dropped_and_others_kept():
     assert _warn_from("transformers.modeling_utils", "`is_gradient_checkpointing` is deprecated and will be "
                                                       "removed in v6.") == []
     assert _warn_from("peft.peft_model", "`gradient_checkpointing_enable` is deprecated and will be removed") == []
+    leaf = "`isinstance(treespec, LeafSpec)` is deprecated, use `isinstance(treespec, TreeSpec) and treespec.is_leaf()`"
+    assert _warn_from("lightning.pytorch.utilities._pytree", leaf) == []  # torch's words, Lightning's call
+    assert _warn_from("torch.utils._pytree", leaf) == [leaf]
     kept = "`torch_dtype` is deprecated! Use `dtype` instead!"
     assert _warn_from("transformers.modeling_utils", kept) == [kept]
     # the same words from our own code are not hidden
