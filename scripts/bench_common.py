@@ -4,6 +4,8 @@ memory) and an ``omnijudge serve`` app on a local thread."""
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -33,6 +35,18 @@ def write_wavs(folder: Path, waves: list[np.ndarray], sr: int = 16000, stem: str
     for path, wave in zip(paths, waves):
         sf.write(path, wave, sr, subtype=subtype)
     return paths
+
+
+def speech_wav_files(n: int, seconds: float, folder: Path) -> list[Path]:
+    """``n`` deterministic speech-like clips of ``seconds`` +- 25 %, written as 16 kHz 16-bit WAV."""
+    return write_wavs(folder, speech_clips(n, 0.75 * seconds, 1.25 * seconds), subtype="PCM_16")
+
+
+def write_json(path: Path, record: dict) -> None:
+    """Write ``record`` whole (through a temporary sibling), so a kill never leaves half a file."""
+    tmp = path.with_name(path.name + ".partial")
+    tmp.write_text(json.dumps(record, indent=2, default=str))
+    os.replace(tmp, path)
 
 
 def timed(fn, *args, **kwargs) -> tuple[object, float]:

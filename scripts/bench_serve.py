@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import requests
 
-from bench_common import serving, speech_clips, timed, write_wavs
+from bench_common import serving, speech_wav_files, timed
 from emergenttts_serve_check import valid, win_rate_messages
 from evaluators.benchmarks.att.presets import RELEASED_PROMPT
 from evaluators.benchmarks.emergenttts.prompts import categories
@@ -35,11 +35,6 @@ from evaluators.run_options import RunOptions
 from evaluators.serve.app import ServeOptions, create_app
 from evaluators.serve.batcher import BatchOptions
 from evaluators.serve.routes import JudgeLoader, ModelRoute, Routes, load_route_judges
-
-
-def clips(n: int, seconds: float, folder: Path) -> list[Path]:
-    """``n`` deterministic speech-like clips of ``seconds`` +- 25 %, written as 16 kHz 16-bit WAV."""
-    return write_wavs(folder, speech_clips(n, 0.75 * seconds, 1.25 * seconds), subtype="PCM_16")
 
 
 def best_rate(run, n: int, batch_sizes: tuple[int, ...]) -> dict[int, float]:
@@ -144,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     folder = Path(tempfile.mkdtemp(prefix="bench_serve_"))
-    paths = clips(args.clips, args.clip_seconds, folder)
+    paths = speech_wav_files(args.clips, args.clip_seconds, folder)
     pairwise = args.family == "emergenttts-win-rate"
     slots = {c: args.judge for c in categories()} if pairwise and args.judge else {}
     routes = Routes({"bench": ModelRoute("bench", {args.family: slots}, args.base)})

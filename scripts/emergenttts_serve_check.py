@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_common import serving, timed
+from bench_common import serving, speech_wav_files, timed
 from evaluators.benchmarks.emergenttts.prompts import categories, win_rate_prompts
 
 FAMILY = "emergenttts-win-rate"
@@ -46,9 +46,8 @@ def valid(reply) -> bool:
 
 def synthetic_pairs(n: int, folder: Path) -> list[dict]:
     """``n`` pairs of speech-like clips of different lengths (no known order)."""
-    from bench_serve import clips
 
-    paths = clips(2 * n, 2.0, folder)
+    paths = speech_wav_files(2 * n, 2.0, folder)
     return [{"id": f"pair{k}", "path_a": str(paths[2 * k]), "path_b": str(paths[2 * k + 1]),
              "target_text": f"Sentence {k}: is it over? Yes... it is."} for k in range(n)]
 

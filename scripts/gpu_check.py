@@ -32,19 +32,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "scripts")]
 
+from bench_common import write_json  # found through the path set above
+
 STEPS = ("score", "train", "train_zero2")
 #: seconds each step may take on a GPU (the whole check ends within 8 minutes)
 GPU_TIMEOUTS = {"score": 210, "train": 150, "train_zero2": 120}
 DRY_TIMEOUTS = {"score": 60, "train": 60, "train_zero2": 30}
 PACKAGES = ("torch", "transformers", "peft", "lightning", "deepspeed", "accelerate", "numpy")
-PROFILE_ROWS = 15
-
-
-def write_json(path: Path, record: dict) -> None:
-    """Write ``record`` whole (through a temporary sibling), so a kill never leaves half a file."""
-    tmp = path.with_name(path.name + ".partial")
-    tmp.write_text(json.dumps(record, indent=2, default=str))
-    os.replace(tmp, path)
 
 
 # ---------------------------------------------------------------------------------------------

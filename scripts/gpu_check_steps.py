@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bench_common import peak_gib, reset_peak, speech_clips as clips, sync, write_wavs
+from bench_common import peak_gib, reset_peak, speech_clips as clips, sync, write_json, write_wavs
 from bench_gpu_training import device_peak_tflops, flops_per_step
-from gpu_check import PROFILE_ROWS, write_json
 
 SAMPLE_RATE = 16000
+PROFILE_ROWS = 15
 
 
 class Recorder:
