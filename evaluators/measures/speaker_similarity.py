@@ -25,6 +25,8 @@ Public API
 ----------
 - ``ResemblyzerSpeaker.load(device="cpu", batch_size=64)``: the provider (``name``, ``embed``).
 - ``speaker_similarity(embedder, a, b)``: cosine of two clips' embeddings.
+- ``cosine(a, b)``: cosine similarity of two vectors, or row-wise of two (n, dim) arrays (every
+  speaker score's, SpeechEditBench's included).
 - ``RESEMBLYZER_SPEC``: the ``--speaker`` value that selects it; ``resemblyzer_version()``.
 """
 
@@ -150,9 +152,25 @@ class ResemblyzerSpeaker:
         return out
 
 
+def cosine(a: np.ndarray | Sequence[float], b: np.ndarray | Sequence[float]) -> float | np.ndarray:
+    """Cosine similarity in [-1, 1], computed in float64.
+
+    ``a`` and ``b`` are vectors (dim,) -> a float, or arrays (n, dim) (or one of each, which
+    broadcasts) -> float64 (n,), row by row. A zero vector has no direction, so it raises
+    ``ValueError`` rather than returning NaN.
+    """
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if x.ndim not in (1, 2) or y.ndim not in (1, 2) or x.shape[-1] != y.shape[-1]:
+        raise ValueError(f"cosine needs vectors (dim,) or rows (n, dim) of one dim, got {x.shape} and {y.shape}")
+    nx, ny = np.linalg.norm(x, axis=-1), np.linalg.norm(y, axis=-1)
+    if np.any(nx == 0) or np.any(ny == 0):
+        raise ValueError("cosine of a zero vector is undefined")
+    sim = np.clip(np.sum(x * y, axis=-1) / (nx * ny), -1.0, 1.0)
+    return float(sim) if sim.ndim == 0 else sim
+
+
+
 def speaker_similarity(embedder, a: np.ndarray, b: np.ndarray) -> float:
     """Cosine similarity of the speaker embeddings of two mono 16 kHz clips (any ``SpeakerEmbedder``)."""
-    from evaluators.benchmarks.speecheditbench.providers.speaker import cosine
-
     ea, eb = embedder.embed([a, b])
     return float(cosine(ea, eb))

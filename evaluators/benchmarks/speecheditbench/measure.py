@@ -219,7 +219,7 @@ def measure_ahead(jobs: list[Job], providers: ProviderSet, manifest: ManifestVal
 
 def run_speaker(jobs: list[Job], providers: ProviderSet, manifest: ManifestValues) -> None:
     """cosine(output, reference) for speaker items and compositional speaker components."""
-    from evaluators.benchmarks.speecheditbench.providers.speaker import cosine
+    from evaluators.measures.speaker_similarity import cosine
 
     todo = []  # (job, component index, reference path)
     for job in jobs:

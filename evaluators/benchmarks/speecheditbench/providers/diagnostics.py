@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from evaluators.benchmarks.speecheditbench.providers.speaker import SpeakerEmbedder, cosine
+from evaluators.benchmarks.speecheditbench.providers.speaker import SpeakerEmbedder
+from evaluators.measures.speaker_similarity import cosine
 
 #: File names of a UTMOS22 checkpoint, in the order a folder is searched.
 UTMOS_CHECKPOINTS = ("utmos_state_dict.pt", "epoch=3-step=7459.ckpt")

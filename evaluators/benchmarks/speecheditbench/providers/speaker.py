@@ -20,7 +20,8 @@ Public API
 ----------
 - ``SpeakerEmbedder``: the protocol (``name``, ``embed(waves) -> (n, dim)``).
 - ``WavLMSpeaker.from_pretrained(path_or_id, device="cpu", batch_size=8)``.
-- ``cosine(a, b)``: cosine similarity of two vectors, or row-wise of two (n, dim) arrays.
+- ``cosine(a, b)``: cosine similarity of two vectors, or row-wise of two (n, dim) arrays
+  (``evaluators.measures.speaker_similarity``'s).
 - ``offline_config(path_or_id, model_types, what)``: a checkpoint's config, never downloading.
 - ``load_offline_model(model_class, source, config, device)``: its weights, refusing a missing head.
 - ``PUBLIC_TARGET_THRESHOLD``, ``PUBLIC_PRESERVATION_THRESHOLD``: the public evaluator's cut-offs.
@@ -43,6 +44,7 @@ from torch.nn import functional as F
 from transformers import PretrainedConfig, PreTrainedModel, Wav2Vec2FeatureExtractor, WavLMForXVector
 
 from evaluators.audio_io import SAMPLE_RATE
+from evaluators.measures.speaker_similarity import cosine  # the shared measure's, named here too
 
 __all__ = [
     "PUBLIC_PRESERVATION_THRESHOLD",
@@ -82,23 +84,6 @@ class SpeakerEmbedder(Protocol):
     name: str
 
     def embed(self, waves: Sequence[np.ndarray]) -> np.ndarray: ...
-
-
-def cosine(a: np.ndarray | Sequence[float], b: np.ndarray | Sequence[float]) -> float | np.ndarray:
-    """Cosine similarity in [-1, 1], computed in float64.
-
-    ``a`` and ``b`` are vectors (dim,) -> a float, or arrays (n, dim) (or one of each, which
-    broadcasts) -> float64 (n,), row by row. A zero vector has no direction, so it raises
-    ``ValueError`` rather than returning NaN.
-    """
-    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if x.ndim not in (1, 2) or y.ndim not in (1, 2) or x.shape[-1] != y.shape[-1]:
-        raise ValueError(f"cosine needs vectors (dim,) or rows (n, dim) of one dim, got {x.shape} and {y.shape}")
-    nx, ny = np.linalg.norm(x, axis=-1), np.linalg.norm(y, axis=-1)
-    if np.any(nx == 0) or np.any(ny == 0):
-        raise ValueError("cosine of a zero vector is undefined")
-    sim = np.clip(np.sum(x * y, axis=-1) / (nx * ny), -1.0, 1.0)
-    return float(sim) if sim.ndim == 0 else sim
 
 
 def offline_config(path_or_id: str | Path, model_types: Sequence[str], what: str) -> tuple[PretrainedConfig, str]:
