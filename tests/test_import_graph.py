@@ -171,6 +171,19 @@ def test_the_cross_benchmark_check_sees_every_import_form():
         (module, "evaluators.benchmarks.instructttseval")}
 
 
+def test_shared_evaluators_modules_import_no_benchmark_folder():
+    """Outside ``evaluators/benchmarks/`` no module imports a benchmark folder (any level, type
+    hints too): shared measures, judges, backbones and the engine are what benchmarks build on, and
+    reach a benchmark only through the registry ``evaluators.benchmarks`` (how a shared speaker
+    measure once took its cosine from SpeechEditBench's provider module)."""
+    found = set()
+    for path in (ROOT / "evaluators").rglob("*.py"):
+        if "benchmarks" not in path.relative_to(ROOT).parts:
+            found |= {(_module_name(path), dep) for dep in _imports(path, "evaluators", type_checking=True)
+                      if _benchmark_of(dep)}
+    assert not found, sorted(found)
+
+
 def test_the_server_names_no_benchmark():
     """``evaluators/serve/`` imports no benchmark folder (any level, type hints too): each
     benchmark registers its prompt families (``Benchmark.serve_families``) and the server builds
