@@ -93,3 +93,19 @@ def test_a_preset_set_by_hand_overrides_until_removed(monkeypatch):
     assert registry["auto-att"] is own and "by-hand" not in registry
     with pytest.raises(KeyError):
         del registry["auto-att"]  # a benchmark's preset goes with its benchmark
+
+
+def test_a_corpus_check_loads_only_its_own_benchmark_check_and_no_task():
+    """``data check`` reads the corpus-check registry without loading any training task (each task
+    imports its model code); checking one task's corpus imports that benchmark's check alone."""
+    done = subprocess.run([sys.executable, "-c", (
+        "import json, sys, tempfile\n"
+        "from trainer.data_check import run_check, task_names\n"
+        "names = task_names()\n"
+        "run_check(tempfile.mkdtemp(), 'cast')\n"
+        "print(json.dumps([names, sorted(m for m in sys.modules if m.startswith('trainer.benchmarks.'))]))")],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    names, loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert names == ["att", "cast", "nvv", "instructttseval", "speecheditbench", "pairs", "mos"]
+    assert loaded == ["trainer.benchmarks.cast", "trainer.benchmarks.cast.corpus_check"]

@@ -61,9 +61,9 @@ def ensure_corpus(cfg: TrainConfig, strict: bool = False) -> Path:
         if differences:
             log.warning("%s was built from another %s.corpus than the config's: %s", corpus, cfg.task,
                         "; ".join(differences))
-        from trainer.data_check import CHECKS, require_clean
+        from trainer.data_check import require_clean, task_names
 
-        if cfg.task in CHECKS:  # the same check as `omnijudge data check`, before any training time
+        if cfg.task in task_names():  # the same check as `omnijudge data check`, before any training time
             require_clean(corpus, cfg.task)
         return corpus
     if not cfg.data.synthesize_if_missing:

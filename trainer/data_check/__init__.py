@@ -17,9 +17,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from trainer.data_check.findings import Findings, Problem
-from trainer.data_check.tasks import CHECKS, run_check, task_names
+from trainer.data_check.tasks import run_check, task_names
 
-__all__ = ["CHECKS", "Findings", "Problem", "check_corpus", "require_clean", "run_check", "summary",
+__all__ = ["Findings", "Problem", "check_corpus", "require_clean", "run_check", "summary",
            "task_names"]
 
 #: Exit code of ``data check`` when anything is wrong (the CLI's usage-error code).

@@ -21,6 +21,8 @@ log = logging.getLogger(__name__)
 
 #: Problems kept in memory (and returned); beyond it they are only counted (``Findings.total``).
 MAX_KEPT = 10_000
+#: The splits of a corpus that holds out validation and test rows (``Findings.split``'s known values).
+THREE_SPLITS = ("train", "val", "test")
 
 
 def _printable(text: str) -> str:
