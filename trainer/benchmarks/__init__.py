@@ -56,6 +56,7 @@ def __getattr__(name: str):
                      TASKS={task.name: task for task in commands.values()})
     return globals()[name]
 
+
 #: Earlier names of the main tasks (each now carries its benchmark's name): judge folders written
 #: before the rename record these as ``judge_config.json``'s ``task``; :func:`task_of_judge` reads
 #: them as the new names. Run configs must use the new section names (``config.py`` says which).
