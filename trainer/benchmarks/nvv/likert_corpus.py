@@ -165,7 +165,7 @@ def clip_row(cid: str, spec: dict, factors: dict, y: np.ndarray, rec: dict, sr: 
 
 def build_procedural_likert_corpus(config: NvvLikertCorpusConfig, out_dir: str | Path) -> Path:
     """Render every clip on procedural speech and write ``audio/``, ``clips.jsonl`` and
-    ``corpus_config.json``; returns the folder (``likert_build.build_nvv_likert_corpus`` picks this or
+    ``corpus_config.json``; returns the folder (``corpus_build.build_nvv_likert_corpus`` picks this or
     the real-speech builder by ``config.source``)."""
     out = Path(out_dir)
     (out / "audio").mkdir(parents=True, exist_ok=True)
