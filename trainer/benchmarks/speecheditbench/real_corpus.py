@@ -127,17 +127,9 @@ def split_texts(sentences: dict[str, list]) -> dict[str, set[str]]:
             | {_norm(r.text) for rec_set in HUMAN_SETS[sp] for r in recording_set(rec_set)} for sp in SPLITS}
 
 
-def other_splits_texts(split: str, texts: dict[str, set[str]]) -> set[str]:
-    """The texts of every split but ``split`` (what its carriers must not read)."""
-    return set().union(*(texts[o] for o in SPLITS if o != split))
-
-
-def _edits(labels: tuple[str, str], rng: np.random.Generator) -> tuple[EmotionEdit, EmotionEdit]:
-    out = []
-    for label in labels:
-        strength = 0.0 if label == "neutral" else round(float(rng.uniform(*STRENGTH)), 3)
-        out.append(emotion_edit(label, strength, draw_jitter(rng)))
-    return out[0], out[1]
+def _edit(label: str, rng: np.random.Generator) -> EmotionEdit:
+    strength = 0.0 if label == "neutral" else round(float(rng.uniform(*STRENGTH)), 3)
+    return emotion_edit(label, strength, draw_jitter(rng))
 
 
 def planned_readings(cfg, sentences: dict[str, list], salt: int, targets_of):
@@ -148,7 +140,7 @@ def planned_readings(cfg, sentences: dict[str, list], salt: int, targets_of):
     texts = split_texts(sentences)
     per = cfg.clips_per_speaker // 2
     for si, split in enumerate(SPLITS):
-        voices = carriers(split, sentences, other_splits_texts(split, texts))
+        voices = carriers(split, sentences, set().union(*(texts[o] for o in SPLITS if o != split)))
         rng = np.random.default_rng([cfg.seed, si, salt])
         targets = targets_of(len(voices) * per, rng)
         orders = {v.name: [int(i) for i in rng.permutation(len(v.readings))] for v in voices}
@@ -166,7 +158,7 @@ def plan(cfg, sentences: dict[str, list]) -> list[dict]:
         engine = voice.tts is not None and voice.pitch_control and rng.random() < ENGINE_SHARE
         specs.append({"pair_id": f"emo-real-{split}-{j:04d}", "split": split, "carrier": voice,
                       "reading": reading, "method": "engine" if engine else "dsp",
-                      "edits": _edits(labels, rng), "seed": [cfg.seed, si, j, 3]})
+                      "edits": tuple(_edit(label, rng) for label in labels), "seed": [cfg.seed, si, j, 3]})
     return specs
 
 
