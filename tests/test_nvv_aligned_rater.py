@@ -18,7 +18,7 @@ from evaluators.benchmarks.nvv.aligned_rater import (
 from evaluators.benchmarks.nvv.likert import load_likert_rater, rate_outputs
 from evaluators.cli import main
 from evaluators.judges.slot_head import WordHeadConfig
-from trainer.benchmarks.nvv.likert_build import build_nvv_likert_corpus
+from trainer.benchmarks.nvv.corpus_build import build_nvv_likert_corpus
 from trainer.benchmarks.nvv.likert_corpus import NvvLikertCorpusConfig
 from trainer.benchmarks.nvv.settings import NvvLikertSettings
 

@@ -19,7 +19,7 @@ from trainer.benchmarks.nvv.likert_corpus import (
     degrade,
     ratings_of,
 )
-from trainer.benchmarks.nvv.likert_build import build_nvv_likert_corpus
+from trainer.benchmarks.nvv.corpus_build import build_nvv_likert_corpus
 from trainer.synth.dsp import active_rms
 
 SR = 16000

@@ -13,7 +13,7 @@ import pytest
 
 from evaluators.benchmarks.nvv.items import DEFAULT_DELTA
 from evaluators.benchmarks.nvv.taxonomy import load_taxonomy
-from trainer.benchmarks.nvv.likert_build import build_nvv_likert_corpus
+from trainer.benchmarks.nvv.corpus_build import build_nvv_likert_corpus
 from trainer.benchmarks.nvv.likert_corpus import ACCURACY, NvvLikertCorpusConfig
 from trainer.benchmarks.nvv.likert_real import plan_carriers, render_clip
 from trainer.benchmarks.nvv.likert_task import load_likert_rows

@@ -16,11 +16,11 @@ so each output's word timestamps are known by construction and written into the 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from evaluators.benchmarks.nvv.items import position_units
 from trainer.benchmarks.nvv.corpus import read_items, unit_times_from_alignment
+from trainer.synth.corpus_io import write_jsonl
 
 SYSTEM = "nvv-synth"
 
@@ -32,15 +32,13 @@ def write_benchmark_run(corpus_dir: str | Path) -> dict:
     rows = read_items(root)
     (root / "outputs").mkdir(exist_ok=True)
     manifest, test = root / "outputs" / "manifest.jsonl", root / "test_items.jsonl"
-    with open(manifest, "w", encoding="utf-8", newline="\n") as fh:
-        for r in rows:
-            units = position_units(r["text"], r["lang"])
-            times = unit_times_from_alignment(r["alignment"], len(units), f"{root / 'items.jsonl'}: {r['id']}")
-            words = [[u, round(s, 6), round(e, 6)] for u, (s, e) in zip(units, times)]
-            fh.write(json.dumps({"id": r["id"], "audio": f"../{r['audio']}", "system": SYSTEM,
-                                 "word_timestamps": words}, ensure_ascii=False) + "\n")
+    outputs = []
+    for r in rows:
+        units = position_units(r["text"], r["lang"])
+        times = unit_times_from_alignment(r["alignment"], len(units), f"{root / 'items.jsonl'}: {r['id']}")
+        words = [[u, round(s, 6), round(e, 6)] for u, (s, e) in zip(units, times)]
+        outputs.append({"id": r["id"], "audio": f"../{r['audio']}", "system": SYSTEM, "word_timestamps": words})
+    write_jsonl(manifest, outputs)
     held_out = [r for r in rows if r["split"] == "test"]
-    with open(test, "w", encoding="utf-8", newline="\n") as fh:
-        for r in held_out:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    write_jsonl(test, held_out)
     return {"manifest": manifest, "test_items": test, "n_outputs": len(rows), "n_test": len(held_out)}

@@ -26,7 +26,6 @@ plus the ``type`` rendered at the target's place)
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +40,7 @@ from trainer.benchmarks.nvv.render import render_item
 from trainer.benchmarks.nvv.sounds import LOW_SNR_TYPES
 from trainer.benchmarks.nvv.texts import boundaries, mark_text, pick_gt_position, sentence_id, tokens
 from trainer.synth.corpus_config import StrictFromDict
-from trainer.synth.corpus_io import write_wav
+from trainer.synth.corpus_io import write_jsonl, write_wav
 from trainer.synth.dsp import active_rms
 from trainer.synth.nonverbal import EXCLAMATION_VARIANTS
 
@@ -166,7 +165,7 @@ def clip_row(cid: str, spec: dict, factors: dict, y: np.ndarray, rec: dict, sr: 
 
 def build_procedural_likert_corpus(config: NvvLikertCorpusConfig, out_dir: str | Path) -> Path:
     """Render every clip on procedural speech and write ``audio/``, ``clips.jsonl`` and
-    ``corpus_config.json``; returns the folder (``likert_build.build_nvv_likert_corpus`` picks this or
+    ``corpus_config.json``; returns the folder (``corpus_build.build_nvv_likert_corpus`` picks this or
     the real-speech builder by ``config.source``)."""
     out = Path(out_dir)
     (out / "audio").mkdir(parents=True, exist_ok=True)
@@ -187,7 +186,6 @@ def build_procedural_likert_corpus(config: NvvLikertCorpusConfig, out_dir: str |
         cid = f"{lang}_likert_{k:04d}"
         write_wav(out / "audio" / f"{cid}.wav", y, config.sample_rate)
         rows.append(clip_row(cid, spec, factors, y, rec, config.sample_rate))
-    with open(out / "clips.jsonl", "w", encoding="utf-8", newline="\n") as fh:
-        fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    write_jsonl(out / "clips.jsonl", rows)
     config.save(out)
     return out

@@ -36,7 +36,7 @@ from evaluators.jsonl import read_jsonl
 from evaluators.metrics.correlation import srcc
 from evaluators.option_types import as_options, option
 from evaluators.runtime_options import Runtime
-from trainer.benchmarks.nvv.likert_build import build_nvv_likert_corpus
+from trainer.benchmarks.nvv.corpus_build import build_nvv_likert_corpus
 from trainer.benchmarks.nvv.likert_corpus import NvvLikertCorpusConfig
 from trainer.benchmarks.nvv.likert_validation import aligned_example, rate_clips, validate_likert_rater
 from trainer.benchmarks.nvv.settings import NvvLikertSettings

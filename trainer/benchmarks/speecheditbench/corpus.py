@@ -21,7 +21,6 @@ have ``expected_target`` null in ``truth.jsonl``.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -120,7 +119,7 @@ def build_edited_corpus(out: str | Path, seed: int = 0) -> dict:
     bad = out / "outputs" / SYSTEM / "prosody_editing" / "prosody_pitch_broken.wav"
     bad.write_bytes(b"RIFF\x10\x00\x00\x00WAVEfmt garbage")
     write_jsonl(out / "outputs" / SYSTEM / "manifest.jsonl", w.manifest)
-    (out / "truth.jsonl").write_text("".join(json.dumps(r) + "\n" for r in w.truth), encoding="utf-8")
+    write_jsonl(out / "truth.jsonl", w.truth)
     return {t: len(rows) for t, rows in w.items.items()}
 
 

@@ -60,7 +60,7 @@ from trainer.benchmarks.speecheditbench.event_placement import (
 )
 from trainer.benchmarks.speecheditbench.sentences import Sentence, sentence_bank, split_sentences
 from trainer.synth.corpus_config import StrictFromDict, require
-from trainer.synth.corpus_io import write_jsonl, write_wav
+from trainer.synth.corpus_io import write_json, write_jsonl, write_wav
 from trainer.synth.stressed_speech import StressSpeaker
 from trainer.synth.timbre import VoiceTimbre
 
@@ -364,7 +364,7 @@ def build_judge_corpus(cfg: JudgeCorpusConfig, out: str | Path) -> dict:
     with progress_bar(total, "synth speecheditbench judges") as bar:
         rows_of = {c: _build_criterion(cfg, c, out, sentences, bar) for c in cfg.criteria}
     summary = _summary(cfg, sentences, rows_of)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+    write_json(out / "summary.json", summary, end="", ensure_ascii=False)
     return summary
 
 

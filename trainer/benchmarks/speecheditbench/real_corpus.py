@@ -37,7 +37,6 @@ not used.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -65,7 +64,7 @@ from trainer.benchmarks.speecheditbench.real_edits import (
     voice_quality,
 )
 from trainer.benchmarks.speecheditbench.sentences import sentence_bank, split_sentences
-from trainer.synth.corpus_io import render_jobs, write_jsonl, write_wav
+from trainer.synth.corpus_io import render_jobs, write_json, write_jsonl, write_wav
 from trainer.synth.real_speech.conditioning import SAMPLE_RATE, condition, condition_file
 from trainer.synth.real_speech.controls import render_controlled
 from trainer.synth.real_speech.engines import TtsVoice
@@ -128,17 +127,9 @@ def split_texts(sentences: dict[str, list]) -> dict[str, set[str]]:
             | {_norm(r.text) for rec_set in HUMAN_SETS[sp] for r in recording_set(rec_set)} for sp in SPLITS}
 
 
-def other_splits_texts(split: str, texts: dict[str, set[str]]) -> set[str]:
-    """The texts of every split but ``split`` (what its carriers must not read)."""
-    return set().union(*(texts[o] for o in SPLITS if o != split))
-
-
-def _edits(labels: tuple[str, str], rng: np.random.Generator) -> tuple[EmotionEdit, EmotionEdit]:
-    out = []
-    for label in labels:
-        strength = 0.0 if label == "neutral" else round(float(rng.uniform(*STRENGTH)), 3)
-        out.append(emotion_edit(label, strength, draw_jitter(rng)))
-    return out[0], out[1]
+def _edit(label: str, rng: np.random.Generator) -> EmotionEdit:
+    strength = 0.0 if label == "neutral" else round(float(rng.uniform(*STRENGTH)), 3)
+    return emotion_edit(label, strength, draw_jitter(rng))
 
 
 def planned_readings(cfg, sentences: dict[str, list], salt: int, targets_of):
@@ -149,7 +140,7 @@ def planned_readings(cfg, sentences: dict[str, list], salt: int, targets_of):
     texts = split_texts(sentences)
     per = cfg.clips_per_speaker // 2
     for si, split in enumerate(SPLITS):
-        voices = carriers(split, sentences, other_splits_texts(split, texts))
+        voices = carriers(split, sentences, set().union(*(texts[o] for o in SPLITS if o != split)))
         rng = np.random.default_rng([cfg.seed, si, salt])
         targets = targets_of(len(voices) * per, rng)
         orders = {v.name: [int(i) for i in rng.permutation(len(v.readings))] for v in voices}
@@ -167,7 +158,7 @@ def plan(cfg, sentences: dict[str, list]) -> list[dict]:
         engine = voice.tts is not None and voice.pitch_control and rng.random() < ENGINE_SHARE
         specs.append({"pair_id": f"emo-real-{split}-{j:04d}", "split": split, "carrier": voice,
                       "reading": reading, "method": "engine" if engine else "dsp",
-                      "edits": _edits(labels, rng), "seed": [cfg.seed, si, j, 3]})
+                      "edits": tuple(_edit(label, rng) for label in labels), "seed": [cfg.seed, si, j, 3]})
     return specs
 
 
@@ -283,26 +274,20 @@ def held_out_sentences(cfg) -> dict[str, list]:
                            np.random.default_rng([cfg.seed, LANGUAGES.index("en"), 5]))
 
 
-def plan_and_render(cfg, out: Path, criterion: str, plan_pairs, render) -> tuple[dict, list[dict], list[dict]]:
-    """The shared steps of a real-speech corpus build: held-out EN sentences (``cfg.seed``,
-    ``cfg.sentence_fraction``), ``plan_pairs(cfg, sentences)`` -> pair specs, then ``render((spec,
-    out))`` for each (``cfg.render_workers`` processes; ``render`` must be a module-level function).
-    Returns (sentences by language, specs, one ``{"rows", "why"}`` result per spec, in order)."""
+def build_real_corpus(cfg, out: str | Path, criterion: str, plan_pairs, render, rejected_of, extra) -> dict:
+    """The shared build of a real-speech corpus: held-out EN sentences (:func:`held_out_sentences`),
+    ``plan_pairs(cfg, sentences)`` -> pair specs, ``render((spec, out))`` -> ``{"rows", "why"}`` for
+    each (``cfg.render_workers`` processes; ``render`` must be a module-level function), then
+    ``<criterion>.jsonl`` (the rows of the pairs whose ``why`` is empty), ``rejected.jsonl``
+    (``rejected_of(spec, why)`` per other pair) and ``summary.json``: the counts
+    (``judge_corpus._summary``), planned / kept pairs, speakers per split and ``extra(rows)`` (the
+    corpus's ``labels`` note and its own counts). Returns the summary."""
+    out = Path(out)
     (out / "clips" / criterion).mkdir(parents=True, exist_ok=True)
     sentences = {"en": held_out_sentences(cfg)}
     specs = plan_pairs(cfg, sentences["en"])
-    jobs = [(s, str(out)) for s in specs]
-    return sentences, specs, render_jobs(render, jobs, cfg.render_workers, f"real speecheditbench {criterion}")
-
-
-def build_real_corpus(cfg, out: str | Path, criterion: str, plan_pairs, render, rejected_of, extra) -> dict:
-    """The shared build of a real-speech corpus: :func:`plan_and_render`, then ``<criterion>.jsonl``
-    (the rows of the pairs whose ``why`` is empty), ``rejected.jsonl`` (``rejected_of(spec, why)``
-    per other pair) and ``summary.json``: the counts (``judge_corpus._summary``), planned / kept
-    pairs, speakers per split and ``extra(rows)`` (the corpus's ``labels`` note and its own counts).
-    Returns the summary."""
-    out = Path(out)
-    sentences, specs, results = plan_and_render(cfg, out, criterion, plan_pairs, render)
+    results = render_jobs(render, [(s, str(out)) for s in specs], cfg.render_workers,
+                          f"real speecheditbench {criterion}")
     rows = [r for res in results if not res["why"] for r in res["rows"]]
     rejected = [rejected_of(s, res["why"]) for s, res in zip(specs, results) if res["why"]]
     write_jsonl(out / f"{criterion}.jsonl", rows)
@@ -310,7 +295,7 @@ def build_real_corpus(cfg, out: str | Path, criterion: str, plan_pairs, render, 
     summary = _summary(cfg, sentences, {criterion: rows})
     summary.update({"source": "real", **extra(rows), "planned_pairs": len(specs), "kept_pairs": len(specs) - len(rejected),
                     "speakers": {sp: sorted({r["speaker"] for r in rows if r["split"] == sp}) for sp in SPLITS}})
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+    write_json(out / "summary.json", summary, end="", ensure_ascii=False)
     return summary
 
 

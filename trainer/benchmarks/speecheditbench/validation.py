@@ -16,8 +16,6 @@ clips): the judge is scored against whichever is given.
 from __future__ import annotations
 
 from collections import Counter
-
-import json
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +37,7 @@ from evaluators.judges.registry import load_judge
 from evaluators.metrics.correlation import bootstrap_ci
 from evaluators.runtime_options import Runtime
 from trainer.benchmarks.speecheditbench.rows import training_rows
+from trainer.synth.corpus_io import write_jsonl
 
 
 def _ci(values: list[float], n_resamples: int) -> dict:
@@ -307,9 +306,7 @@ def validate_edit_judge(judge_dir: str | Path, corpus_dir: str | Path | None = N
     if out:
         out = Path(out)
         out.parent.mkdir(parents=True, exist_ok=True)
-        with open(f"{out}.predictions.jsonl", "w", encoding="utf-8") as f:
-            for r, p in zip(rows, preds):
-                f.write(json.dumps({"id": r["id"], "lang": r["lang"], **p}, ensure_ascii=False) + "\n")
+        write_jsonl(Path(f"{out}.predictions.jsonl"), [{"id": r["id"], "lang": r["lang"], **p} for r, p in zip(rows, preds)])
         if judge.criterion == "emotion":
             report["confusion_png"] = str(plot_confusion(report["metrics"]["overall"], Path(f"{out}.confusion.png")))
     return report
