@@ -25,6 +25,7 @@ import re
 import secrets
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -324,13 +325,17 @@ class FileStore:
                                       "in progress count); delete files first")
         self._used += extra
 
+    @contextmanager
     def _busy(self, upload_id: str):
         """The upload of ``upload_id``, marked busy for one request (409 while another writes it)."""
         with self._lock:
             upload = self._table.find(upload_id)
         if not upload.busy.acquire(blocking=False):
             raise StoreError(409, "another request is writing this upload; wait for it, then query the offset")
-        return _Busy(upload)
+        try:
+            yield upload
+        finally:
+            upload.busy.release()
 
     def _check_held(self, upload_id: str, upload: Upload) -> None:
         if not self._table.holds(upload_id, upload):
@@ -385,15 +390,3 @@ class FileStore:
             upload.charge = 0
             return dict(resource)
 
-
-class _Busy:
-    """Holds an upload's busy lock for a ``with`` block."""
-
-    def __init__(self, upload: Upload):
-        self.upload = upload
-
-    def __enter__(self) -> Upload:
-        return self.upload
-
-    def __exit__(self, *exc) -> None:
-        self.upload.busy.release()
