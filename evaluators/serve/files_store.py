@@ -185,11 +185,9 @@ class FileStore:
         with self._lock:
             return [dict(self._records[k]) for k in sorted(self._records)]
 
-    def delete(self, file_id, missing_ok: bool = False) -> None:
+    def delete(self, file_id) -> None:
         with self._lock:
             if file_id not in self._records:
-                if missing_ok:
-                    return
                 raise _unknown_file(file_id)
             self._drop_file(file_id)
 
