@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from evaluators.rows_file import replace_file
 from evaluators.serve import file_meta
 from evaluators.serve.folder_lock import FolderLock
 from evaluators.serve.errors import StoreError
@@ -65,16 +66,6 @@ class StoreOptions:
 
 def _iso(t: float) -> str:
     return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _write_durably(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -377,7 +368,8 @@ class FileStore:
                             "state": "ACTIVE", "source": "UPLOADED", "_expires": now + self.options.ttl_s}
                 if upload.display_name:
                     resource["displayName"] = upload.display_name
-                _write_durably(self.files / f"{file_id}.json", json.dumps(resource).encode())
+                replace_file(self.files / f"{file_id}.json", [json.dumps(resource).encode()])  # fsynced, renamed
+                _fsync_dir(self.files)
             except OSError:
                 data_path.unlink(missing_ok=True)
                 raise
