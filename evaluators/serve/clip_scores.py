@@ -20,6 +20,7 @@ import math
 from scipy.special import expit
 
 from evaluators.judges.kinds import PER_CLIP_KINDS
+from evaluators.serve.trained_slots import JudgeModel
 
 
 def unit_scale(judge):
@@ -33,7 +34,7 @@ def unit_scale(judge):
     return lambda score: min(1.0, max(0.0, (score - low) / (high - low)))
 
 
-class ClipScore:
+class ClipScore(JudgeModel):
     """The engine model a comparing family's slot runs (``PromptFamily.slot_model``): the judge's
     own ``prepare_input`` / ``score_examples``, each result given as ``{"kind": "clip_score",
     "result": {"raw", "unit"}, "score", "label", "probs"}`` (``unit``: the raw score on [0, 1])."""
@@ -43,16 +44,10 @@ class ClipScore:
         if kind not in PER_CLIP_KINDS:
             raise ValueError(f"a {kind!r} judge does not score one clip alone (it takes "
                              f"{' or '.join(repr(k) for k in PER_CLIP_KINDS)})")
-        self.judge = model
-        self.kind = kind
-        self.name = model.name
-        self.max_seconds = getattr(model, "max_seconds", None)
+        super().__init__(model)
         self.long_clip_policy = getattr(model, "long_clip_policy", "truncate")
         self.estimated_tokens = getattr(model, "estimated_tokens", None)
         self._unit = unit_scale(model)
-
-    def provenance(self) -> dict:
-        return self.judge.provenance()
 
     def prepare_input(self, x: dict):
         return self.judge.prepare_input({"wave": x["wave"], "fields": x.get("fields") or {}})

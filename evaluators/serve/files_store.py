@@ -25,10 +25,12 @@ import re
 import secrets
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from evaluators.rows_file import replace_file
 from evaluators.serve import file_meta
 from evaluators.serve.folder_lock import FolderLock
 from evaluators.serve.errors import StoreError
@@ -64,16 +66,6 @@ class StoreOptions:
 
 def _iso(t: float) -> str:
     return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _write_durably(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -184,11 +176,9 @@ class FileStore:
         with self._lock:
             return [dict(self._records[k]) for k in sorted(self._records)]
 
-    def delete(self, file_id, missing_ok: bool = False) -> None:
+    def delete(self, file_id) -> None:
         with self._lock:
             if file_id not in self._records:
-                if missing_ok:
-                    return
                 raise _unknown_file(file_id)
             self._drop_file(file_id)
 
@@ -324,13 +314,17 @@ class FileStore:
                                       "in progress count); delete files first")
         self._used += extra
 
+    @contextmanager
     def _busy(self, upload_id: str):
         """The upload of ``upload_id``, marked busy for one request (409 while another writes it)."""
         with self._lock:
             upload = self._table.find(upload_id)
         if not upload.busy.acquire(blocking=False):
             raise StoreError(409, "another request is writing this upload; wait for it, then query the offset")
-        return _Busy(upload)
+        try:
+            yield upload
+        finally:
+            upload.busy.release()
 
     def _check_held(self, upload_id: str, upload: Upload) -> None:
         if not self._table.holds(upload_id, upload):
@@ -374,7 +368,8 @@ class FileStore:
                             "state": "ACTIVE", "source": "UPLOADED", "_expires": now + self.options.ttl_s}
                 if upload.display_name:
                     resource["displayName"] = upload.display_name
-                _write_durably(self.files / f"{file_id}.json", json.dumps(resource).encode())
+                replace_file(self.files / f"{file_id}.json", [json.dumps(resource).encode()])  # fsynced, renamed
+                _fsync_dir(self.files)
             except OSError:
                 data_path.unlink(missing_ok=True)
                 raise
@@ -385,15 +380,3 @@ class FileStore:
             upload.charge = 0
             return dict(resource)
 
-
-class _Busy:
-    """Holds an upload's busy lock for a ``with`` block."""
-
-    def __init__(self, upload: Upload):
-        self.upload = upload
-
-    def __enter__(self) -> Upload:
-        return self.upload
-
-    def __exit__(self, *exc) -> None:
-        self.upload.busy.release()

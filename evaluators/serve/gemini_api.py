@@ -51,13 +51,13 @@ class JudgeRequest:
 
 
 def judge_request(texts: list[str], audio: list[Audio], audio_at: list[int], system: str | None,
-                  ignored: list[str]) -> JudgeRequest:
+                  ignored: list[str], schema: dict | None = None) -> JudgeRequest:
     """The request of the user ``texts`` and ``audio`` parts in their order (``audio_at``: the
-    number of texts before each audio); none at all is a 400."""
+    number of texts before each audio; ``schema``: the JSON reply schema asked for); no audio is a 400."""
     if not audio:
         raise ApiError(400, "the request must carry exactly one audio part (inline_data, file_data or input_audio), "
                             "or one per clip for a multi-audio family; it has 0")
-    return JudgeRequest("\n".join(texts), audio, system, ignored, Layout(tuple(texts), tuple(audio_at)))
+    return JudgeRequest("\n".join(texts), audio, system, ignored, Layout(tuple(texts), tuple(audio_at), schema))
 
 
 def audio_bytes(data: str, where: str) -> bytes:
@@ -118,9 +118,7 @@ def parse_generate_content(body) -> JudgeRequest:
     schema = response_schema(config)
     ignored = sorted(k for k in config if k not in SCHEMA_KEYS or schema is None)
     ignored += [k for k in ("safetySettings", "safety_settings", "tools", "toolConfig") if k in body]
-    jr = judge_request(texts, audio, audio_at, system_text, ignored)
-    return jr if schema is None else JudgeRequest(jr.prompt, jr.audios, jr.system, jr.ignored,
-                                                  Layout(jr.layout.texts, jr.layout.audio_at, schema))
+    return judge_request(texts, audio, audio_at, system_text, ignored, schema)
 
 
 #: the generationConfig keys of a JSON reply schema, as the SDKs spell them (read by the families

@@ -18,6 +18,7 @@ from pathlib import Path
 
 # light imports only: routes.py checks in-prompt slots at startup, before any model code loads
 from evaluators.judges.kinds import IN_PROMPT_PAIR_KINDS, IN_PROMPT_PAIR_ZERO_SHOT
+from evaluators.serve.trained_slots import JudgeModel
 
 #: The result kind an :class:`InPromptPair` gives (``{"kind": PAIR_RESULT, "result": {...}}``).
 PAIR_RESULT = "pair_compare"
@@ -30,22 +31,16 @@ def is_in_prompt(model) -> bool:
     return getattr(model, "kind", None) in IN_PROMPT_PAIR_KINDS
 
 
-class InPromptPair:
+class InPromptPair(JudgeModel):
     """The engine model of a pairwise slot holding an in-prompt judge: input ``{"wave", "wave_b",
     "fields"}`` (system 1's clip, system 2's clip); result ``{"kind": "pair_compare", "result":
     {"p_1", "margin_1", "p_1_forward", "p_1_swapped"}, "score": p_1, "label", "probs"}`` with
     ``p_1`` = P(system 1 better) from both orders' averaged log-odds."""
 
     def __init__(self, judge):
-        self.judge = judge
-        self.kind = judge.kind
-        self.name = judge.name
+        super().__init__(judge)
         self.backbone = judge.backbone
-        self.max_seconds = judge.max_seconds
         self.long_clip_policy = "truncate"
-
-    def provenance(self) -> dict:
-        return self.judge.provenance()
 
     def prepare_input(self, x: dict) -> tuple:
         if x.get("wave_b") is None:

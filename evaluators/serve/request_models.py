@@ -140,13 +140,12 @@ def field_path(loc: tuple) -> str:
     return out or "body"
 
 
-def validated(model: type[BaseModel], body, where: str = ""):
+def validated(model: type[BaseModel], body):
     """``body`` as ``model``; a mismatch is :class:`ApiError` 400 naming the first wrong field."""
     if not isinstance(body, dict):
-        raise ApiError(400, f"{where or 'the request body'} must be a JSON object")
+        raise ApiError(400, "the request body must be a JSON object")
     try:
         return model.model_validate(body)
     except ValidationError as e:
         first = e.errors(include_url=False, include_input=False)[0]
-        path = ".".join(p for p in (where, field_path(first["loc"])) if p)
-        raise ApiError(400, f"{path}: {first['msg']}") from None
+        raise ApiError(400, f"{field_path(first['loc'])}: {first['msg']}") from None

@@ -40,13 +40,10 @@ def check_slot_judge(family: str, slot: str, judge) -> str | None:
     return None
 
 
-class SlotModel:
-    """An engine model over a trained judge for one family: ``prepare_input({"wave", "fields"})``
-    builds the kind's input (:meth:`kind_input`), ``score_examples`` returns the kind's results,
-    each as ``{"kind", "result", "score", "label", "probs"}``. ``needs_aligner``: the adapter
-    times words with the route's aligner (then built as ``Adapter(judge, aligner)``)."""
-
-    needs_aligner = False
+class JudgeModel:
+    """The engine model a slot runs over ``judge``: the judge's ``kind``, ``name``, ``max_seconds``
+    (None: no limit) and provenance. The base of :class:`SlotModel` and of the comparing families'
+    ``clip_scores.ClipScore`` and ``pair_compare.InPromptPair``."""
 
     def __init__(self, judge):
         self.judge = judge
@@ -56,6 +53,15 @@ class SlotModel:
 
     def provenance(self) -> dict:
         return self.judge.provenance()
+
+
+class SlotModel(JudgeModel):
+    """An engine model over a trained judge for one family: ``prepare_input({"wave", "fields"})``
+    builds the kind's input (:meth:`kind_input`), ``score_examples`` returns the kind's results,
+    each as ``{"kind", "result", "score", "label", "probs"}``. ``needs_aligner``: the adapter
+    times words with the route's aligner (then built as ``Adapter(judge, aligner)``)."""
+
+    needs_aligner = False
 
     def kind_input(self, wave, fields: dict) -> dict:
         raise NotImplementedError

@@ -59,9 +59,6 @@ class UploadTable:
         self.ttl_s = ttl_s
         self._by_id: dict[str, Upload] = {}
 
-    def __len__(self) -> int:
-        return len(self._by_id)
-
     def add(self, upload: Upload) -> str:
         upload_id = new_upload_id()
         while upload_id in self._by_id:
