@@ -75,8 +75,8 @@ def standin_keys(named_params, named_buffers) -> list[str]:
 def write_standin_tokenizer(folder: Path) -> Path:
     """A GPT-2-format byte-level BPE (``vocab.json``, ``merges.txt``, ``tokenizer_config.json``):
     the 256 byte symbols in GPT-2's order (so ``"!"`` is id 0, as in GPT-2), :data:`MERGES`,
-    ``<|endoftext|>`` last."""
-    from transformers.convert_slow_tokenizer import bytes_to_unicode  # GPT-2's byte -> character map
+    ``<|endoftext|>`` last (``bytes_to_unicode``: GPT-2's byte -> character map)."""
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
 
     folder.mkdir(parents=True, exist_ok=True)
     vocab = {c: i for i, c in enumerate(bytes_to_unicode().values())}
