@@ -72,23 +72,12 @@ def standin_keys(named_params, named_buffers) -> list[str]:
     return keys + [k for k, _ in named_buffers if k.endswith(("running_mean", "running_var"))]
 
 
-def bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's reversible byte -> printable character map (its tokenizer's byte alphabet)."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, map(chr, cs)))
-
-
 def write_standin_tokenizer(folder: Path) -> Path:
     """A GPT-2-format byte-level BPE (``vocab.json``, ``merges.txt``, ``tokenizer_config.json``):
     the 256 byte symbols in GPT-2's order (so ``"!"`` is id 0, as in GPT-2), :data:`MERGES`,
-    ``<|endoftext|>`` last."""
+    ``<|endoftext|>`` last (``bytes_to_unicode``: GPT-2's byte -> character map)."""
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+
     folder.mkdir(parents=True, exist_ok=True)
     vocab = {c: i for i, c in enumerate(bytes_to_unicode().values())}
     for m in MERGES:

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
+from torch.nn.utils.rnn import pad_sequence
 from transformers import AutoTokenizer, PreTrainedModel, WhisperFeatureExtractor
 
 from evaluators.audio_io import SAMPLE_RATE
@@ -301,22 +302,14 @@ class AudioLLM(nn.Module):
         Returns ``input_ids`` / ``attention_mask`` (B, T) and ``input_features`` (B, mel_bins, F) with
         ``feature_attention_mask`` (B, F).
         """
-        pad_id = self.tokenizer.pad_token_id
-        max_t = max(len(e["input_ids"]) for e in examples)
-        max_f = max(e["input_features"].shape[1] for e in examples)
-        b = len(examples)
-        ids = torch.full((b, max_t), pad_id, dtype=torch.long)
-        attn = torch.zeros((b, max_t), dtype=torch.long)
-        feats = torch.zeros((b, self.mel_bins, max_f), dtype=torch.float32)
-        fmask = torch.zeros((b, max_f), dtype=torch.long)
-        for i, e in enumerate(examples):
-            t = len(e["input_ids"])
-            ids[i, max_t - t:] = torch.as_tensor(e["input_ids"])
-            attn[i, max_t - t:] = 1
-            f = e["input_features"].shape[1]
-            feats[i, :, :f] = torch.as_tensor(e["input_features"])
-            fmask[i, : e["n_frames"]] = 1
-        return {"input_ids": ids, "attention_mask": attn, "input_features": feats, "feature_attention_mask": fmask}
+        ids = [torch.as_tensor(e["input_ids"], dtype=torch.long) for e in examples]
+        feats = pad_sequence([torch.as_tensor(e["input_features"], dtype=torch.float32).T for e in examples],
+                             batch_first=True)  # (B, F, mel_bins)
+        n_frames = torch.tensor([e["n_frames"] for e in examples])
+        return {"input_ids": pad_sequence(ids, True, self.tokenizer.pad_token_id, padding_side="left"),
+                "attention_mask": pad_sequence([torch.ones_like(t) for t in ids], True, 0, padding_side="left"),
+                "input_features": feats.transpose(1, 2).contiguous(),
+                "feature_attention_mask": (torch.arange(feats.shape[1]) < n_frames[:, None]).long()}
 
     # ---- model --------------------------------------------------------------------------------
     def _core(self) -> PreTrainedModel:

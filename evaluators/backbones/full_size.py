@@ -30,16 +30,17 @@ _OMNI_AUDIO = dict(num_mel_bins=128, encoder_layers=32, encoder_attention_heads=
                    d_model=1280, n_window=100, max_source_positions=1500)
 _OMNI_VISION = dict(depth=32, hidden_size=1280, intermediate_size=3420, num_heads=16, patch_size=14,
                     spatial_merge_size=2, temporal_patch_size=2, window_size=112, fullatt_block_indexes=[7, 15, 23, 31])
+#: What Qwen2.5-Omni's 7B and 3B text models share (the rest is their width and depth).
+_OMNI_TEXT = dict(max_position_embeddings=32768, tie_word_embeddings=False, rms_norm_eps=1e-6,
+                  rope_parameters={"rope_type": "default", "rope_theta": 1e6, "mrope_section": [16, 24, 24]})
 
 #: Published dimensions of each registry entry (its config.json).
 FULL_SIZE = {
     "qwen2_5_omni": dict(
         audio_config=dict(_OMNI_AUDIO, output_dim=3584),
         vision_config=dict(_OMNI_VISION, out_hidden_size=3584),
-        text_config=dict(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
-                         num_attention_heads=28, num_key_value_heads=4, max_position_embeddings=32768,
-                         tie_word_embeddings=False, rms_norm_eps=1e-6,
-                         rope_parameters={"rope_type": "default", "rope_theta": 1e6, "mrope_section": [16, 24, 24]})),
+        text_config=dict(_OMNI_TEXT, vocab_size=152064, hidden_size=3584, intermediate_size=18944,
+                         num_hidden_layers=28, num_attention_heads=28, num_key_value_heads=4)),
     "qwen2_audio": dict(
         audio_config=dict(num_mel_bins=128, encoder_layers=32, encoder_attention_heads=20, encoder_ffn_dim=5120,
                           d_model=1280, max_source_positions=1500),
@@ -52,10 +53,8 @@ FULL_SIZE = {
     "qwen2_5_omni_3b": dict(
         audio_config=dict(_OMNI_AUDIO, output_dim=2048),
         vision_config=dict(_OMNI_VISION, out_hidden_size=2048),
-        text_config=dict(vocab_size=151936, hidden_size=2048, intermediate_size=11008, num_hidden_layers=36,
-                         num_attention_heads=16, num_key_value_heads=2, max_position_embeddings=32768,
-                         tie_word_embeddings=False, rms_norm_eps=1e-6,
-                         rope_parameters={"rope_type": "default", "rope_theta": 1e6, "mrope_section": [16, 24, 24]})),
+        text_config=dict(_OMNI_TEXT, vocab_size=151936, hidden_size=2048, intermediate_size=11008,
+                         num_hidden_layers=36, num_attention_heads=16, num_key_value_heads=2)),
     # Qwen/Qwen3-Omni-30B-A3B-Instruct thinker_config: 48 MoE layers (128 experts of width 768, 8 per
     # token, normalised top-k), 32 query / 4 KV heads of 128, interleaved M-RoPE [24, 20, 20]; the
     # AuT audio encoder (32 layers, d_model 1280, a 3-conv stem of 480 channels, chunks of 100

@@ -113,11 +113,8 @@ def cache_root() -> Path:
 
 def _sha256(data: bytes | Path) -> str:
     if isinstance(data, Path):
-        h = hashlib.sha256()
         with data.open("rb") as f:
-            for block in iter(lambda: f.read(1 << 22), b""):
-                h.update(block)
-        return h.hexdigest()
+            return hashlib.file_digest(f, "sha256").hexdigest()
     return hashlib.sha256(data).hexdigest()
 
 

@@ -167,9 +167,7 @@ class DistillMos:
         with torch.inference_mode():
             for start in range(0, len(short), self.batch_size):
                 rows = short[start:start + self.batch_size]
-                batch = torch.zeros((len(rows), SEQ_LEN), dtype=torch.float32)
-                for k, i in enumerate(rows):
-                    batch[k, :len(clips[i])] = torch.from_numpy(clips[i])
+                batch = torch.from_numpy(np.stack([np.pad(clips[i], (0, SEQ_LEN - len(clips[i]))) for i in rows]))
                 mos = self._model(batch.to(self.device)).reshape(-1).float().cpu().numpy()
                 for k, i in enumerate(rows):
                     out[i] = float(mos[k])

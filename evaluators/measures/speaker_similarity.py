@@ -137,18 +137,13 @@ class ResemblyzerSpeaker:
         out = np.zeros((len(partials), self.dim), dtype=np.float32)
         if not partials:
             return out
-        stacked = np.concatenate(partials)
-        embs = []
         with torch.inference_mode():
-            for start in range(0, len(stacked), self.batch_size):
-                chunk = torch.from_numpy(stacked[start:start + self.batch_size]).to(self.device)
-                embs.append(self.encoder(chunk).float().cpu().numpy())
-        partial_embs = np.concatenate(embs)
-        offset = 0
-        for i, p in enumerate(partials):
-            mean = partial_embs[offset:offset + len(p)].mean(axis=0)
+            embs = [self.encoder(chunk.to(self.device)).float().cpu().numpy()
+                    for chunk in torch.from_numpy(np.concatenate(partials)).split(self.batch_size)]
+        per_clip = np.split(np.concatenate(embs), np.cumsum([len(p) for p in partials])[:-1])
+        for i, clip_embs in enumerate(per_clip):
+            mean = clip_embs.mean(axis=0)
             out[i] = mean / np.linalg.norm(mean, 2)
-            offset += len(p)
         return out
 
 
@@ -167,7 +162,6 @@ def cosine(a: np.ndarray | Sequence[float], b: np.ndarray | Sequence[float]) -> 
         raise ValueError("cosine of a zero vector is undefined")
     sim = np.clip(np.sum(x * y, axis=-1) / (nx * ny), -1.0, 1.0)
     return float(sim) if sim.ndim == 0 else sim
-
 
 
 def speaker_similarity(embedder, a: np.ndarray, b: np.ndarray) -> float:

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 import torch
+from torch.nn.utils.rnn import pad_sequence
 
 from evaluators.measures.whisper_words import row_start_frames
 
@@ -80,12 +81,9 @@ class CrossAttentionAligner:
         todo = [i for i, t in enumerate(tokens) if t]
         if not todo:
             return spans
-        inputs = [prompts[i] + tokens[i] for i in todo]
-        width = max(len(x) for x in inputs)
         # Right padding: the decoder is causal, so rows of real tokens never see the padding.
-        ids = torch.full((len(todo), width), self.eos_id, dtype=torch.long)
-        for r, x in enumerate(inputs):
-            ids[r, :len(x)] = torch.tensor(x)
+        ids = pad_sequence([torch.tensor(prompts[i] + tokens[i]) for i in todo], batch_first=True,
+                           padding_value=self.eos_id)
         with self._captured_attention() as captured:
             self.model.model.decoder(input_ids=ids.to(encoded.device), encoder_hidden_states=encoded[todo],
                                      use_cache=False)

@@ -114,17 +114,11 @@ def row_start_frames(weights: torch.Tensor, median_width: int) -> np.ndarray:
 
 @lru_cache(maxsize=1)
 def _byte_decoder() -> dict[str, int]:
-    """Byte-level BPE symbol -> byte (the GPT-2 table Whisper's tokenizer uses: printable bytes
-    stand for themselves, the others are shifted past 255)."""
-    printable = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
-                 + list(range(ord("®"), ord("ÿ") + 1)))
-    table = {chr(b): b for b in printable}
-    shifted = 0
-    for b in range(256):
-        if b not in table.values():
-            table[chr(256 + shifted)] = b
-            shifted += 1
-    return table
+    """Byte-level BPE symbol -> byte: the inverse of GPT-2's ``bytes_to_unicode`` table, which
+    Whisper's tokenizer uses (printable bytes stand for themselves, the others are shifted past 255)."""
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+    return {ch: b for b, ch in bytes_to_unicode().items()}
 
 
 def token_bytes_of(tokenizer, token_id: int) -> bytes:
