@@ -59,23 +59,14 @@ def _task(row: dict) -> str:
 def subtype(row: dict) -> str:
     """The row's subtype (:data:`SUBTYPE_OF`), e.g. ``fearful``, ``speed faster``, ``add breath``,
     ``enhancement noisy``, ``noise crowd``; ``unknown`` when the row does not record it."""
-    task, g = _task(row), (lambda k: field(row, k))
+    task = _task(row)
+    keys = SUBTYPE_FIELDS.get(task, ())
+    if task == "acoustic":  # enhancement by its degradation, environment transfer by its environment
+        keys = keys[:2] if field(row, "subtask") == "enhancement" else keys[2:]
+    values = [field(row, k) for k in keys]
     if task == "emotion":
-        value = normalize_emotion(g("target_emotion"))
-    elif task == "prosody":
-        value = " ".join(str(x) for x in (g("prosody_type"), g("direction")) if x)
-    elif task == "paralinguistic":
-        value = " ".join(str(x) for x in (g("operation"), g("event")) if x)
-    elif task == "acoustic":
-        parts = (g("subtask"), g("degradation_type")) if g("subtask") == "enhancement" else (g("env_type"), g("env_subtype"))
-        value = " ".join(str(x) for x in parts if x)
-    elif task == "style":
-        value = g("target_style")
-    elif task == "content":
-        value = g("edit_type")
-    else:
-        value = None
-    return str(value) if value else "unknown"
+        values = [normalize_emotion(values[0])]
+    return " ".join(str(x) for x in values if x) or "unknown"
 
 
 def subtype_tables(rows: list[dict], rate, n_resamples: int) -> dict:

@@ -161,13 +161,11 @@ def paralinguistic_target(anchor: dict, m: Measured, th: Thresholds) -> dict:
 
 def prosody_target(anchor: dict, m: Measured, th: Thresholds, language: str) -> dict:
     kind = anchor.get("prosody_type")
-    if kind == "speed":
-        return _speed(anchor, m, th)
-    if kind == "pitch":
-        return _pitch(anchor, m, th)
-    if kind == "stress":
-        return _stress(anchor, m, th, language)
-    raise MeasurementError(f"unknown prosody_type {kind!r}")
+    measures = {"speed": lambda: _speed(anchor, m, th), "pitch": lambda: _pitch(anchor, m, th),
+                "stress": lambda: _stress(anchor, m, th, language)}
+    if kind not in measures:
+        raise MeasurementError(f"unknown prosody_type {kind!r}")
+    return measures[kind]()
 
 
 def _speed(anchor, m, th):
@@ -253,18 +251,13 @@ def acoustic_target(anchor: dict, m: Measured, th: Thresholds) -> dict:
 
 def target(kind: str, anchor: dict, m: Measured, language: str, th: Thresholds, component: int = -1) -> dict:
     """The target criterion of task or component ``kind`` (``content``, ``speaker``, ...)."""
-    if kind == "content":
-        return content_target(anchor, m, language, th)
-    if kind == "speaker":
-        return speaker_target(m, th, component)
-    if kind == "emotion":
-        return emotion_target(anchor, m, language)
-    if kind == "style":
-        return style_target(anchor, m, th)
-    if kind == "paralinguistic":
-        return paralinguistic_target(anchor, m, th)
-    if kind == "prosody":
-        return prosody_target(anchor, m, th, language)
-    if kind == "acoustic":
-        return acoustic_target(anchor, m, th)
-    raise MeasurementError(f"unknown criterion {kind!r}")
+    targets = {"content": lambda: content_target(anchor, m, language, th),
+               "speaker": lambda: speaker_target(m, th, component),
+               "emotion": lambda: emotion_target(anchor, m, language),
+               "style": lambda: style_target(anchor, m, th),
+               "paralinguistic": lambda: paralinguistic_target(anchor, m, th),
+               "prosody": lambda: prosody_target(anchor, m, th, language),
+               "acoustic": lambda: acoustic_target(anchor, m, th)}
+    if kind not in targets:
+        raise MeasurementError(f"unknown criterion {kind!r}")
+    return targets[kind]()

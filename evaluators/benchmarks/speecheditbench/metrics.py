@@ -69,13 +69,18 @@ def _strict(rows: list[dict], missing_as_failure: bool) -> list[dict]:
             if r.get("missing") else r for r in rows]
 
 
+def _coverage(rows: list[dict]) -> dict:
+    """Rows, those with an output, those without, the share with one (0.0 for no rows), and errors."""
+    found = [r for r in rows if not r.get("missing")]
+    return {"total": len(rows), "outputs_evaluated": len(found), "missing_outputs": len(rows) - len(found),
+            "coverage": round(len(found) / len(rows), 4) if rows else 0.0,
+            "errors": sum(1 for r in found if r.get("error"))}
+
+
 def task_summary(rows: list[dict], n_resamples: int) -> dict:
     """TS / PS / JS of one atomic task's rows, with coverage and error counts."""
-    found = [r for r in rows if not r.get("missing")]
     return {
-        "total": len(rows), "outputs_evaluated": len(found), "missing_outputs": len(rows) - len(found),
-        "coverage": round(len(found) / len(rows), 4) if rows else 0.0,
-        "errors": sum(1 for r in found if r.get("error")),
+        **_coverage(rows),
         "target_success": rate([r.get("target_success") for r in rows], n_resamples),
         "preservation_success": rate([r.get("preservation_success") for r in rows], n_resamples),
         "joint_success": rate([r.get("joint_success") for r in rows], n_resamples),
@@ -85,15 +90,12 @@ def task_summary(rows: list[dict], n_resamples: int) -> dict:
 def compositional_summary(rows: list[dict], n_resamples: int) -> dict:
     """CS (pooled component success), All, Joint and PS of compositional rows."""
     comps = [c.get("success") for r in rows for c in (r.get("components") or [])]
-    found = [r for r in rows if not r.get("missing")]
     if any(r.get("missing") and r.get("joint_success") is False for r in rows):
         # strict count: a missing output fails each of its components too
         comps += [False] * sum(int(r.get("component_count") or 2) for r in rows
                                if r.get("missing") and r.get("joint_success") is False)
     return {
-        "total": len(rows), "outputs_evaluated": len(found), "missing_outputs": len(rows) - len(found),
-        "coverage": round(len(found) / len(rows), 4) if rows else 0.0,
-        "errors": sum(1 for r in found if r.get("error")),
+        **_coverage(rows),
         "component_success": rate(comps, n_resamples),
         "all_success": rate([r.get("target_success") for r in rows], n_resamples),
         "joint_success": rate([r.get("joint_success") for r in rows], n_resamples),
@@ -133,10 +135,8 @@ def system_report(rows: list[dict], missing_as_failure: bool = False, n_resample
     report["subtypes"] = subtype_tables(rows, rate, n_resamples)
     report["failure_types"] = failure_counts(rows)
     report["diagnostic_means"] = diagnostic_means(rows)
-    all_rows = rows
-    report["coverage"] = {"total": len(all_rows), "outputs_evaluated": sum(not r.get("missing") for r in all_rows),
-                          "missing_outputs": sum(bool(r.get("missing")) for r in all_rows)}
-    report["coverage"]["coverage"] = round(report["coverage"]["outputs_evaluated"] / len(all_rows), 4) if all_rows else 0.0
+    report["coverage"] = _coverage(rows)
+    del report["coverage"]["errors"]  # errors are counted per task
     return report
 
 
