@@ -63,13 +63,6 @@ def judge_identity(spec: str) -> str:
     return spec
 
 
-def _noise_scene_wanted(item) -> bool:
-    """Whether ``item``'s scene is measured: a noise-transfer acoustic edit (alone or a component)."""
-    anchor = (next((c["anchor"] for c in item.components if c["type"] == "acoustic"), None) if item.components
-              else item.anchor if item.short_task == "acoustic" else None)
-    return bool(anchor) and anchor.get("env_type") == "noise"
-
-
 def require_hub_models(args, items) -> None:
     """The run's first step: every Hub model it will load (``--asr``/``--asr-zh``/``--speaker`` unless
     ``--manifest`` supplies their values, ``--scene`` for noise edits without one, each preset
@@ -84,7 +77,7 @@ def require_hub_models(args, items) -> None:
         require_model(args.asr_zh, "--asr-zh", asr_instead)
         if args.speaker not in ("auto", RESEMBLYZER_SPEC):
             require_model(args.speaker, "--speaker", "--speaker resemblyzer (offline)")
-        if any(_noise_scene_wanted(item) for item in items):
+        if any((item.acoustic_anchor or {}).get("env_type") == "noise" for item in items):  # scene measured
             require_model(args.scene, "--scene", "--manifest with each output's scene_scores")
     for criterion, spec in parse_judges(from_args(EditJudging, args).judges).items():
         if spec == f"seb-{criterion}":  # the preset the judge loads (load_edit_judge)

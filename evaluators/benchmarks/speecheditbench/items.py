@@ -64,6 +64,18 @@ class EditItem:
     def key(self) -> tuple[str, str]:
         return self.task, self.sample_id
 
+    @property
+    def anchors(self) -> list[dict]:
+        """The anchor of each edit: the components' in order, else the item's own."""
+        return [c["anchor"] for c in self.components] if self.components else [self.anchor]
+
+    @property
+    def acoustic_anchor(self) -> dict | None:
+        """The anchor of the item's acoustic edit (alone or a component), else None."""
+        if self.components:
+            return next((c["anchor"] for c in self.components if c["type"] == "acoustic"), None)
+        return self.anchor if self.short_task == "acoustic" else None
+
 
 def task_name(raw: str) -> str:
     """``emotion`` or ``emotion_editing`` -> ``emotion_editing``; anything else is a ValueError."""

@@ -55,22 +55,12 @@ def job_kinds(item: EditItem) -> tuple[str, ...]:
     return tuple(c["type"] for c in item.components) if item.components else (item.short_task,)
 
 
-def _anchors(job: Job) -> list[dict]:
-    return [c["anchor"] for c in job.item.components] if job.item.components else [job.item.anchor]
-
-
 def needs_source(job: Job) -> bool:
     return any(k in ("prosody", "acoustic") for k in job.kinds)
 
 
 def needs_source_asr(job: Job) -> bool:
-    return any(a.get("prosody_type") == "stress" for a in _anchors(job))
-
-
-def acoustic_anchor(job: Job) -> dict | None:
-    if job.item.components:
-        return next((c["anchor"] for c in job.item.components if c["type"] == "acoustic"), None)
-    return job.item.anchor if job.item.short_task == "acoustic" else None
+    return any(a.get("prosody_type") == "stress" for a in job.item.anchors)
 
 
 def read_wave(path: Path, allow_truncated: bool, notes: list[str]) -> np.ndarray:
@@ -105,7 +95,7 @@ def read_audio(jobs: list[Job], allow_truncated: bool) -> None:
 
 def needs_f0(job: Job) -> bool:
     """Whether ``job`` has a pitch or stress anchor, whose criteria read pYIN F0 tracks."""
-    return bool({a.get("prosody_type") for a in _anchors(job)} & {"pitch", "stress"})
+    return bool({a.get("prosody_type") for a in job.item.anchors} & {"pitch", "stress"})
 
 
 def read_and_measure_signals(job: Job, allow_truncated: bool) -> Job:
@@ -115,7 +105,7 @@ def read_and_measure_signals(job: Job, allow_truncated: bool) -> Job:
 
     read_audio([job], allow_truncated)
     m = job.measured
-    kinds = {a.get("prosody_type") for a in _anchors(job)}
+    kinds = {a.get("prosody_type") for a in job.item.anchors}
     try:
         if needs_f0(job):
             for which in ("source", "output"):
@@ -195,7 +185,7 @@ def plan(job: Job, providers: ProviderSet, manifest: ManifestValues, judge_ids: 
     if refs := speaker_refs(job):
         need("speaker", "speaker_similarity" in given or {"speaker_embedding", "reference_speaker_embedding"} <= set(given),
              [job.output, *(ref for _, ref, _ in refs)])
-    a = acoustic_anchor(job) or {}
+    a = job.item.acoustic_anchor or {}
     for kind, wanted, keys in (("scene", a.get("env_type") == "noise", ("scene_scores", "source_scene_scores")),
                                ("dnsmos", a.get("subtask") == "enhancement", ("dnsmos", "source_dnsmos"))):
         if wanted:
@@ -266,7 +256,7 @@ def _output_and_source(jobs: list[Job], providers: ProviderSet, manifest: Manife
     (its ``keys``), they are set instead."""
     work = []
     for job in jobs:
-        a = acoustic_anchor(job)
+        a = job.item.acoustic_anchor
         if job.measured.output is None or not a or not wanted(a):
             continue
         given = manifest.get(job.item.short_task, job.item.sample_id)
@@ -305,15 +295,14 @@ def judge_request(job: Job, criterion: str) -> dict | None:
             return None
         content = next((c for c in item.components if c["type"] == "content"), None)
         transcript = content["anchor"].get("transcript_target", "") if content else item.transcript
-        anchor = {**({"emotion_taxonomy": comp["row"]["emotion_taxonomy"]} if comp["row"].get("emotion_taxonomy") else {}),
-                  **comp["anchor"]}
+        row, anchor = comp["row"], comp["anchor"]
     elif item.short_task == criterion:
-        transcript = item.transcript
-        anchor = {**({"emotion_taxonomy": item.row["emotion_taxonomy"]} if item.row.get("emotion_taxonomy") else {}),
-                  **item.anchor}
+        transcript, row, anchor = item.transcript, item.row, item.anchor
     else:
         return None
-    return {"wave": job.measured.output, "language": item.language, "transcript": transcript, "anchor": anchor}
+    taxonomy = {"emotion_taxonomy": row["emotion_taxonomy"]} if row.get("emotion_taxonomy") else {}
+    return {"wave": job.measured.output, "language": item.language, "transcript": transcript,
+            "anchor": {**taxonomy, **anchor}}
 
 
 def run_judges(jobs: list[Job], judges: dict, judge_ids: dict, manifest: ManifestValues, batch_size: int) -> None:

@@ -145,10 +145,8 @@ def _evaluate(job: Job, th: Thresholds) -> dict:
 
 
 def run_identity(job: Job, th: Thresholds, speed_duration: str) -> dict:
-    return {**job.uses, "thresholds": th.version,
-            **({"speed_duration": speed_duration} if any(
-                a.get("prosody_type") == "speed" for a in ([c["anchor"] for c in job.item.components]
-                                                          or [job.item.anchor])) else {})}
+    speed = any(a.get("prosody_type") == "speed" for a in job.item.anchors)
+    return {**job.uses, "thresholds": th.version, **({"speed_duration": speed_duration} if speed else {})}
 
 
 def planned_uses(item: EditItem, providers: ProviderSet, judge_ids: dict, manifest: ManifestValues,
