@@ -129,20 +129,15 @@ class SpeechEditStyleFamily(PromptFamily):
     def reply(self, values, results):
         trained = kind_result(results[0], EDIT)
         if trained is not None:  # the judge's target score, its six-style head, its dominant style
-            score = int(trained["target_style_score"])
-            return reply_json({"target_style_score": score, "target_style_success": score >= self.SUCCESS_SCORE,
-                               "dominant_style": trained["dominant_style"],
-                               "style_scores": {s: int(trained["style_scores"][s]) for s in STYLES},
-                               "confidence": round(float(trained["probs"][str(score)]), 6), "rationale": ""})
-        scores = {}
-        for style, result in zip(self._styles(values), results):
-            label, _ = argmax_label(result)
-            scores[style] = int(label)
-        target, (_, p) = values["target_style"], argmax_label(results[0])
-        return reply_json({"target_style_score": scores[target],
-                           "target_style_success": scores[target] >= self.SUCCESS_SCORE,
-                           "dominant_style": max(STYLES, key=lambda s: scores[s]),
-                           "style_scores": {s: scores[s] for s in STYLES},
+            score, dominant = int(trained["target_style_score"]), trained["dominant_style"]
+            scores = {s: int(trained["style_scores"][s]) for s in STYLES}
+            p = float(trained["probs"][str(score)])
+        else:  # one verbalizer pass per style, the target's first
+            scores = {style: int(argmax_label(result)[0]) for style, result in zip(self._styles(values), results)}
+            score, dominant = scores[values["target_style"]], max(STYLES, key=lambda s: scores[s])
+            p = argmax_label(results[0])[1]
+        return reply_json({"target_style_score": score, "target_style_success": score >= self.SUCCESS_SCORE,
+                           "dominant_style": dominant, "style_scores": {s: scores[s] for s in STYLES},
                            "confidence": round(p, 6), "rationale": ""})
 
 
