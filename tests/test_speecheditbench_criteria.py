@@ -1,7 +1,6 @@
 """SpeechEditBench's criteria, text normalisation, items, manifest and metrics: golden values by hand."""
 
 import json
-import math
 
 import pytest
 
@@ -60,16 +59,10 @@ def test_zh_delete_is_substring_absence_as_published():
 def test_signal_criteria_thresholds_by_hand():
     assert C.speed_success(0.95, "faster")[0] and not C.speed_success(0.9501, "faster")[0]
     assert C.speed_success(1.05, "slower")[0] and not C.speed_success(1.0499, "slower")[0]
-    assert C.semitone_shift(100.0, 200.0) == pytest.approx(12.0)
-    assert C.semitone_shift(220.0, 220.0 * 2 ** (0.3 / 12)) == pytest.approx(0.3)
     assert C.pitch_success(0.3, "higher")[0] and not C.pitch_success(0.29, "higher")[0]
     assert C.pitch_success(-0.3, "lower")[0] and not C.pitch_success(0.3, "lower")[0]
     with pytest.raises(ValueError):
         C.speed_success(0.5, "sideways")
-    # prominence: twice the RMS, same F0 and duration -> 0.5 ln 2; F0 doubled adds 0.3; unvoiced drops the term
-    assert C.prominence(2.0, 1.0, 1.0) == pytest.approx(0.5 * math.log(2))
-    assert C.prominence(1.0, 2.0, 1.0) == pytest.approx(0.3)
-    assert C.prominence(1.0, None, math.e) == pytest.approx(0.2)
     assert C.stress_success([0.1, 0.01])[0] and not C.stress_success([0.1, 0.0])[0]
     assert not C.stress_success([0.2, None])[0] and not C.stress_success([])[0]
 

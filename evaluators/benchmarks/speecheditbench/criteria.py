@@ -9,7 +9,6 @@ Multi-Attribute Benchmark for Instruction-Guided Speech Editing", Section 3.2 an
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 
@@ -101,13 +100,6 @@ def speed_success(ratio: float, direction: str, th: Thresholds = PUBLIC) -> tupl
     raise ValueError(f"speed direction {direction!r} is not faster/slower")
 
 
-def semitone_shift(f0_source_hz: float, f0_output_hz: float) -> float:
-    """12 log2(output / source): the median-F0 change in semitones."""
-    if f0_source_hz <= 0 or f0_output_hz <= 0:
-        raise ValueError(f"median F0 must be positive, got {f0_source_hz} and {f0_output_hz}")
-    return 12.0 * math.log2(f0_output_hz / f0_source_hz)
-
-
 def pitch_success(shift_semitones: float, direction: str, th: Thresholds = PUBLIC) -> tuple[bool, str]:
     """Pitch editing: ``higher`` at a shift >= +``pitch_min_semitones``, ``lower`` at <= -that."""
     if direction == "higher":
@@ -115,15 +107,6 @@ def pitch_success(shift_semitones: float, direction: str, th: Thresholds = PUBLI
     if direction == "lower":
         return shift_semitones <= -th.pitch_min_semitones, f"shift {shift_semitones:+.3f} st, lower needs <= -{th.pitch_min_semitones}"
     raise ValueError(f"pitch direction {direction!r} is not higher/lower")
-
-
-def prominence(rms_ratio: float, f0_ratio: float | None, dur_ratio: float) -> float:
-    """Word prominence ``0.5 ln(rms_w/rms_all) + 0.3 log2(F0_w/F0_all) + 0.2 ln(dur_w/dur_all)``;
-    an unvoiced word (``f0_ratio`` None) contributes 0 from the F0 term, as in the public evaluator."""
-    if rms_ratio <= 0 or dur_ratio <= 0 or (f0_ratio is not None and f0_ratio <= 0):
-        raise ValueError("prominence ratios must be positive")
-    f0_term = 0.0 if f0_ratio is None else 0.3 * math.log2(f0_ratio)
-    return 0.5 * math.log(rms_ratio) + f0_term + 0.2 * math.log(dur_ratio)
 
 
 def stress_success(gains: Sequence[float | None], th: Thresholds = PUBLIC) -> tuple[bool, str]:

@@ -185,13 +185,13 @@ def _speed(anchor, m, th):
 
 
 def _pitch(anchor, m, th):
-    from evaluators.benchmarks.speecheditbench.prosody import median_f0_hz
+    from evaluators.benchmarks.speecheditbench.prosody import median_f0_hz, semitone_shift
 
     f_src = median_f0_hz(m.need("source audio", m.source), SR, track=m.f0_track("source"))
     f_out = median_f0_hz(m.need("output audio", m.output), SR, track=m.f0_track("output"))
     if not f_src or not f_out:
         raise MeasurementError(f"no voiced frames in the {'source' if not f_src else 'output'}")
-    shift = C.semitone_shift(f_src, f_out)
+    shift = semitone_shift(f_src, f_out)
     ok, why = C.pitch_success(shift, anchor.get("direction", ""), th)
     return {"target_success": ok, "target_reason": why,
             "diagnostics": {"direction": anchor.get("direction"), "source_f0_median_hz": round(f_src, 3),
