@@ -109,13 +109,18 @@ def preservation(m: Measured, transcript: str, language: str, th: Thresholds) ->
 
 # ---- targets (one per criterion) -----------------------------------------------------------------
 
+def _result(decision: tuple[bool, str], diagnostics: dict) -> dict:
+    """A target criterion's row fields: its ``(success, reason)`` and what it measured."""
+    ok, why = decision
+    return {"target_success": ok, "target_reason": why, "diagnostics": diagnostics}
+
+
 def content_target(anchor: dict, m: Measured, language: str, th: Thresholds) -> dict:
     asr = m.need("ASR transcript", m.asr)
-    ok, why = content_edit_success(anchor, asr.get("text", ""), language)
+    decision = content_edit_success(anchor, asr.get("text", ""), language)
     er = error_rate(anchor.get("transcript_target", ""), asr.get("text", ""), language)
-    return {"target_success": ok, "target_reason": why,
-            "diagnostics": {"edit_type": anchor.get("edit_type"), "transcript_predicted": asr.get("text", ""),
-                            "wer_vs_target": er["wer"], "cer_vs_target": er["cer"]}}
+    return _result(decision, {"edit_type": anchor.get("edit_type"), "transcript_predicted": asr.get("text", ""),
+                              "wer_vs_target": er["wer"], "cer_vs_target": er["cer"]})
 
 
 def speaker_target(m: Measured, th: Thresholds, component: int = -1) -> dict:
@@ -123,8 +128,7 @@ def speaker_target(m: Measured, th: Thresholds, component: int = -1) -> dict:
     if cos is None:
         raise MeasurementError("no speaker similarity (reference audio missing or unreadable)")
     cos = round(float(cos), 4)
-    ok, why = C.speaker_success(cos, th)
-    return {"target_success": ok, "target_reason": why, "diagnostics": {"speaker_similarity": cos}}
+    return _result(C.speaker_success(cos, th), {"speaker_similarity": cos})
 
 
 def emotion_target(anchor: dict, m: Measured, language: str) -> dict:
@@ -132,31 +136,27 @@ def emotion_target(anchor: dict, m: Measured, language: str) -> dict:
 
     verdict = m.need("emotion verdict", m.verdicts.get("emotion"))
     allowed = allowed_emotions(anchor.get("emotion_taxonomy"), language)
-    ok, why = C.emotion_success(verdict.get("predicted_emotion"), anchor.get("target_emotion", ""), allowed)
-    return {"target_success": ok, "target_reason": why,
-            "diagnostics": {"predicted_emotion": verdict.get("predicted_emotion"),
-                            "target_emotion": anchor.get("target_emotion"),
-                            "source_emotion": anchor.get("source_emotion"),
-                            **({"emotion_probs": verdict["probs"]} if "probs" in verdict else {})}}
+    return _result(C.emotion_success(verdict.get("predicted_emotion"), anchor.get("target_emotion", ""), allowed),
+                   {"predicted_emotion": verdict.get("predicted_emotion"),
+                    "target_emotion": anchor.get("target_emotion"), "source_emotion": anchor.get("source_emotion"),
+                    **({"emotion_probs": verdict["probs"]} if "probs" in verdict else {})})
 
 
 def style_target(anchor: dict, m: Measured, th: Thresholds) -> dict:
     verdict = m.need("style verdict", m.verdicts.get("style"))
     score = min(4, max(0, int(round(float(verdict.get("target_style_score", 0))))))
-    ok, why = C.style_success(score, verdict.get("target_style_success"), th)
-    diag = {"target_style": anchor.get("target_style"), "target_style_score": score}
-    diag.update({k: verdict[k] for k in ("target_style_success", "style_scores", "dominant_style", "expected_score")
-                 if k in verdict})
-    return {"target_success": ok, "target_reason": why, "diagnostics": diag}
+    given = ("target_style_success", "style_scores", "dominant_style", "expected_score")
+    return _result(C.style_success(score, verdict.get("target_style_success"), th),
+                   {"target_style": anchor.get("target_style"), "target_style_score": score,
+                    **{k: verdict[k] for k in given if k in verdict}})
 
 
 def paralinguistic_target(anchor: dict, m: Measured, th: Thresholds) -> dict:
     verdict = m.need("paralinguistic verdict", m.verdicts.get("paralinguistic"))
     scores = {e: min(3, max(0, int(round(float(verdict.get("event_scores", {}).get(e, 0)))))) for e in C.EVENTS}
     # an event outside the four reads 0, as in the public evaluator (add fails, remove passes)
-    ok, why = C.paralinguistic_success(anchor.get("operation", ""), scores.get(anchor.get("event"), 0), th)
-    return {"target_success": ok, "target_reason": why,
-            "diagnostics": {"operation": anchor.get("operation"), "event": anchor.get("event"), "event_scores": scores}}
+    return _result(C.paralinguistic_success(anchor.get("operation", ""), scores.get(anchor.get("event"), 0), th),
+                   {"operation": anchor.get("operation"), "event": anchor.get("event"), "event_scores": scores})
 
 
 def prosody_target(anchor: dict, m: Measured, th: Thresholds, language: str) -> dict:
@@ -177,11 +177,10 @@ def _speed(anchor, m, th):
     if d_src <= 0:
         raise MeasurementError("source has no speech-active duration")
     ratio = d_out / d_src
-    ok, why = C.speed_success(ratio, anchor.get("direction", ""), th)
-    return {"target_success": ok, "target_reason": why,
-            "diagnostics": {"direction": anchor.get("direction"), "source_duration_s": round(d_src, 4),
-                            "output_duration_s": round(d_out, 4), "duration_ratio": round(ratio, 4),
-                            "duration_measure": m.speed_duration}}
+    return _result(C.speed_success(ratio, anchor.get("direction", ""), th),
+                   {"direction": anchor.get("direction"), "source_duration_s": round(d_src, 4),
+                    "output_duration_s": round(d_out, 4), "duration_ratio": round(ratio, 4),
+                    "duration_measure": m.speed_duration})
 
 
 def _pitch(anchor, m, th):
@@ -192,10 +191,9 @@ def _pitch(anchor, m, th):
     if not f_src or not f_out:
         raise MeasurementError(f"no voiced frames in the {'source' if not f_src else 'output'}")
     shift = semitone_shift(f_src, f_out)
-    ok, why = C.pitch_success(shift, anchor.get("direction", ""), th)
-    return {"target_success": ok, "target_reason": why,
-            "diagnostics": {"direction": anchor.get("direction"), "source_f0_median_hz": round(f_src, 3),
-                            "output_f0_median_hz": round(f_out, 3), "shift_semitones": round(shift, 4)}}
+    return _result(C.pitch_success(shift, anchor.get("direction", ""), th),
+                   {"direction": anchor.get("direction"), "source_f0_median_hz": round(f_src, 3),
+                    "output_f0_median_hz": round(f_out, 3), "shift_semitones": round(shift, 4)})
 
 
 def _stress(anchor, m, th, language):
@@ -213,8 +211,7 @@ def _stress(anchor, m, th, language):
         gain = None if p_src is None or p_out is None else p_out - p_src
         gains.append(gain)
         detail.append({"word": w, "source_prominence": p_src, "output_prominence": p_out, "gain": gain})
-    ok, why = C.stress_success(gains, th)
-    return {"target_success": ok, "target_reason": why, "diagnostics": {"stress_words": detail}}
+    return _result(C.stress_success(gains, th), {"stress_words": detail})
 
 
 def acoustic_target(anchor: dict, m: Measured, th: Thresholds) -> dict:
@@ -222,10 +219,9 @@ def acoustic_target(anchor: dict, m: Measured, th: Thresholds) -> dict:
     if sub == "enhancement":
         out, src = m.need("output DNSMOS", m.dnsmos), m.need("source DNSMOS", m.source_dnsmos)
         g_ovrl, g_bak = out["ovrl"] - src["ovrl"], out["bak"] - src["bak"]
-        ok, why = C.enhancement_success(g_ovrl, g_bak, th)
-        return {"target_success": ok, "target_reason": why,
-                "diagnostics": {"dnsmos": out, "source_dnsmos": src, "ovrl_gain": round(g_ovrl, 4),
-                                "bak_gain": round(g_bak, 4), "degradation_type": anchor.get("degradation_type")}}
+        return _result(C.enhancement_success(g_ovrl, g_bak, th),
+                       {"dnsmos": out, "source_dnsmos": src, "ovrl_gain": round(g_ovrl, 4),
+                        "bak_gain": round(g_bak, 4), "degradation_type": anchor.get("degradation_type")})
     if sub == "env_transfer" and anchor.get("env_type") == "reverb":
         from evaluators.benchmarks.speecheditbench.acoustics import rt60_from_deconvolution
 
@@ -235,17 +231,14 @@ def acoustic_target(anchor: dict, m: Measured, th: Thresholds) -> dict:
         rng = anchor.get("rt60_target_range")
         if rt60 is None or not rng:
             raise MeasurementError("no RT60 estimate" if rt60 is None else "no rt60_target_range in the anchor")
-        ok, why = C.reverb_success(rt60, rng, th)
-        return {"target_success": ok, "target_reason": why,
-                "diagnostics": {"rt60_s": round(float(rt60), 4), "rt60_target_range": rng, "env_type": "reverb",
-                                "env_subtype": anchor.get("env_subtype")}}
+        return _result(C.reverb_success(rt60, rng, th),
+                       {"rt60_s": round(float(rt60), 4), "rt60_target_range": rng, "env_type": "reverb",
+                        "env_subtype": anchor.get("env_subtype")})
     if sub == "env_transfer" and anchor.get("env_type") == "noise":
         out, src = m.need("output scene scores", m.scene), m.need("source scene scores", m.source_scene)
         target = anchor.get("env_subtype", "")
-        ok, why = C.scene_success(out, src, target, th)
-        return {"target_success": ok, "target_reason": why,
-                "diagnostics": {"scene_scores": out, "source_scene_scores": src, "env_type": "noise",
-                                "env_subtype": target}}
+        return _result(C.scene_success(out, src, target, th),
+                       {"scene_scores": out, "source_scene_scores": src, "env_type": "noise", "env_subtype": target})
     raise MeasurementError(f"unknown acoustic subtask {sub!r} / env_type {anchor.get('env_type')!r}")
 
 
