@@ -82,41 +82,35 @@ def evaluate_atomic(job: Job, th: Thresholds) -> dict:
     """t, p, j of an atomic item from its measurements."""
     item, m = job.item, job.measured
     kind = item.short_task
-    t = target(kind, item.anchor, m, item.language, th)
-    row = {**t}
+    row = target(kind, item.anchor, m, item.language, th)
     if kind == "content":  # the edit is the check on the words: joint = target
-        row.update({"preservation_success": None, "joint_success": t["target_success"]})
-        return row
+        return {**row, "preservation_success": None, "joint_success": row["target_success"]}
     row.update(preservation(m, item.transcript, item.language, th))
-    row["joint_success"] = C.joint(row["target_success"], row["preservation_success"])
-    return row
+    return {**row, "joint_success": C.joint(row["target_success"], row["preservation_success"])}
 
 
 def evaluate_compositional(job: Job, th: Thresholds) -> dict:
     """Per-component successes, CS for the sample, All and Joint (``criteria.compositional``)."""
     item, m = job.item, job.measured
-    comps, successes = [], []
+    comps = []
     for i, comp in enumerate(item.components):
         try:
             r = target(comp["type"], comp["anchor"], m, item.language, th, component=i)
             comps.append({"type": comp["type"], "success": r["target_success"], "reason": r["target_reason"],
                           "diagnostics": r.get("diagnostics", {})})
-            successes.append(r["target_success"])
         except (MeasurementError, *ITEM_ERRORS) as e:
             comps.append({"type": comp["type"], "success": None, "error": str(e)})
-            successes.append(None)
+    successes = [c["success"] for c in comps]
     has_content = any(c["type"] == "content" for c in item.components)
-    pres: dict = {"preservation_success": None}
-    if not has_content and item.transcript.strip():
-        pres = preservation(m, item.transcript, item.language, th)
+    # the content gate applies without a content component (itself the check on the words) and with a transcript
+    gated = not has_content and bool(item.transcript.strip())
+    pres = preservation(m, item.transcript, item.language, th) if gated else {"preservation_success": None}
     agg = C.compositional(successes, pres["preservation_success"], has_content)
-    if has_content or not item.transcript.strip():
-        agg["preservation_applies"] = False
     n_known = sum(s is not None for s in successes)
     return {"target_success": agg["all"], "joint_success": agg["joint"], **pres, "components": comps,
             "component_successes": agg["n_succeeded"], "component_count": agg["n_components"],
             "component_success_rate": round(agg["n_succeeded"] / n_known, 4) if n_known else None,
-            "preservation_applies": agg["preservation_applies"]}
+            "preservation_applies": gated}
 
 
 def evaluate_job(job: Job, th: Thresholds) -> dict:
