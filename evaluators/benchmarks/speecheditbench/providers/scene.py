@@ -226,16 +226,11 @@ class AudioSetScene:
     def scores(self, waves: Sequence[np.ndarray]) -> np.ndarray:
         """Sigmoid class probabilities of mono 16 kHz clips: float32 (n, n_classes), in input
         order; columns follow :attr:`labels`."""
-        windows: list[np.ndarray] = []
-        owner: list[int] = []
-        n_clips = 0
-        for i, wave in enumerate(waves):
-            parts = self._windows(i, wave)
-            windows += parts
-            owner += [i] * len(parts)
-            n_clips += 1
+        parts = [self._windows(i, wave) for i, wave in enumerate(waves)]
+        windows = [w for clip in parts for w in clip]
+        owner = [i for i, clip in enumerate(parts) for _ in clip]  # the clip of each window
         # Sigmoid outputs are positive, so zeros are a neutral start for the max over windows.
-        out = np.zeros((n_clips, len(self.labels)), dtype=np.float32)
+        out = np.zeros((len(parts), len(self.labels)), dtype=np.float32)
         for start in range(0, len(windows), self.batch_size):
             feats = self.feature_extractor(windows[start:start + self.batch_size], sampling_rate=SAMPLE_RATE,
                                            return_tensors="pt")["input_values"]
