@@ -58,15 +58,13 @@ def error_rate(reference: str, hypothesis: str, language: str) -> dict:
     between words as characters; ZH normalisation leaves none.
     """
     ref, hyp = normalize(reference, language), normalize(hypothesis, language)
-    if not ref:
-        wer = cer = 0.0 if not hyp else 1.0
+    if not ref or not hyp:  # jiwer refuses an empty reference; an empty hypothesis misses everything
+        wer = cer = 0.0 if not ref and not hyp else 1.0
     else:
-        wer = jiwer.wer(ref, hyp) if hyp else 1.0
-        cer = jiwer.cer(ref, hyp) if hyp else 1.0
-        if language == "zh":
-            # a ZH transcript has no spaces: a "word" is the whole string, so WER is all-or-nothing;
-            # score it over characters like CER so the diagnostic means something
-            wer = jiwer.wer(" ".join(ref), " ".join(hyp)) if hyp else 1.0
+        cer = jiwer.cer(ref, hyp)
+        # a ZH transcript has no spaces: a "word" is the whole string, so WER is all-or-nothing;
+        # score it over characters like CER so the diagnostic means something
+        wer = jiwer.wer(" ".join(ref), " ".join(hyp)) if language == "zh" else jiwer.wer(ref, hyp)
     metric = "cer" if language == "zh" else "wer"
     rates = {"wer": round(float(wer), 4), "cer": round(float(cer), 4)}
     return {**rates, "metric": metric, "error": rates[metric], "norm_reference": ref, "norm_hypothesis": hyp}
