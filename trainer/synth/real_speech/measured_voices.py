@@ -27,7 +27,6 @@ voices no training or validation clip has (:data:`VOICES`).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -148,16 +147,12 @@ def measure_clip(y: np.ndarray, text: str, sr: int = 16000) -> dict:
             "rms_dbfs": float(10.0 * np.log10(np.mean(rms[active] ** 2) + 1e-20)), "duration_s": y.size / sr}
 
 
-def _in(value: float, band: tuple[float, float]) -> bool:
-    return not math.isnan(value) and band[0] <= value < band[1]
-
-
 def measured_category(dim: str, value: float, gender: str | None = None) -> str | None:
     """The category of ``dim`` (pitch / speed / volume) a measured value lands in, or None when it
     lands in a gap between bands (or is NaN). Pitch bands depend on ``gender``."""
     bands = {"pitch": PITCH_BANDS_HZ.get(gender or "", {}), "speed": RATE_BANDS_SPS,
              "volume": LEVEL_BANDS_DBFS}[dim]
-    return next((k for k, band in bands.items() if _in(value, band)), None)
+    return next((k for k, (lo, hi) in bands.items() if lo <= value < hi), None)  # NaN: in no band
 
 
 def check_clip(stated: dict[str, str], gender: str, measured: dict) -> list[str]:
