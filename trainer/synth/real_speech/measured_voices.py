@@ -94,11 +94,6 @@ VOICES: dict[str, tuple[RealVoice, ...]] = {
 }
 
 
-def syllable_count(text: str) -> int:
-    """Syllables of an English text (vowel groups, spoken digits; ``trainer.synth.syllables``)."""
-    return len(text_to_syllables(text, "en"))
-
-
 def frames(y: np.ndarray, sr: int = 16000) -> tuple:
     """The frame analysis the clip measurements share (64 ms frames, 20 ms hop): ``y`` as float32,
     pYIN F0 (librosa; fmin 60, fmax 600 Hz; NaN unvoiced), its voiced flags, RMS per frame, ``sound``
@@ -143,7 +138,7 @@ def measure_clip(y: np.ndarray, text: str, sr: int = 16000) -> dict:
     med = lambda m: float(np.median(track[m])) if m.any() else float("nan")  # noqa: E731
     return {"f0_median_hz": med(keep), "f0_method": method,
             "f0_change_st": float(12.0 * np.log2(med(second) / med(first))),
-            "rate_sps": syllable_count(text) / max(float(sound.sum() * hop / sr), 1e-3),
+            "rate_sps": len(text_to_syllables(text, "en")) / max(float(sound.sum() * hop / sr), 1e-3),
             "rms_dbfs": float(10.0 * np.log10(np.mean(rms[active] ** 2) + 1e-20)), "duration_s": y.size / sr}
 
 
