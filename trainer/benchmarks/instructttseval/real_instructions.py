@@ -79,11 +79,6 @@ class _RealWriter(_Writer):
     accent_p = 0.0  # the engines' accents are not controlled: role-play never asks for one
 
 
-def real_value(attrs: VoiceAttributes, dim: str) -> tuple[str, ...]:
-    """The value ``described`` records for a controlled dimension (the level + "steady" change)."""
-    return attrs.dimension_value(dim)
-
-
 def real_roles(pool: str) -> list[dict]:
     """Roles of ``pool`` whose wording implies only gender, speed or volume (or nothing), and no
     whispering or shouting."""
@@ -121,15 +116,15 @@ def write_real_instruction(task: str, attrs: VoiceAttributes, lang: str, rng: np
     """An instruction of ``task`` the real clip with ``attrs`` follows (controlled dimensions only)."""
     _check(task, lang, pool)
     if task == "APS":
-        described = {d: real_value(attrs, d) for d in CONTROLLED}
+        described = {d: attrs.dimension_value(d) for d in CONTROLLED}
         return Instruction(task, lang, _RealWriter(described, lang, rng, pool, False).aps(), _ordered(described))
     if task == "DSD":
         kept = _sample_dsd(rng)
-        described = {d: real_value(attrs, d) for d in kept}
+        described = {d: attrs.dimension_value(d) for d in kept}
         return Instruction(task, lang, _RealWriter(described, lang, rng, pool, False).dsd(kept), _ordered(described))
     role = _pick(rng, [r for r in real_roles(pool) if not _role_clashes(r, attrs)])
     explicit = _explicit(role, rng)
-    described = {d: real_value(attrs, d) for d in _role_dims(role) + explicit}
+    described = {d: attrs.dimension_value(d) for d in _role_dims(role) + explicit}
     return Instruction(task, lang, _RealWriter(described, lang, rng, pool, False).rp(role, explicit),
                        _ordered(described))
 
@@ -151,12 +146,12 @@ def real_near_miss(task: str, attrs: VoiceAttributes, lang: str, rng: np.random.
     dim = "gender" if rng.random() < GENDER_AGE_CONFLICT_P else _pick(rng, _LEVELLED)
     writer = lambda described: _RealWriter(described, lang, rng, pool, dim == "gender")  # noqa: E731
     if task == "APS":
-        described = {d: real_value(attrs, d) for d in CONTROLLED}
+        described = {d: attrs.dimension_value(d) for d in CONTROLLED}
         described[dim] = _changed(dim, attrs, rng)
         return Instruction(task, lang, writer(described).aps(), _ordered(described))
     if task == "DSD":
         kept = tuple(d for d in CONTROLLED if d in _sample_dsd(rng) or d == dim)
-        described = {d: real_value(attrs, d) for d in kept}
+        described = {d: attrs.dimension_value(d) for d in kept}
         described[dim] = _changed(dim, attrs, rng)
         return Instruction(task, lang, writer(described).dsd(kept), _ordered(described))
     own = DIMENSION_ATTRIBUTES[dim]
@@ -166,9 +161,10 @@ def real_near_miss(task: str, attrs: VoiceAttributes, lang: str, rng: np.random.
         changed = tuple(role["implies"].get(a, getattr(attrs, a)) for a in own)
         explicit = _explicit(role, rng)
     else:
-        role = _pick(rng, [r for r in real_roles(pool) if not _role_clashes(r, attrs) and not set(own) & set(r["implies"])])
+        role = _pick(rng, [r for r in real_roles(pool)
+                           if not _role_clashes(r, attrs) and not set(own) & set(r["implies"])])
         changed = _changed(dim, attrs, rng)
         explicit = _explicit(role, rng, must=(dim,))
-    described = {d: real_value(attrs, d) for d in _role_dims(role) + explicit}
+    described = {d: attrs.dimension_value(d) for d in _role_dims(role) + explicit}
     described[dim] = changed
     return Instruction(task, lang, writer(described).rp(role, explicit), _ordered(described))
