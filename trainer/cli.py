@@ -25,18 +25,21 @@ def listed(help: str):
     return mark
 
 
+def key_values(pairs: list[str] | None, flag: str, form: str = "key=value"):
+    """``(key, value)`` of each ``KEY=VALUE`` string given to ``flag`` (split at the first ``=``),
+    one at a time; a string without ``=`` is one line naming ``flag`` and the ``form`` it expects."""
+    for pair in pairs or []:
+        if "=" not in pair:
+            raise ValueError(f"{flag} expects {form}, got {pair!r}")
+        yield tuple(pair.split("=", 1))
+
+
 def _parse_overrides(pairs: list[str]) -> dict:
     """``key.sub=value`` strings -> dict; values parsed as YAML scalars (numbers, true, null) with the
     limits of a config file (``evaluators.config_input``)."""
     from evaluators.config_input import parse_yaml_value
 
-    out = {}
-    for pair in pairs or []:
-        if "=" not in pair:
-            raise ValueError(f"--set expects key=value, got {pair!r}")
-        key, value = pair.split("=", 1)
-        out[key] = parse_yaml_value(value, f"--set {key}")
-    return out
+    return {key: parse_yaml_value(value, f"--set {key}") for key, value in key_values(pairs, "--set")}
 
 
 def _task_subparsers(parent, dest: str, help_attr: str):

@@ -197,10 +197,8 @@ def _locate(where: str, key: str, lines: dict[str, int], overridden: tuple[str, 
         return f"--set {key}"
     inner = [k for k in overridden if k.startswith(f"{key}.")]
     parts = key.split(".")
-    for n in range(len(parts), 0, -1):
-        line = lines.get(".".join(parts[:n]))
-        if line is not None:
-            break
+    sections = (".".join(parts[:n]) for n in range(len(parts), 0, -1))  # the key, then each enclosing one
+    line = next((lines[s] for s in sections if lines.get(s) is not None), None)
     at = f"{where}:{line}:{key}" if line is not None else f"{where}:{key}"
     return f"{at} (with --set {inner[0]})" if inner else at
 

@@ -9,20 +9,10 @@ import sys
 from dataclasses import dataclass
 
 from evaluators.option_types import add_options, from_args, option
-from trainer.cli import listed
+from trainer.cli import key_values, listed
 
 #: Problems ``data check`` prints unless ``--max-shown`` says otherwise (the count is always printed).
 DEFAULT_SHOWN = 200
-
-
-def _columns(pairs: list[str]) -> dict:
-    out = {}
-    for pair in pairs or []:
-        if "=" not in pair:
-            raise ValueError(f"--columns expects role=column, got {pair!r}")
-        role, column = pair.split("=", 1)
-        out[role] = column
-    return out
 
 
 def count_arg(text: str) -> int:
@@ -92,7 +82,7 @@ def import_command(args) -> int:
     if not location:
         raise ValueError(f"data import {o.source}: --from is required (no default Hub id)")
     fn = load_entry({o.source: entry}, o.source, "source")
-    kwargs = {"columns": _columns(o.columns)} if o.columns else {}
+    kwargs = {"columns": dict(key_values(o.columns, "--columns", "role=column"))} if o.columns else {}
     report = fn(location, o.out, overwrite=o.overwrite, **kwargs)
     print("\n".join(summary_lines(report)))
     return 0

@@ -63,14 +63,11 @@ def _peak_memory_mb() -> dict:
 def _tower_cache_stats(cfg) -> dict | None:
     """The shared tower cache's counters when this recipe's frozen real tower is served from it
     (``evaluators.backbones.tower_cache``), else None."""
-    bb = cfg.backbone
-    if bb.tower == "random" or not getattr(bb, "tower_cache", False):
+    if cfg.backbone.tower == "random" or not cfg.backbone.tower_cache:
         return None
-    try:
-        from evaluators.backbones.tower_cache import shared_tower_cache
-    except ImportError:
-        return None
-    return shared_tower_cache(getattr(bb, "tower_cache_dir", None)).stats()
+    from evaluators.backbones.tower_cache import shared_tower_cache
+
+    return shared_tower_cache(cfg.backbone.tower_cache_dir).stats()
 
 
 def _cache_delta(before: dict | None, after: dict | None) -> dict | None:
@@ -158,14 +155,12 @@ def _systems_vs_construction(table: list[dict], manifest: Path) -> dict:
 
 def _serve_tower_from_cache(judge: VerbalizerJudge, cfg) -> None:
     """At inference nothing in the tower trains, so a frozen real tower's outputs can come from the
-    shared tower cache (the one training filled); nothing happens without the cache module."""
-    if cfg.backbone.tower == "random" or not getattr(cfg.backbone, "tower_cache", False):
+    shared tower cache (the one training filled); nothing happens where the recipe does not cache."""
+    if cfg.backbone.tower == "random" or not cfg.backbone.tower_cache:
         return
-    try:
-        from evaluators.backbones.tower_cache import enable_tower_cache
-    except ImportError:
-        return
-    enable_tower_cache(judge.backbone.model, disk_dir=getattr(cfg.backbone, "tower_cache_dir", None))
+    from evaluators.backbones.tower_cache import enable_tower_cache
+
+    enable_tower_cache(judge.backbone.model, disk_dir=cfg.backbone.tower_cache_dir)
 
 
 def _train_and_validate(cfg, runtime: Runtime, timings: dict, prefix: str) -> tuple[Path, dict]:

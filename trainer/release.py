@@ -79,8 +79,7 @@ def release(checkpoint: str | Path, out: str | Path, validation: dict | None = N
         raise ReleaseError("--push needs --repo-id (the Hub repository to upload to)")
     src = Path(checkpoint)
     if not (src / JUDGE_CONFIG).is_file() and (src / "final" / JUDGE_CONFIG).is_file():
-        run_dir, src = src, src / "final"
-        protected = run_dir
+        run_dir, src, protected = src, src / "final", src
     else:
         run_dir, protected = src.parent, src
     if not (src / JUDGE_CONFIG).is_file():
@@ -112,10 +111,7 @@ def release(checkpoint: str | Path, out: str | Path, validation: dict | None = N
             old = out.with_name(f".{out.name}.old-{tmp.name.rsplit('.', 1)[-1]}")
             out.rename(old)
             tmp.rename(out)
-            if old.is_dir():
-                shutil.rmtree(old)
-            else:
-                old.unlink()
+            shutil.rmtree(old)  # a folder: _check_out refused anything else
         else:
             tmp.rename(out)
     finally:

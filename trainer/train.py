@@ -89,9 +89,7 @@ def _strategy(cfg: TrainConfig):
     if hw.strategy.startswith("deepspeed"):
         from lightning.pytorch.strategies import DeepSpeedStrategy
 
-        if hw.deepspeed_config:
-            return DeepSpeedStrategy(config=hw.deepspeed_config)
-        return DeepSpeedStrategy(stage=2)
+        return DeepSpeedStrategy(config=hw.deepspeed_config) if hw.deepspeed_config else DeepSpeedStrategy(stage=2)
     if hw.strategy == "ddp":
         from lightning.pytorch.strategies import DDPStrategy
 

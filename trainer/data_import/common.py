@@ -22,7 +22,7 @@ import soundfile as sf
 
 from evaluators.item_paths import confined_path
 from evaluators.jsonl import shown
-from trainer.data_import.report import ImportReport  # noqa: F401 - importers take it from here
+from trainer.data_import.report import ImportReport  # importers take it from here
 from trainer.synth.corpus_io import write_wav
 
 #: Characters an id keeps in its file name; every other one is written ``%XX`` (its UTF-8 bytes).
@@ -141,6 +141,25 @@ def row_id(value, what: str = "id") -> str:
     if isinstance(value, (list, tuple, dict, bytes, float)) or isinstance(value, bool):
         raise ValueError(f"{what} {shown(value)} is not a name or an integer")
     return str(value)
+
+
+def indexed_rows(splits: dict, report: ImportReport, seen: set, per_split: bool = False):
+    """``(split, i, row, index)`` of every row of ``splits`` (split -> rows), each counted in
+    ``report.rows_read``; a row whose ``index`` is missing or no name, or whose index (``(split,
+    index)`` with ``per_split``) is in ``seen``, is dropped in ``report`` with the reason. The
+    caller adds what it keeps to ``seen``."""
+    for split, ds in splits.items():
+        for i, row in enumerate(ds):
+            report.rows_read += 1
+            try:
+                index = row_id(row.get("index"), "index")
+            except ValueError as e:
+                report.drop(split, i, row.get("index"), str(e))
+                continue
+            if ((split, index) if per_split else index) in seen:
+                report.drop(split, i, index, "duplicate index")
+                continue
+            yield split, i, row, index
 
 
 def _digest(text: str) -> str:

@@ -17,8 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from evaluators.benchmarks.nvv.items import count_units
-from trainer.data_import.common import (FileNames, ImportReport, dataset_root, decode_audio, load_splits, prepare_out,
-                                        row_id)
+from trainer.data_import.common import (FileNames, ImportReport, dataset_root, decode_audio, indexed_rows, load_splits,
+                                        prepare_out)
 from trainer.synth.corpus_io import write_jsonl, write_wav
 
 HUB_ID = "deepvk/NonverbalTTS"
@@ -63,51 +63,41 @@ def import_nonverbaltts(source: str, out: str | Path, overwrite: bool = False) -
     report = ImportReport(source=str(source), kind="nvv")
     root, names = dataset_root(source), FileNames()
     rows, seen = [], set()
-    for split, ds in load_splits(source, COLUMNS, ("audio",), SPLIT_NAMES).items():
-        for i, row in enumerate(ds):
-            report.rows_read += 1
-            try:
-                index = row_id(row.get("index"), "index")
-            except ValueError as e:
-                report.drop(split, i, row.get("index"), str(e))
-                continue
-            if index in seen:
-                report.drop(split, i, index, "duplicate index")
-                continue
-            try:
-                clean, events = parse_result(row.get("Result"))
-            except ValueError as e:
-                report.drop(split, i, row.get("index"), str(e))
-                continue
-            if not events:
-                report.drop(split, i, row.get("index"), "no nonverbal vocalisation in Result")
-                continue
-            n = count_units(clean, "en")
-            if n == 0:
-                report.drop(split, i, row.get("index"), "no words in Result")
-                continue
-            try:
-                y, sr = decode_audio(row.get("audio"), root)
-            except ValueError as e:
-                report.drop(split, i, row.get("index"), str(e))
-                continue
-            seen.add(index)
-            cid = names(index)
-            rel = f"audio/{cid}.wav"
-            write_wav(out / rel, y.clip(-1, 1), sr)
-            duration = len(y) / sr
-            for typ in dict.fromkeys(t for t, _ in events):
-                pos = next(p for t, p in events if t == typ)
-                others = [(t, p) for t, p in events if not (t == typ and p == pos)]
-                rows.append({"id": f"en_{cid}_{typ}", "audio": rel, "lang": "en", "text": clean,
-                             "text_with_mark": marked(clean, [(typ, pos)]), "non_verbal_events": [typ],
-                             "target_type": typ, "gt_position": pos, "case": "correct",
-                             "rendered": {"present": True, "position": pos, "spurious": [t for t, _ in others],
-                                          "spurious_positions": [p for _, p in others], "low_snr": False},
-                             "alignment": [{"units": [0, n], "span_s": [0.0, round(duration, 4)]}],
-                             "split": split, "speaker": str(row.get("speaker_id")),
-                             "emotion": row.get("Emotion"), "source": row.get("data_name")})
-                report.count(split, typ)
+    for split, i, row, index in indexed_rows(load_splits(source, COLUMNS, ("audio",), SPLIT_NAMES), report, seen):
+        try:
+            clean, events = parse_result(row.get("Result"))
+        except ValueError as e:
+            report.drop(split, i, row.get("index"), str(e))
+            continue
+        if not events:
+            report.drop(split, i, row.get("index"), "no nonverbal vocalisation in Result")
+            continue
+        n = count_units(clean, "en")
+        if n == 0:
+            report.drop(split, i, row.get("index"), "no words in Result")
+            continue
+        try:
+            y, sr = decode_audio(row.get("audio"), root)
+        except ValueError as e:
+            report.drop(split, i, row.get("index"), str(e))
+            continue
+        seen.add(index)
+        cid = names(index)
+        rel = f"audio/{cid}.wav"
+        write_wav(out / rel, y.clip(-1, 1), sr)
+        duration = len(y) / sr
+        for typ in dict.fromkeys(t for t, _ in events):
+            pos = next(p for t, p in events if t == typ)
+            others = [(t, p) for t, p in events if not (t == typ and p == pos)]
+            rows.append({"id": f"en_{cid}_{typ}", "audio": rel, "lang": "en", "text": clean,
+                         "text_with_mark": marked(clean, [(typ, pos)]), "non_verbal_events": [typ],
+                         "target_type": typ, "gt_position": pos, "case": "correct",
+                         "rendered": {"present": True, "position": pos, "spurious": [t for t, _ in others],
+                                      "spurious_positions": [p for _, p in others], "low_snr": False},
+                         "alignment": [{"units": [0, n], "span_s": [0.0, round(duration, 4)]}],
+                         "split": split, "speaker": str(row.get("speaker_id")),
+                         "emotion": row.get("Emotion"), "source": row.get("data_name")})
+            report.count(split, typ)
     write_jsonl(out / "items.jsonl", rows)
     report.renamed = names.renamed
     report.agreement = {"note": "annotations are one fused, human-validated transcript per clip; "

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from evaluators.benchmarks.pairs.labels import VERDICTS, annotation_side, parse_gemini_verdict, soft_target
 from evaluators.metrics.agreement import fleiss_kappa
-from trainer.data_import.common import (FileNames, ImportReport, cell_bytes, dataset_root, load_splits, prepare_out,
-                                        row_id, save_clip)
+from trainer.data_import.common import (FileNames, ImportReport, cell_bytes, dataset_root, indexed_rows, load_splits,
+                                        prepare_out, save_clip)
 from trainer.synth.corpus_io import write_jsonl
 
 HUB_ID = "RMSnow/SpeechJudge-Data"
@@ -98,26 +98,17 @@ def import_speechjudge(source: str, out: str | Path, overwrite: bool = False) ->
     report = ImportReport(source=str(source), kind="pairs")
     root, names = dataset_root(source), FileNames()
     rows, seen = [], set()
-    for split, ds in load_splits(source, COLUMNS, AUDIO_COLUMNS).items():
-        for i, row in enumerate(ds):
-            report.rows_read += 1
-            try:
-                index = row_id(row.get("index"), "index")
-            except ValueError as e:
-                report.drop(split, i, row.get("index"), str(e))
-                continue
-            if (split, index) in seen:
-                # the card calls index a unique identifier; a repeat would make two rows of one id
-                report.drop(split, i, index, "duplicate index")
-                continue
-            try:
-                r = pair_row(row, split, out, names(split, index), root)
-            except ValueError as e:
-                report.drop(split, i, index, str(e))
-                continue
-            seen.add((split, index))
-            rows.append(r)
-            report.count(split, r["naturalness_label"])
+    # the card calls index a unique identifier (per split); a repeat would make two rows of one id
+    splits = load_splits(source, COLUMNS, AUDIO_COLUMNS)
+    for split, i, row, index in indexed_rows(splits, report, seen, per_split=True):
+        try:
+            r = pair_row(row, split, out, names(split, index), root)
+        except ValueError as e:
+            report.drop(split, i, index, str(e))
+            continue
+        seen.add((split, index))
+        rows.append(r)
+        report.count(split, r["naturalness_label"])
     write_jsonl(out / "pairs.jsonl", rows)
     report.agreement = agreement(rows)
     report.renamed = names.renamed

@@ -15,7 +15,8 @@ MAX_NAMED_FILES = 12
 _REPR = re.compile(r"^[A-Z]\w*\(\w+=")
 
 
-def _rows(path: Path) -> int:
+def count_rows(path: Path) -> int:
+    """Non-blank lines of a JSONL file (undecodable bytes replaced, not an error)."""
     with open(path, encoding="utf-8", errors="replace") as fh:
         return sum(1 for line in fh if line.strip())
 
@@ -35,7 +36,7 @@ def describe_folder(folder: str | Path) -> str:
     if audio:
         where = ", ".join(f"{d} {n}" for d, n in sorted(audio.items()))
         parts.append(f"{sum(audio.values())} audio files in {next(iter(audio)) if len(audio) == 1 else where}")
-    named = [f"{p.relative_to(root).as_posix()} ({_rows(p)} rows)" if p.suffix == ".jsonl"
+    named = [f"{p.relative_to(root).as_posix()} ({count_rows(p)} rows)" if p.suffix == ".jsonl"
              else p.relative_to(root).as_posix() for p in others[:MAX_NAMED_FILES]]
     if len(others) > MAX_NAMED_FILES:
         named.append(f"and {len(others) - MAX_NAMED_FILES} more files")

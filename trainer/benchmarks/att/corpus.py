@@ -275,23 +275,22 @@ def _plan(config: AttCorpusConfig) -> list[dict]:
     return specs
 
 
-def _render(spec: dict, rng: np.random.Generator, config: AttCorpusConfig) -> np.ndarray:
-    return render_utterance(spec["text"], spec["lang"], spec["timbre"], spec["cues"], rng,
-                            sr=config.sample_rate, max_s=config.max_clip_s)
-
-
 def build_att_corpus(config: AttCorpusConfig, out_dir: str | Path) -> AttCorpus:
     """Render all clips, simulate listeners and write the corpus folder (see module docstring).
     Same config -> byte-identical files. ``source: real`` builds the real-audio corpus instead
     (``real_corpus.py``: real TTS engines and human recordings, labels by construction)."""
     out = Path(out_dir)
     if config.source == "real":
-        return _build_real(config, out)
+        from trainer.benchmarks.att.real_corpus import build_real_att_corpus
+
+        built = build_real_att_corpus(config, out)
+        return _summary(config, out, built["n_eval_clips"], built["judgements"], built["listeners"])
     (out / "audio").mkdir(parents=True, exist_ok=True)
     specs = _plan(config)
     rows = []
     for i, s in enumerate(progress_iter(specs, "synth att")):
-        y = _render(s, np.random.default_rng([config.seed, 4, i]), config)
+        y = render_utterance(s["text"], s["lang"], s["timbre"], s["cues"], np.random.default_rng([config.seed, 4, i]),
+                             sr=config.sample_rate, max_s=config.max_clip_s)
         rel = f"audio/{s['id']}.wav"
         write_wav(out / rel, y, config.sample_rate)
         rows.append({"id": s["id"], "audio": rel, "kind": s["kind"], "family": s["family"], "voice": s["voice"],
@@ -318,13 +317,6 @@ def _summary(config: AttCorpusConfig, out: Path, n_eval: int, judgements: list, 
                      n_valid_batches=sum(x["n_valid_batches"] for x in listeners), n_judgements=len(judgements))
 
 
-def _build_real(config: AttCorpusConfig, out: Path) -> AttCorpus:
-    from trainer.benchmarks.att.real_corpus import build_real_att_corpus
-
-    built = build_real_att_corpus(config, out)
-    return _summary(config, out, built["n_eval_clips"], built["judgements"], built["listeners"])
-
-
 def render_system_outputs(out_dir: str | Path, seed: int, n_systems: int = 3, clips_per_system: int = 8,
                           sample_rate: int = 16000) -> Path:
     """Write "system outputs" of clearly different quality for a scoring demo.
@@ -339,7 +331,7 @@ def render_system_outputs(out_dir: str | Path, seed: int, n_systems: int = 3, cl
         raise ValueError("n_systems and clips_per_system must be >= 1")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    levels = np.linspace(0.85, 0.15, n_systems) if n_systems > 1 else np.array([0.85])
+    levels = np.linspace(0.85, 0.15, n_systems)  # one system: [0.85]
     trng = np.random.default_rng([seed, 6])
     id_dims = [d for d, (_, split) in DIMENSIONS.items() if split == "id"]
     items = [(d,) + _texts(d, ("zh", "en"))[int(trng.integers(0, len(TEXTS[d])))]

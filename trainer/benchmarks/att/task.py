@@ -118,12 +118,9 @@ class AttHlsTask:
         return (judge.backbone.collate(examples),
                 {"target": torch.tensor([r["target"] for r in rows], dtype=torch.float32)})
 
-    def _normalised_pred(self, judge: VerbalizerJudge, inputs: dict) -> torch.Tensor:
-        lo, hi = judge.preset.value_range
-        return (judge.expected_score(judge(inputs)) - lo) / (hi - lo)
-
     def loss(self, judge: VerbalizerJudge, inputs: dict, targets: dict, settings: AttHlsSettings) -> torch.Tensor:
-        pred = self._normalised_pred(judge, inputs)
+        lo, hi = judge.preset.value_range
+        pred = (judge.expected_score(judge(inputs)) - lo) / (hi - lo)
         return hls_loss(pred, targets["target"].to(pred.device), settings.bt_weight, settings.mse_weight)
 
     def predict_rows(self, judge: VerbalizerJudge, rows: list[dict], corpus: Path, batch_size: int) -> list[float]:

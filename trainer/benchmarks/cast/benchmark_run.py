@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from trainer.synth.corpus_io import write_jsonl
+
 SYSTEM = "cast-synth"
 
 
@@ -29,18 +31,17 @@ def write_benchmark_run(corpus_dir: str | Path) -> dict:
             if line.strip()]
     (root / "outputs").mkdir(exist_ok=True)
     manifest, test = root / "outputs" / "manifest.jsonl", root / "test_items.jsonl"
-    with open(manifest, "w", encoding="utf-8", newline="\n") as fh:
-        for r in rows:
-            if len(r["word_times"]) != len(r["words"]):
-                raise ValueError(f"{root / 'items.jsonl'}: {r['id']}: {len(r['word_times'])} word times for "
-                                 f"{len(r['words'])} words")
-            words = [[w, s, e] for w, (s, e) in zip(r["words"], r["word_times"])]
-            fh.write(json.dumps({"id": r["id"], "mode": r.get("mode") or "none", "audio": f"../{r['audio']}",
-                                 "system": SYSTEM, "word_timestamps": words}, ensure_ascii=False) + "\n")
+    outputs = []
+    for r in rows:
+        if len(r["word_times"]) != len(r["words"]):
+            raise ValueError(f"{root / 'items.jsonl'}: {r['id']}: {len(r['word_times'])} word times for "
+                             f"{len(r['words'])} words")
+        words = [[w, s, e] for w, (s, e) in zip(r["words"], r["word_times"])]
+        outputs.append({"id": r["id"], "mode": r.get("mode") or "none", "audio": f"../{r['audio']}",
+                        "system": SYSTEM, "word_timestamps": words})
+    write_jsonl(manifest, outputs)
     # CAST items are A/B pairs with one stressed word each; controls and two-word items are the
     # corpus's own (training and validate), not benchmark items
     held_out = [r for r in rows if r["split"] == "test" and r.get("kind", "pair") == "pair"]
-    with open(test, "w", encoding="utf-8", newline="\n") as fh:
-        for r in held_out:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    write_jsonl(test, held_out)
     return {"manifest": manifest, "test_items": test, "n_outputs": len(rows), "n_test": len(held_out)}

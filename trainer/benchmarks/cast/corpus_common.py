@@ -47,10 +47,8 @@ def assign_splits(n: int, cfg, rng: np.random.Generator) -> list[str]:
     """Split label per unit: a seeded permutation, test first, then val, then train."""
     sz = split_sizes(n, cfg.val_fraction, cfg.test_fraction)
     labels = ["test"] * sz["test"] + ["val"] * sz["val"] + ["train"] * sz["train"]
-    out = [""] * n
-    for pos, unit in enumerate(rng.permutation(n)):
-        out[int(unit)] = labels[pos]
-    return out
+    # unit rng.permutation(n)[pos] gets labels[pos]: each unit's position is the inverse permutation
+    return [labels[int(pos)] for pos in np.argsort(rng.permutation(n))]
 
 
 def simulate_listeners(items: list[dict], cfg) -> list[dict]:

@@ -5,14 +5,13 @@ real-audio corpus (``real_corpus.py``) passes its own."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from evaluators.benchmarks.instructttseval.items import TASKS
 from trainer.benchmarks.instructttseval.attributes import VoiceAttributes, dimension_outcomes, follows
-from trainer.benchmarks.instructttseval.instructions import near_miss, write_instruction
+from trainer.benchmarks.instructttseval.instructions import Instruction, near_miss, write_instruction
 from trainer.synth.corpus_io import write_jsonl
 
 #: Wordings of the test instructions: the training phrase bank (new texts) or the held-out one.
@@ -34,8 +33,9 @@ def borrowed_pair(clip: dict, attrs: VoiceAttributes, donors: list[dict], rng: n
     """A pair of ``clip`` with a random other clip's matched instruction (same task and language)."""
     others = [p for p in donors if p["clip_id"] != clip["clip_id"]]
     donor = others[int(rng.integers(len(others)))]
-    instr = _Borrowed(donor["task"], clip["lang"], donor["instruction"],
-                      {d: tuple(v) for d, v in donor["described"].items()})
+    # another clip's instruction, judged against this clip's values
+    instr = Instruction(donor["task"], clip["lang"], donor["instruction"],
+                        {d: tuple(v) for d, v in donor["described"].items()})
     return pair_row(clip, attrs, instr, "other_item", pair_id, phrasing)
 
 
@@ -101,17 +101,6 @@ def test_pairs(clips: list[dict], attrs_of: dict, phrasing: str, seen_texts: set
             pairs.append(borrowed_pair(c, attrs, donors[(c["lang"], c["split"], task)], rng, ids(c, task, "other_item"),
                                  phrasing))
     return pairs
-
-
-
-@dataclass(frozen=True)
-class _Borrowed:
-    """Another clip's instruction, judged against this clip's values."""
-
-    task: str
-    lang: str
-    text: str
-    described: dict
 
 
 def corpus_pairs(clips: list[dict], attrs_of: dict, cfg, rng: np.random.Generator,

@@ -140,15 +140,17 @@ def dsd_keep_probability(dim: str) -> float:
     return sum(p * w[dim] for p, w in zip(DSD_SET_PROBS, DSD_WEIGHT_SETS))
 
 
+def dsd_weight_set(rng: np.random.Generator) -> dict[str, float]:
+    """One of the paper's DSD weight sets (Table 8), drawn with ``DSD_SET_PROBS`` (one ``rng`` draw)."""
+    u = rng.random()
+    return next((w for p, w in zip(np.cumsum(DSD_SET_PROBS), DSD_WEIGHT_SETS) if u < p), DSD_WEIGHT_SETS[-1])
+
+
 def sample_dsd_dimensions(rng: np.random.Generator) -> tuple[str, ...]:
     """Dimensions kept by DSD dropout (paper Table 8), accent possibly among them; redrawn until at
     least 2 supported dimensions survive."""
     while True:
-        u, weights = rng.random(), DSD_WEIGHT_SETS[-1]
-        for p, w in zip(np.cumsum(DSD_SET_PROBS), DSD_WEIGHT_SETS):
-            if u < p:
-                weights = w
-                break
+        weights = dsd_weight_set(rng)
         kept = tuple(d for d in DIMENSIONS if rng.random() < weights[d])
         if sum(d not in UNSUPPORTED for d in kept) >= 2:
             return kept
@@ -181,6 +183,8 @@ class _Writer:
 
     #: chance that a role-play instruction also asks for an accent (0: never, and no draw)
     accent_p = RP_ACCENT_P
+    #: the dimensions an APS instruction writes one line for, in this order
+    aps_dimensions = DIMENSIONS
 
     def __init__(self, described: dict[str, tuple[str, ...]], lang: str, rng: np.random.Generator, pool: str,
                  gender_conflict: bool):
@@ -210,7 +214,7 @@ class _Writer:
 
     def aps(self) -> str:
         lines = []
-        for dim in DIMENSIONS:
+        for dim in self.aps_dimensions:
             body = self.phrase(dim, inline=False)
             lines.append(f"{dim}: {body}." if self.lang == "en" else f"{ZH_DIMENSION_NAMES[dim]}：{body}。")
         return "\n\n".join(lines)

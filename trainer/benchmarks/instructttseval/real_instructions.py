@@ -20,19 +20,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from trainer.benchmarks.instructttseval.attributes import DIMENSION_ATTRIBUTES, DIMENSIONS, VALUES, VoiceAttributes
+from trainer.benchmarks.instructttseval.attributes import DIMENSION_ATTRIBUTES, VALUES, VoiceAttributes
 from trainer.benchmarks.instructttseval.instructions import (
-    DSD_SET_PROBS,
-    DSD_WEIGHT_SETS,
     GENDER_AGE_CONFLICT_P,
     PITCH_GENDER_P,
     ROLE_CONFLICT_P,
     Instruction,
     _check,
+    _ordered,
     _pick,
     _pool,
     _render,
+    _role_clashes,
     _Writer,
+    dsd_weight_set,
     phrases,
     roles,
 )
@@ -74,25 +75,8 @@ class _RealWriter(_Writer):
         gender = self.gender if dim == "pitch" and self.rng.random() < PITCH_GENDER_P else None
         return _pick(self.rng, level_phrases(dim, self.described[dim][0], self.lang, self.pool, gender, inline))
 
-    def aps(self) -> str:
-        lines = []
-        for dim in CONTROLLED:
-            body = self.phrase(dim, inline=False)
-            lines.append(f"{dim}: {body}." if self.lang == "en" else f"{_zh_name(dim)}：{body}。")
-        return "\n\n".join(lines)
-
+    aps_dimensions = CONTROLLED
     accent_p = 0.0  # the engines' accents are not controlled: role-play never asks for one
-
-
-def _zh_name(dim: str) -> str:
-    from trainer.benchmarks.instructttseval.phrases import ZH_DIMENSION_NAMES
-
-    return ZH_DIMENSION_NAMES[dim]
-
-
-def real_value(attrs: VoiceAttributes, dim: str) -> tuple[str, ...]:
-    """The value ``described`` records for a controlled dimension (the level + "steady" change)."""
-    return attrs.dimension_value(dim)
 
 
 def real_roles(pool: str) -> list[dict]:
@@ -102,15 +86,10 @@ def real_roles(pool: str) -> list[dict]:
             and not any(w in r["en"] for w in _ROLE_WORDS_OUT)]
 
 
-def _clashes(role: dict, attrs: VoiceAttributes) -> list[str]:
-    return [a for a, v in role["implies"].items() if getattr(attrs, a) != v]
-
-
 def _sample_dsd(rng: np.random.Generator) -> tuple[str, ...]:
     """Controlled dimensions kept by the paper's DSD dropout (Table 8 weights), at least 2."""
     while True:
-        u = rng.random()
-        weights = next((w for p, w in zip(np.cumsum(DSD_SET_PROBS), DSD_WEIGHT_SETS) if u < p), DSD_WEIGHT_SETS[-1])
+        weights = dsd_weight_set(rng)
         kept = tuple(d for d in CONTROLLED if rng.random() < weights[d])
         if len(kept) >= 2:
             return kept
@@ -118,7 +97,7 @@ def _sample_dsd(rng: np.random.Generator) -> tuple[str, ...]:
 
 def _explicit(role: dict, rng: np.random.Generator, must: tuple[str, ...] = ()) -> list[str]:
     """1-3 explicitly stated controlled dimensions the role does not imply (plus ``must``)."""
-    implied = {d for d in CONTROLLED if any(a in DIMENSION_ATTRIBUTES[d] for a in role["implies"])}
+    implied = _role_dims(role)
     others = [d for d in CONTROLLED if d not in implied and d not in must]
     k = int(rng.integers(1, 4))
     extra = [others[int(i)] for i in rng.permutation(len(others))[:max(0, k - len(must))]]
@@ -132,24 +111,20 @@ def _role_dims(role: dict) -> list[str]:
     return [d for d in CONTROLLED if any(a in DIMENSION_ATTRIBUTES[d] for a in role["implies"])]
 
 
-def _ordered(described: dict) -> dict[str, tuple[str, ...]]:
-    return {d: tuple(described[d]) for d in DIMENSIONS if d in described}
-
-
 def write_real_instruction(task: str, attrs: VoiceAttributes, lang: str, rng: np.random.Generator,
                            pool: str = "train") -> Instruction:
     """An instruction of ``task`` the real clip with ``attrs`` follows (controlled dimensions only)."""
     _check(task, lang, pool)
     if task == "APS":
-        described = {d: real_value(attrs, d) for d in CONTROLLED}
+        described = {d: attrs.dimension_value(d) for d in CONTROLLED}
         return Instruction(task, lang, _RealWriter(described, lang, rng, pool, False).aps(), _ordered(described))
     if task == "DSD":
         kept = _sample_dsd(rng)
-        described = {d: real_value(attrs, d) for d in kept}
+        described = {d: attrs.dimension_value(d) for d in kept}
         return Instruction(task, lang, _RealWriter(described, lang, rng, pool, False).dsd(kept), _ordered(described))
-    role = _pick(rng, [r for r in real_roles(pool) if not _clashes(r, attrs)])
+    role = _pick(rng, [r for r in real_roles(pool) if not _role_clashes(r, attrs)])
     explicit = _explicit(role, rng)
-    described = {d: real_value(attrs, d) for d in _role_dims(role) + explicit}
+    described = {d: attrs.dimension_value(d) for d in _role_dims(role) + explicit}
     return Instruction(task, lang, _RealWriter(described, lang, rng, pool, False).rp(role, explicit),
                        _ordered(described))
 
@@ -171,24 +146,25 @@ def real_near_miss(task: str, attrs: VoiceAttributes, lang: str, rng: np.random.
     dim = "gender" if rng.random() < GENDER_AGE_CONFLICT_P else _pick(rng, _LEVELLED)
     writer = lambda described: _RealWriter(described, lang, rng, pool, dim == "gender")  # noqa: E731
     if task == "APS":
-        described = {d: real_value(attrs, d) for d in CONTROLLED}
+        described = {d: attrs.dimension_value(d) for d in CONTROLLED}
         described[dim] = _changed(dim, attrs, rng)
         return Instruction(task, lang, writer(described).aps(), _ordered(described))
     if task == "DSD":
         kept = tuple(d for d in CONTROLLED if d in _sample_dsd(rng) or d == dim)
-        described = {d: real_value(attrs, d) for d in kept}
+        described = {d: attrs.dimension_value(d) for d in kept}
         described[dim] = _changed(dim, attrs, rng)
         return Instruction(task, lang, writer(described).dsd(kept), _ordered(described))
     own = DIMENSION_ATTRIBUTES[dim]
-    clashing = [r for r in real_roles(pool) if _clashes(r, attrs) and set(_clashes(r, attrs)) <= set(own)]
+    clashing = [r for r in real_roles(pool) if _role_clashes(r, attrs) and set(_role_clashes(r, attrs)) <= set(own)]
     if clashing and rng.random() < ROLE_CONFLICT_P:
         role = _pick(rng, clashing)
         changed = tuple(role["implies"].get(a, getattr(attrs, a)) for a in own)
         explicit = _explicit(role, rng)
     else:
-        role = _pick(rng, [r for r in real_roles(pool) if not _clashes(r, attrs) and not set(own) & set(r["implies"])])
+        role = _pick(rng, [r for r in real_roles(pool)
+                           if not _role_clashes(r, attrs) and not set(own) & set(r["implies"])])
         changed = _changed(dim, attrs, rng)
         explicit = _explicit(role, rng, must=(dim,))
-    described = {d: real_value(attrs, d) for d in _role_dims(role) + explicit}
+    described = {d: attrs.dimension_value(d) for d in _role_dims(role) + explicit}
     described[dim] = changed
     return Instruction(task, lang, writer(described).rp(role, explicit), _ordered(described))

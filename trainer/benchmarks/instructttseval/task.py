@@ -32,6 +32,7 @@ from trainer.benchmarks.instructttseval.settings import InstructFollowSettings
 from trainer.benchmarks.instructttseval.training_pairs import IGNORE, has_attribute_targets, training_rows
 from trainer.benchmarks.instructttseval.validation import (PairSelection, choose_threshold, score_instruction_pairs,
                                                           validate_instruction_judge)
+from trainer.synth.written_summary import count_rows
 from trainer.task import TaskCommands, TaskCorpus, write_report
 from trainer.task_options import batch_size_option, source_option, split_option
 
@@ -77,10 +78,9 @@ def synth(out: Path, seed: int, options: InstructSynthOptions) -> str:
                                languages=("en",) if real else tuple(options.languages),
                                source="real" if real else "synthetic")
     root = build_instruct_corpus(cfg, out)
-    n = {name: sum(1 for line in open(root / name, encoding="utf-8") if line.strip())
-         for name in ("clips.jsonl", "pairs.jsonl")}
-    text = (f"InstructTTSEval corpus in {root}: {n['clips.jsonl']} clips in {root / 'clips.jsonl'}, "
-            f"{n['pairs.jsonl']} instruction pairs in {root / 'pairs.jsonl'}")
+    clips, pairs = root / "clips.jsonl", root / "pairs.jsonl"
+    text = (f"InstructTTSEval corpus in {root}: {count_rows(clips)} clips in {clips}, "
+            f"{count_rows(pairs)} instruction pairs in {pairs}")
     if options.benchmark_run:
         from trainer.benchmarks.instructttseval.corpus import BENCHMARK_SYSTEM
 

@@ -27,7 +27,6 @@ voices no training or validation clip has (:data:`VOICES`).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,11 +94,6 @@ VOICES: dict[str, tuple[RealVoice, ...]] = {
 }
 
 
-def syllable_count(text: str) -> int:
-    """Syllables of an English text (vowel groups, spoken digits; ``trainer.synth.syllables``)."""
-    return len(text_to_syllables(text, "en"))
-
-
 def frames(y: np.ndarray, sr: int = 16000) -> tuple:
     """The frame analysis the clip measurements share (64 ms frames, 20 ms hop): ``y`` as float32,
     pYIN F0 (librosa; fmin 60, fmax 600 Hz; NaN unvoiced), its voiced flags, RMS per frame, ``sound``
@@ -144,12 +138,8 @@ def measure_clip(y: np.ndarray, text: str, sr: int = 16000) -> dict:
     med = lambda m: float(np.median(track[m])) if m.any() else float("nan")  # noqa: E731
     return {"f0_median_hz": med(keep), "f0_method": method,
             "f0_change_st": float(12.0 * np.log2(med(second) / med(first))),
-            "rate_sps": syllable_count(text) / max(float(sound.sum() * hop / sr), 1e-3),
+            "rate_sps": len(text_to_syllables(text, "en")) / max(float(sound.sum() * hop / sr), 1e-3),
             "rms_dbfs": float(10.0 * np.log10(np.mean(rms[active] ** 2) + 1e-20)), "duration_s": y.size / sr}
-
-
-def _in(value: float, band: tuple[float, float]) -> bool:
-    return not math.isnan(value) and band[0] <= value < band[1]
 
 
 def measured_category(dim: str, value: float, gender: str | None = None) -> str | None:
@@ -157,7 +147,7 @@ def measured_category(dim: str, value: float, gender: str | None = None) -> str 
     lands in a gap between bands (or is NaN). Pitch bands depend on ``gender``."""
     bands = {"pitch": PITCH_BANDS_HZ.get(gender or "", {}), "speed": RATE_BANDS_SPS,
              "volume": LEVEL_BANDS_DBFS}[dim]
-    return next((k for k, band in bands.items() if _in(value, band)), None)
+    return next((k for k, (lo, hi) in bands.items() if lo <= value < hi), None)  # NaN: in no band
 
 
 def check_clip(stated: dict[str, str], gender: str, measured: dict) -> list[str]:
