@@ -169,3 +169,34 @@ def test_bvcc_import_groups_listener_ratings(tmp_path):
     assert report["dropped_by_reason"] == {"score 9 not in (1, 2, 3, 4, 5)": 1,
                                            "clip already rated in split 'train'": 2}
     assert report["agreement"]["train"]["score_sd_mean"] == pytest.approx(0.25)  # sd 0 and 0.5
+
+
+def _small_speechjudge(root, n_train: int):
+    """A SpeechJudge-Data folder (the card's data_files) with ``n_train`` train rows and one row in each other split."""
+    root.mkdir(parents=True)
+    (root / "README.md").write_text(SPEECHJUDGE_README)
+    feats = speechjudge_features()
+    write_parquet([speechjudge_row(i, "A", ["A+1"], 10 * i) for i in range(n_train)], feats,
+                  root / "train-00000-of-00001.parquet")
+    for k, split in enumerate(("dev", "test", "other")):
+        write_parquet([speechjudge_row(100 + k, "B", ["B+1"], 900 + k)], feats, root / f"{split}-00000-of-00001.parquet")
+    return root
+
+
+def test_import_reads_each_local_folder_not_the_cache_of_another_of_the_same_name(tmp_path):
+    """datasets caches a card-configured local folder under its name and patterns alone: a second
+    folder of that name (or the first one edited) must still be read, not the first one's cache."""
+    first = _small_speechjudge(tmp_path / "a" / "SpeechJudge-Data", 3)
+    second = _small_speechjudge(tmp_path / "b" / "SpeechJudge-Data", 5)
+    rows = {}
+    for name, src in (("first", first), ("second", second)):
+        out = tmp_path / f"out_{name}"
+        assert main(["data", "import", "speechjudge", "--from", str(src), "--out", str(out)]) == 0
+        rows[name] = json.loads((out / "report.json").read_text())["rows"]["train"]
+    assert rows == {"first": 3, "second": 5}
+    (first / "train-00000-of-00001.parquet").unlink()
+    write_parquet([speechjudge_row(i, "B", ["B+1"], 10 * i) for i in range(7)], speechjudge_features(),
+                  first / "train-00000-of-00001.parquet")
+    out = tmp_path / "out_edited"
+    assert main(["data", "import", "speechjudge", "--from", str(first), "--out", str(out)]) == 0
+    assert json.loads((out / "report.json").read_text())["rows"]["train"] == 7

@@ -43,6 +43,20 @@ def dataset_root(source: str | Path) -> Path | None:
     return path.resolve() if path.is_dir() else None
 
 
+def local_cache_dir(folder: Path) -> str:
+    """The ``datasets`` cache folder for a local dataset folder: one per resolved path and per
+    (file, size, mtime) of everything in it. ``datasets`` names the cache of a local folder whose card
+    lists ``data_files`` after the folder's name and those patterns alone, so a second folder of the
+    same name, or the same folder edited, would get the first one's cached rows."""
+    import datasets
+
+    digest = hashlib.sha256(str(folder).encode())
+    for f in sorted(p for p in folder.rglob("*") if p.is_file()):
+        st = f.stat()
+        digest.update(f"{f.relative_to(folder)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return str(Path(datasets.config.HF_DATASETS_CACHE) / "omnijudge-local" / digest.hexdigest()[:HASH_CHARS])
+
+
 def load_splits(source: str, columns: tuple[str, ...], audio_columns: tuple[str, ...],
                 split_names: dict[str, str] | None = None) -> dict[str, object]:
     """``{split: datasets.Dataset}`` of a Hub id or a local folder in the Hub's layout, every audio
@@ -54,8 +68,9 @@ def load_splits(source: str, columns: tuple[str, ...], audio_columns: tuple[str,
                   filename="README.md", repo_type="dataset")
     import datasets
 
+    root = dataset_root(source)
     try:
-        loaded = datasets.load_dataset(str(source))
+        loaded = datasets.load_dataset(str(source), cache_dir=local_cache_dir(root) if root else None)
     except Exception as e:  # noqa: BLE001 - any loader failure is one line naming the source
         raise ImportSourceError(f"{source}: cannot load with datasets.load_dataset "
                                 f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
