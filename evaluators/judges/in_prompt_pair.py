@@ -221,14 +221,14 @@ def mirrored_expit(d: float) -> float:
 
 def debiased(margin_first: float, margin_second: float, a_first: bool) -> dict:
     """The order-free verdict from the margins of (first, second) and (second, first):
-    ``{"margin_a": d_A, "p_a": P(A better), "p_a_forward", "p_a_swapped"}``, where ``p_a_forward``
+    ``{"p_a_forward", "p_a_swapped", "margin_a": d_A, "p_a": P(A better)}``, where ``p_a_forward``
     is P(A better) from the order A, B alone and ``p_a_swapped`` from B, A alone (the position
     bias shows as their difference)."""
     d_first = (margin_first - margin_second) / 2
     d_a = d_first if a_first else -d_first
     m_a_first, m_b_first = (margin_first, margin_second) if a_first else (margin_second, margin_first)
-    return {"margin_a": d_a, "p_a": mirrored_expit(d_a), "p_a_forward": float(expit(m_a_first)),
-            "p_a_swapped": float(expit(-m_b_first))}
+    return {"p_a_forward": float(expit(m_a_first)), "p_a_swapped": float(expit(-m_b_first)), "margin_a": d_a,
+            "p_a": mirrored_expit(d_a)}
 
 
 def prepare_both_orders(judge, wave_a: np.ndarray, wave_b: np.ndarray, fields: dict | None) -> tuple:
