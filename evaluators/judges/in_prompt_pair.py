@@ -27,7 +27,6 @@ and of the judge server (``evaluators/serve/pair_compare.py``).
 from __future__ import annotations
 
 import hashlib
-import string
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +39,7 @@ from evaluators.audio_io import prepare_segments
 from evaluators.backbones import AudioLLM
 from evaluators.config_input import MAX_PROMPT_CHARS, FieldError, check_text
 from evaluators.judges.folder import JUDGE_CONFIG, JudgeConfigError
+from evaluators.judges.head_prompt import template_fields
 from evaluators.judges.kinds import IN_PROMPT_PAIR_ZERO_SHOT
 from evaluators.judges.label_words import first_token_ids, label_token_pieces
 from evaluators.judges.persistence import JudgePersistence
@@ -76,8 +76,7 @@ class PairPrompt:
 
     @property
     def fields(self) -> set[str]:
-        return {f for text in (self.before, self.between, self.after) for _, f, _, _ in string.Formatter().parse(text)
-                if f}
+        return template_fields(self.before, self.between, self.after)
 
     def filled(self, fields: dict | None) -> tuple[str, str, str]:
         """The three user texts with the per-pair ``fields`` filled in."""
