@@ -59,16 +59,10 @@ class JudgeConfigError(ValueError):
     message is one line naming ``file:key`` (or the file)."""
 
 
-def _hash_file(h, path: str | Path):
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h
-
-
 def file_sha256(path: str | Path, n_hex: int = 16) -> str:
     """Short content hash of a file (provenance of the weights that produced a score)."""
-    return _hash_file(hashlib.sha256(), path).hexdigest()[:n_hex]
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()[:n_hex]
 
 
 def weights_hash(folder: str | Path, names: tuple[str, ...], n_hex: int = 16) -> str:
@@ -79,7 +73,8 @@ def weights_hash(folder: str | Path, names: tuple[str, ...], n_hex: int = 16) ->
         path = Path(folder) / name
         if path.is_file():
             h.update(name.encode())
-            _hash_file(h, path)
+            with open(path, "rb") as f:
+                hashlib.file_digest(f, lambda: h)  # reads the file into h itself
     return h.hexdigest()[:n_hex]
 
 

@@ -1,8 +1,15 @@
-"""``HeadPrompt``: the prompt of a judge read by a trained head (``scalar_reward``, ``word_tagger``)."""
+"""``HeadPrompt``: the prompt of a judge read by a trained head (``scalar_reward``, ``word_tagger``);
+``template_fields``: the per-item ``{field}`` slots of any judge's prompt texts."""
 
 from __future__ import annotations
 
+import string
 from dataclasses import dataclass
+
+
+def template_fields(*texts: str) -> set[str]:
+    """The names of the ``{field}`` slots in the format strings ``texts``."""
+    return {f for text in texts for _, f, _, _ in string.Formatter().parse(text) if f}
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,6 @@ and of the judge server (``evaluators/serve/pair_compare.py``).
 from __future__ import annotations
 
 import hashlib
-import string
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +39,7 @@ from evaluators.audio_io import prepare_segments
 from evaluators.backbones import AudioLLM
 from evaluators.config_input import MAX_PROMPT_CHARS, FieldError, check_text
 from evaluators.judges.folder import JUDGE_CONFIG, JudgeConfigError
+from evaluators.judges.head_prompt import template_fields
 from evaluators.judges.kinds import IN_PROMPT_PAIR_ZERO_SHOT
 from evaluators.judges.label_words import first_token_ids, label_token_pieces
 from evaluators.judges.persistence import JudgePersistence
@@ -76,8 +76,7 @@ class PairPrompt:
 
     @property
     def fields(self) -> set[str]:
-        return {f for text in (self.before, self.between, self.after) for _, f, _, _ in string.Formatter().parse(text)
-                if f}
+        return template_fields(self.before, self.between, self.after)
 
     def filled(self, fields: dict | None) -> tuple[str, str, str]:
         """The three user texts with the per-pair ``fields`` filled in."""
@@ -221,14 +220,14 @@ def mirrored_expit(d: float) -> float:
 
 def debiased(margin_first: float, margin_second: float, a_first: bool) -> dict:
     """The order-free verdict from the margins of (first, second) and (second, first):
-    ``{"margin_a": d_A, "p_a": P(A better), "p_a_forward", "p_a_swapped"}``, where ``p_a_forward``
+    ``{"p_a_forward", "p_a_swapped", "margin_a": d_A, "p_a": P(A better)}``, where ``p_a_forward``
     is P(A better) from the order A, B alone and ``p_a_swapped`` from B, A alone (the position
     bias shows as their difference)."""
     d_first = (margin_first - margin_second) / 2
     d_a = d_first if a_first else -d_first
     m_a_first, m_b_first = (margin_first, margin_second) if a_first else (margin_second, margin_first)
-    return {"margin_a": d_a, "p_a": mirrored_expit(d_a), "p_a_forward": float(expit(m_a_first)),
-            "p_a_swapped": float(expit(-m_b_first))}
+    return {"p_a_forward": float(expit(m_a_first)), "p_a_swapped": float(expit(-m_b_first)), "margin_a": d_a,
+            "p_a": mirrored_expit(d_a)}
 
 
 def prepare_both_orders(judge, wave_a: np.ndarray, wave_b: np.ndarray, fields: dict | None) -> tuple:

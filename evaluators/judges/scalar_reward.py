@@ -13,7 +13,6 @@ this kind.
 
 from __future__ import annotations
 
-import string
 import warnings
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from torch import nn
 from evaluators.audio_io import prepare_segments
 from evaluators.backbones import AudioLLM
 from evaluators.judges.folder import JudgeFolderError, write_head_weights
-from evaluators.judges.head_prompt import HeadPrompt
+from evaluators.judges.head_prompt import HeadPrompt, template_fields
 from evaluators.judges.persistence import JudgePersistence
 
 #: The head's weights in a judge folder: ``weight`` (1, hidden) and ``bias`` (1,), float32.
@@ -53,10 +52,6 @@ SPEECHJUDGE_PROMPT_VERSION = "speechjudge-btrm"
 SPEECHJUDGE = HeadPrompt(SPEECHJUDGE_PROMPT, SPEECHJUDGE_PROMPT_BEFORE_AUDIO, SPEECHJUDGE_SYSTEM_PROMPT,
                          SPEECHJUDGE_PROMPT_VERSION)
 READ_AT = "Linear(hidden, 1) on the final-layer hidden state at the last prompt token (left padding)"
-
-
-def _fields_of(template: str) -> set[str]:
-    return {f for _, f, _, _ in string.Formatter().parse(template) if f}
 
 
 def head_shape_error(weight_shape, bias_shape, hidden: int) -> str | None:
@@ -107,7 +102,7 @@ class ScalarRewardJudge(JudgePersistence):
         self.max_seconds = min(max_seconds or backbone.max_seconds, backbone.max_seconds)
         self.name, self.seed = name, seed
         self.config: dict = {}
-        self._prompt_fields = _fields_of(prompt.before_audio) | _fields_of(prompt.text)
+        self._prompt_fields = template_fields(prompt.before_audio, prompt.text)
 
     @classmethod
     def new_head(cls, backbone: AudioLLM, seed: int = 0) -> nn.Linear:

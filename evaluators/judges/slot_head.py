@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
+from torch.nn.utils.rnn import pad_sequence
 
 from evaluators.backbones import audio_token_count
 from evaluators.config_input import FieldError, check_fields, checked, short_text
@@ -134,13 +135,10 @@ def collate_slots(backbone, examples: list[dict]) -> dict[str, torch.Tensor]:
     batch = backbone.collate(examples)
     t = batch["input_ids"].shape[1]
     s = max(len(e["word_pos"]) for e in examples)
-    index = torch.zeros((len(examples), s), dtype=torch.long)
-    mask = torch.zeros((len(examples), s), dtype=torch.bool)
     shifts = [t - len(e["input_ids"]) for e in examples]
-    for i, (e, shift) in enumerate(zip(examples, shifts)):
-        index[i, : len(e["word_pos"])] = torch.as_tensor(e["word_pos"]) + shift
-        mask[i, : len(e["word_pos"])] = True
-    batch["slot_index"], batch["slot_mask"] = index, mask
+    pos = [torch.as_tensor(e["word_pos"], dtype=torch.long) + shift for e, shift in zip(examples, shifts)]
+    batch["slot_index"] = pad_sequence(pos, True)
+    batch["slot_mask"] = pad_sequence([torch.ones(len(p), dtype=torch.bool) for p in pos], True)
     if "span_tokens" in examples[0]:
         batch.update(collate_spans(examples, shifts, s))
     if "slot_features" in examples[0]:

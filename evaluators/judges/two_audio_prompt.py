@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from torch.nn.utils.rnn import pad_sequence
 
 from evaluators.backbones.chat_prompt import ChatTemplateError, audio_conversation
 
@@ -111,19 +112,11 @@ def collate_two_clips(backbone, examples: list[dict]) -> dict[str, torch.Tensor]
     """Left-padded ``input_ids`` / ``attention_mask`` (B, T); ``input_features`` (2B, mel, F) with
     ``feature_attention_mask`` (2B, F): one row per clip, example by example, clip 1 before clip 2
     (the order the model fills the placeholders in)."""
-    pad_id = backbone.tokenizer.pad_token_id
-    max_t = max(len(e["input_ids"]) for e in examples)
+    ids = [torch.as_tensor(e["input_ids"], dtype=torch.long) for e in examples]
     clips = [(f, n) for e in examples for f, n in zip(e["input_features"], e["n_frames"])]
-    max_f = max(f.shape[1] for f, _ in clips)
-    ids = torch.full((len(examples), max_t), pad_id, dtype=torch.long)
-    attn = torch.zeros((len(examples), max_t), dtype=torch.long)
-    for i, e in enumerate(examples):
-        t = len(e["input_ids"])
-        ids[i, max_t - t:] = torch.as_tensor(e["input_ids"])
-        attn[i, max_t - t:] = 1
-    feats = torch.zeros((len(clips), backbone.mel_bins, max_f), dtype=torch.float32)
-    fmask = torch.zeros((len(clips), max_f), dtype=torch.long)
-    for k, (f, n) in enumerate(clips):
-        feats[k, :, :f.shape[1]] = torch.as_tensor(f)
-        fmask[k, :n] = 1
-    return {"input_ids": ids, "attention_mask": attn, "input_features": feats, "feature_attention_mask": fmask}
+    feats = pad_sequence([torch.as_tensor(f, dtype=torch.float32).T for f, _ in clips], True)  # (2B, F, mel)
+    n_frames = torch.tensor([n for _, n in clips])
+    return {"input_ids": pad_sequence(ids, True, backbone.tokenizer.pad_token_id, padding_side="left"),
+            "attention_mask": pad_sequence([torch.ones_like(t) for t in ids], True, 0, padding_side="left"),
+            "input_features": feats.transpose(1, 2).contiguous(),
+            "feature_attention_mask": (torch.arange(feats.shape[1]) < n_frames[:, None]).long()}

@@ -8,7 +8,6 @@ left-padded batch. The same module serves training (``forward`` is differentiabl
 from __future__ import annotations
 
 import math
-import string
 import warnings
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from evaluators.hub_access import require_base
 from evaluators.audio_io import SAMPLE_RATE, prepare_segments
 from evaluators.backbones import AudioLLM, get_backbone_spec
 from evaluators.judges.folder import JUDGE_CONFIG, JudgeConfigError
+from evaluators.judges.head_prompt import template_fields
 from evaluators.judges.label_words import first_token_ids, label_token_pieces
 from evaluators.judges.persistence import JudgePersistence
 from evaluators.judges.presets import JudgePreset, get_preset
@@ -82,8 +82,7 @@ class VerbalizerJudge(JudgePersistence):
         self.seed = seed
         self.label_ids = torch.tensor(first_token_ids(backbone.tokenizer, preset.label_texts))
         self.values = torch.tensor(preset.values, dtype=torch.float32)
-        self._prompt_fields = {f for text in (preset.prompt_before_audio, preset.prompt)
-                               for _, f, _, _ in string.Formatter().parse(text) if f}
+        self._prompt_fields = template_fields(preset.prompt_before_audio, preset.prompt)
         self._prompt_tokens: int | None = None
 
     # ---- model side -----------------------------------------------------------------------------

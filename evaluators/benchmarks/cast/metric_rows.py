@@ -9,7 +9,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evaluators.jsonl import JsonlError, require_id, shown
+from evaluators.jsonl import JsonlError, reject_duplicate_ids, require_id, shown
 from evaluators.text_units import normalize_word, tokenize
 
 MODES = ("none", "concat", "instruct", "explicit")
@@ -92,9 +92,7 @@ def parse_items(rows: Sequence[dict], source: str) -> list[_Item]:
         if missing:
             raise JsonlError(f"{where}: missing field(s) {missing}")
         iid = require_id(row, where)
-        if iid in seen:
-            raise JsonlError(f"{where}: duplicate item id {iid!r} (first at {seen[iid]})")
-        seen[iid] = where
+        reject_duplicate_ids([(iid, where)], what="item id", seen=seen)
         side = row["side"].strip().upper() if isinstance(row["side"], str) else None
         if side not in ("A", "B"):
             raise JsonlError(f"{where}: side must be 'A' or 'B', got {shown(row['side'])}")

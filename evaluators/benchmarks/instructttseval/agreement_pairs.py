@@ -37,6 +37,7 @@ import numpy as np
 
 from evaluators.benchmarks.instructttseval.items import AUDIO_EXTS, TASKS, InstructItem, load_items
 from evaluators.item_paths import ItemPathError, confined_path, first_existing
+from evaluators.rows_file import replace_file
 
 __all__ = ["REFERENCE_FIELDS", "draw_agreement_pairs", "reference_audio", "write_agreement_pairs"]
 
@@ -106,10 +107,6 @@ def write_agreement_pairs(items_path: str | Path, audio_dir: str | Path, out: st
         raise FileExistsError(f"{out}: exists; give a new file for the pairs")
     pairs, summary = draw_agreement_pairs(load_items(items_path), audio_dir, per_class, seed)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        for p in pairs:
-            rel = os.path.relpath(Path(p["audio"]).resolve(), out.parent.resolve())
-            f.write(json.dumps({**p, "audio": Path(rel).as_posix()}, ensure_ascii=False) + "\n")
-    os.replace(tmp, out)
+    rel = lambda p: Path(os.path.relpath(Path(p["audio"]).resolve(), out.parent.resolve())).as_posix()  # noqa: E731
+    replace_file(out, [(json.dumps({**p, "audio": rel(p)}, ensure_ascii=False) + "\n").encode() for p in pairs])
     return {"out": str(out), "n_pairs": len(pairs), "seed": seed, "per_class": per_class, **summary}

@@ -19,7 +19,6 @@ Definitions: ``docs/benchmarks.md#instructttseval``.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from evaluators.benchmarks.instructttseval.metrics import format_markdown, plot_
 from evaluators.item_paths import ItemPathError
 from evaluators.failure_isolation import error_kind
 from evaluators.item_audio import judge_read_limit, read_item_audio
-from evaluators.rows_file import read_done_rows
+from evaluators.rows_file import read_done_rows, replace_file
 from evaluators.engine import ScorerFunctions
 from evaluators.engine_run import run_lock, score_resumable
 from evaluators.run_options import RunOptions
@@ -177,12 +176,6 @@ def merge_results(items: list[InstructItem], score_rows: list[dict], tasks: tupl
     return out
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def score_instructttseval(judge, items_path: str | Path, outputs: str | Path, out_dir: str | Path, *,
                           system: str | None = None, n_resamples: int = 10_000, instruction_type: str = "ALL",
                           run: RunOptions = RunOptions()) -> dict:
@@ -200,10 +193,11 @@ def score_instructttseval(judge, items_path: str | Path, outputs: str | Path, ou
     with run_lock(out_dir / "scores.jsonl"):
         score_rows = judge_pairs(judge, collect_work(items, outputs, tasks), out_dir / "scores.jsonl", system, run)
     results = merge_results(items, score_rows, tasks)
-    _write_atomic(out_dir / "results.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results))
+    # whole files through a temporary sibling (rows_file.replace_file): a kill leaves the old file or the new one
+    replace_file(out_dir / "results.jsonl", [(json.dumps(r, ensure_ascii=False) + "\n").encode() for r in results])
     tables = system_tables({system: results}, field="judge_score", missing_as_false=False, n_resamples=n_resamples)
     tables[system]["n_no_speech"] = sum(bool(r.get("no_speech")) for r in score_rows)  # judged, no speech heard
-    _write_atomic(out_dir / "table.json", json.dumps(tables, indent=2, ensure_ascii=False) + "\n")
-    _write_atomic(out_dir / "table.md", format_markdown(tables) + "\n")
+    replace_file(out_dir / "table.json", [(json.dumps(tables, indent=2, ensure_ascii=False) + "\n").encode()])
+    replace_file(out_dir / "table.md", [(format_markdown(tables) + "\n").encode()])
     plot_dimension_failures(tables, out_dir / "dimension_failures.png")
     return {"system": system, "table": tables[system], "rows": score_rows}

@@ -46,7 +46,7 @@ class InstructTTSEvalFamily(PromptFamily):
 
     def reply(self, values, results):
         trained = kind_result(results[0], INSTRUCTION)
-        if trained is not None:  # its verdict: p_true at or above its own threshold
-            return reply_json({**{d: "" for d in self.DIMENSIONS}, "一致性": bool(trained["judge_score"])})
-        label, _ = argmax_label(results[0], ("true", "false"))
-        return reply_json({**{d: "" for d in self.DIMENSIONS}, "一致性": label == "true"})
+        # a trained judge's verdict: p_true at or above its own threshold; a verbalizer's: its argmax label
+        verdict = bool(trained["judge_score"]) if trained is not None else \
+            argmax_label(results[0], ("true", "false"))[0] == "true"
+        return reply_json({**{d: "" for d in self.DIMENSIONS}, "一致性": verdict})

@@ -73,8 +73,6 @@ def check_run_folder(d: Path) -> None:
     rows ``{"system", "precision", ...}`` and/or ``measures/<measure>/*.jsonl``. A missing or empty
     folder, another benchmark's results (``score cast``'s ``predictions.jsonl`` + Hit/Contrast table)
     or an unreadable ``table.json`` is refused with one line naming it."""
-    import json
-
     if not d.is_dir():
         raise ValueError(f"--runs {d}: not a folder (give score nvv results folders, one per synthesis run)")
     table = d / "table.json"

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluators.benchmarks.nvv.taxonomy import Taxonomy, UnknownTagError, load_taxonomy
-from evaluators.jsonl import JsonlError, read_jsonl
+from evaluators.jsonl import JsonlError, read_jsonl, reject_duplicate_ids
 
 LANGS = ("en", "zh")
 DEFAULT_DELTA = {"en": 2, "zh": 5}  # public code: DELTA_EN=2 words, DELTA_ZH=5 characters
@@ -142,10 +142,7 @@ def infer_lang(item_id: str | None, path: str | Path | None = None) -> str | Non
 
 
 def _field(row: dict, name: str):
-    for k in _FIELDS[name]:
-        if k in row:
-            return row[k]
-    return None
+    return next((row[k] for k in _FIELDS[name] if k in row), None)
 
 
 def item_from_row(row: dict, *, where: str, lang: str | None = None, default_id: str | None = None,
@@ -212,9 +209,7 @@ def load_items(path: str | Path, lang: str | None = None) -> list[NVVItem]:
     for n, (row, where) in enumerate(rows, 1):
         default_id = f"{file_lang or 'en'}_{n}"
         item = item_from_row(row, where=where, lang=lang, default_id=default_id, path=path, taxonomy=tax)
-        if item.id in seen:
-            raise NVVDataError(f"{where}: duplicate item id {item.id!r} (first at {seen[item.id]})")
-        seen[item.id] = where
+        reject_duplicate_ids([(item.id, where)], what="item id", seen=seen, error=NVVDataError)
         items.append(item)
     if not items:  # an empty file would score nothing and print an all-n/a table
         raise NVVDataError(f"{path}: holds no items")

@@ -27,6 +27,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import rankdata
 
 from evaluators.audio_io import sanitize_item_id
 from evaluators.backbones import SAMPLE_RATE
@@ -189,11 +190,8 @@ def rankings(rows: list[dict]) -> dict[str, list[dict]]:
     out = {}
     for criterion in sorted({r["criterion"] for r in rows}):
         ordered = sorted((r for r in rows if r["criterion"] == criterion), key=lambda r: (-r["mean"], r["system"]))
-        ranked = []
-        for i, r in enumerate(ordered):
-            rank = ranked[-1]["rank"] if ranked and ranked[-1]["mean"] == r["mean"] else i + 1
-            ranked.append({"system": r["system"], "rank": rank, "mean": r["mean"]})
-        out[criterion] = ranked
+        ranks = rankdata([-r["mean"] for r in ordered], method="min")
+        out[criterion] = [{"system": r["system"], "rank": int(k), "mean": r["mean"]} for r, k in zip(ordered, ranks)]
     return out
 
 

@@ -21,8 +21,6 @@ from evaluators.benchmarks.nvv.items import NVVItem
 from evaluators.benchmarks.nvv.presets import LIKERT_CRITERIA, RUBRICS
 
 TASK_MODES = ("prompt", "tag")
-#: the item field the public rater sends per task mode
-SOURCE_FIELD = {"prompt": "caption_with_nvb", "tag": "text_with_mark"}
 CRITERIA_OF_MODE = {"prompt": tuple(RUBRICS["prompt_based_metrics"]), "tag": tuple(RUBRICS["tag_based_metrics"])}
 #: the score scale of each criterion (NVV criteria have 0 = target NVV absent or inaudible)
 SCORE_RANGE = {c: (float(min(int(s) for s in RUBRICS["criteria"][c]["rubric"])), 5.0) for c in LIKERT_CRITERIA}

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from scipy.special import expit
+from scipy.special import expit, softmax
 
 from evaluators.audio_io import prepare_segments
 from evaluators.backbones import SAMPLE_RATE, AudioLLM
@@ -217,8 +217,7 @@ class NvvVerifierJudge(BoundarySlotJudge):
         the public row format; validation matches rendered events by it."""
         type_threshold = self.type_threshold if type_threshold is None else type_threshold
         p_here = expit(logits[:, 0])
-        z = logits[:, 1:] - logits[:, 1:].max(1, keepdims=True)
-        p_type = np.exp(z) / np.exp(z).sum(1, keepdims=True)  # column 0 = none
+        p_type = softmax(logits[:, 1:], axis=1)  # column 0 = none
         t = 1 + self.types.index(target_type)
         # the target's boundary must look like "the target is here" *and* hold an NVV of its type:
         # with a non-target event in the clip the here-head alone sometimes picks the other event

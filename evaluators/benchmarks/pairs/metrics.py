@@ -21,7 +21,7 @@ Towards Human-Level Judgment for Speech Naturalness", arXiv 2511.07931, Table 3)
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 from scipy.stats import binomtest
@@ -50,14 +50,13 @@ def read_pairs(path: str | Path) -> list[dict]:
         if r["id"] in seen:
             raise ValueError(f"{where}: duplicate id {shown(r['id'])}")
         seen.add(r["id"])
-        for side in ("audio_a", "audio_b"):
-            if not isinstance(r[side], str) or not r[side]:
-                raise ValueError(f"{where}: '{side}' must be a path, got {shown(r[side])}")
+        for side in ("a", "b"):
+            if not isinstance(r[f"audio_{side}"], str) or not r[f"audio_{side}"]:
+                raise ValueError(f"{where}: 'audio_{side}' must be a path, got {shown(r[f'audio_{side}'])}")
+            r[f"path_{side}"] = _resolved(path.parent, r[f"audio_{side}"])
         if r.get("naturalness_label") is not None and r["naturalness_label"] not in VERDICTS:
             raise ValueError(f"{where}: 'naturalness_label' must be one of {list(VERDICTS)}, "
                              f"got {shown(r['naturalness_label'])}")
-        r["path_a"] = _resolved(path.parent, r["audio_a"])
-        r["path_b"] = _resolved(path.parent, r["audio_b"])
     if not rows:
         raise ValueError(f"{path}: holds no pairs")
     return rows
@@ -124,10 +123,7 @@ def _scored_splits(pairs: list[dict], by_id: dict) -> tuple[list[dict], dict[str
     scored = {p.get("split") for p in pairs if p["id"] in by_id}
     if not scored:
         return pairs, {}
-    not_scored: dict[str, int] = defaultdict(int)
-    for p in pairs:
-        if p.get("split") not in scored:
-            not_scored[str(p.get("split"))] += 1
+    not_scored = Counter(str(p.get("split")) for p in pairs if p.get("split") not in scored)
     return [p for p in pairs if p.get("split") in scored], dict(not_scored)
 
 

@@ -80,8 +80,7 @@ class BothOrdersPairs:
         return prepare_both_orders(self.judge, x["a"]["wave"], x["b"]["wave"], x["a"].get("fields"))
 
     def score_examples(self, examples: list[tuple], batch_size: int = 8) -> list[dict]:
-        return [{"p_a_forward": v["p_a_forward"], "p_a_swapped": v["p_a_swapped"], "margin_a": v["margin_a"],
-                 "p_a": v["p_a"]} for v in score_both_orders(self.judge, examples, batch_size)]
+        return score_both_orders(self.judge, examples, batch_size)  # its key order is the rows' order
 
 
 def pair_model(judge):
