@@ -153,3 +153,12 @@ def test_score_cast_and_listener_metrics_with_whistress(stand_in, tmp_path, caps
     report = json.loads(capsys.readouterr().out)["detectors"]["whistress"]
     assert report["n_items"] == 4 and report["unaligned_words"] == 0
     assert report["n_words"] == sum(len(it["sentence"].split()) for it in items)
+
+
+@pytest.mark.parametrize("dtype, expected", [("float32", torch.float32), ("bfloat16", torch.bfloat16),
+                                             (None, torch.float32), ("auto", torch.float32)])
+def test_dtype_names_load_as_every_other_judge_does(stand_in, dtype, expected):
+    """``--dtype`` reaches WhiStress as a name (``score cast --dtype bfloat16``): Whisper, the extra
+    layer and the classifier all take it; ``auto``/None is float32 on CPU."""
+    detector = WhiStressDetector.from_pretrained(stand_in, dtype=dtype)
+    assert {p.dtype for p in detector.parameters()} == {expected}

@@ -38,7 +38,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from evaluators.hub_access import require_model
-from evaluators.backbones import SAMPLE_RATE
+from evaluators.backbones import SAMPLE_RATE, resolve_dtype
 from evaluators.judges.persistence import JudgeModule
 
 __all__ = ["FCNN", "MAX_TOKENS", "PUBLIC_WHISPER", "WEIGHT_FILES", "WhiStressDetector", "is_whistress_folder",
@@ -139,8 +139,7 @@ class WhiStressDetector(JudgeModule):
         source = str(whisper) if whisper else str(weights.parent / "whisper") if (weights.parent / "whisper").is_dir() \
             else str(folder / "whisper") if (folder / "whisper").is_dir() else PUBLIC_WHISPER
         require_model(source, "WhiStress Whisper", f"a whisper/ folder beside the weights in {folder}")
-        if dtype == "auto":
-            dtype = torch.bfloat16 if str(device).startswith("cuda") else torch.float32
+        dtype = resolve_dtype(dtype, device)
         model = WhisperForConditionalGeneration.from_pretrained(source, dtype=dtype, attn_implementation="sdpa")
         processor = WhisperProcessor.from_pretrained(source)
         try:
