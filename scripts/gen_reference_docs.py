@@ -171,10 +171,10 @@ def _section(cls, key: str, title: str, instance=None) -> list[str]:
         if f.name == "task_config":
             continue
         dotted = f"{key}{f.name}"
-        if f.default is not dataclasses.MISSING:
-            default = f.default if instance is None else getattr(instance, f.name)
+        if instance is not None:
+            default = getattr(instance, f.name)
         else:
-            default = f.default_factory() if instance is None else getattr(instance, f.name)
+            default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
         if dataclasses.is_dataclass(default):
             custom = f.default_factory is not type(default)
             nested.append((type(default), f"{dotted}.", f"`{dotted}`", default if custom else None))
