@@ -27,9 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_common import timed  # noqa: E402 (scripts/ is on the path when run as a script)
 from evaluators.jsonl import read_jsonl  # noqa: E402
+from evaluators.metrics import HLS_LABEL_VALUES  # noqa: E402 (s = 1[Human] + 0.5 1[Unclear])
 from evaluators.metrics.agreement import cohen_kappa, fleiss_kappa  # noqa: E402
-
-SCORE = {"Human": 1.0, "Unclear": 0.5, "Machine": 0.0}
 
 
 def inspect_att(args) -> None:
@@ -47,7 +46,7 @@ def inspect_att(args) -> None:
     clip_scores = defaultdict(list)
     for j in judg:
         if j["batch"] in valid and not j["is_trap"]:
-            clip_scores[j["clip_id"]].append(SCORE[j["label"]])
+            clip_scores[j["clip_id"]].append(HLS_LABEL_VALUES[j["label"]])
     print(f"built {corpus.n_eval_clips} eval clips + {corpus.n_human_traps} human / {corpus.n_flawed_traps} flawed "
           f"traps in {build_s:.1f} s -> {corpus.root}")
     durs = [c["duration_s"] for c in clips.values()]
