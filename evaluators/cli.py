@@ -145,20 +145,14 @@ USAGE_EXIT_CODE = 2
 INTERRUPTED_EXIT_CODE = 130
 
 
-def command_name(args: argparse.Namespace) -> str:
-    """``score``, ``score cast``, ``synth nvv``...: the words a user typed to pick the command."""
-    words = [args.command]
-    if getattr(args, "benchmark", None):  # the sub-command of score, metrics, synth, validate
-        words.append(args.benchmark)
-    return " ".join(words)
-
-
 def one_line_error(args: argparse.Namespace, message: str) -> str:
-    """``omnijudge <cmd>: <file>[:<line>]: <what is wrong>``; a message that already names the
-    command keeps it, and line breaks (YAML marks, nested causes) become ``; ``."""
+    """``omnijudge <cmd>: <file>[:<line>]: <what is wrong>`` (``<cmd>``: the words typed to pick the
+    command, ``score cast``); a message that already names the command keeps it, and line breaks
+    (YAML marks, nested causes) become ``; ``."""
     message = "; ".join(part.strip() for part in str(message).splitlines() if part.strip())
-    prefix = f"omnijudge {command_name(args)}"
-    return message if message.startswith("omnijudge ") else f"{prefix}: {message}"
+    # the sub-command of score, metrics, synth, validate
+    words = [args.command] + ([args.benchmark] if getattr(args, "benchmark", None) else [])
+    return message if message.startswith("omnijudge ") else f"omnijudge {' '.join(words)}: {message}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -244,9 +244,7 @@ def checked(default: Any = dataclasses.MISSING, interval: str | None = None, *, 
         meta["choices"] = tuple(choices)
     if max_chars is not None:
         meta["max_chars"] = max_chars
-    if default_factory is not dataclasses.MISSING:
-        return dataclasses.field(default_factory=default_factory, metadata=meta)
-    return dataclasses.field(default=default, metadata=meta)
+    return dataclasses.field(default=default, default_factory=default_factory, metadata=meta)
 
 
 def check_number(value: Any, interval: Interval | str, key: str) -> None:

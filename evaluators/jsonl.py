@@ -65,10 +65,6 @@ def shown(value, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _given(row: dict, key: str, where: str, required: bool, nullable: bool, error: type[JsonlError]):
     """``row[key]``, or ``_ABSENT`` where the caller returns None (an absent key that is not
     ``required``, a null that is ``nullable``); an absent required key raises naming it."""
@@ -101,7 +97,8 @@ def require_number(row: dict, key: str, where: str, bounds: Bounds = Bounds(), *
     if value is _ABSENT:
         return None
     kind = "an integer" if bounds.integer else "a finite number"
-    if not _is_number(value) or (bounds.integer and not isinstance(value, int)) or not math.isfinite(value):
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or (bounds.integer and not isinstance(value, int))
+            or not math.isfinite(value)):
         raise error(f"{where}: '{key}' must be {kind}, got {shown(value)}")
     if not bounds.low <= value <= bounds.high:
         suffix = f" ({bounds.name})" if bounds.name else ""

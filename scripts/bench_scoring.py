@@ -72,22 +72,14 @@ def stock_loop(judge: VerbalizerJudge, files: list[Path]) -> dict[str, float]:
 def stage_shares(judge: VerbalizerJudge, files: list[Path], batch_size: int) -> dict[str, float]:
     """Seconds the serial path spends per stage, each timed alone over all files."""
     llm, t = judge.backbone, {}
-    t0 = time.perf_counter()
-    waves = [load_audio(p) for p in files]
-    t["decode"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    feats = [llm.features(w) for w in waves]
-    t["features"] = time.perf_counter() - t0
+    waves, t["decode"] = timed(lambda: [load_audio(p) for p in files])
+    feats, t["features"] = timed(lambda: [llm.features(w) for w in waves])
     before, after = judge.user_text({})
-    t0 = time.perf_counter()
-    ids = [llm.encode_text(n, after, judge.preset.system_prompt, before, judge.preset.assistant_prefix)
-           for _, n in feats]
-    t["tokenise"] = time.perf_counter() - t0
+    ids, t["tokenise"] = timed(lambda: [llm.encode_text(n, after, judge.preset.system_prompt, before,
+                                                        judge.preset.assistant_prefix) for _, n in feats])
     clips = [{"segments": [(1.0, {"input_ids": np.asarray(i, dtype=np.int64), "input_features": f, "n_frames": n})]}
              for i, (f, n) in zip(ids, feats)]
-    t0 = time.perf_counter()
-    outs = judge.score_examples(clips, batch_size=batch_size)
-    t["forward"] = time.perf_counter() - t0
+    outs, t["forward"] = timed(judge.score_examples, clips, batch_size=batch_size)
     with tempfile.TemporaryDirectory() as tmp, open(Path(tmp) / "rows.jsonl", "w") as f:
         t0 = time.perf_counter()
         for k, o in enumerate(outs):

@@ -22,6 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench_common import timed  # noqa: E402 (scripts/ is on the path when run as a script)
+
 STAGES = {
     # every provider's measure pass (ASR, speaker, scene, DNSMOS, ...): its model time is here
     "evaluators.measure_pass": ("measure_into",),
@@ -107,23 +109,21 @@ def main(argv: list[str] | None = None) -> int:
     corpus, outputs, manifest, items = bench_inputs(args, work)
     spent: dict[str, float] = defaultdict(float)
     instrument(spent)
-    def run(name: str, workers: int) -> tuple[float, dict]:
+    def run(name: str, workers: int) -> tuple[dict, float]:
         # a fresh provider set (and cache folder) per run: no run reads another's DNSMOS or ASR values
         providers = ProviderSet(**({"asr": args.asr} if args.asr else {}), **({"scene": args.scene} if args.scene else {}))
         spent.clear()
-        t0 = time.perf_counter()
         scoring = EditScoring(manifest=manifest, source_root=corpus, tasks=args.tasks, n_resamples=1000,
                               chunk=args.chunk)
-        result = score_speecheditbench(items, outputs, work / name, providers=providers, scoring=scoring,
-                                       run=RunOptions(num_workers=workers))
-        return time.perf_counter() - t0, result
+        return timed(score_speecheditbench, items, outputs, work / name, providers=providers, scoring=scoring,
+                     run=RunOptions(num_workers=workers))
 
     run("warm-up", 0)
     import soundfile as sf
 
     walls, stage_shares, rows = {}, None, {}
     for workers in args.num_workers:
-        wall, result = run(f"run-{workers}", workers)
+        result, wall = run(f"run-{workers}", workers)
         walls[workers] = wall
         rows[workers] = [{k: v for k, v in r.items() if k != "output_wav"} for r in result["rows"]]
         if workers == 0:

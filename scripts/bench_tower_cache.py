@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 
 import torch
+
+from bench_common import timed
 
 
 def run(args, cache: bool) -> tuple[float, dict]:
@@ -28,9 +29,7 @@ def run(args, cache: bool) -> tuple[float, dict]:
         "optim.max_epochs": args.epochs, "att.corpus.clips_per_voice_dimension": args.clips,
         "data.corpus_dir": str(Path(args.out) / "corpus"), "out_dir": str(Path(args.out) / f"run-cache-{cache}"),
         "logging.logger": "csv"})
-    start = time.perf_counter()
-    train(cfg, resume=False)
-    seconds = time.perf_counter() - start
+    _, seconds = timed(train, cfg, resume=False)
     stats = next(iter(_SHARED.values())).stats() if _SHARED else {}
     return seconds, stats
 

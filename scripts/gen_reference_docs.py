@@ -54,41 +54,21 @@ def _usage(parser: argparse.ArgumentParser) -> str:
     return fmt.format_help().strip()
 
 
-def _commands(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()):
+def _commands(parser: argparse.ArgumentParser, words: tuple[str, ...] = (), about: str = "",
+              aliases: tuple[str, ...] = ()):
     """``(words, parser, help, aliases)`` for every parser under ``parser``, depth first in the
     order the parsers were added; an alias (``synth stress``) is listed once, with its main name."""
-    yield words, parser
+    yield words, parser, about, aliases
     for action in parser._actions:
         if not isinstance(action, argparse._SubParsersAction):
             continue
-        for name, sub in _unique_choices(action):
-            yield from _commands(sub, (*words, name))
-
-
-def _unique_choices(action: argparse._SubParsersAction) -> list[tuple[str, argparse.ArgumentParser]]:
-    seen: dict[int, str] = {}
-    for name, sub in action.choices.items():
-        seen.setdefault(id(sub), name)
-    return [(name, sub) for name, sub in action.choices.items() if seen[id(sub)] == name]
-
-
-def _aliases(parent: argparse.ArgumentParser, name: str) -> list[str]:
-    for action in parent._actions:
-        if isinstance(action, argparse._SubParsersAction) and name in action.choices:
-            sub = action.choices[name]
-            return [n for n, p in action.choices.items() if p is sub and n != name]
-    return []
-
-
-def _help_of(parent: argparse.ArgumentParser | None, name: str) -> str:
-    if parent is None:
-        return ""
-    for action in parent._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for choice in action._choices_actions:
-                if choice.dest == name:
-                    return _formatter(parent.prog)._expand_help(choice) if choice.help else ""
-    return ""
+        helps = {choice.dest: _formatter(parser.prog)._expand_help(choice) if choice.help else ""
+                 for choice in action._choices_actions}
+        names: dict[int, list[str]] = {}  # a sub-parser -> its names, the main one first
+        for name, sub in action.choices.items():
+            names.setdefault(id(sub), []).append(name)
+        for name, *others in names.values():
+            yield from _commands(action.choices[name], (*words, name), helps.get(name, ""), tuple(others))
 
 
 def _anchor(words: tuple[str, ...]) -> str:
@@ -116,25 +96,20 @@ def _option_rows(parser: argparse.ArgumentParser) -> list[str]:
 def render_cli(parser: argparse.ArgumentParser) -> str:
     """docs/cli.md for ``parser``: a list of commands, then one section per command."""
     entries = list(_commands(parser))
-    by_words = {words: p for words, p in entries}
     out = ["# Command-line reference", "",
            f"Generated from the parsers (`evaluators.cli.build_parser()`) by `{REGENERATE}`;",
            "do not edit by hand. `omnijudge <command> --help` prints the same. What each command reads,",
            "writes and refuses: [inputs_and_outputs.md](inputs_and_outputs.md); what the scorers share:",
            "[scoring.md](scoring.md); how to use them: the [README](../README.md).", "",
            "## Commands", ""]
-    for words, p in entries[1:]:
-        parent = by_words[words[:-1]]
-        aliases = _aliases(parent, words[-1])
+    for words, _, about, aliases in entries[1:]:
         also = f" (also `{'`, `'.join(aliases)}`)" if aliases else ""
         indent = "  " * (len(words) - 1)
-        out.append(f"{indent}- [`omnijudge {' '.join(words)}`](#{_anchor(words)}){also}: "
-                   f"{_cell(_help_of(parent, words[-1]))}".rstrip(": "))
-    for words, p in entries:
-        parent = by_words.get(words[:-1]) if words else None
+        out.append(f"{indent}- [`omnijudge {' '.join(words)}`](#{_anchor(words)}){also}: {_cell(about)}".rstrip(": "))
+    for words, p, about, _ in entries:
         title = " ".join(("omnijudge", *words))
         out += ["", f"## `{title}`", ""]
-        about = p.description or _help_of(parent, words[-1]) if words else p.description
+        about = p.description or about
         if about:
             out += [" ".join(about.split()), ""]
         out += ["```", _usage(p), "```"]
@@ -196,10 +171,10 @@ def _section(cls, key: str, title: str, instance=None) -> list[str]:
         if f.name == "task_config":
             continue
         dotted = f"{key}{f.name}"
-        if f.default is not dataclasses.MISSING:
-            default = f.default if instance is None else getattr(instance, f.name)
+        if instance is not None:
+            default = getattr(instance, f.name)
         else:
-            default = f.default_factory() if instance is None else getattr(instance, f.name)
+            default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
         if dataclasses.is_dataclass(default):
             custom = f.default_factory is not type(default)
             nested.append((type(default), f"{dotted}.", f"`{dotted}`", default if custom else None))

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections import Counter, defaultdict
 from itertools import combinations
 from pathlib import Path
@@ -26,19 +25,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_common import timed  # noqa: E402 (scripts/ is on the path when run as a script)
 from evaluators.jsonl import read_jsonl  # noqa: E402
+from evaluators.metrics import HLS_LABEL_VALUES  # noqa: E402 (s = 1[Human] + 0.5 1[Unclear])
 from evaluators.metrics.agreement import cohen_kappa, fleiss_kappa  # noqa: E402
-
-SCORE = {"Human": 1.0, "Unclear": 0.5, "Machine": 0.0}
 
 
 def inspect_att(args) -> None:
     from trainer.benchmarks.att.corpus import DIMENSIONS, FAMILIES, AttCorpusConfig, build_att_corpus
     from trainer.benchmarks.att.protocol import batch_is_valid, unclear_rate_stats
 
-    t0 = time.perf_counter()
-    corpus = build_att_corpus(AttCorpusConfig(seed=args.seed, clips_per_voice_dimension=args.clips), args.out)
-    build_s = time.perf_counter() - t0
+    corpus, build_s = timed(build_att_corpus, AttCorpusConfig(seed=args.seed, clips_per_voice_dimension=args.clips),
+                            args.out)
     clips = {c["id"]: c for c in read_jsonl(corpus.clips_path)}
     judg, listeners = read_jsonl(corpus.judgements_path), read_jsonl(corpus.listeners_path)
     by_batch = defaultdict(list)
@@ -48,7 +46,7 @@ def inspect_att(args) -> None:
     clip_scores = defaultdict(list)
     for j in judg:
         if j["batch"] in valid and not j["is_trap"]:
-            clip_scores[j["clip_id"]].append(SCORE[j["label"]])
+            clip_scores[j["clip_id"]].append(HLS_LABEL_VALUES[j["label"]])
     print(f"built {corpus.n_eval_clips} eval clips + {corpus.n_human_traps} human / {corpus.n_flawed_traps} flawed "
           f"traps in {build_s:.1f} s -> {corpus.root}")
     durs = [c["duration_s"] for c in clips.values()]
@@ -112,9 +110,7 @@ def inspect_stress(args) -> None:
 
     pairs = StressCorpusConfig.pairs_per_sentence if args.pairs is None else args.pairs
     cfg = StressCorpusConfig(seed=args.seed, pairs_per_sentence=pairs)
-    t0 = time.perf_counter()
-    corpus = build_stress_corpus(cfg, args.out)
-    build_s = time.perf_counter() - t0
+    corpus, build_s = timed(build_stress_corpus, cfg, args.out)
     items = read_jsonl(corpus.items_path)
     print(f"built {corpus.n_items} items ({corpus.n_pairs} pairs, {corpus.n_double} double-stress, "
           f"{corpus.n_controls} controls) in {build_s:.1f} s -> {corpus.root}")

@@ -11,22 +11,18 @@ by construction (docs/speecheditbench.md).
 from __future__ import annotations
 
 import argparse
-import json
 from collections import defaultdict
 from pathlib import Path
 
-
-def _read(path: Path) -> list[dict]:
-    with open(path, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+from evaluators.jsonl import read_jsonl
 
 
 def breakdown(corpus: Path, predictions: Path) -> dict[str, dict[str, tuple[int, int]]]:
     """{grouping: {group: (correct, clips)}} over the clips that have a prediction."""
-    rows = {r["id"]: r for r in _read(corpus / "emotion.jsonl")}
+    rows = {r["id"]: r for r in read_jsonl(corpus / "emotion.jsonl")}
     out: dict[str, dict[str, list[int]]] = {k: defaultdict(lambda: [0, 0]) for k in
                                              ("carrier", "method", "speaker", "emotion")}
-    for p in _read(predictions):
+    for p in read_jsonl(predictions):
         row = rows.get(p["id"])
         if row is None:
             continue
@@ -39,10 +35,10 @@ def breakdown(corpus: Path, predictions: Path) -> dict[str, dict[str, tuple[int,
 
 def style_breakdown(corpus: Path, predictions: Path) -> dict[str, dict[str, tuple[int, int]]]:
     """{grouping: {group: (agreeing decisions, questions)}} over the style questions with a prediction."""
-    rows = {r["id"]: r for r in _read(corpus / "style.jsonl")}
+    rows = {r["id"]: r for r in read_jsonl(corpus / "style.jsonl")}
     out: dict[str, dict[str, list[int]]] = {k: defaultdict(lambda: [0, 0]) for k in
                                              ("carrier", "speaker", "style", "strength", "target", "filler")}
-    for p in _read(predictions):
+    for p in read_jsonl(predictions):
         clip, _, target = p["id"].partition("#")
         row = rows.get(clip)
         if row is None or not target:
@@ -59,9 +55,9 @@ def named_style(corpus: Path, predictions: Path, min_level: int = 2) -> tuple[in
     the clips rendered at level >= ``min_level`` with all six styles asked (``validate`` asks all
     six). A tie at the top is a miss (``validate`` asks the rendered style first, so breaking ties
     by order would credit a judge that answers one score to everything). Chance is at most 1/6."""
-    rows = {r["id"]: r for r in _read(corpus / "style.jsonl")}
+    rows = {r["id"]: r for r in read_jsonl(corpus / "style.jsonl")}
     asked: dict[str, dict[str, int]] = defaultdict(dict)
-    for p in _read(predictions):
+    for p in read_jsonl(predictions):
         clip, _, target = p["id"].partition("#")
         if clip in rows and target:
             asked[clip][target] = int(p["target_style_score"])

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -33,13 +32,6 @@ def probe_arguments(argv: list[str] | None, doc: str, kind: str, corpus: str, ll
     return args, [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def tower_of(judge):
-    for name, module in judge.backbone.model.named_modules():
-        if name.endswith("audio_tower"):
-            return module
-    raise SystemExit("no audio_tower in the judge's backbone")
-
-
 def stage_states(judge_dir: str, cache: str | None, rows: list[dict],
                  units_of: Callable[[object, object, dict], list[dict[str, np.ndarray]]]) -> dict[str, np.ndarray]:
     """{stage: (N, D) pooled states} over every probe unit of ``rows`` (``units_of(judge, tower, row)``
@@ -47,15 +39,14 @@ def stage_states(judge_dir: str, cache: str | None, rows: list[dict],
     computed with the judge in ``judge_dir`` and written there."""
     if cache and Path(cache).exists():
         return dict(np.load(cache, allow_pickle=True))
+    from bench_common import timed
+    from evaluators.backbones.real_tower import audio_tower_of
     from evaluators.judges.registry import load_judge
 
     judge = load_judge(judge_dir)
-    tower = tower_of(judge)
-    start, units = time.perf_counter(), []
-    for row in rows:
-        units += units_of(judge, tower, row)
-    print(json.dumps({"clips": len(rows), "units": len(units), "seconds": round(time.perf_counter() - start, 1)}),
-          flush=True)
+    tower = audio_tower_of(judge.backbone.model)
+    units, seconds = timed(lambda: [unit for row in rows for unit in units_of(judge, tower, row)])
+    print(json.dumps({"clips": len(rows), "units": len(units), "seconds": round(seconds, 1)}), flush=True)
     data = {k: np.stack([u[k] for u in units]) for k in units[0]}
     if cache:
         np.savez(cache, **data)

@@ -42,7 +42,7 @@ def test_cli_reference_names_every_command_and_option(generated, gen):
     text = generated[gen.CLI_DOC]
     commands = list(gen._commands(build_parser()))
     assert len(commands) > 30  # score/metrics per benchmark, synth/validate per task, data, serve, ...
-    for words, parser in commands:
+    for words, parser, _, _ in commands:
         assert f"## `{' '.join(('omnijudge', *words))}`" in text
         for action in parser._actions:
             if action.option_strings and action.help != argparse.SUPPRESS:
