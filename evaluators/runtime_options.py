@@ -142,5 +142,12 @@ def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def runtime_from_args(args: argparse.Namespace) -> Runtime:
-    """The :class:`Runtime` of parsed arguments (device resolved, e.g. ``auto`` -> ``cuda``)."""
+    """The :class:`Runtime` of parsed arguments (device resolved, e.g. ``auto`` -> ``cuda``;
+    ``flash_attention_2`` refused where transformers cannot run it, before any model loads)."""
+    if getattr(args, "attn_implementation", None) == "flash_attention_2":
+        from transformers import utils
+
+        if not utils.is_flash_attn_2_available():  # transformers' own check, else an ImportError at load
+            raise ValueError("--attn-implementation flash_attention_2: flash-attn is not installed or cannot run "
+                             "here (it needs a CUDA build of torch); use sdpa or eager")
     return from_args(Runtime, args, device=resolve_device(getattr(args, "device", "auto")))

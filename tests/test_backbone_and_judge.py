@@ -24,6 +24,19 @@ def test_audio_token_count_is_25_per_second():
     assert audio_token_count(3000) == 750  # 30 s
 
 
+@pytest.mark.parametrize("name", ["qwen2_5_omni", "qwen2_audio", "qwen3_omni"])
+def test_features_under_a_training_loops_cpu_autocast(name):
+    """``train --set hardware.precision=bf16-mixed`` runs validation under CPU bfloat16 autocast: the
+    Whisper extractor's torch STFT came out bfloat16 and ``.numpy()`` crashed (``Got unsupported
+    ScalarType BFloat16``); the features are the float32 ones outside it."""
+    llm = AudioLLM.tiny(name)
+    wave = speechlike(0.7)
+    want, n = llm.features(wave)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        got, m = llm.features(wave)
+    assert got.dtype == np.float32 and m == n and np.array_equal(got, want)
+
+
 @pytest.mark.parametrize("name", sorted(BACKBONES))
 def test_every_backbone_builds_tiny_and_runs(name, tmp_path):
     llm = AudioLLM.tiny(name)

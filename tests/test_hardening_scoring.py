@@ -102,6 +102,23 @@ def test_device_cuda_without_cuda_is_one_line(clips, tmp_path, capsys):
                    f"(torch {__import__('torch').__version__}); use --device cpu")
 
 
+
+def test_flash_attention_without_its_package_is_one_line(clips, tmp_path, capsys, monkeypatch):
+    """``--attn-implementation flash_attention_2`` where flash-attn cannot run (not installed, or no
+    CUDA build): transformers' ImportError came out of the model load as a traceback, exit 1."""
+    import transformers.utils
+
+    from evaluators.judges.verbalizer import VerbalizerJudge
+
+    judge = VerbalizerJudge.from_preset("auto-att", base="tiny").save_pretrained(tmp_path / "judge")
+    monkeypatch.setattr(transformers.utils, "is_flash_attn_2_available", lambda: False)
+    capsys.readouterr()  # the save's progress bar
+    assert main(["score", "audio", "--judge", str(judge), "--audio", str(clips), "--out", str(tmp_path / "s.jsonl"),
+                 "--attn-implementation", "flash_attention_2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("omnijudge score audio: --attn-implementation flash_attention_2: ") and "\n" not in err
+    assert not (tmp_path / "s.jsonl").exists()
+
 CLIPS_BEFORE_CTRL_C = 40
 
 

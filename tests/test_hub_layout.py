@@ -5,6 +5,7 @@ Auto-ATT's public inference loop replayed; backbone detection before loading."""
 import json
 import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -142,6 +143,20 @@ def test_backbone_comes_from_config_and_a_mismatch_is_refused_before_loading(sta
     with pytest.raises(BackboneMismatchError, match="qwen2_audio"):
         VerbalizerJudge.from_preset("auto-att-released", base=str(omni))
 
+
+def test_training_on_flash_attention_that_cannot_run_is_one_line(stand_in, monkeypatch):
+    """``train --set backbone.attn_implementation=flash_attention_2`` on a real checkpoint where
+    flash-attn cannot run: transformers' ImportError came out of the load as a traceback, exit 1."""
+    import transformers.utils
+
+    from trainer.config import load_config
+    from trainer.lora import load_backbone
+
+    monkeypatch.setattr(transformers.utils, "is_flash_attn_2_available", lambda: False)
+    cfg = load_config(Path(__file__).resolve().parents[1] / "configs/att/tiny.yaml", {"backbone.source": str(stand_in("qwen2_5_omni")),
+                                                       "backbone.attn_implementation": "flash_attention_2"})
+    with pytest.raises(ValueError, match="backbone.attn_implementation flash_attention_2: flash-attn"):
+        load_backbone(cfg)
 
 def test_multi_token_labels_warn_once_and_collisions_are_refused(stand_in):
     tok = AutoTokenizer.from_pretrained(stand_in("qwen2_5_omni"))

@@ -192,3 +192,21 @@ def test_tasks_per_clip_trades_pairs_for_clips_and_test_clips_keep_every_task(tm
     assert len(test) == 3 * 3 * 6  # every task, two wordings x three kinds
     with pytest.raises(ValueError, match="tasks_per_clip"):
         InstructCorpusConfig(tasks_per_clip=0)
+
+
+def test_a_test_split_of_one_clip_is_refused_naming_the_keys(tmp_path, capsys):
+    """An other-item test pair borrows another test clip's instruction: one test speaker with one clip
+    per language left it no donor, and ``synth instructttseval --speakers 1 0 1 --clips-per-speaker 1``
+    stopped with numpy's ``high <= 0`` after rendering the clips."""
+    from evaluators.cli import main
+    from trainer.benchmarks.instructttseval.corpus import InstructCorpusConfig
+
+    with pytest.raises(ValueError, match="speakers.*clips_per_speaker"):
+        InstructCorpusConfig(speakers=(1, 0, 1), clips_per_speaker=1)
+    assert main(["synth", "instructttseval", "--out", str(tmp_path / "c"), "--speakers", "1", "0", "1",
+                 "--clips-per-speaker", "1", "--languages", "en"]) == 2
+    err = capsys.readouterr().err
+    assert "clips_per_speaker" in err and "high <= 0" not in err
+    assert not (tmp_path / "c").exists()  # refused before any clip is rendered
+    InstructCorpusConfig(speakers=(1, 0, 2), clips_per_speaker=1)  # two test clips: enough
+

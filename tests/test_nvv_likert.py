@@ -133,3 +133,19 @@ def test_validate_rate_and_aggregate(trained, tmp_path):
                  str(tmp_path / "run1"), "--out", str(tmp_path / "tables")]) == 0
     assert (tmp_path / "tables" / "likert_quality_per_type.png").read_bytes()[:4] == b"\x89PNG"
     assert json.loads((tmp_path / "tables" / "likert_table.json").read_text())["rows"][0]["n_raters_runs"] == 2
+
+
+def test_a_language_of_one_clip_reports_no_spearman():
+    """``validate nvv-likert --split val`` on a small corpus (``synth nvv-likert --clips-per-language 10``:
+    one val clip per language) stopped with ``srcc: need at least 2 items, got 1`` in the bootstrap,
+    before the guard meant for it; the model card then read the CI as numbers."""
+    from trainer.benchmarks.nvv.likert_task import NvvLikertTask
+    from trainer.benchmarks.nvv.likert_validation import rating_report
+
+    one = rating_report([{"score": 3.2, "label": 3.0}], [4.0])
+    assert one["n_clips"] == 1 and one["spearman"] is None and one["spearman_ci95"] == [None, None]
+    assert one["mae"] == pytest.approx(0.8)
+    two = rating_report([{"score": 3.2, "label": 3.0}, {"score": 1.0, "label": 1.0}], [4.0, 2.0])
+    assert two["spearman"] == pytest.approx(1.0) and None not in two["spearman_ci95"]
+    card = NvvLikertTask().model_card({"kind": "verbalizer"}, {"criterion": "quality", "languages": {"en": one}})
+    assert "| en | 1 | - | 0.80 | 0.000 |" in card

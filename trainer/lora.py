@@ -57,6 +57,12 @@ def load_backbone(cfg: TrainConfig) -> AudioLLM:
     frozen; a frozen tower's outputs (a real one, or a tiny backbone's random one) are served from the
     tower cache (``backbone.tower_cache``)."""
     bb = cfg.backbone
+    if bb.attn_implementation == "flash_attention_2" and bb.source not in TINY_SOURCES:
+        from transformers import utils
+
+        if not utils.is_flash_attn_2_available():  # transformers' own check, else an ImportError at load
+            raise ValueError("backbone.attn_implementation flash_attention_2: flash-attn is not installed or cannot "
+                             "run here (it needs a CUDA build of torch); use sdpa or eager")
     if bb.source in TINY_SOURCES:
         audio_llm = AudioLLM.tiny(bb.name, seed=bb.tiny_seed, vocab=TINY_SOURCES[bb.source], tower=bb.tower)
     elif bb.tower != RANDOM_TOWER:

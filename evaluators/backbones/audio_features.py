@@ -10,6 +10,7 @@ tokens (conv stride 2, then average-pool 2: 25 per second). See ``docs/judge_fol
 from __future__ import annotations
 
 import numpy as np
+import torch
 from transformers import WhisperFeatureExtractor
 
 from evaluators.audio_io import SAMPLE_RATE
@@ -47,6 +48,18 @@ def processor_features(fe: WhisperFeatureExtractor, wave: np.ndarray, pad_to_max
     Clips over the extractor's ``n_samples`` are cut, as the processor cuts them.
     """
     wave = np.asarray(wave, dtype=np.float32)[: fe.n_samples]
+    with _float32_stft():
+        return _processor_features(fe, wave, pad_to_max)
+
+
+def _float32_stft():
+    """No autocast while the extractor runs: its torch STFT under a training loop's CPU autocast
+    (``hardware.precision: bf16-mixed``) came out bfloat16, which ``.numpy()`` refuses; the
+    features are the processor's float32 ones whatever the model computes in."""
+    return torch.autocast("cpu", enabled=False)
+
+
+def _processor_features(fe: WhisperFeatureExtractor, wave: np.ndarray, pad_to_max: bool) -> tuple[np.ndarray, int]:
     if pad_to_max:
         out = fe(wave, sampling_rate=SAMPLE_RATE, padding="max_length", truncation=True,
                  return_attention_mask=True, return_tensors="np")
@@ -65,7 +78,8 @@ def clip_features(fe: WhisperFeatureExtractor, wave: np.ndarray) -> tuple[np.nda
     clip's own reflected edge, and a clip of N samples has ``N // 160`` valid frames (80,321
     samples: 502, not the 503 of Qwen2.5-Omni). Returns float32 (n_mels, F) and F."""
     wave = np.asarray(wave, dtype=np.float32)
-    out = fe(wave, sampling_rate=SAMPLE_RATE, padding=True, truncation=False, return_attention_mask=True,
-             return_tensors="np")
+    with _float32_stft():
+        out = fe(wave, sampling_rate=SAMPLE_RATE, padding=True, truncation=False, return_attention_mask=True,
+                 return_tensors="np")
     n_valid = int(out["attention_mask"][0].sum())
     return out["input_features"][0, :, :n_valid].astype(np.float32), n_valid

@@ -245,7 +245,8 @@ class NvvLikertTask:
             for lang, m in validation["languages"].items():
                 lo, hi = m["spearman_ci95"]
                 rho = "-" if m["spearman"] is None else f"{m['spearman']:.3f}"
-                lines.append(f"| {lang} | {m['n_clips']} | {rho} [{lo:.3f}, {hi:.3f}] | "
+                rho += "" if lo is None else f" [{lo:.3f}, {hi:.3f}]"
+                lines.append(f"| {lang} | {m['n_clips']} | {rho} | "
                              f"{m['mae']:.2f} | {m['exact_agreement']:.3f} |")
             lines.append("")
         return lines

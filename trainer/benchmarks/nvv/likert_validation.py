@@ -55,8 +55,10 @@ def rating_report(preds: list[dict], targets: list[float], seed: int = 0) -> dic
     lab = np.asarray([x["label"] for x in preds], dtype=np.float64)
     t = np.asarray(targets, dtype=np.float64)
     idx = np.arange(len(t), dtype=np.float64)
-    _, lo, hi = bootstrap_ci(idx, stat=lambda i: np.nan_to_num(srcc(p[i.astype(int)], t[i.astype(int)])),
-                               n_resamples=1000, seed=seed)
+    lo = hi = None  # one clip: no rank correlation, nor a CI of one
+    if len(t) > 1:
+        _, lo, hi = bootstrap_ci(idx, stat=lambda i: np.nan_to_num(srcc(p[i.astype(int)], t[i.astype(int)])),
+                                   n_resamples=1000, seed=seed)
     rho_all = srcc(p, t) if len(t) > 1 else float("nan")
     return {"n_clips": int(len(t)), "spearman": None if np.isnan(rho_all) else rho_all,  # undefined: constant ratings
             "spearman_ci95": [lo, hi],
