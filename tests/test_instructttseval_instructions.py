@@ -192,3 +192,18 @@ def test_tasks_per_clip_trades_pairs_for_clips_and_test_clips_keep_every_task(tm
     assert len(test) == 3 * 3 * 6  # every task, two wordings x three kinds
     with pytest.raises(ValueError, match="tasks_per_clip"):
         InstructCorpusConfig(tasks_per_clip=0)
+
+
+def test_a_one_clip_test_split_is_refused_in_one_line_naming_the_keys(tmp_path, capsys):
+    """A test clip's other-item pair borrows another test clip's instruction: one test clip per
+    language (1 test speaker x 1 clip) is refused up front, not a numpy ``high <= 0`` mid-synthesis."""
+    from evaluators.cli import main
+    from trainer.benchmarks.instructttseval.corpus import InstructCorpusConfig
+
+    with pytest.raises(ValueError, match="clips_per_speaker"):
+        InstructCorpusConfig(languages=("en",), speakers=(1, 0, 1), clips_per_speaker=1)
+    InstructCorpusConfig(languages=("en",), speakers=(1, 0, 2), clips_per_speaker=1)  # two test clips: fine
+    rc = main(["synth", "instructttseval", "--out", str(tmp_path / "c"), "--languages", "en",
+               "--speakers", "1", "0", "1", "--clips-per-speaker", "1"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "clips_per_speaker" in err and "high <= 0" not in err

@@ -74,6 +74,9 @@ class InstructCorpusConfig(StrictFromDict):
         require(len(self.sentence_fraction) == 2 and min(self.sentence_fraction) > 0 and sum(self.sentence_fraction) < 0.7,
                 "sentence_fraction: two shares > 0 (val, test) summing below 0.7")
         require(self.clips_per_speaker >= 1, "clips_per_speaker must be >= 1")
+        require(self.source != "synthetic" or self.speakers[2] * self.clips_per_speaker >= 2,
+                "speakers (test) x clips_per_speaker must be >= 2: a test clip's other-item pair borrows "
+                "another test clip's instruction")
         require(0.0 <= self.near_miss_fraction <= 1.0, "near_miss_fraction must be in [0, 1]")
         require(1 <= self.tasks_per_clip <= len(TASKS), f"tasks_per_clip must be in 1..{len(TASKS)}")
         require(self.source in ("synthetic", "real"), f"source must be 'synthetic' or 'real', got {self.source!r}")
