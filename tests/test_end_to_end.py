@@ -300,3 +300,18 @@ def test_ddp_two_cpu_processes(demo, tmp_path):
     subprocess.run(cmd, check=True, timeout=600)
     judge = VerbalizerJudge.from_pretrained(tmp_path / "ddp" / "final")
     assert 0.0 <= judge.score([{"wave": np.zeros(16000, dtype=np.float32)}])[0]["score"] <= 1.0
+
+
+def test_demo_rerun_with_more_epochs_rescores_its_own_scores(tmp_path):
+    """A demo rerun into the same --out with optim.max_epochs raised trains on, re-releases and
+    scores again: its own scores.jsonl of the earlier judge is moved aside (kept), not a refusal
+    that points at a --resume-mismatch option the demo does not have."""
+    from trainer.demo import run_demo
+
+    small = {"att.corpus.clips_per_voice_dimension": 1, "optim.max_epochs": 1, "optim.warmup_steps": 1}
+    first = run_demo(tmp_path, ROOT / "configs/att/tiny.yaml", overrides=small)
+    again = run_demo(tmp_path, ROOT / "configs/att/tiny.yaml", overrides={**small, "optim.max_epochs": 2})
+    assert again["config"]["optim"]["max_epochs"] == 2
+    assert list(tmp_path.glob("scores.replaced-*.jsonl"))  # the first judge's rows kept beside
+    rows = [json.loads(x) for x in (tmp_path / "scores.jsonl").read_text().splitlines()]
+    assert rows and sum(s["n"] for s in again["system_table"]) == len(rows) == sum(s["n"] for s in first["system_table"])
