@@ -315,3 +315,33 @@ def test_demo_rerun_with_more_epochs_rescores_its_own_scores(tmp_path):
     assert list(tmp_path.glob("scores.replaced-*.jsonl"))  # the first judge's rows kept beside
     rows = [json.loads(x) for x in (tmp_path / "scores.jsonl").read_text().splitlines()]
     assert rows and sum(s["n"] for s in again["system_table"]) == len(rows) == sum(s["n"] for s in first["system_table"])
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "Ctrl-C"])
+def test_a_stopped_training_run_says_so_and_exits_130(how, demo, tmp_path, monkeypatch, capsys):
+    """SIGTERM (a scheduler's preemption, ``timeout``, ``docker stop``) or Ctrl-C mid-epoch: Lightning
+    ends the fit with SystemExit (code 0 for SIGTERM, 1 for Ctrl-C, no word said); ``omnijudge train``
+    exits 130 with the one line saying a rerun resumes, and no ``final/`` is written."""
+    import os
+    import signal
+
+    from trainer.module import JudgeModule
+
+    out, _ = demo
+    original = JudgeModule.training_step
+
+    def step(self, batch, batch_idx):
+        if self.trainer.global_step == 2:
+            if how == "SIGTERM":
+                os.kill(os.getpid(), signal.SIGTERM)  # Lightning's handler only flags it
+            else:
+                raise KeyboardInterrupt
+        return original(self, batch, batch_idx)
+
+    monkeypatch.setattr(JudgeModule, "training_step", step)
+    monkeypatch.setattr("evaluators.output_lock.WRITTEN_OUTPUTS", [])  # the demo fixture's scoring ran in this process
+    rc = main(["train", "--config", str(out / "run" / "train_config.yaml"), "--set", f"out_dir={tmp_path / 'run'}",
+               "optim.checkpoint_every_n_steps=1", "optim.max_epochs=2"])
+    assert rc == 130
+    assert "omnijudge train: interrupted; run the same command again to resume" in capsys.readouterr().err
+    assert (tmp_path / "run" / "checkpoints" / "last.ckpt").is_file() and not (tmp_path / "run" / "final").exists()

@@ -164,7 +164,12 @@ def train(cfg: TrainConfig, resume: bool = True, callbacks: Sequence[L.Callback]
         # The sampler skips the batches a mid-epoch checkpoint already trained on (see resume.py),
         # which Lightning cannot see and warns about.
         warnings.filterwarnings("ignore", message=".*resuming from a checkpoint that ended before the epoch ended.*")
-        trainer.fit(module, datamodule=dm, ckpt_path=str(last) if saved is not None else None)
+        try:
+            trainer.fit(module, datamodule=dm, ckpt_path=str(last) if saved is not None else None)
+        except SystemExit:  # Lightning ends Ctrl-C with exit(1) and SIGTERM with exit(0), silently
+            if trainer.interrupted:
+                raise KeyboardInterrupt from None  # the CLI's one line: interrupted, rerun to resume
+            raise
     if trainer.is_global_zero:
         training = {"trainable_parameters": n_train, "total_parameters": n_total,
                     "train_clips": len(dm.train_ds), "labels": label_summary,
