@@ -160,16 +160,7 @@ def train(cfg: TrainConfig, resume: bool = True, callbacks: Sequence[L.Callback]
         use_distributed_sampler=False, num_sanity_val_steps=0, enable_progress_bar=False, enable_checkpointing=False,
         enable_model_summary=False, check_val_every_n_epoch=max(cfg.optim.max_epochs, 1),
     )
-    with warnings.catch_warnings():
-        # The sampler skips the batches a mid-epoch checkpoint already trained on (see resume.py),
-        # which Lightning cannot see and warns about.
-        warnings.filterwarnings("ignore", message=".*resuming from a checkpoint that ended before the epoch ended.*")
-        try:
-            trainer.fit(module, datamodule=dm, ckpt_path=str(last) if saved is not None else None)
-        except SystemExit:  # Lightning ends Ctrl-C with exit(1) and SIGTERM with exit(0), silently
-            if trainer.interrupted:
-                raise KeyboardInterrupt from None  # the CLI's one line: interrupted, rerun to resume
-            raise
+    _fit(trainer, module, dm, last if saved is not None else None)
     if trainer.is_global_zero:
         training = {"trainable_parameters": n_train, "total_parameters": n_total,
                     "train_clips": len(dm.train_ds), "labels": label_summary,
@@ -181,6 +172,22 @@ def train(cfg: TrainConfig, resume: bool = True, callbacks: Sequence[L.Callback]
         training["train_seconds"] = round(time.time() - t0, 1)
         _export_final(judge, cfg, run_dir / FINAL_SUBDIR, training)
     return run_dir
+
+
+def _fit(trainer: L.Trainer, module: JudgeModule, dm: JudgeDataModule, ckpt: Path | None) -> None:
+    """``trainer.fit``, resuming from ``ckpt`` when given; a fit stopped by Ctrl-C or SIGTERM raises
+    ``KeyboardInterrupt`` (Lightning ends it with SystemExit 1 or 0, silently), so the CLI says that
+    a rerun resumes and exits 130."""
+    with warnings.catch_warnings():
+        # The sampler skips the batches a mid-epoch checkpoint already trained on (see resume.py),
+        # which Lightning cannot see and warns about.
+        warnings.filterwarnings("ignore", message=".*resuming from a checkpoint that ended before the epoch ended.*")
+        try:
+            trainer.fit(module, datamodule=dm, ckpt_path=str(ckpt) if ckpt is not None else None)
+        except SystemExit:
+            if trainer.interrupted:
+                raise KeyboardInterrupt from None
+            raise
 
 
 def _finished(saved: SavedRun, cfg: TrainConfig, final: Path) -> bool:
