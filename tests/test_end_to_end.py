@@ -345,3 +345,13 @@ def test_a_stopped_training_run_says_so_and_exits_130(how, demo, tmp_path, monke
     assert rc == 130
     assert "omnijudge train: interrupted; run the same command again to resume" in capsys.readouterr().err
     assert (tmp_path / "run" / "checkpoints" / "last.ckpt").is_file() and not (tmp_path / "run" / "final").exists()
+
+
+def test_bf16_mixed_training_on_cpu_validates_and_writes_its_judge(demo, tmp_path):
+    """hardware.precision bf16-mixed on CPU: the end-of-training validation pass ran the Whisper
+    feature extractor under Lightning's bfloat16 autocast (TypeError: unsupported ScalarType
+    BFloat16) after every training step, so the run died with no checkpoint and no judge."""
+    out, _ = demo
+    rc = main(["train", "--config", str(out / "run" / "train_config.yaml"), "--set", f"out_dir={tmp_path / 'run'}",
+               "hardware.precision=bf16-mixed", "optim.max_epochs=1"])
+    assert rc == 0 and (tmp_path / "run" / "final" / "judge_config.json").is_file()

@@ -10,6 +10,7 @@ tokens (conv stride 2, then average-pool 2: 25 per second). See ``docs/judge_fol
 from __future__ import annotations
 
 import numpy as np
+import torch
 from transformers import WhisperFeatureExtractor
 
 from evaluators.audio_io import SAMPLE_RATE
@@ -46,7 +47,11 @@ def processor_features(fe: WhisperFeatureExtractor, wave: np.ndarray, pad_to_max
     and the per-clip log-mel maximum is unchanged because the frames left out are all-zero.
     Clips over the extractor's ``n_samples`` are cut, as the processor cuts them.
     """
-    wave = np.asarray(wave, dtype=np.float32)[: fe.n_samples]
+    with torch.autocast("cpu", enabled=False):  # float32 even inside a bf16-mixed training step's autocast
+        return _processor_features(fe, np.asarray(wave, dtype=np.float32)[: fe.n_samples], pad_to_max)
+
+
+def _processor_features(fe: WhisperFeatureExtractor, wave: np.ndarray, pad_to_max: bool) -> tuple[np.ndarray, int]:
     if pad_to_max:
         out = fe(wave, sampling_rate=SAMPLE_RATE, padding="max_length", truncation=True,
                  return_attention_mask=True, return_tensors="np")
