@@ -122,3 +122,18 @@ def test_task_registry_matches_config_names():
 
     assert set(TASKS) == set(TASK_NAMES)
     assert all(task.name == name for name, task in TASKS.items())
+
+
+def test_wandb_logger_without_wandb_installed_is_one_line_naming_the_key(tmp_path):
+    """logging.logger: wandb where the package is not installed was Lightning's ModuleNotFoundError
+    traceback (after the corpus and model were loaded); now a ValueError naming the key and the fix."""
+    import importlib.util
+
+    if importlib.util.find_spec("wandb") is not None:
+        pytest.skip("wandb is installed")
+    from trainer.config import load_config
+    from trainer.train import _loggers
+
+    cfg = load_config("configs/att/tiny.yaml", {"logging.logger": "wandb"})
+    with pytest.raises(ValueError, match=r"logging\.logger.*pip install wandb"):
+        _loggers(cfg, tmp_path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -77,6 +78,9 @@ def _loggers(cfg: TrainConfig, run_dir: Path) -> list:
     # A new logs/version_<n> per (re)run: Lightning's CSV writer deletes a reused folder's metrics.
     loggers = [CSVLogger(str(run_dir), name="logs")]
     if cfg.logging.logger == "wandb":
+        if importlib.util.find_spec("wandb") is None:
+            raise ValueError("logging.logger: wandb needs the wandb package (pip install wandb), or set "
+                             "logging.logger=csv")
         from lightning.pytorch.loggers import WandbLogger
 
         loggers.append(WandbLogger(project=cfg.logging.wandb_project, save_dir=str(run_dir),
