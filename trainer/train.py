@@ -16,6 +16,7 @@ from pathlib import Path
 import lightning as L
 import torch
 from lightning.pytorch.loggers import CSVLogger
+from lightning.pytorch.utilities.exceptions import MisconfigurationException
 
 from trainer.benchmarks import TASKS
 from trainer.config import TrainConfig
@@ -156,9 +157,9 @@ def train(cfg: TrainConfig, resume: bool = True, callbacks: Sequence[L.Callback]
     module.judge.train()  # backbones load in eval mode; Lightning keeps each module's mode
     ckpt = ResumeCheckpoint(last, cfg.optim.checkpoint_every_n_steps,
                             restore_rng=saved.rng if saved is not None else None)
-    trainer = L.Trainer(
-        max_epochs=cfg.optim.max_epochs, max_steps=cfg.optim.max_steps, accelerator=cfg.hardware.accelerator, devices=cfg.hardware.devices,
-        num_nodes=cfg.hardware.num_nodes, strategy=_strategy(cfg), precision=cfg.hardware.precision,
+    trainer = _lightning_trainer(
+        cfg, max_epochs=cfg.optim.max_epochs, max_steps=cfg.optim.max_steps, accelerator=cfg.hardware.accelerator, devices=cfg.hardware.devices,
+        num_nodes=cfg.hardware.num_nodes, precision=cfg.hardware.precision,
         gradient_clip_val=cfg.optim.grad_clip or None, accumulate_grad_batches=cfg.optim.accumulate_grad_batches,
         logger=_loggers(cfg, run_dir), callbacks=[FiniteTrainingGuard(), ckpt, *callbacks], log_every_n_steps=cfg.logging.log_every_n_steps,
         use_distributed_sampler=False, num_sanity_val_steps=0, enable_progress_bar=False, enable_checkpointing=False,
@@ -176,6 +177,17 @@ def train(cfg: TrainConfig, resume: bool = True, callbacks: Sequence[L.Callback]
         training["train_seconds"] = round(time.time() - t0, 1)
         _export_final(judge, cfg, run_dir / FINAL_SUBDIR, training)
     return run_dir
+
+
+def _lightning_trainer(cfg: TrainConfig, **kwargs) -> L.Trainer:
+    """``L.Trainer`` with ``cfg``'s strategy; hardware this machine lacks (no GPU, no DeepSpeed) is
+    one line naming the ``hardware`` section instead of Lightning's MisconfigurationException."""
+    hw = cfg.hardware
+    try:
+        return L.Trainer(strategy=_strategy(cfg), **kwargs)
+    except MisconfigurationException as e:
+        raise ValueError(f"hardware (accelerator {hw.accelerator}, strategy {hw.strategy}, precision "
+                         f"{hw.precision}): {e}") from None
 
 
 def _fit(trainer: L.Trainer, module: JudgeModule, dm: JudgeDataModule, ckpt: Path | None) -> None:
