@@ -355,3 +355,29 @@ def test_bf16_mixed_training_on_cpu_validates_and_writes_its_judge(demo, tmp_pat
     rc = main(["train", "--config", str(out / "run" / "train_config.yaml"), "--set", f"out_dir={tmp_path / 'run'}",
                "hardware.precision=bf16-mixed", "optim.max_epochs=1"])
     assert rc == 0 and (tmp_path / "run" / "final" / "judge_config.json").is_file()
+
+
+def test_resuming_mid_epoch_with_another_batch_size_or_seed_is_refused(demo, tmp_path, monkeypatch, capsys):
+    """A mid-epoch last.ckpt records how many batches of the seeded shuffle were trained; resumed with
+    another data.batch_size or seed the sampler skipped other clips (or the whole epoch), silently."""
+    from trainer.module import JudgeModule
+
+    out, _ = demo
+    original = JudgeModule.training_step
+
+    def step(self, batch, batch_idx):
+        if self.trainer.global_step == 2:
+            raise KeyboardInterrupt
+        return original(self, batch, batch_idx)
+
+    monkeypatch.setattr(JudgeModule, "training_step", step)
+    base = ["train", "--config", str(out / "run" / "train_config.yaml"), "--set", f"out_dir={tmp_path / 'run'}",
+            "optim.checkpoint_every_n_steps=1", "optim.max_epochs=1"]
+    assert main(base) == 130
+    monkeypatch.setattr(JudgeModule, "training_step", original)
+    capsys.readouterr()
+    for changed in ("data.batch_size=3", "seed=7"):
+        assert main([*base, changed]) == 2
+        err = capsys.readouterr().err
+        assert changed.split("=")[0] in err and "--no-resume" in err
+    assert main(base) == 0  # the same values resume

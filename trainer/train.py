@@ -15,6 +15,7 @@ from pathlib import Path
 
 import lightning as L
 import torch
+import yaml
 from lightning.pytorch.loggers import CSVLogger
 from lightning.pytorch.utilities.exceptions import MisconfigurationException
 
@@ -23,7 +24,8 @@ from trainer.config import TrainConfig
 from trainer.data import JudgeDataModule, monitored_split
 from trainer.lora import trainable_parameter_count
 from trainer.module import FiniteTrainingGuard, JudgeModule, build_trainable_judge
-from trainer.resume import ResumeCheckpoint, ResumePosition, SavedRun, check_trainable_state, read_resume_state
+from trainer.resume import (ResumeCheckpoint, ResumeError, ResumePosition, SavedRun, check_trainable_state,
+                            read_resume_state)
 from trainer.task import export_judge
 
 log = logging.getLogger(__name__)
@@ -136,6 +138,7 @@ def train(cfg: TrainConfig, resume: bool = True, callbacks: Sequence[L.Callback]
                         "(raise optim.max_epochs to train on, or --no-resume to train again)",
                         last, saved.position.epoch, run_dir / FINAL_SUBDIR)
             return run_dir
+        _check_same_shuffle(last, saved, run_dir / "train_config.yaml", cfg)
         log.info("resuming from %s at epoch %d, batch %d", last, saved.position.epoch, saved.position.batches_done)
     position = saved.position if saved is not None else ResumePosition()
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -177,6 +180,22 @@ def train(cfg: TrainConfig, resume: bool = True, callbacks: Sequence[L.Callback]
         training["train_seconds"] = round(time.time() - t0, 1)
         _export_final(judge, cfg, run_dir / FINAL_SUBDIR, training)
     return run_dir
+
+
+def _check_same_shuffle(last: Path, saved: SavedRun, saved_config: Path, cfg: TrainConfig) -> None:
+    """A mid-epoch ``last`` counts the batches of the run's seeded shuffle it trained: resumed with
+    another ``data.batch_size`` or ``seed`` the sampler would skip other clips, so that is refused
+    naming the keys (``saved_config``: the killed run's ``train_config.yaml``)."""
+    if not saved.position.batches_done or not saved_config.is_file():
+        return
+    before = yaml.safe_load(saved_config.read_text()) or {}
+    pairs = (("data.batch_size", (before.get("data") or {}).get("batch_size"), cfg.data.batch_size),
+             ("seed", before.get("seed"), cfg.seed))
+    changed = [f"{k} {was} -> {now}" for k, was, now in pairs if was is not None and was != now]
+    if changed:
+        raise ResumeError(f"{last}: taken mid-epoch (batch {saved.position.batches_done}), resumed with "
+                          f"{', '.join(changed)}: the sampler would skip other clips; resume with the run's "
+                          "values or rerun with --no-resume")
 
 
 def _lightning_trainer(cfg: TrainConfig, **kwargs) -> L.Trainer:
