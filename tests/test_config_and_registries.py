@@ -122,3 +122,38 @@ def test_task_registry_matches_config_names():
 
     assert set(TASKS) == set(TASK_NAMES)
     assert all(task.name == name for name, task in TASKS.items())
+
+
+def test_wandb_logger_without_wandb_installed_is_one_line_naming_the_key(tmp_path):
+    """logging.logger: wandb where the package is not installed was Lightning's ModuleNotFoundError
+    traceback (after the corpus and model were loaded); now a ValueError naming the key and the fix."""
+    import importlib.util
+
+    if importlib.util.find_spec("wandb") is not None:
+        pytest.skip("wandb is installed")
+    from trainer.config import load_config
+    from trainer.train import _loggers
+
+    cfg = load_config("configs/att/tiny.yaml", {"logging.logger": "wandb"})
+    with pytest.raises(ValueError, match=r"logging\.logger.*pip install wandb"):
+        _loggers(cfg, tmp_path)
+
+
+@pytest.mark.parametrize("hardware", [{"hardware.accelerator": "cuda"}, {"hardware.strategy": "deepspeed"}])
+def test_hardware_this_machine_lacks_is_one_line_naming_the_section(hardware, tmp_path):
+    """hardware.accelerator cuda without a GPU, or strategy deepspeed without DeepSpeed, was Lightning's
+    MisconfigurationException traceback; now a ValueError naming the hardware section."""
+    import importlib.util
+
+    import torch
+
+    if torch.cuda.is_available() or importlib.util.find_spec("deepspeed") is not None:
+        pytest.skip("this machine has what the section asks for")
+    from trainer.config import load_config
+    from trainer.train import train
+
+    cfg = load_config("configs/att/tiny.yaml", {**hardware, "att.corpus.clips_per_voice_dimension": 1,
+                                                "data.corpus_dir": str(tmp_path / "c"), "out_dir": str(tmp_path / "r")})
+    with pytest.raises(ValueError, match=r"^hardware"):
+        train(cfg)
+    assert not (tmp_path / "r" / "checkpoints").exists()

@@ -200,3 +200,13 @@ def test_import_reads_each_local_folder_not_the_cache_of_another_of_the_same_nam
     out = tmp_path / "out_edited"
     assert main(["data", "import", "speechjudge", "--from", str(first), "--out", str(out)]) == 0
     assert json.loads((out / "report.json").read_text())["rows"]["train"] == 7
+
+
+def test_columns_for_an_importer_without_renamable_columns_is_one_line(speechjudge_hub, tmp_path, capsys):
+    """``--columns`` is bvcc's; given to speechjudge it was a TypeError traceback from the importer."""
+    out = tmp_path / "corpus"
+    assert main(["data", "import", "speechjudge", "--from", str(speechjudge_hub), "--out", str(out),
+                 "--columns", "audio=x"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--columns" in err and "speechjudge" in err
+    assert not out.exists()

@@ -87,3 +87,15 @@ def test_train_validate_and_card(corpus, tmp_path, capsys):
     assert (tmp_path / "validation_predictions.jsonl").is_file()
     card = "\n".join(TASKS["pairs"].model_card(cfg, report))
     assert "omnijudge score pairs" in card and "Swap consistency: 100.0%" in card
+    # --out never replaces the corpus it reads nor a file that is not a report
+    import shutil
+
+    mine = shutil.copytree(corpus, tmp_path / "mine")
+    before = (mine / "pairs.jsonl").read_bytes()
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    capsys.readouterr()
+    for out in (mine / "pairs.jsonl", notes):
+        assert main(["validate", "pairs", "--judge", str(run / "final"), "--corpus", str(mine), "--out", str(out)]) == 2
+        assert f"--out {out}" in capsys.readouterr().err
+    assert (mine / "pairs.jsonl").read_bytes() == before and notes.read_text() == "my notes\n"

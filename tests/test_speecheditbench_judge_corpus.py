@@ -71,6 +71,16 @@ def test_config_rejects_bad_values(bad):
         JudgeCorpusConfig(**bad)
 
 
+def test_synth_clips_per_speaker_zero_is_refused_not_the_default(tmp_path, capsys):
+    """``synth speecheditbench --clips-per-speaker 0`` is refused like 1 or 3, not read as "unset"
+    (which silently built the default 8-clip corpus)."""
+    from evaluators.cli import main
+
+    rc = main(["synth", "speecheditbench", "--out", str(tmp_path / "c"), "--clips-per-speaker", "0"])
+    assert rc == 2 and "clips_per_speaker" in capsys.readouterr().err
+    assert not (tmp_path / "c" / "summary.json").exists()
+
+
 def test_config_from_dict_rejects_unknown_keys_and_coerces_lists():
     with pytest.raises(ValueError, match="JudgeCorpusConfig"):
         JudgeCorpusConfig.from_dict({"seed": 1, "n_clips": 4})

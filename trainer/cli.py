@@ -168,6 +168,12 @@ def add_validate_command(sub) -> None:
 
         def run(args, task=task, read=read) -> int:
             target = from_args(ValidateTarget, args)
+            if target.out:  # a report may replace an earlier one, never a file it reads or an unrelated one
+                from evaluators.output_guard import check_json_file, check_output_paths
+
+                check_output_paths({"--out": target.out}, {f"--{k}": getattr(args, k, None)
+                                                            for k in ("labels", "pairs", "reference")})
+                check_json_file(target.out, "--out")
             report = task.validate(target.judge, target.corpus, out=target.out, options=read(args),
                                    runtime=runtime_from_args(args))
             print(json.dumps(report, indent=2))

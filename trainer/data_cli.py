@@ -4,6 +4,7 @@ before training (``docs/data.md``). Registered through the ``omnijudge.commands`
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 from dataclasses import dataclass
@@ -82,6 +83,9 @@ def import_command(args) -> int:
     if not location:
         raise ValueError(f"data import {o.source}: --from is required (no default Hub id)")
     fn = load_entry({o.source: entry}, o.source, "source")
+    if o.columns and "columns" not in inspect.signature(fn).parameters:
+        raise ValueError(f"--columns: the {o.source} importer reads its set's own column names; "
+                         "--columns renames bvcc's")
     kwargs = {"columns": dict(key_values(o.columns, "--columns", "role=column"))} if o.columns else {}
     report = fn(location, o.out, overwrite=o.overwrite, **kwargs)
     print("\n".join(summary_lines(report)))

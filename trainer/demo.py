@@ -27,6 +27,7 @@ from scipy.stats import pearsonr, spearmanr
 
 from evaluators.audio_scorer import collect_items, score_items
 from evaluators.judges.verbalizer import VerbalizerJudge
+from evaluators.run_options import RunOptions
 from evaluators.runtime_options import Runtime
 from evaluators.system_table import format_system_table, system_score_table
 from trainer.benchmarks.att.corpus import render_system_outputs
@@ -206,7 +207,8 @@ def _score_systems(cfg, release_dir: Path, runtime: Runtime, out: Path) -> tuple
     _serve_tower_from_cache(judge, cfg)
     manifest = systems_dir / "manifest.jsonl"
     items = collect_items(manifest if manifest.is_file() else systems_dir)
-    table = system_score_table(score_items(judge, items, out / "scores.jsonl"))
+    # scores.jsonl is the demo's own: a rerun's judge trained on moves the earlier judge's rows aside
+    table = system_score_table(score_items(judge, items, out / "scores.jsonl", RunOptions(resume_mismatch="rescore")))
     return table, _systems_vs_construction(table, manifest) if real else {}
 
 

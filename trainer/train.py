@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -14,14 +15,17 @@ from pathlib import Path
 
 import lightning as L
 import torch
+import yaml
 from lightning.pytorch.loggers import CSVLogger
+from lightning.pytorch.utilities.exceptions import MisconfigurationException
 
 from trainer.benchmarks import TASKS
 from trainer.config import TrainConfig
 from trainer.data import JudgeDataModule, monitored_split
 from trainer.lora import trainable_parameter_count
 from trainer.module import FiniteTrainingGuard, JudgeModule, build_trainable_judge
-from trainer.resume import ResumeCheckpoint, ResumePosition, SavedRun, check_trainable_state, read_resume_state
+from trainer.resume import (ResumeCheckpoint, ResumeError, ResumePosition, SavedRun, check_trainable_state,
+                            read_resume_state)
 from trainer.task import export_judge
 
 log = logging.getLogger(__name__)
@@ -77,6 +81,9 @@ def _loggers(cfg: TrainConfig, run_dir: Path) -> list:
     # A new logs/version_<n> per (re)run: Lightning's CSV writer deletes a reused folder's metrics.
     loggers = [CSVLogger(str(run_dir), name="logs")]
     if cfg.logging.logger == "wandb":
+        if importlib.util.find_spec("wandb") is None:
+            raise ValueError("logging.logger: wandb needs the wandb package (pip install wandb), or set "
+                             "logging.logger=csv")
         from lightning.pytorch.loggers import WandbLogger
 
         loggers.append(WandbLogger(project=cfg.logging.wandb_project, save_dir=str(run_dir),
@@ -131,6 +138,7 @@ def train(cfg: TrainConfig, resume: bool = True, callbacks: Sequence[L.Callback]
                         "(raise optim.max_epochs to train on, or --no-resume to train again)",
                         last, saved.position.epoch, run_dir / FINAL_SUBDIR)
             return run_dir
+        _check_same_shuffle(last, saved, run_dir / "train_config.yaml", cfg)
         log.info("resuming from %s at epoch %d, batch %d", last, saved.position.epoch, saved.position.batches_done)
     position = saved.position if saved is not None else ResumePosition()
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -152,19 +160,15 @@ def train(cfg: TrainConfig, resume: bool = True, callbacks: Sequence[L.Callback]
     module.judge.train()  # backbones load in eval mode; Lightning keeps each module's mode
     ckpt = ResumeCheckpoint(last, cfg.optim.checkpoint_every_n_steps,
                             restore_rng=saved.rng if saved is not None else None)
-    trainer = L.Trainer(
-        max_epochs=cfg.optim.max_epochs, max_steps=cfg.optim.max_steps, accelerator=cfg.hardware.accelerator, devices=cfg.hardware.devices,
-        num_nodes=cfg.hardware.num_nodes, strategy=_strategy(cfg), precision=cfg.hardware.precision,
+    trainer = _lightning_trainer(
+        cfg, max_epochs=cfg.optim.max_epochs, max_steps=cfg.optim.max_steps, accelerator=cfg.hardware.accelerator, devices=cfg.hardware.devices,
+        num_nodes=cfg.hardware.num_nodes, precision=cfg.hardware.precision,
         gradient_clip_val=cfg.optim.grad_clip or None, accumulate_grad_batches=cfg.optim.accumulate_grad_batches,
         logger=_loggers(cfg, run_dir), callbacks=[FiniteTrainingGuard(), ckpt, *callbacks], log_every_n_steps=cfg.logging.log_every_n_steps,
         use_distributed_sampler=False, num_sanity_val_steps=0, enable_progress_bar=False, enable_checkpointing=False,
         enable_model_summary=False, check_val_every_n_epoch=max(cfg.optim.max_epochs, 1),
     )
-    with warnings.catch_warnings():
-        # The sampler skips the batches a mid-epoch checkpoint already trained on (see resume.py),
-        # which Lightning cannot see and warns about.
-        warnings.filterwarnings("ignore", message=".*resuming from a checkpoint that ended before the epoch ended.*")
-        trainer.fit(module, datamodule=dm, ckpt_path=str(last) if saved is not None else None)
+    _fit(trainer, module, dm, last if saved is not None else None)
     if trainer.is_global_zero:
         training = {"trainable_parameters": n_train, "total_parameters": n_total,
                     "train_clips": len(dm.train_ds), "labels": label_summary,
@@ -176,6 +180,49 @@ def train(cfg: TrainConfig, resume: bool = True, callbacks: Sequence[L.Callback]
         training["train_seconds"] = round(time.time() - t0, 1)
         _export_final(judge, cfg, run_dir / FINAL_SUBDIR, training)
     return run_dir
+
+
+def _check_same_shuffle(last: Path, saved: SavedRun, saved_config: Path, cfg: TrainConfig) -> None:
+    """A mid-epoch ``last`` counts the batches of the run's seeded shuffle it trained: resumed with
+    another ``data.batch_size`` or ``seed`` the sampler would skip other clips, so that is refused
+    naming the keys (``saved_config``: the killed run's ``train_config.yaml``)."""
+    if not saved.position.batches_done or not saved_config.is_file():
+        return
+    before = yaml.safe_load(saved_config.read_text()) or {}
+    pairs = (("data.batch_size", (before.get("data") or {}).get("batch_size"), cfg.data.batch_size),
+             ("seed", before.get("seed"), cfg.seed))
+    changed = [f"{k} {was} -> {now}" for k, was, now in pairs if was is not None and was != now]
+    if changed:
+        raise ResumeError(f"{last}: taken mid-epoch (batch {saved.position.batches_done}), resumed with "
+                          f"{', '.join(changed)}: the sampler would skip other clips; resume with the run's "
+                          "values or rerun with --no-resume")
+
+
+def _lightning_trainer(cfg: TrainConfig, **kwargs) -> L.Trainer:
+    """``L.Trainer`` with ``cfg``'s strategy; hardware this machine lacks (no GPU, no DeepSpeed) is
+    one line naming the ``hardware`` section instead of Lightning's MisconfigurationException."""
+    hw = cfg.hardware
+    try:
+        return L.Trainer(strategy=_strategy(cfg), **kwargs)
+    except MisconfigurationException as e:
+        raise ValueError(f"hardware (accelerator {hw.accelerator}, strategy {hw.strategy}, precision "
+                         f"{hw.precision}): {e}") from None
+
+
+def _fit(trainer: L.Trainer, module: JudgeModule, dm: JudgeDataModule, ckpt: Path | None) -> None:
+    """``trainer.fit``, resuming from ``ckpt`` when given; a fit stopped by Ctrl-C or SIGTERM raises
+    ``KeyboardInterrupt`` (Lightning ends it with SystemExit 1 or 0, silently), so the CLI says that
+    a rerun resumes and exits 130."""
+    with warnings.catch_warnings():
+        # The sampler skips the batches a mid-epoch checkpoint already trained on (see resume.py),
+        # which Lightning cannot see and warns about.
+        warnings.filterwarnings("ignore", message=".*resuming from a checkpoint that ended before the epoch ended.*")
+        try:
+            trainer.fit(module, datamodule=dm, ckpt_path=str(ckpt) if ckpt is not None else None)
+        except SystemExit:
+            if trainer.interrupted:
+                raise KeyboardInterrupt from None
+            raise
 
 
 def _finished(saved: SavedRun, cfg: TrainConfig, final: Path) -> bool:

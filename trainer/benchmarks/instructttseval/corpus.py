@@ -75,7 +75,7 @@ class InstructCorpusConfig(StrictFromDict):
                 "sentence_fraction: two shares > 0 (val, test) summing below 0.7")
         require(self.clips_per_speaker >= 1, "clips_per_speaker must be >= 1")
         # a test clip's other-item pair borrows another test clip's instruction (same language)
-        require(self.speakers[2] * self.clips_per_speaker >= 2,
+        require(self.source != "synthetic" or self.speakers[2] * self.clips_per_speaker >= 2,
                 "speakers (test) x clips_per_speaker must be >= 2: a test clip's other-item pair borrows "
                 "another test clip's instruction")
         require(0.0 <= self.near_miss_fraction <= 1.0, "near_miss_fraction must be in [0, 1]")

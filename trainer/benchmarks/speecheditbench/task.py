@@ -58,7 +58,7 @@ def synth(out: Path, seed: int, options: EditSynthOptions) -> str:
                 f"the edited outputs of system {SYSTEM!r} (one missing and one damaged on purpose) and their "
                 f"manifest in {out}/outputs/{SYSTEM}; expected outcomes in {out}/truth.jsonl")
     values = {"seed": seed}
-    if options.clips_per_speaker:
+    if options.clips_per_speaker is not None:  # 0 is a value (refused by the config), not "unset"
         values["clips_per_speaker"] = options.clips_per_speaker
     if options.languages:
         values["languages"] = tuple(options.languages)
