@@ -73,7 +73,8 @@ def items_from_folder(folder: str | Path, skipped: list[tuple[str, str]] | None 
 
 def items_from_manifest(manifest: str | Path) -> list[ScoreItem]:
     """JSONL rows ``{"id", "audio", ["system"], ...}``; ``audio`` is relative to the manifest.
-    Other keys become prompt fields (e.g. ``instruction``). Bad lines raise naming file:line."""
+    Other keys become prompt fields (e.g. ``instruction``). Bad lines, and a manifest of none, raise
+    naming file:line (the file)."""
     manifest = Path(manifest)
     items, seen = [], set()
     for row in read_jsonl(manifest, required=("audio",)):
@@ -91,6 +92,8 @@ def items_from_manifest(manifest: str | Path) -> list[ScoreItem]:
         system = row.get("system")
         items.append(ScoreItem(id=item_id, path=manifest.parent / row["audio"],
                                system=None if system is None else str(system), fields=fields))
+    if not items:
+        raise JsonlError(f"{manifest}: the manifest holds no rows (nothing to score)")
     return items
 
 

@@ -132,3 +132,28 @@ def test_score_att_writes_the_voice_tables(tmp_path, files):
     rows = {json.loads(x)["id"]: json.loads(x)["score"] for x in (tmp_path / "o.jsonl").read_text().splitlines()}
     assert report["voices"]["sysA"]["vA1"][OVERALL]["hls"] == pytest.approx((rows["e1"] + rows["e2"]) / 2)
     assert "HLS per voice" in (tmp_path / "t.voices.md").read_text()
+
+
+def test_judge_scores_matching_no_clip_are_refused_naming_both_id_forms(files, capsys):
+    # a folder's ids are its relative paths (sys/e1) while the clips file says e1: nothing matches
+    clips = load_clips(files[0])
+    with pytest.raises(ValueError, match=r"'sysA/e1'.*'e1'"):
+        judge_tables({"sysA/e1": 0.5, "sysA/e2": 0.4}, clips, n_resamples=10)
+
+
+def test_metrics_att_says_how_many_scores_match_no_clip(tmp_path, files, capsys):
+    preds = _write(tmp_path / "p.jsonl", [{"id": "e1", "score": 0.5}, {"id": "x/e2", "score": 0.5}])
+    assert _metrics(["--predictions", str(preds), "--clips", str(files[0])]) == 0
+    assert "1 of 2 scored ids match no clip" in capsys.readouterr().err
+    preds = _write(tmp_path / "q.jsonl", [{"id": "x/e1", "score": 0.5}])
+    with pytest.raises(ValueError, match="match no clip"):
+        _metrics(["--predictions", str(preds), "--clips", str(files[0])])
+
+
+def test_tables_without_dimensions_have_a_well_formed_header():
+    cell = {"hls": 0.5, "ci95": [0.4, 0.6]}
+    md = format_tables({"source": "judge", "systems": {"s": {OVERALL: cell}},
+                        "voices": {"s": {"v": {OVERALL: cell}}}}).splitlines()
+    assert md[2:4] == ["| System | Overall |", "|---|---|"]
+    assert md[8:10] == ["| System | Voice | Overall |", "|---|---|---|"]
+    assert md[4].count("|") == 3 and md[10].count("|") == 4

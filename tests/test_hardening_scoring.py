@@ -373,3 +373,14 @@ def test_an_empty_item_file_stops_the_run_with_one_line(tmp_path, capsys):
                  "instruct-follow", "--base", "tiny", "--out", str(tmp_path / "res"), "--num-workers", "0"]) == 2
     assert capsys.readouterr().err.strip().endswith(f"{items}: holds no items")
     assert not (tmp_path / "res" / "table.json").exists()
+
+
+def test_an_empty_manifest_is_named_as_a_manifest_before_the_judge_loads(tmp_path, capsys):
+    # it said "no audio files (.wav, ...)" as if a folder were expected, after loading the judge
+    manifest = tmp_path / "m.jsonl"
+    manifest.write_text("\n")
+    assert main(["score", "audio", "--judge", str(tmp_path / "no-judge"), "--audio", str(manifest),
+                 "--out", str(tmp_path / "o.jsonl")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(f"{manifest}: the manifest holds no rows (nothing to score)") and len(err.splitlines()) == 1
+    assert not (tmp_path / "o.jsonl").exists()

@@ -85,6 +85,21 @@ def test_score_cast_refuses_bad_items_before_any_output(tmp_path, capsys, change
     assert not (tmp_path / "res" / "predictions.jsonl").exists()
 
 
+def test_score_cast_refuses_outputs_in_no_documented_layout(tmp_path, capsys):
+    # <id>.wav straight in the folder (no <mode>/ level) found no system: 0 rows, an all-n/a table, exit 0
+    import soundfile as sf
+
+    write_jsonl(tmp_path / "items.jsonl", cast_items())
+    (tmp_path / "outs").mkdir()
+    for k in range(4):
+        sf.write(tmp_path / "outs" / f"i{k}.wav", [0.0] * 1600, 16000)
+    refused(["score", "cast", "--items", tmp_path / "items.jsonl", "--outputs", tmp_path / "outs",
+             "--judge", tmp_path / "no-judge", "--out", tmp_path / "res", "--num-workers", "0"], capsys,
+            "omnijudge score cast: ", f"{tmp_path / 'outs'}: no CAST outputs", "manifest.jsonl",
+            "<mode>/<id>.wav", "<system>/<mode>/<id>.wav")
+    assert not (tmp_path / "res" / "predictions.jsonl").exists()
+
+
 def test_score_cast_refuses_zero_resamples_as_a_usage_error(tmp_path, capsys):
     write_jsonl(tmp_path / "items.jsonl", cast_items())
     with pytest.raises(SystemExit) as e:

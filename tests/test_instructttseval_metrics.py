@@ -189,3 +189,10 @@ def test_metrics_from_files(tmp_path):
     with pytest.raises(ValueError, match=f"{bad}:2:"):
         load_result_rows(bad)
     assert load_result_rows(f) == GOLDEN
+
+
+def test_an_empty_results_file_is_refused(tmp_path):
+    # it printed an all-None table with exit 0, where metrics pairs refuses an empty file
+    empty = _write(tmp_path / "empty.jsonl", [])
+    with pytest.raises(ValueError, match=f"{empty}: holds no result rows"):
+        metrics_from_files([str(empty)], n_resamples=0)

@@ -152,6 +152,8 @@ def test_score_strict_exits_non_zero_on_missing_outputs_and_metrics_prints_the_b
     assert main([*argv, "--out", str(tmp_path / "r"), "--tasks", "content", "emotion"]) == 3
     err = capsys.readouterr().err
     assert "--strict: 1 of 10 outputs missing (exit status 3)" in err and (tmp_path / "r" / "table.md").is_file()
+    # the breakdown counts as the run's last line does ("N of M items are errors"): missing outputs are error rows
+    assert "1 of 10 items are errors: 1 with no output file, 0 failed otherwise; reasons in" in err
     # no output missing (emotion alone): --strict exits 0
     assert main([*argv, "--out", str(tmp_path / "e"), "--tasks", "emotion"]) == 0
     capsys.readouterr()

@@ -86,7 +86,7 @@ def test_the_cli_scores_and_reports_missing_outputs(corpus, tmp_path):
            "--tasks", "content", "style"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "| synthetic-editor |" in r.stdout and "1 outputs missing" in r.stderr
+    assert "| synthetic-editor |" in r.stdout and "items are errors: 1 with no output file" in r.stderr
     bad = subprocess.run([*cmd[:-3], "--judges", "mood=x"], capture_output=True, text=True, timeout=300)
     assert bad.returncode != 0 and "--judges: 'mood=x' is not CRITERION=JUDGE" in bad.stderr
     assert "Traceback" not in bad.stderr

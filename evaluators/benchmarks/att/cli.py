@@ -40,19 +40,32 @@ def _check_table_output(o: AttMetricsOptions) -> None:
         check_json_file(o.out, "--out")
 
 
+def _judge_report(scores_path: str, o: AttMetricsOptions) -> dict:
+    """``judge_tables`` of a scores file against ``--clips``; scored ids that match no clip are counted on stderr."""
+    import sys
+
+    from evaluators.benchmarks.att.listener_tables import judge_tables, load_clips
+    from evaluators.benchmarks.att.metrics import load_predictions
+
+    scores = load_predictions(scores_path, o.score_key, tuple(o.value_range))
+    report = judge_tables(scores, load_clips(o.clips), clips_name=o.clips)
+    if report["unknown_ids"]:
+        print(f"{len(report['unknown_ids'])} of {len(scores)} scored ids match no clip of {o.clips} (listed in "
+              "unknown_ids; ids scored from an audio folder are <system>/<clip>)", file=sys.stderr)
+    return report
+
+
 def _tables(o: AttMetricsOptions) -> int:
     """Benchmark tables (``listener_tables.py``): from --judgements (listeners) or --predictions (a judge)."""
-    from evaluators.benchmarks.att.listener_tables import (format_tables, judge_tables, listener_tables, load_clips,
-                                                            load_judgements)
-    from evaluators.benchmarks.att.metrics import load_predictions
+    from evaluators.benchmarks.att.listener_tables import format_tables, listener_tables, load_clips, load_judgements
     from evaluators.jsonl import report_json
 
     _check_table_output(o)
-    clips = load_clips(o.clips)
     if o.judgements:
+        clips = load_clips(o.clips)
         report = listener_tables(clips, load_judgements(o.judgements, clips))
     else:
-        report = judge_tables(load_predictions(o.predictions, o.score_key, tuple(o.value_range)), clips)
+        report = _judge_report(o.predictions, o)
     text = format_tables(report)
     print(text)
     if o.out:
@@ -119,15 +132,14 @@ def cmd_score_att(args) -> int:
     if o.clips and not scoring.table:
         raise ValueError("score att --clips needs --table (the voice tables are written beside it)")
     if o.clips:  # a bad clips file stops the run before a model loads
-        from evaluators.benchmarks.att.listener_tables import format_tables, judge_tables, load_clips
+        from evaluators.benchmarks.att.listener_tables import format_tables, load_clips
 
         load_clips(o.clips)
     rc = run_audio_scoring(args, score_name="HLS")
     if o.clips:
-        from evaluators.benchmarks.att.metrics import load_predictions
         from evaluators.jsonl import report_json
 
-        report = judge_tables(load_predictions(scoring.out, value_range=tuple(o.value_range)), load_clips(o.clips))
+        report = _judge_report(scoring.out, o)
         stem = Path(scoring.table).with_suffix("")
         Path(f"{stem}.voices.json").write_text(report_json(report, indent=2))
         Path(f"{stem}.voices.md").write_text(format_tables(report) + "\n")

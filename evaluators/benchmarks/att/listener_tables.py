@@ -153,9 +153,15 @@ def listener_tables(clips: dict[str, dict], judgements: list[dict], seed: int = 
 
 
 def judge_tables(scores: dict[str, float], clips: dict[str, dict], seed: int = 0,
-                 n_resamples: int = N_RESAMPLES) -> dict:
+                 n_resamples: int = N_RESAMPLES, clips_name: str = "the clips file") -> dict:
     """The same tables from a judge's clip scores (id -> HLS on [0, 1]); clips without a score are
-    listed in ``unscored_clips``, scores of ids not in ``clips`` in ``unknown_ids``."""
+    listed in ``unscored_clips``, scores of ids not in ``clips`` in ``unknown_ids``. When no
+    scored id is a clip id, ValueError names an id of each (tables of nothing would look like a result)."""
+    if scores and not set(scores) & set(clips):
+        raise ValueError(f"all {len(scores)} scored ids (e.g. {min(scores)!r}) match no clip id of {clips_name} "
+                         f"(e.g. {min(clips)!r}); ids scored from an audio folder are its relative paths "
+                         "without extension (<system>/<clip>): give the clips those ids, or score a manifest.jsonl "
+                         "whose ids are the clips'")
     per_clip = {c: [float(scores[c])] for c, r in clips.items() if r["kind"] == "eval" and c in scores}
     report = {"source": "judge", "n_scored_clips": len(per_clip),
               "unscored_clips": sorted(c for c, r in clips.items() if r["kind"] == "eval" and c not in scores),
@@ -168,24 +174,26 @@ def _fmt(cell: dict | None) -> str:
     return "-" if cell is None else f"{cell['hls']:.3f} [{cell['ci95'][0]:.3f}, {cell['ci95'][1]:.3f}]"
 
 
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
 def format_tables(report: dict) -> str:
     """Markdown: the per-system table (Fig. 2: overall, each dimension, Unclear rate and valid
     batches when from listeners) and the per-voice table (Table 6), cells ``HLS [95% CI]``."""
     systems = report["systems"]
     dims = sorted({d for cells in systems.values() for d in cells if d != OVERALL})
     listeners = report.get("source") == "listeners"
-    extra = " Unclear | valid batches |" if listeners else ""
-    lines = [f"HLS per system ({report.get('source')}; 95% CI, bootstrap over clips)", "",
-             "| System | Overall | " + " | ".join(dims) + " |" + extra,
-             "|---|---|" + "---|" * len(dims) + ("---|---|" if listeners else "")]
+    head = ["System", "Overall", *dims] + (["Unclear", "valid batches"] if listeners else [])
+    lines = [f"HLS per system ({report.get('source')}; 95% CI, bootstrap over clips)", "", _row(head),
+             "|" + "---|" * len(head)]
     for s in sorted(systems, key=lambda s: -systems[s][OVERALL]["hls"]):
         o = systems[s][OVERALL]
-        tail = f" {o['unclear_rate']:.1%} | {o['n_valid_batches']} |" if listeners else ""
-        lines.append(f"| {s} | {_fmt(o)} | " + " | ".join(_fmt(systems[s].get(d)) for d in dims) + " |" + tail)
-    lines += ["", "HLS per voice", "", "| System | Voice | " + " | ".join(dims) + " | Overall |",
-              "|---|---|" + "---|" * (len(dims) + 1)]
+        tail = [f"{o['unclear_rate']:.1%}", str(o["n_valid_batches"])] if listeners else []
+        lines.append(_row([s, _fmt(o), *(_fmt(systems[s].get(d)) for d in dims), *tail]))
+    lines += ["", "HLS per voice", "", _row(["System", "Voice", *dims, "Overall"]), "|" + "---|" * (len(dims) + 3)]
     for s in sorted(report["voices"]):
         for v in sorted(report["voices"][s]):
             cells = report["voices"][s][v]
-            lines.append(f"| {s} | {v} | " + " | ".join(_fmt(cells.get(d)) for d in dims) + f" | {_fmt(cells[OVERALL])} |")
+            lines.append(_row([s, v, *(_fmt(cells.get(d)) for d in dims), _fmt(cells[OVERALL])]))
     return "\n".join(lines)

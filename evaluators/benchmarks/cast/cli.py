@@ -133,10 +133,11 @@ def cmd_score_cast(args) -> int:
     o = from_args(OutputScoring, args)
     # an --aligner the Hub cannot give stops the run before torch is imported
     require_model(from_args(AlignerOptions, args).aligner, "--aligner", "a manifest with each output's word_timestamps")
-    from evaluators.benchmarks.cast.scorer import RESULT_NAMES, load_scoring_items, score_cast
+    from evaluators.benchmarks.cast.scorer import RESULT_NAMES, collect_outputs, load_scoring_items, score_cast
 
     check_results_folder(o, RESULT_NAMES)
-    load_scoring_items(o.items)  # a bad or empty item file stops the run before a model loads
+    # a bad or empty item file, or outputs in no known layout, stop the run before a model loads
+    collect_outputs(o.outputs, load_scoring_items(o.items), o.system)
     detector, aligner = judge_and_aligner(args, stress_detector_class(o.judge))
     metrics = score_cast(detector, o.items, o.outputs, o.out, aligner=aligner, system=o.system,
                          n_resamples=from_args(CastMetricsOptions, args).n_resamples, run=run_options(args, aligner))

@@ -64,7 +64,8 @@ class CastOutput:
 
 
 def collect_outputs(outputs: str | Path, items: list[dict], system: str | None = None) -> list[CastOutput]:
-    """Every (system, mode, item) expected, with its file (None when missing)."""
+    """Every (system, mode, item) expected, with its file (None when missing). A folder without a
+    manifest and without a ``<mode>/`` folder (at its top or one level down) raises ValueError."""
     outputs = Path(outputs)
     manifest = outputs / "manifest.jsonl"
     found: dict[tuple[str, str, str], CastOutput] = {}
@@ -86,6 +87,10 @@ def collect_outputs(outputs: str | Path, items: list[dict], system: str | None =
         systems, modes = [s for s, _ in layouts], {}
         for sysname, root in layouts:
             modes[sysname] = [m for m in MODES if (root / m).is_dir()]
+        if not any(modes.values()):  # no system found: no item would get its "no output file" row
+            raise ValueError(f"{outputs}: no CAST outputs: expected manifest.jsonl, or <mode>/<id>.wav, or "
+                             f"<system>/<mode>/<id>.wav (mode one of {', '.join(MODES)})")
+        for sysname, root in layouts:
             for m in modes[sysname]:
                 for p in (root / m).iterdir():
                     if p.suffix.lower() in AUDIO_EXTENSIONS:

@@ -273,7 +273,8 @@ def load_result_rows(path: str | Path) -> list[dict]:
     holds at least one task (APS, DSD, RP), each task entry is an object, and an ``id`` (optional:
     the public script's rows may lack it) is a string or an integer given once per file (a row
     given twice would be counted twice). A bad line raises ValueError naming ``file:line`` and the
-    key. Verdict values themselves follow the public rule (module docstring): not checked here."""
+    key; an empty file is refused. Verdict values themselves follow the public rule (module docstring): not
+    checked here."""
     rows = read_jsonl(path)
     seen: dict[str, str] = {}
     for row in rows:
@@ -287,6 +288,8 @@ def load_result_rows(path: str | Path) -> list[dict]:
             if not isinstance(row[task], dict):
                 raise JsonlError(f"{where}: '{task}' must be an object holding the verdict, got {shown(row[task])}")
         row.pop("_line", None)  # read_jsonl's bookkeeping, not part of the result
+    if not rows:  # a table of None would read as a result
+        raise JsonlError(f"{path}: holds no result rows")
     return rows
 
 

@@ -120,9 +120,9 @@ def cmd_score(args) -> int:
     print(format_markdown({result["system"]: result["report"]}))
     n_err = sum(1 for r in result["rows"] if r.get("error") and not r.get("missing"))
     n_missing = sum(1 for r in result["rows"] if r.get("missing"))
-    if n_err or n_missing:
-        print(f"{n_missing} outputs missing, {n_err} items with errors: reasons in {args.out}/scores.jsonl",
-              file=sys.stderr)
+    if n_err or n_missing:  # counted as report_errors counts: a missing output's row is an error row
+        print(f"{n_missing + n_err} of {len(result['rows'])} items are errors: {n_missing} with no output file, "
+              f"{n_err} failed otherwise; reasons in {args.out}/scores.jsonl", file=sys.stderr)
     if own.strict and n_missing:
         print(f"--strict: {n_missing} of {len(result['rows'])} outputs missing (exit status {STRICT_EXIT})",
               file=sys.stderr)
