@@ -62,3 +62,26 @@ def test_synth_prints_no_repr(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert out.strip() == f"wrote {tmp_path / 'c'}: 3 audio files in audio/; clips.jsonl (3 rows), corpus_config.json"
     assert "PosixPath" not in out
+
+
+def test_synth_into_a_non_empty_out_needs_overwrite_and_replaces_only_a_corpus(tmp_path, capsys):
+    """A second ``synth`` into a corpus folder used to rewrite it in place with other options and
+    leave the earlier corpus's extra files behind; now it is refused, and ``--overwrite`` replaces
+    an earlier corpus whole (never a folder of other files)."""
+    from evaluators.cli import main
+
+    corpus = tmp_path / "cast"
+    assert main(["synth", "cast", "--out", str(corpus), "--sentences-per-language", "4"]) == 0
+    before = {p: p.read_bytes() for p in corpus.rglob("*") if p.is_file()}
+    assert main(["synth", "cast", "--out", str(corpus), "--sentences-per-language", "3"]) == 2
+    assert "--overwrite" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in corpus.rglob("*") if p.is_file()} == before  # untouched
+    (corpus / "audio" / "left_over.wav").write_bytes(b"an earlier corpus's file")
+    assert main(["synth", "cast", "--out", str(corpus), "--sentences-per-language", "3", "--overwrite"]) == 0
+    assert not (corpus / "audio" / "left_over.wav").exists()
+    assert json.loads((corpus / "corpus_config.json").read_text())["sentences_per_language"] == 3
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("my own file")
+    assert main(["synth", "cast", "--out", str(mine), "--overwrite"]) == 2
+    assert "corpus_config.json" in capsys.readouterr().err and (mine / "notes.txt").read_text() == "my own file"

@@ -68,8 +68,25 @@ def _task_options(parser, options_class):
 class SynthTarget:
     """What every ``omnijudge synth <task>`` takes besides the task's own options."""
 
-    out: str = option(None, "output folder", required=True)
+    out: str = option(None, "output folder (new or empty)", required=True)
     seed: int = option(0, "random seed: the same seed and options write the same corpus (default 0)", type=int)
+    overwrite: bool = option(False, "replace an earlier corpus in --out (a folder holding corpus_config.json)")
+
+
+def check_synth_out(out: Path, overwrite: bool) -> None:
+    """``--out`` is new or empty; with ``overwrite``, an earlier corpus there (its
+    ``corpus_config.json``) is deleted first, so none of its files outlives the new corpus. A folder
+    of other files is never deleted. (A builder whose ``--out`` is a file checks it itself.)"""
+    if not out.is_dir() or not any(out.iterdir()):
+        return
+    if not overwrite:
+        raise ValueError(f"--out {out}: exists and is not empty (give --overwrite to replace an earlier corpus)")
+    if not (out / "corpus_config.json").is_file():
+        raise ValueError(f"--out {out}: holds no corpus_config.json; --overwrite replaces only an earlier "
+                         "synth corpus, give a new or empty --out")
+    import shutil
+
+    shutil.rmtree(out)
 
 
 @dataclass(frozen=True)
@@ -128,6 +145,7 @@ def add_synth_command(sub) -> None:
             from trainer.synth.written_summary import in_words
 
             target = from_args(SynthTarget, args)
+            check_synth_out(Path(target.out), target.overwrite)
             print(in_words(task.commands.synth(Path(target.out), target.seed, read(args)), target.out))
             return 0
 
