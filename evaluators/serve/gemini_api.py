@@ -62,13 +62,15 @@ def judge_request(texts: list[str], audio: list[Audio], audio_at: list[int], sys
 
 def audio_bytes(data: str, where: str) -> bytes:
     """Base64 ``data`` (the standard alphabet, or the URL-safe one google-genai's
-    ``Part.from_bytes`` sends, as Gemini accepts both) as bytes; not base64, or empty, is a 400
-    naming ``where``."""
+    ``Part.from_bytes`` sends, with or without its ``=`` padding, as Gemini's JSON bytes accept all
+    four) as bytes; not base64, or empty, is a 400 naming ``where``."""
     try:
         if "-" in data or "_" in data:
             if "+" in data or "/" in data:
                 raise ValueError("mixed base64 alphabets")
             data = data.replace("-", "+").replace("_", "/")
+        if not data.endswith("="):
+            data += "=" * (-len(data) % 4)  # unpadded (a length of 1 mod 4 stays invalid)
         raw = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
         raw = b""

@@ -1,0 +1,51 @@
+"""``omnijudge serve`` on valid but less-travelled requests the public clients (or other
+OpenAI/Gemini clients) may send: each gets the reply its client parses, or a 4xx saying why."""
+
+import base64
+
+import pytest
+from fastapi.testclient import TestClient
+
+from serve_testing import tiny_judges, wav_bytes
+
+from evaluators.benchmarks.att.presets import RELEASED_PROMPT
+from evaluators.serve.app import ServeOptions, create_app
+
+URL = "/v1beta/models/m:generateContent"
+WAV = wav_bytes(0.8, seed=5)[:-1]  # an odd length: its base64 ends in padding
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    app = create_app(tiny_judges(), ServeOptions(folder=tmp_path_factory.mktemp("serve"), max_body_bytes=4 << 20))
+    with TestClient(app) as c:
+        yield c
+
+
+def gemini(data: str, **extra) -> dict:
+    return {"contents": [{"parts": [{"text": RELEASED_PROMPT},
+                                    {"inline_data": {"mime_type": "audio/wav", "data": data}}]}], **extra}
+
+
+def chat(data: str, **extra) -> dict:
+    return {"model": "m", "messages": [{"role": "user", "content": [
+        {"type": "input_audio", "input_audio": {"data": data, "format": "wav"}},
+        {"type": "text", "text": RELEASED_PROMPT}]}], **extra}
+
+
+def gemini_text(r) -> str:
+    assert r.status_code == 200, r.text
+    return r.json()["candidates"][0]["content"]["parts"][0]["text"]
+
+
+def test_base64_without_padding_is_accepted(client):
+    """Gemini's JSON bytes (protobuf's JSON mapping) accept standard or URL-safe base64, with or
+    without padding; unpadded data is judged as the padded data is."""
+    padded = base64.b64encode(WAV).decode()
+    assert padded.endswith("=")
+    want = gemini_text(client.post(URL, json=gemini(padded)))
+    assert gemini_text(client.post(URL, json=gemini(padded.rstrip("=")))) == want
+    urlsafe = base64.urlsafe_b64encode(WAV).decode().rstrip("=")
+    assert gemini_text(client.post(URL, json=gemini(urlsafe))) == want
+    r = client.post("/v1/chat/completions", json=chat(padded.rstrip("=")))
+    assert r.status_code == 200 and r.json()["choices"][0]["message"]["content"] == want, r.text
