@@ -49,3 +49,13 @@ def test_base64_without_padding_is_accepted(client):
     assert gemini_text(client.post(URL, json=gemini(urlsafe))) == want
     r = client.post("/v1/chat/completions", json=chat(padded.rstrip("=")))
     assert r.status_code == 200 and r.json()["choices"][0]["message"]["content"] == want, r.text
+
+
+@pytest.mark.parametrize("seconds", [0.3, 2.0])  # the longer one is past the long-string scan's 14,000 letters
+def test_a_data_url_in_place_of_base64_is_a_400_saying_so(client, seconds):
+    url = "data:audio/wav;base64," + base64.b64encode(wav_bytes(seconds)).decode()
+    r = client.post("/v1/chat/completions", json=chat(url))
+    assert r.status_code == 400, r.text
+    assert "messages[0].content[0].input_audio.data: a data: URL" in r.json()["error"]["message"]
+    r = client.post(URL, json=gemini(url))
+    assert r.status_code == 400 and "inline_data.data: a data: URL" in r.json()["error"]["message"], r.text

@@ -64,6 +64,9 @@ def audio_bytes(data: str, where: str) -> bytes:
     """Base64 ``data`` (the standard alphabet, or the URL-safe one google-genai's
     ``Part.from_bytes`` sends, with or without its ``=`` padding, as Gemini's JSON bytes accept all
     four) as bytes; not base64, or empty, is a 400 naming ``where``."""
+    if data.startswith("data:"):
+        raise ApiError(400, f"{where}: a data: URL; send the base64 audio bytes alone (the media type "
+                            "goes in mime_type / format)")
     try:
         if "-" in data or "_" in data:
             if "+" in data or "/" in data:

@@ -59,8 +59,9 @@ def check_text_bytes(raw: bytes, limit: int = MAX_TEXT_BYTES) -> None:
 #: A byte that cannot be part of a base64 run; the runs between them are what a long string is made of.
 _NOT_BASE64 = re.compile(rb"[^A-Za-z0-9+/=_-]")
 #: What stands right before a base64 run that is audio: the value of a ``data`` key (an escaped
-#: ``\"data\"`` inside a prompt string does not count).
-_DATA_VALUE = re.compile(rb'(?<!\\)"data"\s*:\s*"\Z')
+#: ``\"data\"`` inside a prompt string does not count), or of one that holds a ``data:`` URL (refused
+#: after the parse, by ``gemini_api.audio_bytes``, naming the field).
+_DATA_VALUE = re.compile(rb'(?<!\\)"data"\s*:\s*"(?:data:[\w.+/-]{0,64};base64,)?\Z')
 
 
 def check_long_strings(raw: bytes, limit: int) -> None:
