@@ -59,3 +59,26 @@ def test_a_data_url_in_place_of_base64_is_a_400_saying_so(client, seconds):
     assert "messages[0].content[0].input_audio.data: a data: URL" in r.json()["error"]["message"]
     r = client.post(URL, json=gemini(url))
     assert r.status_code == 400 and "inline_data.data: a data: URL" in r.json()["error"]["message"], r.text
+
+
+def test_n_and_candidate_count_get_that_many_choices(client):
+    """A client asking n (OpenAI) or candidateCount (Gemini) samples reads that many choices; the
+    judge is deterministic, so each holds the same reply, with its own index."""
+    data = base64.b64encode(WAV).decode()
+    r = client.post("/v1/chat/completions", json=chat(data, n=3))
+    assert r.status_code == 200, r.text
+    choices = r.json()["choices"]
+    assert [c["index"] for c in choices] == [0, 1, 2] and len({c["message"]["content"] for c in choices}) == 1
+    assert "n" not in r.headers.get("x-omnijudge-ignored", "").split(" ")[0].split(",")
+    r = client.post(URL, json=gemini(data, generationConfig={"candidateCount": 2, "temperature": 0}))
+    assert r.status_code == 200, r.text
+    candidates = r.json()["candidates"]
+    assert [c["index"] for c in candidates] == [0, 1] and candidates[0]["content"] == candidates[1]["content"]
+    assert r.headers["x-omnijudge-ignored"].startswith("temperature ")
+    for bad, words in [(chat(data, n=0), "n: Input should be greater than or equal to 1"),
+                       (chat(data, n="2"), "n: Input should be a valid integer"),
+                       (gemini(data, generationConfig={"candidateCount": 9}), "candidateCount: at most 8"),
+                       (gemini(data, generationConfig={"candidate_count": True}), "candidate_count: a whole number")]:
+        path = URL if "contents" in bad else "/v1/chat/completions"
+        r = client.post(path, json=bad)
+        assert r.status_code == 400 and words in r.text, r.text

@@ -193,7 +193,8 @@ def _add_judge_routes(app: FastAPI, judging: RequestJudging, answer) -> None:
                 raise ApiError(404, f"unsupported method {method[:64]!r}; this server answers generateContent")
             jr, matched = await read_request(request, gemini_api.parse_generate_content)
             reply, verdicts, family = await unless_disconnected(request, judging.judge(model, jr, matched))
-            body = gemini_api.generate_content_response(reply, model_name(model), jr.prompt, verdicts)
+            body = gemini_api.generate_content_response(reply, model_name(model), jr.prompt, verdicts,
+                                                           jr.choices)
             return JSONResponse(body, headers=_headers(jr, family)), family
         return await answer("gemini", request, handle)
 
@@ -202,7 +203,8 @@ def _add_judge_routes(app: FastAPI, judging: RequestJudging, answer) -> None:
         async def handle():
             (model, jr), matched = await read_request(request, openai_api.parse_chat_completion)
             reply, verdicts, family = await unless_disconnected(request, judging.judge(model, jr, matched))
-            body = openai_api.chat_completion_response(reply, model, jr.prompt, verdicts, int(time.time()))
+            body = openai_api.chat_completion_response(reply, model, jr.prompt, verdicts, int(time.time()),
+                                                     jr.choices)
             return JSONResponse(body, headers=_headers(jr, family)), family
         return await answer("openai", request, handle)
 

@@ -43,6 +43,8 @@ class JudgeRequest:
     system: str | None = None
     ignored: list[str] = field(default_factory=list)
     layout: Layout = field(default_factory=Layout)
+    #: how many choices (candidates) the reply repeats: OpenAI's ``n``, Gemini's ``candidateCount``
+    choices: int = 1
 
     @property
     def audio(self) -> Audio:
@@ -121,9 +123,29 @@ def parse_generate_content(body) -> JudgeRequest:
         system_text = "\n".join(s)
     config = request.generation_config or {}
     schema = response_schema(config)
-    ignored = sorted(k for k in config if k not in SCHEMA_KEYS or schema is None)
+    ignored = sorted(k for k in config if k not in (*CANDIDATE_KEYS, *(SCHEMA_KEYS if schema is not None else ())))
     ignored += [k for k in ("safetySettings", "safety_settings", "tools", "toolConfig") if k in body]
-    return judge_request(texts, audio, audio_at, system_text, ignored, schema)
+    out = judge_request(texts, audio, audio_at, system_text, ignored, schema)
+    out.choices = candidate_count(config)
+    return out
+
+
+#: the generationConfig keys of the number of candidates, as the SDKs spell them
+CANDIDATE_KEYS = ("candidateCount", "candidate_count")
+
+
+def candidate_count(config: dict) -> int:
+    """``generationConfig.candidateCount`` (1 to 8, as Gemini takes; absent: 1); another value is a 400."""
+    for key in CANDIDATE_KEYS:
+        value = config.get(key)
+        if value is None:
+            continue
+        if type(value) is not int or value < 1:
+            raise ApiError(400, f"generationConfig.{key}: a whole number from 1 to 8")
+        if value > 8:
+            raise ApiError(400, f"generationConfig.{key}: at most 8 candidates")
+        return value
+    return 1
 
 
 #: the generationConfig keys of a JSON reply schema, as the SDKs spell them (read by the families
@@ -148,11 +170,12 @@ def usage(prompt: str, reply: str) -> dict:
     return {"promptTokenCount": p, "candidatesTokenCount": c, "totalTokenCount": p + c}
 
 
-def generate_content_response(reply: str, model: str, prompt: str, verdicts: list[dict]) -> dict:
-    """The ``GenerateContentResponse`` carrying ``reply`` as its one text part; ``verdicts``
-    (the judges' scores and probabilities) ride along under ``omnijudge``, which clients ignore."""
+def generate_content_response(reply: str, model: str, prompt: str, verdicts: list[dict], count: int = 1) -> dict:
+    """The ``GenerateContentResponse`` carrying ``reply`` as the text part of each of its ``count``
+    candidates; ``verdicts`` (the judges' scores and probabilities) ride along under ``omnijudge``,
+    which clients ignore."""
     return {"candidates": [{"content": {"parts": [{"text": reply}], "role": "model"}, "finishReason": "STOP",
-                            "index": 0}],
+                            "index": i} for i in range(count)],
             "usageMetadata": usage(prompt, reply), "modelVersion": model,
             "responseId": hashlib.sha256(f"{model}\n{prompt}\n{reply}".encode()).hexdigest()[:24],
             "omnijudge": {"verdicts": verdicts}}

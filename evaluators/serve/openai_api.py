@@ -50,17 +50,21 @@ def parse_chat_completion(body) -> tuple[str, JudgeRequest]:
             _content_parts(message, f"messages[{i}]", texts, audio, audio_at)
         else:
             _content_parts(message, f"messages[{i}]", [], [], [])  # checked, not judged
-    ignored = sorted(k for k in body if k not in ("model", "messages"))
-    return request.model, judge_request(texts, audio, audio_at, "\n".join(system) or None, ignored)
+    ignored = sorted(k for k in body if k not in ("model", "messages", "n"))
+    out = judge_request(texts, audio, audio_at, "\n".join(system) or None, ignored)
+    out.choices = request.n or 1
+    return request.model, out
 
 
-def chat_completion_response(reply: str, model: str, prompt: str, verdicts: list[dict], created: int) -> dict:
-    """The ``chat.completion`` object; ``verdicts`` ride along under ``omnijudge``."""
+def chat_completion_response(reply: str, model: str, prompt: str, verdicts: list[dict], created: int,
+                             count: int = 1) -> dict:
+    """The ``chat.completion`` object, ``reply`` in each of its ``count`` choices (``n``: the judge
+    is deterministic, so they are equal); ``verdicts`` ride along under ``omnijudge``."""
     p, c = -(-len(prompt) // 4), -(-len(reply) // 4)
     digest = hashlib.sha256(json.dumps([model, prompt, reply]).encode()).hexdigest()[:24]
     return {"id": f"chatcmpl-{digest}", "object": "chat.completion", "created": created, "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop",
-                         "logprobs": None}],
+            "choices": [{"index": i, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop",
+                         "logprobs": None} for i in range(count)],
             "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c},
             "omnijudge": {"verdicts": verdicts}}
 

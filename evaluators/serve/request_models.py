@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError, field_validator
+from pydantic import (AliasChoices, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError,
+                      field_validator)
 
 from evaluators.serve.errors import ApiError
 from evaluators.serve.limits import MAX_PARTS
@@ -21,6 +22,8 @@ from evaluators.serve.limits import MAX_PARTS
 #: longest MIME type, file URI or model name (characters)
 MAX_NAME_CHARS = 256
 MAX_URI_CHARS = 2048
+#: OpenAI's largest ``n`` (choices per request)
+MAX_CHOICES = 128
 #: audio formats of OpenAI's ``input_audio`` -> MIME type
 AUDIO_FORMATS = {"wav": "audio/wav", "mp3": "audio/mp3", "flac": "audio/flac", "ogg": "audio/ogg"}
 
@@ -123,6 +126,7 @@ class ChatCompletionRequest(_Body):
     model: StrictStr = Field(min_length=1, max_length=MAX_NAME_CHARS)
     messages: list[Message] = Field(min_length=1, max_length=MAX_PARTS)
     stream: StrictBool | None = None
+    n: StrictInt | None = Field(None, ge=1, le=MAX_CHOICES)
 
 
 def count_parts(part_lists: list[list]) -> None:
