@@ -82,3 +82,26 @@ def test_n_and_candidate_count_get_that_many_choices(client):
         path = URL if "contents" in bad else "/v1/chat/completions"
         r = client.post(path, json=bad)
         assert r.status_code == 400 and words in r.text, r.text
+
+
+def test_a_served_model_can_be_fetched_by_name(client):
+    """google-genai's ``models.get`` and the openai client's ``models.retrieve`` (a runner's check
+    that its judge model exists) get the model, under any name the ``*`` route serves."""
+    for path in ("/v1beta/models/gemini-2.5-flash", "/v1beta/models/models/gemini-2.5-flash",
+                 "/v1/models/gemini-2.5-flash"):
+        r = client.get(path)
+        assert r.status_code == 200, (path, r.text)
+        body = r.json()
+        assert body["name"] == "models/gemini-2.5-flash" and body["supportedGenerationMethods"] == ["generateContent"]
+        assert "auto-att-released" in body["description"]
+    assert client.get("/v1/models/judge").json()["id"] == "judge"
+    assert client.get("/v1/models/judge").json()["object"] == "model"
+
+
+def test_an_unserved_model_is_a_404_naming_the_models(tmp_path):
+    app = create_app({"judge": tiny_judges()["*"]}, ServeOptions(folder=tmp_path))
+    with TestClient(app) as c:
+        assert c.get("/v1beta/models/judge").status_code == 200
+        for path in ("/v1beta/models/other", "/v1/models/other"):
+            r = c.get(path)
+            assert r.status_code == 404 and "model 'other' is not served; models: judge" in r.json()["error"]["message"]

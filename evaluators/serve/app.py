@@ -34,7 +34,7 @@ from evaluators.serve.metrics import ServeMetrics
 from evaluators.serve.middleware import RequestGuard, redact_access_log
 from evaluators.serve.openapi_schema import add_request_schemas, request_body
 from evaluators.serve.request_judging import RequestJudging
-from evaluators.serve.routes import model_name
+from evaluators.serve.routes import ANY_MODEL, model_name
 from evaluators.serve.uploads import add_file_routes
 
 log = logging.getLogger(__name__)
@@ -215,9 +215,31 @@ def _add_listing_routes(app: FastAPI, judges: dict, batcher: Batcher, metrics: S
     def families_of(name: str) -> list[str]:
         return list(judges[name])
 
+    def gemini_model(name: str, route: str) -> dict:
+        return {"name": f"models/{name}", "displayName": name, "supportedGenerationMethods": ["generateContent"],
+                "description": "omnijudge judges for: " + ", ".join(families_of(route))}
+
     def gemini_models() -> dict:
-        return {"models": [{"name": f"models/{n}", "displayName": n, "supportedGenerationMethods": ["generateContent"],
-                            "description": "omnijudge judges for: " + ", ".join(families_of(n))} for n in judges]}
+        return {"models": [gemini_model(n, n) for n in judges]}
+
+    def get_model(raw: str, api: str):
+        """One model by name (google-genai's ``models.get``, the openai client's ``models.retrieve``):
+        Gemini's Model, with OpenAI's keys on ``/v1``; a name no route serves is a 404."""
+        name = model_name(raw)
+        route = name if name in judges else ANY_MODEL if ANY_MODEL in judges else None
+        if route is None:
+            return _error(api, 404, f"model {name!r} is not served; models: {', '.join(sorted(judges))}")
+        extra = {"id": name, "object": "model", "created": 0, "owned_by": "omnijudge"} if api == "openai" else {}
+        return {**gemini_model(name, route), **extra}
+
+    @app.get("/v1beta/models/{name:path}")
+    async def get_gemini_model(name: str):
+        return get_model(name, "gemini")
+
+    @app.get("/v1/models/{name:path}")
+    async def get_v1_model(name: str):
+        """Both layouts in one body, as the v1 list."""
+        return get_model(name, "openai")
 
     @app.get("/v1beta/models")
     async def list_gemini_models():
