@@ -105,3 +105,19 @@ def test_an_unserved_model_is_a_404_naming_the_models(tmp_path):
         for path in ("/v1beta/models/other", "/v1/models/other"):
             r = c.get(path)
             assert r.status_code == 404 and "model 'other' is not served; models: judge" in r.json()["error"]["message"]
+
+
+def test_unknown_fields_of_any_name_are_ignored_and_named_safely(client):
+    """Unknown keys go into the ``x-omnijudge-ignored`` header; a key a header cannot carry (not
+    Latin-1, a line break) or past the first 32 is counted there, never sent raw."""
+    data = base64.b64encode(WAV).decode()
+    odd = {"温度": 1, "a\r\nX-Evil: 1": 2, **{f"k{i}": i for i in range(40)}}
+    for path, body in [("/v1/chat/completions", chat(data, temperature=0, **odd)),
+                       (URL, gemini(data, generationConfig={"temperature": 0, **odd}))]:
+        r = client.post(path, json=body)
+        assert r.status_code == 200, r.text
+        header = r.headers["x-omnijudge-ignored"]
+        assert "X-Evil" not in r.headers and "\n" not in header and "温度" not in header
+        assert header.startswith("k0,k1,k10,") and header.endswith(",11 more (the judge is deterministic)"), header
+    r = client.post(URL, json=gemini(data, generationConfig={"温度": 1}))
+    assert r.status_code == 200 and r.headers["x-omnijudge-ignored"] == "1 more (the judge is deterministic)"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import re
 import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -170,10 +171,18 @@ def create_app(judges: dict[str, dict[str, dict[str, object]]], options: ServeOp
     return app
 
 
+#: an ignored key the ``x-omnijudge-ignored`` header names (the rest are counted): printable ASCII
+_HEADER_KEY = re.compile(r"[!-+\--~]{1,64}")
+#: the most keys the header names
+_MAX_NAMED = 32
+
+
 def _headers(request: JudgeRequest, family: str) -> dict:
     out = {"x-omnijudge-family": family}
     if request.ignored:
-        out["x-omnijudge-ignored"] = ",".join(request.ignored) + " (the judge is deterministic)"
+        named = [k for k in request.ignored if _HEADER_KEY.fullmatch(k)][:_MAX_NAMED]
+        rest = len(request.ignored) - len(named)
+        out["x-omnijudge-ignored"] = ",".join(named + ([f"{rest} more"] if rest else [])) + " (the judge is deterministic)"
     return out
 
 
