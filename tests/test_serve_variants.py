@@ -121,3 +121,15 @@ def test_unknown_fields_of_any_name_are_ignored_and_named_safely(client):
         assert header.startswith("k0,k1,k10,") and header.endswith(",11 more (the judge is deterministic)"), header
     r = client.post(URL, json=gemini(data, generationConfig={"温度": 1}))
     assert r.status_code == 200 and r.headers["x-omnijudge-ignored"] == "1 more (the judge is deterministic)"
+
+
+def test_a_compressed_body_is_a_415_saying_so(client):
+    import gzip
+    import json
+
+    raw = gzip.compress(json.dumps(gemini(base64.b64encode(WAV).decode())).encode())
+    for path in (URL, "/v1/chat/completions", "/upload/v1beta/files"):
+        r = client.post(path, content=raw, headers={"Content-Encoding": "gzip", "Content-Type": "application/json"})
+        assert r.status_code == 415 and "Content-Encoding gzip" in r.json()["error"]["message"], (path, r.text)
+    r = client.post(URL, json=gemini(base64.b64encode(WAV).decode()), headers={"Content-Encoding": "identity"})
+    assert r.status_code == 200, r.text

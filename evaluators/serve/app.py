@@ -86,7 +86,11 @@ def _api_of(path: str) -> str:
 
 
 async def read_body(request: Request, limit: int) -> bytes:
-    """The body, refused with 413 past ``limit`` bytes whether or not a Content-Length says so."""
+    """The body, refused with 413 past ``limit`` bytes whether or not a Content-Length says so, and
+    with 415 when compressed (read as it came, it would be a confusing parse or decode error)."""
+    encoding = request.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        raise ApiError(415, f"Content-Encoding {encoding[:32]} is not supported; send the body uncompressed")
     chunks, n = [], 0
     async for chunk in request.stream():
         n += len(chunk)
@@ -182,7 +186,8 @@ def _headers(request: JudgeRequest, family: str) -> dict:
     if request.ignored:
         named = [k for k in request.ignored if _HEADER_KEY.fullmatch(k)][:_MAX_NAMED]
         rest = len(request.ignored) - len(named)
-        out["x-omnijudge-ignored"] = ",".join(named + ([f"{rest} more"] if rest else [])) + " (the judge is deterministic)"
+        named += [f"{rest} more"] if rest else []
+        out["x-omnijudge-ignored"] = ",".join(named) + " (the judge is deterministic)"
     return out
 
 
