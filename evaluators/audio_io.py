@@ -16,6 +16,7 @@ Public API
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import warnings
@@ -27,6 +28,7 @@ from scipy.signal import resample_poly
 
 from evaluators.item_ids import sanitize_item_id  # noqa: F401 - re-exported: item ids are named here too
 from evaluators.mp3_length import MAX_SLACK, read_mpeg_length
+from evaluators.wav_header import sound_source, wav_claimed_frames
 
 __all__ = [
     "AUDIO_EXTENSIONS",
@@ -121,7 +123,8 @@ def load_audio(path: str | os.PathLike, target_sr: int = SAMPLE_RATE, max_second
     Note: a file whose header claims more frames than it holds (cut short in a copy or a
     download) is an error naming both lengths; libsndfile would quietly read what is there (WAV,
     MP3) or fail with "lost sync" (FLAC). PCM WAV and FLAC must hold their header's count
-    (within 0.1 %). MP3 lengths come from the stream's own frame headers
+    (within 0.1 %); a ``data`` size of 0 with samples after it (a streaming writer's unfinished
+    header) reads them all (``evaluators.wav_header``). MP3 lengths come from the stream's own frame headers
     (``evaluators.mp3_length``): a Xing/Info frame count with the LAME tag's encoder delay and
     padding gives the exact decoded length; without them the codec's delay and padding are
     allowed as slack (2833-3409 samples), and a cut is seen from the frames themselves (a last
@@ -185,11 +188,11 @@ def _limit(max_seconds: float, sr: int) -> int:
 def _read_frames(p: Path, max_seconds: float | None, allow_truncated: bool) -> tuple[np.ndarray, int, int]:
     """(frames x channels float32, sample rate, frames the header claims), read block by block
     up to ``max_seconds``; the sample rate is checked before any sample is decoded."""
-    try:
-        f = sf.SoundFile(str(p))
-    except (sf.LibsndfileError, sf.SoundFileError, RuntimeError, TypeError) as exc:
-        raise AudioLoadError(p, f"not a readable audio file or header is truncated ({exc})") from exc
-    with f:
+    with contextlib.ExitStack() as stack:
+        try:
+            f = stack.enter_context(sf.SoundFile(sound_source(p, stack)))
+        except (sf.LibsndfileError, sf.SoundFileError, RuntimeError, TypeError) as exc:
+            raise AudioLoadError(p, f"not a readable audio file or header is truncated ({exc})") from exc
         sr = f.samplerate
         if not MIN_SAMPLE_RATE <= sr <= MAX_SAMPLE_RATE:
             # a crafted header (1 Hz, 2e9 Hz) would make resampling allocate tens of GiB
@@ -252,33 +255,7 @@ def _claimed_length(p: Path, f: sf.SoundFile) -> tuple[int, int, str | None]:
             return mpeg.claimed, mpeg.slack, mpeg.cut_reason()
         # a stream its headers do not describe (free-format bit rate): the decoder's count, widest slack
         return f.frames, MAX_SLACK, None
-    return _wav_claimed_frames(p) or f.frames, 0, None
-
-
-def _wav_claimed_frames(path: Path) -> int | None:
-    """Frames a RIFF/WAVE header's ``data`` chunk claims (its byte size / the ``fmt `` block
-    align), or None when the file is not plain RIFF WAVE or the size is a streaming placeholder."""
-    try:
-        with path.open("rb") as f:
-            if f.read(12)[:4] != b"RIFF":
-                return None
-            block_align = None
-            while header := f.read(8):
-                if len(header) < 8:
-                    return None
-                chunk, size = header[:4], int.from_bytes(header[4:], "little")
-                if chunk == b"fmt ":
-                    fmt = f.read(size + (size & 1))
-                    block_align = int.from_bytes(fmt[12:14], "little") if len(fmt) >= 14 else None
-                    continue
-                if chunk == b"data":
-                    if not block_align or size in (0, 0xFFFFFFFF):
-                        return None
-                    return size // block_align
-                f.seek(size + (size & 1), 1)
-    except OSError:
-        return None
-    return None
+    return wav_claimed_frames(p) or f.frames, 0, None
 
 
 # --------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ with a reason, never a silently chosen file or a misread clip."""
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 import soundfile as sf
 
 from tests.conftest import speechlike
@@ -37,3 +38,37 @@ def test_cast_two_output_files_for_one_item_are_its_error_not_a_silent_pick(tmp_
     by = {o.id: o for o in collect_outputs(tmp_path / "outs", items, system="s")}
     assert by["i1"].problem is None and by["i1"].path == root / "i1.wav"
     assert by["i0"].problem is not None and "i0.wav" in by["i0"].problem
+
+
+def _unfinished_header(path, wave, sr, subtype="PCM_16", channels=1):
+    """``wave`` written as a streaming writer leaves a WAV it could not seek back into: the RIFF
+    and ``data`` chunk sizes still 0."""
+    sf.write(path, np.stack([wave] * channels, 1) if channels > 1 else wave, sr, subtype=subtype)
+    b = bytearray(path.read_bytes())
+    i = b.find(b"data")
+    b[4:8] = b[i + 4:i + 8] = bytes(4)
+    path.write_bytes(bytes(b))
+
+
+def test_a_streamed_wav_whose_sizes_were_never_filled_in_is_read_whole(tmp_path):
+    from evaluators.audio_io import LongClipWarning, load_audio
+
+    wave = speechlike(1.5, sr=22050)
+    sf.write(tmp_path / "whole.wav", np.stack([wave, wave], 1), 22050, subtype="PCM_24")
+    _unfinished_header(tmp_path / "streamed.wav", wave, 22050, subtype="PCM_24", channels=2)
+    want = load_audio(tmp_path / "whole.wav")
+    np.testing.assert_array_equal(load_audio(tmp_path / "streamed.wav"), want)
+    with pytest.warns(LongClipWarning):
+        assert len(load_audio(tmp_path / "streamed.wav", max_seconds=0.5)) == 8000  # a bounded read stays bounded
+
+
+def test_an_empty_data_chunk_followed_by_another_chunk_is_still_empty(tmp_path):
+    from evaluators.audio_io import AudioLoadError, load_audio
+
+    sf.write(tmp_path / "empty.wav", np.zeros(0, np.float32), 16000)
+    b = bytearray((tmp_path / "empty.wav").read_bytes())
+    b += b"LIST" + (4000).to_bytes(4, "little") + b"INFO" + bytes(3996)  # tags after the (empty) samples
+    b[4:8] = (len(b) - 8).to_bytes(4, "little")
+    (tmp_path / "empty.wav").write_bytes(bytes(b))
+    with pytest.raises(AudioLoadError, match="zero samples"):
+        load_audio(tmp_path / "empty.wav")
