@@ -207,8 +207,7 @@ def _read_frames(p: Path, max_seconds: float | None, allow_truncated: bool) -> t
                 block = f.read(min(step, want - got), dtype="float32", always_2d=True)
             except (sf.LibsndfileError, sf.SoundFileError, RuntimeError) as exc:
                 failure = exc  # FLAC: "decoder lost sync" where the file was cut
-                if step > 1024 and f.seekable():  # a failed read returns nothing: go back, take small steps
-                    f.seek(got)
+                if step > 1024 and f.seekable() and _seek(f, got):  # a failed read returns nothing: go back, small steps
                     step = 1024
                     continue
                 break
@@ -232,6 +231,15 @@ def _read_frames(p: Path, max_seconds: float | None, allow_truncated: bool) -> t
             raise AudioLoadError(p, problem)
         warnings.warn(f"{p}: {problem}; scored as read (allow_truncated)", TruncatedAudioWarning, stacklevel=3)
     return data, sr, claimed
+
+
+def _seek(f: sf.SoundFile, frame: int) -> bool:
+    """Whether ``f`` could seek to ``frame`` (a FLAC cut inside its first frame cannot seek at all)."""
+    try:
+        f.seek(frame)
+    except (sf.LibsndfileError, sf.SoundFileError, RuntimeError):
+        return False
+    return True
 
 
 def _claimed_length(p: Path, f: sf.SoundFile) -> tuple[int, int, str | None]:

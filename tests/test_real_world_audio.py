@@ -72,3 +72,12 @@ def test_an_empty_data_chunk_followed_by_another_chunk_is_still_empty(tmp_path):
     (tmp_path / "empty.wav").write_bytes(bytes(b))
     with pytest.raises(AudioLoadError, match="zero samples"):
         load_audio(tmp_path / "empty.wav")
+
+
+def test_a_flac_cut_inside_its_first_frame_is_a_truncated_file_not_a_library_error(tmp_path):
+    from evaluators.audio_io import AudioLoadError, load_audio
+
+    sf.write(tmp_path / "whole.flac", speechlike(5.0), 16000, subtype="PCM_24")
+    (tmp_path / "cut.flac").write_bytes((tmp_path / "whole.flac").read_bytes()[:200])  # header and a few bytes
+    with pytest.raises(AudioLoadError, match="truncated: its header claims 80000 frames"):
+        load_audio(tmp_path / "cut.flac")
