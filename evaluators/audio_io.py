@@ -78,6 +78,8 @@ class TruncatedAudioWarning(UserWarning):
     """A file cut short of what its header claims was read anyway (``allow_truncated=True``)."""
 
 
+#: Bytes read from an Ogg file's end to find its last page (a page is at most 65,307 bytes).
+OGG_TAIL_BYTES = 65_536 + 512
 #: Frames read per block: a bounded read never decodes far past what it keeps.
 READ_BLOCK_FRAMES = 1 << 16
 
@@ -129,8 +131,9 @@ def load_audio(path: str | os.PathLike, target_sr: int = SAMPLE_RATE, max_second
     padding gives the exact decoded length; without them the codec's delay and padding are
     allowed as slack (2833-3409 samples), and a cut is seen from the frames themselves (a last
     frame cut off, fewer frames than the Xing header counts). A plain CBR MP3 cut exactly at a
-    frame boundary is a valid, shorter stream and cannot be told apart. A cut Ogg file has no
-    readable length at all and is an error either way. With ``max_seconds``, MP3/FLAC cuts
+    frame boundary is a valid, shorter stream and cannot be told apart. An Ogg file states no
+    length: a cut one is seen from its end, no complete page flagged end-of-stream there (read
+    as far as it goes under ``allow_truncated``; one that reads as empty is an error). With ``max_seconds``, MP3/FLAC cuts
     beyond the part read go unnoticed.
     """
     if int(target_sr) != target_sr or target_sr <= 0:
@@ -224,8 +227,9 @@ def _read_frames(p: Path, max_seconds: float | None, allow_truncated: bool) -> t
                        f"but the file's MPEG frames hold {claimed} ({claimed / sr:.3f} s): a variable-bit-rate "
                        "MP3 without a Xing header; convert it to WAV or FLAC to score all of it")
         else:
-            problem = (f"file is truncated: its header claims {claimed} frames ({claimed / sr:.3f} s) but it holds "
-                       f"{got} ({got / sr:.3f} s)" + (f"; {cut}" if cut else "")
+            problem = ("file is truncated: " + (f"its header claims {claimed} frames ({claimed / sr:.3f} s) but it holds "
+                                                if got != claimed else f"{cut}; it holds ")
+                       + f"{got} ({got / sr:.3f} s)" + (f"; {cut}" if cut and got != claimed else "")
                        + (f" before the decoder failed ({failure})" if failure else ""))
         if not allow_truncated or got == 0:
             raise AudioLoadError(p, problem)
@@ -263,12 +267,22 @@ def _claimed_length(p: Path, f: sf.SoundFile) -> tuple[int, int, str | None]:
             return mpeg.claimed, mpeg.slack, mpeg.cut_reason()
         # a stream its headers do not describe (free-format bit rate): the decoder's count, widest slack
         return f.frames, MAX_SLACK, None
-    return wav_claimed_frames(p) or f.frames, 0, None
+    return wav_claimed_frames(p) or f.frames, 0, _ogg_cut(p) if f.format == "OGG" else None
 
 
-# --------------------------------------------------------------------------------------------
-# Long clips
-# --------------------------------------------------------------------------------------------
+def _ogg_cut(path: Path) -> str | None:
+    """Why an Ogg file was cut short, or None: its headers hold no length, but a whole stream
+    ends with a page that ends at the file's end and is flagged end-of-stream (libsndfile reads
+    a cut one as far as it goes)."""
+    with path.open("rb") as f:
+        f.seek(max(0, f.seek(0, os.SEEK_END) - OGG_TAIL_BYTES))
+        tail = f.read()
+    at = len(tail)
+    while (at := tail.rfind(b"OggS", 0, at)) >= 0:  # "OggS" inside a packet is no page: the last page ends the file
+        n = tail[at + 26] if len(tail) > at + 26 else 0
+        if tail[at + 4:at + 5] == b"\0" and at + 27 + n + sum(tail[at + 27:at + 27 + n]) == len(tail):
+            return None if tail[at + 5] & 0x04 else "its last Ogg page does not end the stream (an Ogg file cut short)"
+    return "its last Ogg page is cut (an Ogg file cut short)"
 
 
 def prepare_segments(

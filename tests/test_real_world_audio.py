@@ -81,3 +81,17 @@ def test_a_flac_cut_inside_its_first_frame_is_a_truncated_file_not_a_library_err
     (tmp_path / "cut.flac").write_bytes((tmp_path / "whole.flac").read_bytes()[:200])  # header and a few bytes
     with pytest.raises(AudioLoadError, match="truncated: its header claims 80000 frames"):
         load_audio(tmp_path / "cut.flac")
+
+
+@pytest.mark.parametrize("subtype,sr", [("VORBIS", 44100), ("OPUS", 48000)])
+def test_an_ogg_file_cut_short_is_an_error_not_scored_on_what_is_left(tmp_path, subtype, sr):
+    from evaluators.audio_io import AudioLoadError, TruncatedAudioWarning, load_audio
+
+    sf.write(tmp_path / "whole.ogg", speechlike(5.0, sr=sr), sr, format="OGG", subtype=subtype)
+    assert abs(len(load_audio(tmp_path / "whole.ogg")) - 80000) <= 1
+    cut = tmp_path / "cut.ogg"
+    cut.write_bytes((tmp_path / "whole.ogg").read_bytes()[: (tmp_path / "whole.ogg").stat().st_size // 2])
+    with pytest.raises(AudioLoadError, match="Ogg file cut short"):
+        load_audio(cut)
+    with pytest.warns(TruncatedAudioWarning, match="Ogg file cut short"):
+        assert 0 < len(load_audio(cut, allow_truncated=True)) < 80000
