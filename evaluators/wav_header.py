@@ -19,11 +19,16 @@ import io
 from pathlib import Path
 
 
+#: ``data`` sizes a writer that cannot seek back leaves: 0, 0xFFFFFFFF (ffmpeg), 0x7FFFF000 (sox).
+STREAMING_PLACEHOLDERS = (0, 0xFFFFFFFF, 0x7FFFF000)
+
+
 def wav_claimed_frames(path: Path) -> int | None:
     """Frames a RIFF/WAVE header's ``data`` chunk claims (its byte size / the ``fmt `` block
-    align), or None when the file is not plain RIFF WAVE or the size is a streaming placeholder."""
+    align), or None when the file is not plain RIFF WAVE or the size is a streaming placeholder
+    (:data:`STREAMING_PLACEHOLDERS`: libsndfile then reads to the file's end)."""
     chunk = _wav_data_chunk(path)
-    if chunk is None or not chunk[0] or chunk[2] in (0, 0xFFFFFFFF):
+    if chunk is None or not chunk[0] or chunk[2] in STREAMING_PLACEHOLDERS:
         return None
     return chunk[2] // chunk[0]
 

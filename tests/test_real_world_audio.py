@@ -95,3 +95,16 @@ def test_an_ogg_file_cut_short_is_an_error_not_scored_on_what_is_left(tmp_path, 
         load_audio(cut)
     with pytest.warns(TruncatedAudioWarning, match="Ogg file cut short"):
         assert 0 < len(load_audio(cut, allow_truncated=True)) < 80000
+
+
+def test_a_wav_sox_wrote_to_a_pipe_is_read_whole_not_refused_as_cut(tmp_path):
+    """sox writing a WAV of unknown length to a pipe leaves ``data`` at its placeholder
+    0x7ffff000 bytes (18.6 hours at 16 kHz mono PCM16); the samples are all there."""
+    from evaluators.audio_io import load_audio
+
+    sf.write(tmp_path / "whole.wav", speechlike(1.0), 16000)
+    b = bytearray((tmp_path / "whole.wav").read_bytes())
+    i = b.find(b"data")
+    b[4:8], b[i + 4:i + 8] = (0x7FFFF024).to_bytes(4, "little"), (0x7FFFF000).to_bytes(4, "little")
+    (tmp_path / "piped.wav").write_bytes(bytes(b))
+    np.testing.assert_array_equal(load_audio(tmp_path / "piped.wav"), load_audio(tmp_path / "whole.wav"))
