@@ -204,7 +204,9 @@ def _read_frames(p: Path, max_seconds: float | None, allow_truncated: bool) -> t
         # libsndfile reads no further than its count, even where that is an estimate (MP3)
         estimate, is_mp3 = f.frames, f.format == "MP3"
         want = estimate if max_seconds is None else min(estimate, _limit(max_seconds, sr))
-        blocks, got, failure, step = [], 0, None, READ_BLOCK_FRAMES
+        # MP3 in one read: libsndfile's decoder returns other samples after a read that stops
+        # inside a frame whose data sits in the bit reservoir (bursts of error up to 0.8)
+        blocks, got, failure, step = [], 0, None, max(want, 1) if is_mp3 else READ_BLOCK_FRAMES
         while got < want:
             try:
                 block = f.read(min(step, want - got), dtype="float32", always_2d=True)
