@@ -16,6 +16,7 @@ Public API
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import warnings
@@ -27,6 +28,7 @@ from scipy.signal import resample_poly
 
 from evaluators.item_ids import sanitize_item_id  # noqa: F401 - re-exported: item ids are named here too
 from evaluators.mp3_length import MAX_SLACK, read_mpeg_length
+from evaluators.wav_header import sound_source, wav_claimed_frames
 
 __all__ = [
     "AUDIO_EXTENSIONS",
@@ -76,6 +78,8 @@ class TruncatedAudioWarning(UserWarning):
     """A file cut short of what its header claims was read anyway (``allow_truncated=True``)."""
 
 
+#: Bytes read from an Ogg file's end to find its last page (a page is at most 65,307 bytes).
+OGG_TAIL_BYTES = 65_536 + 512
 #: Frames read per block: a bounded read never decodes far past what it keeps.
 READ_BLOCK_FRAMES = 1 << 16
 
@@ -121,13 +125,15 @@ def load_audio(path: str | os.PathLike, target_sr: int = SAMPLE_RATE, max_second
     Note: a file whose header claims more frames than it holds (cut short in a copy or a
     download) is an error naming both lengths; libsndfile would quietly read what is there (WAV,
     MP3) or fail with "lost sync" (FLAC). PCM WAV and FLAC must hold their header's count
-    (within 0.1 %). MP3 lengths come from the stream's own frame headers
+    (within 0.1 %); a ``data`` size of 0 with samples after it (a streaming writer's unfinished
+    header) reads them all (``evaluators.wav_header``). MP3 lengths come from the stream's own frame headers
     (``evaluators.mp3_length``): a Xing/Info frame count with the LAME tag's encoder delay and
     padding gives the exact decoded length; without them the codec's delay and padding are
     allowed as slack (2833-3409 samples), and a cut is seen from the frames themselves (a last
     frame cut off, fewer frames than the Xing header counts). A plain CBR MP3 cut exactly at a
-    frame boundary is a valid, shorter stream and cannot be told apart. A cut Ogg file has no
-    readable length at all and is an error either way. With ``max_seconds``, MP3/FLAC cuts
+    frame boundary is a valid, shorter stream and cannot be told apart. An Ogg file states no
+    length: a cut one is seen from its end, no complete page flagged end-of-stream there (read
+    as far as it goes under ``allow_truncated``; one that reads as empty is an error). With ``max_seconds``, MP3/FLAC cuts
     beyond the part read go unnoticed.
     """
     if int(target_sr) != target_sr or target_sr <= 0:
@@ -185,11 +191,11 @@ def _limit(max_seconds: float, sr: int) -> int:
 def _read_frames(p: Path, max_seconds: float | None, allow_truncated: bool) -> tuple[np.ndarray, int, int]:
     """(frames x channels float32, sample rate, frames the header claims), read block by block
     up to ``max_seconds``; the sample rate is checked before any sample is decoded."""
-    try:
-        f = sf.SoundFile(str(p))
-    except (sf.LibsndfileError, sf.SoundFileError, RuntimeError, TypeError) as exc:
-        raise AudioLoadError(p, f"not a readable audio file or header is truncated ({exc})") from exc
-    with f:
+    with contextlib.ExitStack() as stack:
+        try:
+            f = stack.enter_context(sf.SoundFile(sound_source(p, stack)))
+        except (sf.LibsndfileError, sf.SoundFileError, RuntimeError, TypeError) as exc:
+            raise AudioLoadError(p, f"not a readable audio file or header is truncated ({exc})") from exc
         sr = f.samplerate
         if not MIN_SAMPLE_RATE <= sr <= MAX_SAMPLE_RATE:
             # a crafted header (1 Hz, 2e9 Hz) would make resampling allocate tens of GiB
@@ -198,14 +204,15 @@ def _read_frames(p: Path, max_seconds: float | None, allow_truncated: bool) -> t
         # libsndfile reads no further than its count, even where that is an estimate (MP3)
         estimate, is_mp3 = f.frames, f.format == "MP3"
         want = estimate if max_seconds is None else min(estimate, _limit(max_seconds, sr))
-        blocks, got, failure, step = [], 0, None, READ_BLOCK_FRAMES
+        # MP3 in one read: libsndfile's decoder returns other samples after a read that stops
+        # inside a frame whose data sits in the bit reservoir (bursts of error up to 0.8)
+        blocks, got, failure, step = [], 0, None, max(want, 1) if is_mp3 else READ_BLOCK_FRAMES
         while got < want:
             try:
                 block = f.read(min(step, want - got), dtype="float32", always_2d=True)
             except (sf.LibsndfileError, sf.SoundFileError, RuntimeError) as exc:
                 failure = exc  # FLAC: "decoder lost sync" where the file was cut
-                if step > 1024 and f.seekable():  # a failed read returns nothing: go back, take small steps
-                    f.seek(got)
+                if step > 1024 and f.seekable() and _seek(f, got):  # a failed read returns nothing: go back, small steps
                     step = 1024
                     continue
                 break
@@ -222,13 +229,23 @@ def _read_frames(p: Path, max_seconds: float | None, allow_truncated: bool) -> t
                        f"but the file's MPEG frames hold {claimed} ({claimed / sr:.3f} s): a variable-bit-rate "
                        "MP3 without a Xing header; convert it to WAV or FLAC to score all of it")
         else:
-            problem = (f"file is truncated: its header claims {claimed} frames ({claimed / sr:.3f} s) but it holds "
-                       f"{got} ({got / sr:.3f} s)" + (f"; {cut}" if cut else "")
+            problem = ("file is truncated: " + (f"its header claims {claimed} frames ({claimed / sr:.3f} s) but it holds "
+                                                if got != claimed else f"{cut}; it holds ")
+                       + f"{got} ({got / sr:.3f} s)" + (f"; {cut}" if cut and got != claimed else "")
                        + (f" before the decoder failed ({failure})" if failure else ""))
         if not allow_truncated or got == 0:
             raise AudioLoadError(p, problem)
         warnings.warn(f"{p}: {problem}; scored as read (allow_truncated)", TruncatedAudioWarning, stacklevel=3)
     return data, sr, claimed
+
+
+def _seek(f: sf.SoundFile, frame: int) -> bool:
+    """Whether ``f`` could seek to ``frame`` (a FLAC cut inside its first frame cannot seek at all)."""
+    try:
+        f.seek(frame)
+    except (sf.LibsndfileError, sf.SoundFileError, RuntimeError):
+        return False
+    return True
 
 
 def _claimed_length(p: Path, f: sf.SoundFile) -> tuple[int, int, str | None]:
@@ -252,38 +269,22 @@ def _claimed_length(p: Path, f: sf.SoundFile) -> tuple[int, int, str | None]:
             return mpeg.claimed, mpeg.slack, mpeg.cut_reason()
         # a stream its headers do not describe (free-format bit rate): the decoder's count, widest slack
         return f.frames, MAX_SLACK, None
-    return _wav_claimed_frames(p) or f.frames, 0, None
+    return wav_claimed_frames(p) or f.frames, 0, _ogg_cut(p) if f.format == "OGG" else None
 
 
-def _wav_claimed_frames(path: Path) -> int | None:
-    """Frames a RIFF/WAVE header's ``data`` chunk claims (its byte size / the ``fmt `` block
-    align), or None when the file is not plain RIFF WAVE or the size is a streaming placeholder."""
-    try:
-        with path.open("rb") as f:
-            if f.read(12)[:4] != b"RIFF":
-                return None
-            block_align = None
-            while header := f.read(8):
-                if len(header) < 8:
-                    return None
-                chunk, size = header[:4], int.from_bytes(header[4:], "little")
-                if chunk == b"fmt ":
-                    fmt = f.read(size + (size & 1))
-                    block_align = int.from_bytes(fmt[12:14], "little") if len(fmt) >= 14 else None
-                    continue
-                if chunk == b"data":
-                    if not block_align or size in (0, 0xFFFFFFFF):
-                        return None
-                    return size // block_align
-                f.seek(size + (size & 1), 1)
-    except OSError:
-        return None
-    return None
-
-
-# --------------------------------------------------------------------------------------------
-# Long clips
-# --------------------------------------------------------------------------------------------
+def _ogg_cut(path: Path) -> str | None:
+    """Why an Ogg file was cut short, or None: its headers hold no length, but a whole stream
+    ends with a page that ends at the file's end and is flagged end-of-stream (libsndfile reads
+    a cut one as far as it goes)."""
+    with path.open("rb") as f:
+        f.seek(max(0, f.seek(0, os.SEEK_END) - OGG_TAIL_BYTES))
+        tail = f.read()
+    at = len(tail)
+    while (at := tail.rfind(b"OggS", 0, at)) >= 0:  # "OggS" inside a packet is no page: the last page ends the file
+        n = tail[at + 26] if len(tail) > at + 26 else 0
+        if tail[at + 4:at + 5] == b"\0" and at + 27 + n + sum(tail[at + 27:at + 27 + n]) == len(tail):
+            return None if tail[at + 5] & 0x04 else "its last Ogg page does not end the stream (an Ogg file cut short)"
+    return "its last Ogg page is cut (an Ogg file cut short)"
 
 
 def prepare_segments(

@@ -76,3 +76,19 @@ def first_existing(candidates: list[Path]) -> Path | None:
         except (OSError, ValueError):
             continue
     return None
+
+
+def audio_files_by_stem(folder: Path) -> dict[str, tuple[Path, str | None]]:
+    """``{stem: (file, problem)}`` for the audio files directly in ``folder`` (an output named by its
+    item's id). Two files sharing a stem (``i0.wav`` and ``i0.flac``: a rerun in another format)
+    give that stem a ``problem`` naming both, its error row's reason: picking either would score
+    whichever one the directory happened to list last."""
+    from evaluators.audio_io import AUDIO_EXTENSIONS
+
+    by_stem: dict[str, list[Path]] = {}
+    for p in sorted(folder.iterdir()):
+        if p.suffix.lower() in AUDIO_EXTENSIONS:
+            by_stem.setdefault(p.stem, []).append(p)
+    return {stem: (ps[0], None if len(ps) == 1 else
+                   f"{len(ps)} output files for this item ({', '.join(p.name for p in ps)}); keep one")
+            for stem, ps in by_stem.items()}

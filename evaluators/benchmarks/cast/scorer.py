@@ -24,7 +24,6 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluators.audio_io import AUDIO_EXTENSIONS
 from evaluators.backbones import SAMPLE_RATE as SR
 from evaluators.benchmarks.cast.metrics import MODES, Bootstrap, parse_items, cast_metrics, tokenize
 from evaluators.jsonl import read_jsonl, shown
@@ -32,6 +31,7 @@ from evaluators.failure_isolation import error_kind
 from evaluators.outputs_manifest import check_span, read_outputs_manifest
 from evaluators.item_audio import read_item_audio
 from evaluators.item_ids import sanitize_item_id
+from evaluators.item_paths import audio_files_by_stem
 from evaluators.run_options import RunOptions
 from evaluators.rows_file import read_done_rows
 from evaluators.engine import ScorerFunctions
@@ -92,9 +92,8 @@ def collect_outputs(outputs: str | Path, items: list[dict], system: str | None =
                              f"<system>/<mode>/<id>.wav (mode one of {', '.join(MODES)})")
         for sysname, root in layouts:
             for m in modes[sysname]:
-                for p in (root / m).iterdir():
-                    if p.suffix.lower() in AUDIO_EXTENSIONS:
-                        found[(sysname, m, p.stem)] = CastOutput(p.stem, sysname, m, p)
+                for stem, (p, problem) in audio_files_by_stem(root / m).items():
+                    found[(sysname, m, stem)] = CastOutput(stem, sysname, m, p, problem=problem)
     expected = []
     for sysname in systems:
         for m in modes[sysname]:

@@ -37,6 +37,7 @@ from evaluators.benchmarks.nvv.predictions import prediction_from_row
 from evaluators.benchmarks.nvv.protocols import MetricRules, score_run_with
 from evaluators.benchmarks.nvv.taxonomy import get_system, load_taxonomy
 from evaluators.benchmarks.nvv.measure_pass import measure_outputs
+from evaluators.item_paths import audio_files_by_stem
 from evaluators.benchmarks.nvv.table3 import format_table3, table3
 from evaluators.benchmarks.nvv.upstream import verifier_record_fields
 from evaluators.failure_isolation import error_kind
@@ -124,9 +125,8 @@ def collect_outputs(outputs: str | Path, items: list[NVVItem], system: str | Non
             [(d.name, d) for d in sorted(outputs.iterdir()) if d.is_dir()]
         systems = [s for s, _ in layouts]
         for name, root in layouts:
-            for p in root.iterdir():
-                if p.suffix.lower() in AUDIO_EXTENSIONS:
-                    found[(name, p.stem)] = NvvOutput(p.stem, name, p)
+            for stem, (p, problem) in audio_files_by_stem(root).items():
+                found[(name, stem)] = NvvOutput(stem, name, p, problem=problem)
     return [found.get((s, it.id)) or found.get((s, sanitize_item_id(it.id))) or NvvOutput(it.id, s, None)
             for s in systems for it in items]
 
