@@ -130,12 +130,12 @@ def check_json_file(path: str | Path, flag: str) -> None:
 
 #: The options of a ``metrics <benchmark>`` command that name files it reads.
 REPORT_INPUT_OPTIONS = ("items", "predictions", "labels", "results", "likert", "listeners", "annotations", "judgements",
-                        "clips", "pairs")
+                        "clips", "pairs", "reference")
 
 
 def check_report_output(args, folder_names: tuple[str, ...] | None = None) -> None:
-    """A ``metrics <benchmark>`` command's ``--out`` before any work: not one of the files it reads
-    (:data:`REPORT_INPUT_OPTIONS`, each possibly a list), not an existing file other than JSON; with
+    """A ``metrics <benchmark>`` or ``validate <task>`` command's ``--out`` before any work: not one of
+    the files it reads (:data:`REPORT_INPUT_OPTIONS`, each possibly a list), not an existing file other than JSON; with
     ``folder_names``, ``--out`` is a results folder writing those names."""
     out = getattr(args, "out", None)
     if not out:

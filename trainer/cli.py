@@ -186,12 +186,9 @@ def add_validate_command(sub) -> None:
 
         def run(args, task=task, read=read) -> int:
             target = from_args(ValidateTarget, args)
-            if target.out:  # a report may replace an earlier one, never a file it reads or an unrelated one
-                from evaluators.output_guard import check_json_file, check_output_paths
+            from evaluators.output_guard import check_report_output
 
-                check_output_paths({"--out": target.out}, {f"--{k}": getattr(args, k, None)
-                                                            for k in ("labels", "pairs", "reference")})
-                check_json_file(target.out, "--out")
+            check_report_output(args)  # as metrics: a report replaces an earlier one, never a file it reads
             report = task.validate(target.judge, target.corpus, out=target.out, options=read(args),
                                    runtime=runtime_from_args(args))
             print(json.dumps(report, indent=2))
