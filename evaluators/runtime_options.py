@@ -144,10 +144,18 @@ def add_runtime_arguments(p: argparse.ArgumentParser) -> None:
 def runtime_from_args(args: argparse.Namespace) -> Runtime:
     """The :class:`Runtime` of parsed arguments (device resolved, e.g. ``auto`` -> ``cuda``;
     ``flash_attention_2`` refused where transformers cannot run it, before any model loads)."""
-    if getattr(args, "attn_implementation", None) == "flash_attention_2":
-        from transformers import utils
-
-        if not utils.is_flash_attn_2_available():  # transformers' own check, else an ImportError at load
-            raise ValueError("--attn-implementation flash_attention_2: flash-attn is not installed or cannot run "
-                             "here (it needs a CUDA build of torch); use sdpa or eager")
+    check_attn_implementation(getattr(args, "attn_implementation", None), "--attn-implementation")
     return from_args(Runtime, args, device=resolve_device(getattr(args, "device", "auto")))
+
+
+def check_attn_implementation(value: str | None, name: str) -> None:
+    """``flash_attention_2`` where transformers cannot run it (flash-attn missing, a CPU build of
+    torch) is one line naming the option or config key ``name``, before any model loads; the load
+    would raise transformers' ImportError."""
+    if value != "flash_attention_2":
+        return
+    from transformers import utils
+
+    if not utils.is_flash_attn_2_available():  # transformers' own check
+        raise ValueError(f"{name} flash_attention_2: flash-attn is not installed or cannot run here (it needs a "
+                         "CUDA build of torch); use sdpa or eager")

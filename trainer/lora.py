@@ -14,6 +14,7 @@ from evaluators.backbones.full_size import RANDOM_FULL_SIZE, full_size_backbone
 from evaluators.backbones.real_tower import TOWER_TRAINABLE
 from evaluators.backbones.tower_cache import disable_tower_cache, enable_tower_cache
 from evaluators.backbones.whisper_towers import RANDOM_TOWER
+from evaluators.runtime_options import check_attn_implementation
 
 if TYPE_CHECKING:
     from trainer.config import TrainConfig
@@ -57,12 +58,8 @@ def load_backbone(cfg: TrainConfig) -> AudioLLM:
     frozen; a frozen tower's outputs (a real one, or a tiny backbone's random one) are served from the
     tower cache (``backbone.tower_cache``)."""
     bb = cfg.backbone
-    if bb.attn_implementation == "flash_attention_2" and bb.source not in TINY_SOURCES:
-        from transformers import utils
-
-        if not utils.is_flash_attn_2_available():  # transformers' own check, else an ImportError at load
-            raise ValueError("backbone.attn_implementation flash_attention_2: flash-attn is not installed or cannot "
-                             "run here (it needs a CUDA build of torch); use sdpa or eager")
+    if bb.source not in TINY_SOURCES:
+        check_attn_implementation(bb.attn_implementation, "backbone.attn_implementation")
     if bb.source in TINY_SOURCES:
         audio_llm = AudioLLM.tiny(bb.name, seed=bb.tiny_seed, vocab=TINY_SOURCES[bb.source], tower=bb.tower)
     elif bb.tower != RANDOM_TOWER:
